@@ -1,0 +1,49 @@
+"""Exceptions raised by tempo-agents.
+
+Every error carries a stable ``code`` (the reference's error id where one exists, such as
+``AGENT_TOOL_NAME_COLLISION``) so callers can branch on it without matching message text.
+"""
+
+from __future__ import annotations
+
+
+class TempoAgentsError(Exception):
+    """Base class of every error this package raises on purpose."""
+
+    code: str = "TEMPO_AGENTS_ERROR"
+
+    def __init__(self, message: str, *, code: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        if code is not None:
+            self.code = code
+
+
+class ConfigurationError(TempoAgentsError):
+    """Something in how agents, tools or the app were set up is wrong; retrying cannot help."""
+
+    code = "CONFIGURATION_ERROR"
+
+
+class ToolNameCollisionError(ConfigurationError):
+    """Two tools of one agent sanitise to the same model-visible name."""
+
+    code = "AGENT_TOOL_NAME_COLLISION"
+
+
+class ToolNotFoundError(TempoAgentsError):
+    """A tool id or name that no agent or app knows."""
+
+    code = "TOOL_NOT_FOUND"
+
+
+class ToolExecutionError(TempoAgentsError):
+    """A tool's own code raised; the message is the original error's message."""
+
+    code = "TOOL_EXECUTION_FAILED"
+
+
+class RunNotFoundError(TempoAgentsError):
+    """No run with the given id exists."""
+
+    code = "RUN_NOT_FOUND"
