@@ -1,0 +1,57 @@
+"""The activities of an App, registered on workers by the plugin."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from temporalio import activity
+from temporalio.exceptions import ApplicationError
+
+from tempo_agents.activities.finish_run import run_finish
+from tempo_agents.activities.model_step import run_model_step
+from tempo_agents.activities.tool_call import run_tool_call
+from tempo_agents.errors import ConfigurationError
+from tempo_agents.workflows.activity_names import FINISH_RUN, MODEL_STEP, TOOL_CALL
+from tempo_agents.workflows.payloads import (
+    FinishInput,
+    ModelStepInput,
+    ModelStepResult,
+    ToolCallInput,
+    ToolCallResult,
+)
+
+if TYPE_CHECKING:
+    from tempo_agents.agent.app import App
+
+_T = TypeVar("_T")
+
+
+async def _fail_loudly(work: Callable[[], Awaitable[_T]]) -> _T:
+    """Configuration errors cannot be fixed by retrying: fail the activity for good."""
+    try:
+        return await work()
+    except ConfigurationError as error:
+        raise ApplicationError(error.message, type=type(error).__name__, non_retryable=True) from error
+
+
+class AgentActivities:
+    """Binds the activity implementations to an :class:`App` (its agents, tools, hooks and store)."""
+
+    def __init__(self, app: App) -> None:
+        self._app = app
+
+    @activity.defn(name=MODEL_STEP)
+    async def model_step(self, step_input: ModelStepInput) -> ModelStepResult:
+        return await _fail_loudly(lambda: run_model_step(self._app, step_input))
+
+    @activity.defn(name=TOOL_CALL)
+    async def tool_call(self, call_input: ToolCallInput) -> ToolCallResult:
+        return await _fail_loudly(lambda: run_tool_call(self._app, call_input))
+
+    @activity.defn(name=FINISH_RUN)
+    async def finish_run(self, finish: FinishInput) -> None:
+        await _fail_loudly(lambda: run_finish(self._app, finish))
+
+    def all(self) -> list[Callable[..., Any]]:
+        return [self.model_step, self.tool_call, self.finish_run]

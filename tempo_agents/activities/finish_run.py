@@ -1,0 +1,41 @@
+"""The finish activity: the run's last chunks, and its messages saved to the memory thread."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from tempo_agents.activities._journal import RunJournal, pending_writes, run_output
+from tempo_agents.activities.model_step import HISTORY_STEP
+from tempo_agents.agent.chunks import FinishPayload, StepResult, ToolResultPayload
+from tempo_agents.store.base import ChunkWrite
+from tempo_agents.workflows.payloads import FinishInput
+
+if TYPE_CHECKING:
+    from tempo_agents.agent.app import App
+
+
+async def run_finish(app: App, finish: FinishInput) -> None:
+    """Write ``step-finish`` of the last step, ``error`` when the run failed, and ``finish``."""
+    store = app.store
+    journal = RunJournal(store, finish.run_id)
+    transcript = await store.get_transcript(finish.run_id)
+    memory = finish.options.memory
+    if memory is not None:
+        own = [entry.message for entry in transcript if entry.step > HISTORY_STEP]
+        await store.append_thread_messages(memory.thread, memory.resource, finish.run_id, own)
+
+    writes = pending_writes(finish.run_id, finish.pending, finish.previous_step, transcript)
+    if finish.error is not None:
+        writes.append(ChunkWrite(journal.chunk("error", {"error": finish.error}), "error"))
+    await journal.write(writes)
+
+    results: list[ToolResultPayload] = []
+    offset = 0
+    while batch := await store.read_chunks(finish.run_id, offset, 1000):
+        results += [ToolResultPayload.model_validate(e.chunk["payload"]) for e in batch if e.chunk["type"] == "tool-result"]
+        offset = batch[-1].offset + 1
+    payload = FinishPayload(
+        step_result=StepResult(reason=finish.reason),
+        output=run_output(transcript, results, finish.steps, finish.usage),
+    )
+    await journal.write([ChunkWrite(journal.chunk("finish", payload), "finish")])

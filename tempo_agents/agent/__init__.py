@@ -1,0 +1,8 @@
+"""Agents, the App registry, hooks, run streams and chunk models."""
+
+from tempo_agents.agent.agent import Agent
+from tempo_agents.agent.app import App
+from tempo_agents.agent.hooks import ToolCallHookContext, ToolHooks
+from tempo_agents.agent.stream import AgentStream, GenerateResult
+
+__all__ = ["Agent", "AgentStream", "App", "GenerateResult", "ToolCallHookContext", "ToolHooks"]

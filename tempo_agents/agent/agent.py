@@ -1,0 +1,111 @@
+"""Agent: instructions, a model and tools. It runs through the App it is registered on."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Mapping
+from typing import TYPE_CHECKING, Any, TypeAlias
+
+from tempo_agents.agent.hooks import ToolHooks
+from tempo_agents.agent.naming import sanitize_tool_names
+from tempo_agents.errors import ConfigurationError
+from tempo_agents.models.messages import MessageInput
+from tempo_agents.models.model import Model, ToolDefinition
+from tempo_agents.tools.tool import Tool, call_user_function
+
+if TYPE_CHECKING:
+    from tempo_agents.agent.app import App
+    from tempo_agents.agent.stream import AgentStream, GenerateResult
+
+Instructions: TypeAlias = str | Callable[[dict[str, Any]], str | Awaitable[str]]
+"""A string, or a function of the run's request context returning one (resolved on the worker)."""
+
+
+class Agent:
+    """An agent definition. Register it on an :class:`App` to run it.
+
+    ``tools`` maps the model-visible name (the key, sanitised to ``[a-zA-Z0-9_-]``) to a tool.
+    ``default_options`` are run options merged under every call's options.
+    """
+
+    def __init__(
+        self,
+        *,
+        id: str,
+        model: Model | str,
+        instructions: Instructions = "",
+        name: str | None = None,
+        description: str = "",
+        tools: Mapping[str, Tool] | None = None,
+        hooks: ToolHooks | Mapping[str, Any] | None = None,
+        default_options: Mapping[str, Any] | None = None,
+    ) -> None:
+        if not isinstance(id, str) or not id:
+            raise ConfigurationError("Agent() needs a non-empty string id")
+        for key, tool in (tools or {}).items():
+            if not isinstance(tool, Tool):
+                raise ConfigurationError(
+                    f'agent "{id}": tools["{key}"] is a {type(tool).__name__}, not a Tool; create it with create_tool()'
+                )
+        self.id = id
+        self.name = name or id
+        self.description = description
+        self.instructions = instructions
+        self.model = model
+        self.tools: dict[str, Tool] = sanitize_tool_names(tools or {})
+        self.hooks = ToolHooks.coerce(hooks, where=f'agent "{id}"')
+        self.default_options: dict[str, Any] = dict(default_options or {})
+        self._app: App | None = None
+
+    def __repr__(self) -> str:
+        return f"Agent(id={self.id!r})"
+
+    @property
+    def app(self) -> App:
+        """The App this agent is registered on."""
+        if self._app is None:
+            raise ConfigurationError(
+                f'Agent "{self.id}" is not registered on an App, so it cannot run: '
+                f"create App(agents=[...]) with it and call app.agent({self.id!r}).stream(...)"
+            )
+        return self._app
+
+    def _bind(self, app: App) -> None:
+        if self._app is not None and self._app is not app:
+            raise ConfigurationError(f'Agent "{self.id}" is already registered on another App')
+        self._app = app
+
+    async def stream(self, messages: MessageInput, **options: Any) -> AgentStream:
+        """Start a run and return its stream at once; the run itself is a Temporal workflow."""
+        return await self.app.stream(self.id, messages, **options)
+
+    async def generate(self, messages: MessageInput, **options: Any) -> GenerateResult:
+        """Start a run and wait for its result."""
+        return await self.app.generate(self.id, messages, **options)
+
+    async def resolve_instructions(self, request_context: dict[str, Any]) -> str:
+        """The instructions for this run (a function is called with the request context)."""
+        if isinstance(self.instructions, str):
+            return self.instructions
+        resolved = await call_user_function(self.instructions, request_context)
+        if not isinstance(resolved, str):
+            raise ConfigurationError(
+                f'agent "{self.id}": the instructions function returned {type(resolved).__name__}, not str'
+            )
+        return resolved
+
+    def active_tool_names(self, active_tools: list[str] | None) -> list[str]:
+        """The tool names a run may use: all, or those of ``active_tools`` the agent has."""
+        if active_tools is None:
+            return list(self.tools)
+        return [name for name in self.tools if name in active_tools]
+
+    def tool_definitions(self, active_tools: list[str] | None) -> list[ToolDefinition]:
+        """What the model is offered for this run."""
+        return [
+            ToolDefinition(
+                name=name,
+                description=self.tools[name].description,
+                input_schema=self.tools[name].model_input_schema(),
+            )
+            for name in self.active_tool_names(active_tools)
+        ]

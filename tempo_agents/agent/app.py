@@ -1,0 +1,208 @@
+"""App: the registry of agents, tools and hooks, and the way clients start and follow runs."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from temporalio.client import Client, WorkflowExecutionStatus
+from temporalio.contrib.pydantic import pydantic_data_converter
+from temporalio.service import RPCError, RPCStatusCode
+from temporalio.worker import Worker
+
+from tempo_agents.agent.agent import Agent
+from tempo_agents.agent.hooks import ToolHooks
+from tempo_agents.agent.stream import AgentStream, GenerateResult
+from tempo_agents.errors import ConfigurationError, RunNotFoundError
+from tempo_agents.models.messages import MessageInput, normalize_messages
+from tempo_agents.store.base import Store
+from tempo_agents.store.url import DEFAULT_STORE_URL, open_store
+from tempo_agents.tools.tool import Tool
+from tempo_agents.workflows.agent_run import AgentRunWorkflow
+from tempo_agents.workflows.payloads import RunInput, RunOptions
+
+DEFAULT_TASK_QUEUE = "tempo-agents"
+
+
+class App:
+    """Everything a worker needs to run agents, and everything a client needs to start them.
+
+    Run options that carry code cannot travel from a client to a worker, so hooks are registered
+    here by name (``App(hooks={"audit": ToolHooks(...)})``) and a run names them (``hooks="audit"``).
+    """
+
+    def __init__(
+        self,
+        *,
+        agents: Sequence[Agent] = (),
+        tools: Mapping[str, Tool] | Sequence[Tool] = (),
+        hooks: Mapping[str, ToolHooks | Mapping[str, Any]] | None = None,
+        store: str | Store = DEFAULT_STORE_URL,
+        task_queue: str = DEFAULT_TASK_QUEUE,
+        client: Client | None = None,
+    ) -> None:
+        self._agents: dict[str, Agent] = {}
+        for agent in agents:
+            if agent.id in self._agents:
+                raise ConfigurationError(f'two agents share the id "{agent.id}"')
+            agent._bind(self)
+            self._agents[agent.id] = agent
+        tool_list = list(tools.values()) if isinstance(tools, Mapping) else list(tools)
+        self._tools: dict[str, Tool] = {tool.id: tool for tool in tool_list}
+        for agent in self._agents.values():
+            for tool in agent.tools.values():
+                self._tools.setdefault(tool.id, tool)
+        self._hooks: dict[str, ToolHooks] = {}
+        for name, value in (hooks or {}).items():
+            coerced = ToolHooks.coerce(value, where=f'App hooks "{name}"')
+            assert coerced is not None
+            self._hooks[name] = coerced
+        self._store_source = store
+        self._store: Store | None = store if isinstance(store, Store) else None
+        self.task_queue = task_queue
+        self._client: Client | None = None
+        if client is not None:
+            self.use_client(client)
+
+    # Registry -------------------------------------------------------------------------------
+
+    def agent(self, agent_id: str) -> Agent:
+        """The registered agent with this id."""
+        try:
+            return self._agents[agent_id]
+        except KeyError:
+            known = ", ".join(sorted(self._agents)) or "none"
+            raise ConfigurationError(f'no agent "{agent_id}" is registered on this App (registered: {known})') from None
+
+    @property
+    def agents(self) -> list[Agent]:
+        return list(self._agents.values())
+
+    def tool(self, tool_id: str) -> Tool:
+        """A tool by its id, from the App's tools and its agents' tools."""
+        try:
+            return self._tools[tool_id]
+        except KeyError:
+            from tempo_agents.errors import ToolNotFoundError
+
+            raise ToolNotFoundError("Tool not found") from None
+
+    @property
+    def tools(self) -> dict[str, Tool]:
+        return dict(self._tools)
+
+    def run_hooks(self, name: str | None) -> ToolHooks | None:
+        """The hooks registered under ``name`` (``None`` for none)."""
+        if name is None:
+            return None
+        try:
+            return self._hooks[name]
+        except KeyError:
+            known = ", ".join(sorted(self._hooks)) or "none"
+            raise ConfigurationError(f'no hooks named "{name}" are registered on this App (registered: {known})') from None
+
+    @property
+    def store(self) -> Store:
+        """The store (opened on first use)."""
+        if self._store is None:
+            assert isinstance(self._store_source, str)
+            self._store = open_store(self._store_source)
+        return self._store
+
+    # Temporal -------------------------------------------------------------------------------
+
+    def use_client(self, client: Client) -> None:
+        """Use this Temporal client; it is given the pydantic data converter the runs need."""
+        if client.data_converter is not pydantic_data_converter:
+            config = client.config()
+            config["data_converter"] = pydantic_data_converter
+            client = Client(**config)
+        self._client = client
+
+    async def connect(self, address: str = "localhost:7233", *, namespace: str = "default") -> Client:
+        """Connect to a Temporal server and use that client."""
+        self.use_client(await Client.connect(address, namespace=namespace, data_converter=pydantic_data_converter))
+        return self.client
+
+    @property
+    def client(self) -> Client:
+        if self._client is None:
+            raise ConfigurationError(
+                "this App has no Temporal client: call await app.connect(address) or app.use_client(client) first"
+            )
+        return self._client
+
+    def plugin(self) -> Any:
+        """The Temporal plugin that registers this App's workflow and activities on a worker."""
+        from tempo_agents.worker.plugin import TempoAgentsPlugin
+
+        return TempoAgentsPlugin(self)
+
+    def worker(self, client: Client | None = None, **worker_options: Any) -> Worker:
+        """A Temporal worker for this App's task queue (run it with ``async with`` or ``await worker.run()``)."""
+        worker_options.setdefault("task_queue", self.task_queue)
+        plugins = [self.plugin(), *worker_options.pop("plugins", [])]
+        return Worker(client or self.client, plugins=plugins, **worker_options)
+
+    # Runs -----------------------------------------------------------------------------------
+
+    def build_options(self, agent: Agent, options: Mapping[str, Any]) -> tuple[RunOptions, str]:
+        """Merge the agent's default options under the call's options and check them."""
+        merged: dict[str, Any] = dict(agent.default_options)
+        for key, value in options.items():
+            if isinstance(value, Mapping) and isinstance(merged.get(key), Mapping):
+                merged[key] = {**merged[key], **value}
+            else:
+                merged[key] = value
+        run_id = merged.pop("run_id", None) or str(uuid.uuid4())
+        hooks = merged.get("hooks")
+        if hooks is not None and not isinstance(hooks, str):
+            raise ConfigurationError(
+                "run option hooks must be the name of hooks registered on the App "
+                "(App(hooks={'name': ToolHooks(...)}), then hooks='name'): code cannot travel from a client "
+                f"to a worker, got {type(hooks).__name__}"
+            )
+        if hooks is not None:
+            self.run_hooks(hooks)
+        unknown = set(merged) - set(RunOptions.model_fields)
+        if unknown:
+            raise ConfigurationError(f"unknown run option(s): {', '.join(sorted(unknown))}")
+        return RunOptions.model_validate(merged), str(run_id)
+
+    async def stream(self, agent_id: str, messages: MessageInput, **options: Any) -> AgentStream:
+        """Start a run of an agent as a workflow and return its stream."""
+        agent = self.agent(agent_id)
+        run_options, run_id = self.build_options(agent, options)
+        run_input = RunInput(
+            run_id=run_id, agent_id=agent.id, messages=normalize_messages(messages), options=run_options
+        )
+        await self.client.start_workflow(
+            AgentRunWorkflow.run, run_input, id=run_id, task_queue=self.task_queue
+        )
+        return self.attach(run_id)
+
+    async def generate(self, agent_id: str, messages: MessageInput, **options: Any) -> GenerateResult:
+        """Start a run and wait for its result."""
+        stream = await self.stream(agent_id, messages, **options)
+        return await stream.result()
+
+    def attach(self, run_id: str, *, offset: int = 0) -> AgentStream:
+        """Follow any run's journal from ``offset``; works from any process that can read the store."""
+        probe = self._run_closed_probe(run_id) if self._client is not None else None
+        return AgentStream(self.store, run_id, offset=offset, probe=probe)
+
+    def _run_closed_probe(self, run_id: str) -> Any:
+        async def probe() -> str | None:
+            try:
+                description = await self.client.get_workflow_handle(run_id).describe()
+            except RPCError as error:
+                if error.status == RPCStatusCode.NOT_FOUND:
+                    raise RunNotFoundError(f'no run "{run_id}" exists') from error
+                raise
+            status = description.status
+            if status in (None, WorkflowExecutionStatus.RUNNING, WorkflowExecutionStatus.CONTINUED_AS_NEW):
+                return None
+            return status.name
+
+        return probe

@@ -1,0 +1,213 @@
+"""Stream chunks: every event a client sees of a run, in the wire shapes of the reference.
+
+Each chunk is ``{type, runId, from, payload}`` on the wire. In Python the payload is a typed
+model with snake_case attributes (``chunk.payload.tool_call_id``). ``data-*`` chunks written by
+tools through ``writer.custom`` keep the tool's own fields.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal, TypeAlias
+
+from pydantic import ConfigDict, Discriminator, Field, Tag, TypeAdapter
+
+from tempo_agents._wire import WireModel
+from tempo_agents.models.usage import Usage
+
+ChunkSource: TypeAlias = Literal["AGENT", "USER", "SYSTEM", "WORKFLOW", "NETWORK"]
+
+
+class _ChunkBase(WireModel):
+    run_id: str
+    from_: ChunkSource = Field(default="AGENT", alias="from")
+    offset: int | None = None
+    """Position in the run journal; set on chunks read from the journal."""
+
+
+class StartPayload(WireModel):
+    agent_id: str
+
+
+class StepStartPayload(WireModel):
+    step_number: int
+    warnings: list[str] = Field(default_factory=list)
+
+
+class StepResetPayload(WireModel):
+    step_number: int
+    attempt: int
+
+
+class TextDeltaPayload(WireModel):
+    id: str
+    text: str
+
+
+class ToolCallPayload(WireModel):
+    tool_call_id: str
+    tool_name: str
+    args: Any = None
+
+
+class ToolOutputPayload(WireModel):
+    output: Any = None
+    tool_call_id: str
+    tool_name: str
+
+
+class ToolResultPayload(WireModel):
+    tool_call_id: str
+    tool_name: str
+    result: Any = None
+    is_error: bool | None = None
+    args: Any = None
+
+
+class ToolErrorPayload(WireModel):
+    tool_call_id: str
+    tool_name: str
+    args: Any = None
+    error: str
+
+
+class StepResult(WireModel):
+    reason: str
+    is_continued: bool = False
+    warnings: list[str] = Field(default_factory=list)
+
+
+class StepOutput(WireModel):
+    text: str = ""
+    tool_calls: list[ToolCallPayload] = Field(default_factory=list)
+    usage: Usage = Field(default_factory=Usage)
+
+
+class StepFinishPayload(WireModel):
+    step_result: StepResult
+    output: StepOutput
+    metadata: dict[str, Any] = Field(default_factory=dict)
+
+
+class RunOutput(WireModel):
+    text: str = ""
+    tool_calls: list[ToolCallPayload] = Field(default_factory=list)
+    tool_results: list[ToolResultPayload] = Field(default_factory=list)
+    usage: Usage = Field(default_factory=Usage)
+    steps: int = 0
+
+
+class FinishPayload(WireModel):
+    step_result: StepResult
+    output: RunOutput
+    metadata: dict[str, Any] = Field(default_factory=dict)
+
+
+class ErrorPayload(WireModel):
+    error: str
+
+
+class StartChunk(_ChunkBase):
+    type: Literal["start"] = "start"
+    payload: StartPayload
+
+
+class StepStartChunk(_ChunkBase):
+    type: Literal["step-start"] = "step-start"
+    payload: StepStartPayload
+
+
+class StepResetChunk(_ChunkBase):
+    """A retried model step starts over: clients drop the text this step streamed so far."""
+
+    type: Literal["step-reset"] = "step-reset"
+    payload: StepResetPayload
+
+
+class TextDeltaChunk(_ChunkBase):
+    type: Literal["text-delta"] = "text-delta"
+    payload: TextDeltaPayload
+
+
+class ToolCallChunk(_ChunkBase):
+    type: Literal["tool-call"] = "tool-call"
+    payload: ToolCallPayload
+
+
+class ToolOutputChunk(_ChunkBase):
+    type: Literal["tool-output"] = "tool-output"
+    from_: ChunkSource = Field(default="USER", alias="from")
+    payload: ToolOutputPayload
+
+
+class ToolResultChunk(_ChunkBase):
+    type: Literal["tool-result"] = "tool-result"
+    payload: ToolResultPayload
+
+
+class ToolErrorChunk(_ChunkBase):
+    type: Literal["tool-error"] = "tool-error"
+    payload: ToolErrorPayload
+
+
+class StepFinishChunk(_ChunkBase):
+    type: Literal["step-finish"] = "step-finish"
+    payload: StepFinishPayload
+
+
+class FinishChunk(_ChunkBase):
+    type: Literal["finish"] = "finish"
+    payload: FinishPayload
+
+
+class ErrorChunk(_ChunkBase):
+    type: Literal["error"] = "error"
+    payload: ErrorPayload
+
+
+class DataChunk(WireModel):
+    """A custom ``data-*`` chunk; any fields the tool wrote are kept as they were."""
+
+    model_config = ConfigDict(extra="allow")
+
+    type: str
+    run_id: str | None = None
+    from_: ChunkSource = Field(default="USER", alias="from")
+    offset: int | None = None
+
+
+def _chunk_tag(value: Any) -> str:
+    chunk_type = value.get("type") if isinstance(value, dict) else getattr(value, "type", None)
+    if isinstance(chunk_type, str) and chunk_type.startswith("data-"):
+        return "data"
+    return str(chunk_type)
+
+
+Chunk: TypeAlias = Annotated[
+    Annotated[StartChunk, Tag("start")]
+    | Annotated[StepStartChunk, Tag("step-start")]
+    | Annotated[StepResetChunk, Tag("step-reset")]
+    | Annotated[TextDeltaChunk, Tag("text-delta")]
+    | Annotated[ToolCallChunk, Tag("tool-call")]
+    | Annotated[ToolOutputChunk, Tag("tool-output")]
+    | Annotated[ToolResultChunk, Tag("tool-result")]
+    | Annotated[ToolErrorChunk, Tag("tool-error")]
+    | Annotated[StepFinishChunk, Tag("step-finish")]
+    | Annotated[FinishChunk, Tag("finish")]
+    | Annotated[ErrorChunk, Tag("error")]
+    | Annotated[DataChunk, Tag("data")],
+    Discriminator(_chunk_tag),
+]
+
+chunk_adapter: TypeAdapter[Chunk] = TypeAdapter(Chunk)
+
+
+def chunk_to_wire(chunk: Chunk) -> dict[str, Any]:
+    """The chunk as JSON-ready camelCase, as the journal stores it and SSE sends it."""
+    return chunk.model_dump(mode="json", by_alias=True, exclude_none=True)
+
+
+def chunk_from_wire(data: dict[str, Any], offset: int | None = None) -> Chunk:
+    """Parse a journal row back into a typed chunk."""
+    if offset is not None:
+        data = {**data, "offset": offset}
+    return chunk_adapter.validate_python(data)

@@ -1,0 +1,96 @@
+"""Agent-level and run-level tool hooks: ``before_tool_call`` and ``after_tool_call``."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from tempo_agents.errors import ConfigurationError
+from tempo_agents.tools.context import ToolContext
+from tempo_agents.tools.tool import Tool, call_user_function, run_tool
+
+
+@dataclass(frozen=True)
+class ToolCallHookContext:
+    """What a hook receives. ``output`` and ``error`` are set for ``after_tool_call`` only."""
+
+    tool_name: str
+    input: Any
+    context: ToolContext
+    metadata: Mapping[str, Any] = field(default_factory=dict)
+    output: Any = None
+    error: BaseException | None = None
+
+
+BeforeToolCall = Callable[[ToolCallHookContext], Any | Awaitable[Any]]
+AfterToolCall = Callable[[ToolCallHookContext], Any | Awaitable[Any]]
+
+
+@dataclass(frozen=True)
+class ToolHooks:
+    """Hooks around every tool call of an agent.
+
+    ``before_tool_call`` may return ``{"proceed": False, "output": value}`` to skip validation,
+    ``execute`` and ``after_tool_call``: ``value`` becomes the tool's result. ``after_tool_call``
+    sees the output or the error; its return value is ignored, and an error is re-raised after it.
+    """
+
+    before_tool_call: BeforeToolCall | None = None
+    after_tool_call: AfterToolCall | None = None
+
+    @classmethod
+    def coerce(cls, value: ToolHooks | Mapping[str, Any] | None, *, where: str) -> ToolHooks | None:
+        """Accept a :class:`ToolHooks` or a ``{"before_tool_call": f, "after_tool_call": g}`` mapping."""
+        if value is None or isinstance(value, ToolHooks):
+            return value
+        if isinstance(value, Mapping):
+            unknown = set(value) - {"before_tool_call", "after_tool_call"}
+            if unknown:
+                raise ConfigurationError(
+                    f"{where}: unknown hook(s) {sorted(unknown)}; use before_tool_call and after_tool_call"
+                )
+            return cls(value.get("before_tool_call"), value.get("after_tool_call"))
+        raise ConfigurationError(f"{where}: hooks must be ToolHooks or a mapping, got {type(value).__name__}")
+
+
+def merge_hooks(agent_hooks: ToolHooks | None, run_hooks: ToolHooks | None) -> ToolHooks | None:
+    """Run-level hooks replace agent-level hooks key by key."""
+    if agent_hooks is None:
+        return run_hooks
+    if run_hooks is None:
+        return agent_hooks
+    return ToolHooks(
+        before_tool_call=run_hooks.before_tool_call or agent_hooks.before_tool_call,
+        after_tool_call=run_hooks.after_tool_call or agent_hooks.after_tool_call,
+    )
+
+
+async def run_with_hooks(
+    tool: Tool,
+    tool_name: str,
+    raw_input: Any,
+    context: ToolContext,
+    hooks: ToolHooks | None,
+    metadata: Mapping[str, Any],
+) -> Any:
+    """Run a tool inside the hooks: before, validation and execute, after (or the error, re-raised)."""
+    hook_context = ToolCallHookContext(tool_name=tool_name, input=raw_input, context=context, metadata=metadata)
+    if hooks is not None and hooks.before_tool_call is not None:
+        decision = await call_user_function(hooks.before_tool_call, hook_context)
+        if isinstance(decision, Mapping) and decision.get("proceed") is False:
+            return decision.get("output")
+    try:
+        output = await run_tool(tool, raw_input, context)
+    except Exception as error:
+        if hooks is not None and hooks.after_tool_call is not None:
+            await call_user_function(
+                hooks.after_tool_call,
+                ToolCallHookContext(tool_name, raw_input, context, metadata, output=None, error=error),
+            )
+        raise
+    if hooks is not None and hooks.after_tool_call is not None:
+        await call_user_function(
+            hooks.after_tool_call, ToolCallHookContext(tool_name, raw_input, context, metadata, output=output)
+        )
+    return output

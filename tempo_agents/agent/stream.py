@@ -1,0 +1,187 @@
+"""AgentStream: a run's journal, tailed from any offset, with the reference's result accessors."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from tempo_agents.agent.chunks import (
+    Chunk,
+    ErrorChunk,
+    FinishChunk,
+    StepResetChunk,
+    TextDeltaChunk,
+    ToolCallChunk,
+    ToolResultChunk,
+    chunk_from_wire,
+)
+from tempo_agents.models.usage import Usage
+from tempo_agents.store.base import Store
+
+RunClosedProbe = Callable[[], Awaitable[str | None]]
+"""Returns the run's closing status (``COMPLETED``, ``TERMINATED`` …), or ``None`` while it runs."""
+
+PROBE_AFTER_IDLE_SECONDS = 2.0
+
+
+@dataclass(frozen=True)
+class GenerateResult:
+    """A finished run as ``generate()`` returns it."""
+
+    run_id: str
+    text: str
+    tool_calls: list[ToolCallChunk]
+    tool_results: list[ToolResultChunk]
+    finish_reason: str
+    usage: Usage
+    steps: int
+    error: str | None
+    chunks: list[Chunk] = field(repr=False)
+
+
+class AgentStream:
+    """The chunks of one run, read from its journal starting at ``offset``.
+
+    ``full_stream`` and ``text_stream`` may be iterated any number of times, concurrently;
+    ``text``, ``tool_calls``, ``tool_results``, ``finish_reason`` and ``usage`` are awaitables
+    that resolve when the run finishes. A ``step-reset`` chunk (a retried model step) drops the
+    text that step had streamed from ``text``; ``text_stream`` has already yielded it.
+    """
+
+    def __init__(self, store: Store, run_id: str, *, offset: int = 0, probe: RunClosedProbe | None = None) -> None:
+        self.run_id = run_id
+        self.offset = offset
+        self._store = store
+        self._probe = probe
+        self._chunks: list[Chunk] = []
+        self._changed = asyncio.Event()
+        self._done = False
+        self._reader: asyncio.Task[None] | None = None
+
+    def _ensure_reader(self) -> None:
+        if self._reader is None:
+            self._reader = asyncio.get_running_loop().create_task(self._read())
+
+    async def _read(self) -> None:
+        offset = self.offset
+        idle_since = time.monotonic()
+        try:
+            while True:
+                entries = await self._store.read_chunks(self.run_id, offset, 1000)
+                if entries:
+                    idle_since = time.monotonic()
+                    for entry in entries:
+                        chunk = chunk_from_wire(entry.chunk, entry.offset)
+                        self._chunks.append(chunk)
+                        offset = entry.offset + 1
+                        if isinstance(chunk, FinishChunk):
+                            return
+                    self._wake()
+                    continue
+                if self._probe is not None and time.monotonic() - idle_since > PROBE_AFTER_IDLE_SECONDS:
+                    idle_since = time.monotonic()
+                    closed = await self._probe()
+                    if closed is not None and not await self._store.read_chunks(self.run_id, offset, 1):
+                        self._chunks.append(
+                            ErrorChunk.model_validate(
+                                {"runId": self.run_id, "payload": {"error": f"run ended ({closed}) without a finish chunk"}}
+                            )
+                        )
+                        return
+                await self._store.wait_for_chunks(self.run_id, offset, timeout=1.0)
+        finally:
+            self._done = True
+            self._wake()
+
+    def _wake(self) -> None:
+        self._changed.set()
+        self._changed = asyncio.Event()
+
+    @property
+    def full_stream(self) -> AsyncIterator[Chunk]:
+        """Every chunk from ``offset`` to the run's ``finish`` chunk."""
+        return self._iterate()
+
+    async def _iterate(self) -> AsyncIterator[Chunk]:
+        self._ensure_reader()
+        index = 0
+        while True:
+            while index < len(self._chunks):
+                yield self._chunks[index]
+                index += 1
+            if self._done:
+                if self._reader is not None and self._reader.done() and self._reader.exception():
+                    raise self._reader.exception()  # type: ignore[misc]
+                return
+            await self._changed.wait()
+
+    @property
+    def text_stream(self) -> AsyncIterator[str]:
+        """The assistant's text, delta by delta."""
+        return self._iterate_text()
+
+    async def _iterate_text(self) -> AsyncIterator[str]:
+        async for chunk in self._iterate():
+            if isinstance(chunk, TextDeltaChunk):
+                yield chunk.payload.text
+
+    async def result(self) -> GenerateResult:
+        """Wait for the run to finish and collect its result."""
+        chunks = [chunk async for chunk in self._iterate()]
+        return collect_result(self.run_id, chunks)
+
+    @property
+    def text(self) -> Awaitable[str]:
+        return self._field(lambda r: r.text)
+
+    @property
+    def tool_calls(self) -> Awaitable[list[ToolCallChunk]]:
+        return self._field(lambda r: r.tool_calls)
+
+    @property
+    def tool_results(self) -> Awaitable[list[ToolResultChunk]]:
+        return self._field(lambda r: r.tool_results)
+
+    @property
+    def finish_reason(self) -> Awaitable[str]:
+        return self._field(lambda r: r.finish_reason)
+
+    @property
+    def usage(self) -> Awaitable[Usage]:
+        return self._field(lambda r: r.usage)
+
+    async def _field(self, pick: Callable[[GenerateResult], Any]) -> Any:
+        return pick(await self.result())
+
+
+def collect_result(run_id: str, chunks: list[Chunk]) -> GenerateResult:
+    """Fold a run's chunks into its result; text of a reset step is dropped."""
+    text_by_id: dict[str, list[str]] = {}
+    order: list[str] = []
+    finish: FinishChunk | None = None
+    error: str | None = None
+    for chunk in chunks:
+        if isinstance(chunk, TextDeltaChunk):
+            if chunk.payload.id not in order:
+                order.append(chunk.payload.id)
+            text_by_id.setdefault(chunk.payload.id, []).append(chunk.payload.text)
+        elif isinstance(chunk, StepResetChunk):
+            text_by_id.pop(f"text-{chunk.payload.step_number}", None)
+        elif isinstance(chunk, FinishChunk):
+            finish = chunk
+        elif isinstance(chunk, ErrorChunk):
+            error = chunk.payload.error
+    return GenerateResult(
+        run_id=run_id,
+        text="".join("".join(text_by_id[i]) for i in order if i in text_by_id),
+        tool_calls=[c for c in chunks if isinstance(c, ToolCallChunk)],
+        tool_results=[c for c in chunks if isinstance(c, ToolResultChunk)],
+        finish_reason=finish.payload.step_result.reason if finish else "error",
+        usage=finish.payload.output.usage if finish else Usage(),
+        steps=finish.payload.output.steps if finish else 0,
+        error=error,
+        chunks=chunks,
+    )

@@ -1,0 +1,104 @@
+"""The model protocol: what the model-step activity needs from any model provider."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from typing import Any, Literal, Protocol, TypeAlias, runtime_checkable
+
+from pydantic import Field
+
+from tempo_agents._wire import WireModel
+from tempo_agents.models.messages import Message
+from tempo_agents.models.usage import Usage
+
+
+class ToolDefinition(WireModel):
+    """A tool as the model is offered it: model-visible name, description, JSON schema of its input."""
+
+    name: str
+    description: str
+    input_schema: dict[str, Any]
+
+
+class ToolChoiceTool(WireModel):
+    """Force one named tool: ``{"type": "tool", "toolName": ...}``."""
+
+    type: Literal["tool"] = "tool"
+    tool_name: str
+
+
+ToolChoice: TypeAlias = Literal["auto", "none", "required"] | ToolChoiceTool
+
+
+class ModelRequest(WireModel):
+    """Everything one model step sends to the model."""
+
+    run_id: str
+    step: int
+    messages: list[Message]
+    tools: list[ToolDefinition] = Field(default_factory=list)
+    tool_choice: ToolChoice = "auto"
+    settings: dict[str, Any] = Field(default_factory=dict)
+
+
+class TextDelta(WireModel):
+    """A piece of assistant text."""
+
+    kind: Literal["text-delta"] = "text-delta"
+    text: str
+
+
+class ToolInputStart(WireModel):
+    """The model began streaming a tool call's arguments."""
+
+    kind: Literal["tool-input-start"] = "tool-input-start"
+    tool_call_id: str
+    tool_name: str
+
+
+class ToolInputDelta(WireModel):
+    """A raw JSON fragment of a tool call's arguments."""
+
+    kind: Literal["tool-input-delta"] = "tool-input-delta"
+    tool_call_id: str
+    args_text_delta: str
+
+
+class ToolInputEnd(WireModel):
+    """A tool call's arguments are complete."""
+
+    kind: Literal["tool-input-end"] = "tool-input-end"
+    tool_call_id: str
+
+
+class ToolCallEvent(WireModel):
+    """A complete tool call; ``args_text`` is the raw JSON text the model produced."""
+
+    kind: Literal["tool-call"] = "tool-call"
+    tool_call_id: str
+    tool_name: str
+    args_text: str
+
+
+class FinishEvent(WireModel):
+    """The model finished this step."""
+
+    kind: Literal["finish"] = "finish"
+    finish_reason: str
+    usage: Usage = Field(default_factory=Usage)
+
+
+ModelEvent: TypeAlias = TextDelta | ToolInputStart | ToolInputDelta | ToolInputEnd | ToolCallEvent | FinishEvent
+
+
+@runtime_checkable
+class Model(Protocol):
+    """A model provider. ``stream`` yields events and ends with exactly one :class:`FinishEvent`."""
+
+    @property
+    def provider(self) -> str: ...
+
+    @property
+    def model_id(self) -> str: ...
+
+    def stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]: ...

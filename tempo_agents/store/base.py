@@ -1,0 +1,87 @@
+"""The Store interface: run journals, run transcripts, memory threads and thread state."""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass(frozen=True)
+class JournalEntry:
+    """One chunk of a run journal at its offset. ``chunk`` is the wire (camelCase) form."""
+
+    offset: int
+    chunk: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class ChunkWrite:
+    """A chunk to append. A chunk with a ``key`` is durable: writing the same key again replaces
+    the chunk in place (same offset) instead of appending a duplicate."""
+
+    chunk: dict[str, Any]
+    key: str | None = None
+
+
+@dataclass(frozen=True)
+class TranscriptEntry:
+    """One message of a run transcript, addressed by ``(step, part)``; ``position`` orders a step."""
+
+    step: int
+    part: str
+    position: int
+    message: dict[str, Any]
+
+
+class Store(ABC):
+    """Where runs keep everything that must not live in Temporal history.
+
+    Writes are idempotent where an activity retry could repeat them: durable journal chunks by
+    key, transcript entries by ``(run_id, step, part)``, thread messages by ``(run_id, index)``.
+    """
+
+    url: str
+
+    @abstractmethod
+    async def append_chunks(self, run_id: str, writes: Sequence[ChunkWrite]) -> list[int]:
+        """Append chunks to a run's journal in order; returns the offset each one holds."""
+
+    @abstractmethod
+    async def read_chunks(self, run_id: str, offset: int = 0, limit: int = 1000) -> list[JournalEntry]:
+        """Chunks from ``offset`` on, in offset order, at most ``limit``."""
+
+    @abstractmethod
+    async def wait_for_chunks(self, run_id: str, offset: int, timeout: float) -> None:
+        """Return once a chunk at ``offset`` or later may exist, or after ``timeout`` seconds."""
+
+    @abstractmethod
+    async def put_transcript(self, run_id: str, entries: Sequence[TranscriptEntry]) -> None:
+        """Insert or replace transcript entries."""
+
+    @abstractmethod
+    async def get_transcript(self, run_id: str) -> list[TranscriptEntry]:
+        """The whole transcript of a run, ordered by step then position."""
+
+    @abstractmethod
+    async def append_thread_messages(
+        self, thread_id: str, resource_id: str, run_id: str, messages: Sequence[dict[str, Any]]
+    ) -> None:
+        """Record the messages a run added to a memory thread (idempotent per run)."""
+
+    @abstractmethod
+    async def get_thread_messages(self, thread_id: str, resource_id: str) -> list[dict[str, Any]]:
+        """Every message of a memory thread, oldest first."""
+
+    @abstractmethod
+    async def get_thread_state(self, thread_id: str, state_type: str) -> Any | None:
+        """The value stored for ``(thread_id, state_type)``, or ``None``."""
+
+    @abstractmethod
+    async def set_thread_state(self, thread_id: str, state_type: str, value: Any) -> None:
+        """Store a value for ``(thread_id, state_type)``, replacing any earlier one."""
+
+    @abstractmethod
+    async def close(self) -> None:
+        """Release connections and threads."""

@@ -1,0 +1,68 @@
+"""ToolContext: what a tool's ``execute`` receives next to its validated input."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from tempo_agents.models.messages import Message
+
+
+class ToolWriter(Protocol):
+    """Streams a tool's progress into the run: ``tool-output`` and custom ``data-*`` chunks."""
+
+    async def write(self, value: Any) -> None:
+        """Emit ``{type: 'tool-output', payload: {output: value, toolCallId, toolName}}``."""
+        ...
+
+    async def custom(self, chunk: dict[str, Any]) -> None:
+        """Emit a custom chunk as-is; its ``type`` must start with ``data-``."""
+        ...
+
+
+class DetachedWriter:
+    """The writer of a tool called outside any run: there is no stream, so chunks are kept here."""
+
+    def __init__(self) -> None:
+        self.chunks: list[dict[str, Any]] = []
+
+    async def write(self, value: Any) -> None:
+        self.chunks.append({"type": "tool-output", "payload": {"output": value}})
+
+    async def custom(self, chunk: dict[str, Any]) -> None:
+        check_custom_chunk(chunk)
+        self.chunks.append(dict(chunk))
+
+
+def check_custom_chunk(chunk: dict[str, Any]) -> None:
+    """Refuse a custom chunk whose type does not start with ``data-``."""
+    chunk_type = chunk.get("type") if isinstance(chunk, dict) else None
+    if not isinstance(chunk_type, str) or not chunk_type.startswith("data-"):
+        raise ValueError(f"writer.custom() needs a chunk whose 'type' starts with 'data-', got {chunk_type!r}")
+
+
+SuspendFunction = Callable[..., Awaitable[None]]
+
+
+@dataclass
+class ToolContext:
+    """Everything a tool may use besides its input.
+
+    ``suspend`` is ``None`` when the tool is called outside an agent run (HTTP execute route,
+    CLI, plain Python); built-in tools use that to choose their fallback text.
+    """
+
+    tool_call_id: str | None = None
+    agent_id: str | None = None
+    run_id: str | None = None
+    thread_id: str | None = None
+    resource_id: str | None = None
+    request_context: dict[str, Any] = field(default_factory=dict)
+    writer: ToolWriter = field(default_factory=DetachedWriter)
+    messages: list[Message] = field(default_factory=list)
+    resume_data: Any = None
+    suspend_payload: Any = None
+    suspend: SuspendFunction | None = None
+    cancelled: asyncio.Event = field(default_factory=asyncio.Event)

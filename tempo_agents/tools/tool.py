@@ -1,0 +1,170 @@
+"""Tool and create_tool: a typed, validated unit of work an agent can call."""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import inspect
+import logging
+from collections.abc import Awaitable, Callable
+from typing import Any, Literal
+
+from pydantic import BaseModel
+
+from tempo_agents.errors import ConfigurationError
+from tempo_agents.tools._validation import (
+    Schema,
+    SchemaLike,
+    to_schema,
+    validate_input,
+    validate_output,
+)
+from tempo_agents.tools.context import ToolContext
+
+ExecuteFunction = Callable[..., Any]
+ApprovalPredicate = Callable[[Any, ToolContext], bool | Awaitable[bool]]
+ToModelOutput = Callable[[Any], Any]
+
+_log = logging.getLogger("tempo_agents.tools")
+
+
+class Tool:
+    """A tool: id, description, schemas and the ``execute`` function. Create one with :func:`create_tool`."""
+
+    def __init__(
+        self,
+        *,
+        id: str,
+        description: str,
+        execute: ExecuteFunction | None,
+        input_schema: SchemaLike | None = None,
+        output_schema: SchemaLike | None = None,
+        suspend_schema: SchemaLike | None = None,
+        resume_schema: SchemaLike | None = None,
+        require_approval: bool | ApprovalPredicate = False,
+        to_model_output: ToModelOutput | None = None,
+        output_validation: Literal["strict", "warn"] = "strict",
+        title: str | None = None,
+    ) -> None:
+        if not isinstance(id, str) or not id:
+            raise ConfigurationError("create_tool() needs a non-empty string id")
+        if not isinstance(description, str) or not description:
+            raise ConfigurationError(f"tool {id!r} needs a non-empty description: the model reads it")
+        if execute is not None and not callable(execute):
+            raise ConfigurationError(f"tool {id!r}: execute must be a function, got {type(execute).__name__}")
+        if output_validation not in ("strict", "warn"):
+            raise ConfigurationError(f"tool {id!r}: output_validation must be 'strict' or 'warn'")
+        self.id = id
+        self.description = description
+        self.title = title
+        self.execute_fn = execute
+        self.input_schema: Schema | None = to_schema(input_schema)
+        self.output_schema: Schema | None = to_schema(output_schema)
+        self.suspend_schema: Schema | None = to_schema(suspend_schema)
+        self.resume_schema: Schema | None = to_schema(resume_schema)
+        self.require_approval = require_approval
+        self.to_model_output = to_model_output
+        self.output_validation = output_validation
+
+    def __repr__(self) -> str:
+        return f"Tool(id={self.id!r})"
+
+    @property
+    def executable(self) -> bool:
+        """Whether the tool has an ``execute`` function (provider tools do not)."""
+        return self.execute_fn is not None
+
+    def model_input_schema(self) -> dict[str, Any]:
+        """The JSON schema the model is given for this tool's arguments."""
+        if self.input_schema is None:
+            return {"type": "object", "properties": {}, "additionalProperties": True}
+        return self.input_schema.json_schema()
+
+    async def execute(self, input: Any = None, context: ToolContext | None = None) -> Any:
+        """Validate ``input`` and run the tool.
+
+        Returns the tool's output, or the validation-error result (``{error: True, message,
+        validationErrors}``) when the input or the output does not match its schema. Called
+        outside a run, the context has no ``suspend``.
+        """
+        return await run_tool(self, input, context or ToolContext())
+
+
+async def run_tool(tool: Tool, raw_input: Any, context: ToolContext) -> Any:
+    """The validation pipeline around a tool's ``execute``: input, execute, output."""
+    if tool.execute_fn is None:
+        raise ConfigurationError(f"Tool is not executable: {tool.id} has no execute function")
+    validated, failure = validate_input(tool.id, tool.input_schema, raw_input)
+    if failure is not None:
+        return failure.to_result()
+    output = await call_user_function(tool.execute_fn, validated, context)
+    if tool.output_schema is not None and output is not None:
+        _, output_failure = validate_output(tool.id, tool.output_schema, output)
+        if output_failure is not None:
+            _log.warning(output_failure.message)
+            if tool.output_validation == "strict":
+                return output_failure.to_result()
+    return output
+
+
+async def call_user_function(function: Callable[..., Any], *args: Any) -> Any:
+    """Call user code that may be sync or async and may take fewer arguments than offered.
+
+    Sync functions run in a worker thread so they never block the event loop.
+    """
+    arguments = args[: _positional_arity(function, len(args))]
+    if inspect.iscoroutinefunction(function):
+        return await function(*arguments)
+    result = await asyncio.to_thread(functools.partial(function, *arguments))
+    if inspect.isawaitable(result):
+        return await result
+    return result
+
+
+def _positional_arity(function: Callable[..., Any], offered: int) -> int:
+    try:
+        parameters = inspect.signature(function).parameters.values()
+    except (TypeError, ValueError):
+        return offered
+    count = 0
+    for parameter in parameters:
+        if parameter.kind is inspect.Parameter.VAR_POSITIONAL:
+            return offered
+        if parameter.kind in (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD):
+            count += 1
+    return min(count, offered)
+
+
+def create_tool(
+    *,
+    id: str,
+    description: str,
+    execute: ExecuteFunction | None = None,
+    input_schema: type[BaseModel] | dict[str, Any] | None = None,
+    output_schema: type[BaseModel] | dict[str, Any] | None = None,
+    suspend_schema: type[BaseModel] | dict[str, Any] | None = None,
+    resume_schema: type[BaseModel] | dict[str, Any] | None = None,
+    require_approval: bool | ApprovalPredicate = False,
+    to_model_output: ToModelOutput | None = None,
+    output_validation: Literal["strict", "warn"] = "strict",
+    title: str | None = None,
+) -> Tool:
+    """Define a tool.
+
+    ``execute(input, context)`` receives the validated input (an instance of ``input_schema``
+    when it is a pydantic model, the validated dict for a JSON-schema dict) and a
+    :class:`ToolContext`; it may be sync or async.
+    """
+    return Tool(
+        id=id,
+        description=description,
+        execute=execute,
+        input_schema=input_schema,
+        output_schema=output_schema,
+        suspend_schema=suspend_schema,
+        resume_schema=resume_schema,
+        require_approval=require_approval,
+        to_model_output=to_model_output,
+        output_validation=output_validation,
+        title=title,
+    )

@@ -1,0 +1,5 @@
+"""Stable activity names: the workflow refers to activities by these, never by import."""
+
+MODEL_STEP = "tempo_agents.model_step"
+TOOL_CALL = "tempo_agents.tool_call"
+FINISH_RUN = "tempo_agents.finish_run"

