@@ -98,17 +98,19 @@ async def run_model_step(app: App, step_input: ModelStepInput) -> ModelStepResul
     text_parts: list[str] = []
     calls: list[ToolCallEvent] = []
     finish = FinishEvent(finish_reason="stop", usage=Usage())
-    async for event in model.stream(request):
-        if isinstance(event, TextDelta):
-            text_parts.append(event.text)
-            await journal.text_delta(step, event.text)
-        elif isinstance(event, ToolCallEvent):
-            calls.append(event)
-        elif isinstance(event, FinishEvent):
-            finish = event
-        if activity.in_activity():
-            activity.heartbeat()
-    await journal.flush_text()
+    try:
+        async for event in model.stream(request):
+            if isinstance(event, TextDelta):
+                text_parts.append(event.text)
+                await journal.text_delta(step, event.text)
+            elif isinstance(event, ToolCallEvent):
+                calls.append(event)
+            elif isinstance(event, FinishEvent):
+                finish = event
+            if activity.in_activity():
+                activity.heartbeat()
+    finally:
+        await journal.flush_text()
 
     available = agent.active_tool_names(options.active_tools)
     parts: list[TextPart | ToolCallPart | ToolResultPart] = []
