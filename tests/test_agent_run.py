@@ -63,7 +63,9 @@ def three_step_model() -> ScriptedModel:
                 tool_calls=[ScriptedToolCall("weather", {"city": "Bergen"})],
                 usage=Usage(input_tokens=20, output_tokens=3, total_tokens=23),
             ),
-            ScriptedResponse(text="Oslo is 21 degrees.", usage=Usage(input_tokens=30, output_tokens=6, total_tokens=36)),
+            ScriptedResponse(
+                text="Oslo is 21 degrees.", usage=Usage(input_tokens=30, output_tokens=6, total_tokens=36)
+            ),
         ]
     )
 
@@ -158,7 +160,12 @@ async def test_attach_from_a_second_process(make_app: AppFactory, tmp_path: Path
         """
     )
     completed = await asyncio.to_thread(
-        subprocess.run, [sys.executable, "-c", script], capture_output=True, text=True, timeout=60, cwd=tmp_path
+        subprocess.run,
+        [sys.executable, "-c", script],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=tmp_path,
     )
     assert completed.returncode == 0, completed.stderr
     assert [tuple(x) for x in json.loads(completed.stdout)] == [(c.offset, c.type) for c in chunks[4:]]
@@ -270,7 +277,10 @@ async def test_tool_choice_forcing_one_tool_reaches_the_model(make_app: AppFacto
         await app.agent("choice").generate("hi", tool_choice={"type": "tool", "toolName": "weather"})
     choice = model.requests[0].tool_choice
     assert not isinstance(choice, str) and choice.tool_name == "weather"
-    assert model.requests[0].model_dump(by_alias=True)["toolChoice"] == {"type": "tool", "toolName": "weather"}
+    assert model.requests[0].model_dump(by_alias=True)["toolChoice"] == {
+        "type": "tool",
+        "toolName": "weather",
+    }
 
 
 async def test_max_steps_finishes_with_length(make_app: AppFactory) -> None:
@@ -322,7 +332,10 @@ async def test_memory_thread_carries_earlier_runs(make_app: AppFactory) -> None:
         ("assistant", "answer 2"),
         ("user", "second question"),
     ]
-    assert [(m.role, m.text) for m in model.requests[2].messages] == [("system", "Be brief."), ("user", "other thread")]
+    assert [(m.role, m.text) for m in model.requests[2].messages] == [
+        ("system", "Be brief."),
+        ("user", "other thread"),
+    ]
     stored = await app.store.get_thread_messages("t1", "u1")
     assert [m["role"] for m in stored] == ["user", "assistant", "user", "assistant"]
 

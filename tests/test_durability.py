@@ -9,7 +9,6 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel
 from temporalio.client import Client
 from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.testing import WorkflowEnvironment
@@ -105,7 +104,7 @@ async def test_retried_model_step_writes_a_reset_chunk(make_app: AppFactory) -> 
     attempts: collections.Counter[int] = collections.Counter()
 
     class FlakyModel(ScriptedModel):
-        async def stream(self, request: ModelRequest) -> Any:  # type: ignore[override]
+        async def stream(self, request: ModelRequest) -> Any:
             attempts[request.step] += 1
             async for event in super().stream(request):
                 yield event
@@ -137,7 +136,9 @@ async def test_history_grows_linearly_with_large_tool_outputs(make_app: AppFacto
 
     def script(request: ModelRequest) -> ScriptedResponse:
         if request.step < steps - 1:
-            return ScriptedResponse(text=f"step {request.step}", tool_calls=[ScriptedToolCall("fetch", {"n": request.step})])
+            return ScriptedResponse(
+                text=f"step {request.step}", tool_calls=[ScriptedToolCall("fetch", {"n": request.step})]
+            )
         return ScriptedResponse(text="finished")
 
     tool = create_tool(id="fetch", description="Returns 20 KB", execute=lambda data: {"body": blob, "n": data["n"]})
@@ -154,8 +155,10 @@ async def test_history_grows_linearly_with_large_tool_outputs(make_app: AppFacto
     for entry, size in zip(transcript, sizes, strict=True):
         by_step[entry.step] += size
     quadratic = sum(sum(v for s, v in by_step.items() if s < step) for step in range(steps))
-    print(f"\nhistory for {steps} steps with {output_size} B tool outputs: measured {measured:,} B; "
-          f"transcript-passing would be at least {quadratic:,} B")
+    print(
+        f"\nhistory for {steps} steps with {output_size} B tool outputs: measured {measured:,} B; "
+        f"transcript-passing would be at least {quadratic:,} B"
+    )
     assert quadratic > 8_000_000
     assert measured < 400_000
     assert measured * 20 < quadratic
@@ -174,7 +177,9 @@ async def test_continue_as_new_keeps_run_id_journal_and_transcript(tmp_path: Pat
 
         def script(request: ModelRequest) -> ScriptedResponse:
             if request.step < steps - 1:
-                return ScriptedResponse(text=f"s{request.step} ", tool_calls=[ScriptedToolCall("echo", {"n": request.step})])
+                return ScriptedResponse(
+                    text=f"s{request.step} ", tool_calls=[ScriptedToolCall("echo", {"n": request.step})]
+                )
             return ScriptedResponse(text="end")
 
         tool = create_tool(id="echo", description="Echo", execute=lambda data: data["n"])

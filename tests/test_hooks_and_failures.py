@@ -164,7 +164,10 @@ async def test_hook_that_raises_fails_the_call_readably(make_app: AppFactory) ->
         raise ValueError("audit backend unavailable")
 
     agent = Agent(
-        id="brokenhook", model=one_call_model(), tools={"find_user": rec.tool()}, hooks={"before_tool_call": broken}
+        id="brokenhook",
+        model=one_call_model(),
+        tools={"find_user": rec.tool()},
+        hooks={"before_tool_call": broken},
     )
     result = await run_one(make_app, agent)
     error = next(c for c in result.chunks if isinstance(c, ToolErrorChunk))

@@ -452,9 +452,7 @@ def test_output_model_instances() -> None:
 
 
 def test_output_model_instance_against_json_schema() -> None:
-    schema = schema_of(
-        {"type": "object", "properties": {"count": {"type": "integer"}}, "required": ["count"]}
-    )
+    schema = schema_of({"type": "object", "properties": {"count": {"type": "integer"}}, "required": ["count"]})
     value, failure = validate_output("t", schema, Counted(count=1))
     assert failure is None
     assert value == {"count": 1}
@@ -489,9 +487,7 @@ def test_resume_data_falsy_against_string_root_model_fails(falsy: object) -> Non
 def test_resume_data_false_against_json_string_schema_fails() -> None:
     failure = failure_of(validate_resume_data("approve", schema_of({"type": "string"}), False))
     assert failure.message == (
-        INPUT_HEADER.format("approve")
-        + "- root: False is not of type 'string'\n\n"
-        + "Provided arguments: false"
+        INPUT_HEADER.format("approve") + "- root: False is not of type 'string'\n\n" + "Provided arguments: false"
     )
 
 

@@ -32,7 +32,9 @@ async def run_finish(app: App, finish: FinishInput) -> None:
     results: list[ToolResultPayload] = []
     offset = 0
     while batch := await store.read_chunks(finish.run_id, offset, 1000):
-        results += [ToolResultPayload.model_validate(e.chunk["payload"]) for e in batch if e.chunk["type"] == "tool-result"]
+        results += [
+            ToolResultPayload.model_validate(e.chunk["payload"]) for e in batch if e.chunk["type"] == "tool-result"
+        ]
         offset = batch[-1].offset + 1
     payload = FinishPayload(
         step_result=StepResult(reason=finish.reason),

@@ -135,7 +135,10 @@ async def run_model_step(app: App, step_input: ModelStepInput) -> ModelStepResul
             runnable.append(ToolCallRequest(tool_call_id=call.tool_call_id, tool_name=call.tool_name, args=args))
             continue
         chunk_writes.append(
-            ChunkWrite(journal.chunk("tool-error", {**call_payload, "error": error}), f"{step}:{call.tool_call_id}:tool-error")
+            ChunkWrite(
+                journal.chunk("tool-error", {**call_payload, "error": error}),
+                f"{step}:{call.tool_call_id}:tool-error",
+            )
         )
         result = ToolResultPart(tool_call_id=call.tool_call_id, tool_name=call.tool_name, result=error, is_error=True)
         error_entries.append(

@@ -70,9 +70,16 @@ async def run_tool_call(app: App, call_input: ToolCallInput) -> ToolCallResult:
 
 
 async def _record(
-    store: Any, journal: RunJournal, call_input: ToolCallInput, index: int, part: ToolResultPart, write: ChunkWrite
+    store: Any,
+    journal: RunJournal,
+    call_input: ToolCallInput,
+    index: int,
+    part: ToolResultPart,
+    write: ChunkWrite,
 ) -> None:
-    entry = TranscriptEntry(call_input.step, f"tool-{index:04d}", 1 + index, Message(role="tool", content=[part]).to_wire())
+    entry = TranscriptEntry(
+        call_input.step, f"tool-{index:04d}", 1 + index, Message(role="tool", content=[part]).to_wire()
+    )
     await store.put_transcript(call_input.run_id, [entry])
     await journal.write([write])
 

@@ -100,7 +100,9 @@ class App:
             return self._hooks[name]
         except KeyError:
             known = ", ".join(sorted(self._hooks)) or "none"
-            raise ConfigurationError(f'no hooks named "{name}" are registered on this App (registered: {known})') from None
+            raise ConfigurationError(
+                f'no hooks named "{name}" are registered on this App (registered: {known})'
+            ) from None
 
     @property
     def store(self) -> Store:
@@ -177,9 +179,7 @@ class App:
         run_input = RunInput(
             run_id=run_id, agent_id=agent.id, messages=normalize_messages(messages), options=run_options
         )
-        await self.client.start_workflow(
-            AgentRunWorkflow.run, run_input, id=run_id, task_queue=self.task_queue
-        )
+        await self.client.start_workflow(AgentRunWorkflow.run, run_input, id=run_id, task_queue=self.task_queue)
         return self.attach(run_id)
 
     async def generate(self, agent_id: str, messages: MessageInput, **options: Any) -> GenerateResult:

@@ -87,7 +87,10 @@ class AgentStream:
                     if closed is not None and not await self._store.read_chunks(self.run_id, offset, 1):
                         self._chunks.append(
                             ErrorChunk.model_validate(
-                                {"runId": self.run_id, "payload": {"error": f"run ended ({closed}) without a finish chunk"}}
+                                {
+                                    "runId": self.run_id,
+                                    "payload": {"error": f"run ended ({closed}) without a finish chunk"},
+                                }
                             )
                         )
                         return

@@ -73,10 +73,7 @@ def normalize_messages(messages: MessageInput) -> list[Message]:
     A bare string is a user message; a dict's ``content`` may be a string or a list of parts.
     """
     items: Iterable[str | Message | dict[str, Any]]
-    if isinstance(messages, (str, Message, dict)):
-        items = [messages]
-    else:
-        items = messages
+    items = [messages] if isinstance(messages, (str, Message, dict)) else messages
     result: list[Message] = []
     for item in items:
         if isinstance(item, Message):

@@ -104,8 +104,7 @@ class SQLiteStore(Store):
             db.execute("BEGIN IMMEDIATE")
             try:
                 offsets = [
-                    int(db.execute(_APPEND, (run_id, run_id, w.key, _dumps(w.chunk))).fetchone()[0])
-                    for w in writes
+                    int(db.execute(_APPEND, (run_id, run_id, w.key, _dumps(w.chunk))).fetchone()[0]) for w in writes
                 ]
             except BaseException:
                 db.execute("ROLLBACK")

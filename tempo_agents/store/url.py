@@ -16,6 +16,4 @@ def open_store(url: str = DEFAULT_STORE_URL) -> Store:
     if url.startswith("sqlite:///"):
         return SQLiteStore(Path(url.removeprefix("sqlite:///")))
     scheme = url.split(":", 1)[0] if ":" in url else url
-    raise ConfigurationError(
-        f"unsupported store URL {url!r} (scheme {scheme!r}); use sqlite:///path/to/store.db"
-    )
+    raise ConfigurationError(f"unsupported store URL {url!r} (scheme {scheme!r}); use sqlite:///path/to/store.db")

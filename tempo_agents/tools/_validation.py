@@ -52,9 +52,7 @@ _TRUNCATION_SUFFIX = "... (truncated)"
 _PROMPT_ALIASES = ("query", "message", "input")
 _INPUT_HEADER = "Tool input validation failed for {tool_id}. Please fix the following errors and try again:"
 _OUTPUT_HEADER = "Tool output validation failed for {tool_id}. The tool returned invalid output:"
-_SUSPEND_HEADER = (
-    "Tool suspension data validation failed for {tool_id}. Please fix the following errors and try again:"
-)
+_SUSPEND_HEADER = "Tool suspension data validation failed for {tool_id}. Please fix the following errors and try again:"
 
 
 @dataclass(frozen=True)
@@ -75,9 +73,7 @@ class Schema:
         self._validator: jsonschema.protocols.Validator | None = None
         self._shape: dict[str, Any] | None = None
         if isinstance(source, dict):
-            validator_cls = jsonschema.validators.validator_for(
-                source, default=jsonschema.Draft202012Validator
-            )
+            validator_cls = jsonschema.validators.validator_for(source, default=jsonschema.Draft202012Validator)
             try:
                 validator_cls.check_schema(source)
             except jsonschema.exceptions.SchemaError as exc:
@@ -237,9 +233,7 @@ def validate_output(tool_id: str, schema: Schema | None, value: Any) -> tuple[An
     return None, _failure(_OUTPUT_HEADER, "Returned output", tool_id, issues, value)
 
 
-def validate_suspend_payload(
-    tool_id: str, schema: Schema | None, value: Any
-) -> tuple[Any, ValidationFailure | None]:
+def validate_suspend_payload(tool_id: str, schema: Schema | None, value: Any) -> tuple[Any, ValidationFailure | None]:
     """Validate the payload a tool suspends with; no repairs are attempted."""
     if schema is None:
         return value, None
@@ -249,9 +243,7 @@ def validate_suspend_payload(
     return None, _failure(_SUSPEND_HEADER, "Provided arguments", tool_id, issues, value)
 
 
-def validate_resume_data(
-    tool_id: str, schema: Schema | None, value: Any
-) -> tuple[Any, ValidationFailure | None]:
+def validate_resume_data(tool_id: str, schema: Schema | None, value: Any) -> tuple[Any, ValidationFailure | None]:
     """Validate the data a suspended tool is resumed with; no normalisation and no repairs."""
     if schema is None:
         return value, None

@@ -73,7 +73,12 @@ class AgentRunWorkflow:
         options = run_input.options
         new_messages = run_input.messages
         if run_input.carried is None:
-            start = {"type": "start", "runId": run_input.run_id, "from": "AGENT", "payload": {"agentId": run_input.agent_id}}
+            start = {
+                "type": "start",
+                "runId": run_input.run_id,
+                "from": "AGENT",
+                "payload": {"agentId": run_input.agent_id},
+            }
             self._pending.append(JournalRecord(chunk=start, key="start"))
         try:
             while True:
@@ -168,7 +173,9 @@ class AgentRunWorkflow:
         self._pending, self._previous_step = [], None
         self._status = "failed" if error is not None else "completed"
         await workflow.wait_condition(workflow.all_handlers_finished)
-        return RunResult(run_id=run_input.run_id, finish_reason=reason, usage=self._usage, steps=self._step, error=error)
+        return RunResult(
+            run_id=run_input.run_id, finish_reason=reason, usage=self._usage, steps=self._step, error=error
+        )
 
 
 def _failure_message(error: ActivityError) -> str:
