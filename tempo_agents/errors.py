@@ -47,3 +47,22 @@ class RunNotFoundError(TempoAgentsError):
     """No run with the given id exists."""
 
     code = "RUN_NOT_FOUND"
+
+
+class ResumeError(TempoAgentsError):
+    """A resume, approval or decline was refused; the run is unchanged and stays as it was.
+
+    ``code`` is the reference's error id (``AGENT_RESUME_AMBIGUOUS_TOOL_CALL`` …).
+    """
+
+    code = "AGENT_RESUME_ERROR"
+
+
+class ResumeValidationError(ResumeError):
+    """The resume data does not match the tool's ``resume_schema``; ``result`` is the validation result."""
+
+    code = "AGENT_RESUME_INVALID_DATA"
+
+    def __init__(self, message: str, result: dict[str, object]) -> None:
+        super().__init__(message)
+        self.result = result

@@ -15,6 +15,7 @@ from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.testing import WorkflowEnvironment
 
 from tempo_agents import Agent, App
+from tempo_agents.workflows import search_attributes
 
 
 def temporal_binary() -> str:
@@ -31,6 +32,7 @@ async def temporal_env() -> AsyncIterator[WorkflowEnvironment]:
         data_converter=pydantic_data_converter,
         ui=False,
         dev_server_log_level="error",
+        search_attributes=search_attributes.ALL,
     )
     try:
         yield env

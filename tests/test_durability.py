@@ -15,7 +15,7 @@ from temporalio.testing import WorkflowEnvironment
 
 from tempo_agents import Agent, App, ScriptedModel, ScriptedResponse, ScriptedToolCall, create_tool
 from tempo_agents.models.model import ModelRequest
-from tempo_agents.workflows import AgentRunWorkflow
+from tempo_agents.workflows import AgentRunWorkflow, search_attributes
 from tests.conftest import AppFactory, running_worker, temporal_binary
 
 DURABLE_TYPES = {"start", "step-start", "tool-call", "tool-result", "tool-error", "step-finish", "finish"}
@@ -171,6 +171,7 @@ async def test_continue_as_new_keeps_run_id_journal_and_transcript(tmp_path: Pat
         ui=False,
         dev_server_log_level="error",
         dev_server_extra_args=["--dynamic-config-value", "limit.historyCount.suggestContinueAsNew=30"],
+        search_attributes=search_attributes.ALL,
     )
     try:
         steps = 12

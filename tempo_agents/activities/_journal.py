@@ -70,9 +70,9 @@ class RunJournal:
 class JournalToolWriter:
     """The ``writer`` of a tool running inside a run: each chunk is durable, keyed by its sequence."""
 
-    def __init__(self, journal: RunJournal, step: int, tool_call_id: str, tool_name: str) -> None:
+    def __init__(self, journal: RunJournal, key_prefix: str, tool_call_id: str, tool_name: str) -> None:
         self._journal = journal
-        self._key = f"{step}:{tool_call_id}"
+        self._key = key_prefix
         self._tool_call_id = tool_call_id
         self._tool_name = tool_name
         self._sequence = 0
@@ -106,7 +106,10 @@ def pending_writes(
     writes = [ChunkWrite(record.chunk, record.key) for record in pending]
     if previous_step is not None:
         writes.append(
-            ChunkWrite(step_finish_chunk(run_id, previous_step, transcript), f"{previous_step.step}:step-finish")
+            ChunkWrite(
+                step_finish_chunk(run_id, previous_step, transcript),
+                f"{previous_step.step}:step-finish:{previous_step.segment}",
+            )
         )
     return writes
 

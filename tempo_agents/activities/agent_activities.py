@@ -12,9 +12,11 @@ from tempo_agents.activities.finish_run import run_finish
 from tempo_agents.activities.model_step import run_model_step
 from tempo_agents.activities.tool_call import run_tool_call
 from tempo_agents.errors import ConfigurationError
-from tempo_agents.workflows.activity_names import FINISH_RUN, MODEL_STEP, TOOL_CALL
+from tempo_agents.store.base import ChunkWrite
+from tempo_agents.workflows.activity_names import FINISH_RUN, JOURNAL, MODEL_STEP, TOOL_CALL
 from tempo_agents.workflows.payloads import (
     FinishInput,
+    JournalInput,
     ModelStepInput,
     ModelStepResult,
     ToolCallInput,
@@ -53,5 +55,10 @@ class AgentActivities:
     async def finish_run(self, finish: FinishInput) -> None:
         await _fail_loudly(lambda: run_finish(self._app, finish))
 
+    @activity.defn(name=JOURNAL)
+    async def journal(self, journal_input: JournalInput) -> None:
+        writes = [ChunkWrite(record.chunk, record.key) for record in journal_input.records]
+        await self._app.store.append_chunks(journal_input.run_id, writes)
+
     def all(self) -> list[Callable[..., Any]]:
-        return [self.model_step, self.tool_call, self.finish_run]
+        return [self.model_step, self.tool_call, self.finish_run, self.journal]

@@ -15,7 +15,11 @@ if TYPE_CHECKING:
 
 
 async def run_finish(app: App, finish: FinishInput) -> None:
-    """Write ``step-finish`` of the last step, ``error`` when the run failed, and ``finish``."""
+    """Close a journal segment: ``step-finish`` of the last step, ``error`` when the run failed, ``finish``.
+
+    The run's messages so far are saved to its memory thread first (a suspended run's too, so a
+    thread reload shows the suspended call).
+    """
     store = app.store
     journal = RunJournal(store, finish.run_id)
     transcript = await store.get_transcript(finish.run_id)
@@ -26,7 +30,7 @@ async def run_finish(app: App, finish: FinishInput) -> None:
 
     writes = pending_writes(finish.run_id, finish.pending, finish.previous_step, transcript)
     if finish.error is not None:
-        writes.append(ChunkWrite(journal.chunk("error", {"error": finish.error}), "error"))
+        writes.append(ChunkWrite(journal.chunk("error", {"error": finish.error}), f"error:{finish.segment}"))
     await journal.write(writes)
 
     results: list[ToolResultPayload] = []
@@ -40,4 +44,4 @@ async def run_finish(app: App, finish: FinishInput) -> None:
         step_result=StepResult(reason=finish.reason),
         output=run_output(transcript, results, finish.steps, finish.usage),
     )
-    await journal.write([ChunkWrite(journal.chunk("finish", payload), "finish")])
+    await journal.write([ChunkWrite(journal.chunk("finish", payload), f"finish:{finish.segment}")])

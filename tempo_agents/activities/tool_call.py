@@ -1,4 +1,4 @@
-"""The tool-call activity: hooks, validation, execute and ``to_model_output`` for one call."""
+"""The tool-call activity: approval, hooks, validation, execute, suspension and ``to_model_output``."""
 
 from __future__ import annotations
 
@@ -8,87 +8,220 @@ from typing import TYPE_CHECKING, Any
 from temporalio import activity
 
 from tempo_agents.activities._journal import JournalToolWriter, RunJournal, to_jsonable
+from tempo_agents.agent.approval import ApprovalRequest
 from tempo_agents.agent.hooks import merge_hooks, run_with_hooks
 from tempo_agents.models.messages import Message, ToolResultPart
 from tempo_agents.store.base import ChunkWrite, TranscriptEntry
-from tempo_agents.tools._validation import is_validation_result
+from tempo_agents.tools._validation import is_validation_result, validate_input, validate_resume_data
 from tempo_agents.tools.context import ToolContext
-from tempo_agents.tools.tool import call_user_function
-from tempo_agents.workflows.payloads import ToolCallInput, ToolCallResult
+from tempo_agents.tools.suspension import (
+    APPROVAL_EXPIRED_RESULT,
+    APPROVAL_RESUME_SCHEMA,
+    DECLINED_RESULT,
+    Suspender,
+    schema_string,
+)
+from tempo_agents.tools.tool import Tool, call_user_function
+from tempo_agents.workflows.payloads import Suspension, ToolCallInput, ToolCallResult
 
 if TYPE_CHECKING:
+    from tempo_agents.agent.agent import Agent
     from tempo_agents.agent.app import App
 
 
+class _Call:
+    """One execution of a tool call: where its chunks and transcript entry go."""
+
+    def __init__(self, app: App, call_input: ToolCallInput) -> None:
+        self.app = app
+        self.input = call_input
+        self.agent: Agent = app.agent(call_input.agent_id)
+        self.tool: Tool = self.agent.tools[call_input.call.tool_name]
+        self.journal = RunJournal(app.store, call_input.run_id)
+        call = call_input.call
+        self.base = {"toolCallId": call.tool_call_id, "toolName": call.tool_name}
+        self.key = f"{call_input.step}:{call.tool_call_id}"
+        self.round_key = f"{self.key}:r{call_input.round}"
+        self.transcript: list[TranscriptEntry] = []
+
+    async def finish(self, part: ToolResultPart, write: ChunkWrite) -> None:
+        index = _call_index(self.transcript, self.input.step, self.input.call.tool_call_id)
+        message = Message(role="tool", content=[part]).to_wire()
+        await self.app.store.put_transcript(
+            self.input.run_id, [TranscriptEntry(self.input.step, f"tool-{index:04d}", 1 + index, message)]
+        )
+        await self.journal.write([write])
+
+    async def result(self, result: Any, model_output: Any) -> ToolCallResult:
+        call = self.input.call
+        chunk = self.journal.chunk("tool-result", {**self.base, "args": call.args, "result": result})
+        part = ToolResultPart(tool_call_id=call.tool_call_id, tool_name=call.tool_name, result=model_output)
+        await self.finish(part, ChunkWrite(chunk, f"{self.key}:tool-result"))
+        return ToolCallResult(status="result")
+
+    async def error(self, message: str) -> ToolCallResult:
+        call = self.input.call
+        chunk = self.journal.chunk("tool-error", {**self.base, "args": call.args, "error": message})
+        part = ToolResultPart(tool_call_id=call.tool_call_id, tool_name=call.tool_name, result=message, is_error=True)
+        await self.finish(part, ChunkWrite(chunk, f"{self.key}:tool-error"))
+        return ToolCallResult(status="error")
+
+    async def declined(self, reason: str, *, expired: bool) -> ToolCallResult:
+        approval: dict[str, Any] = {"id": self.input.call.tool_call_id, "approved": False, "reason": reason}
+        if expired:
+            approval["expired"] = True
+        denied = self.journal.chunk(
+            "tool-output-denied", {**self.base, "args": self.input.call.args, "approval": approval}
+        )
+        await self.journal.write([ChunkWrite(denied, f"{self.key}:tool-output-denied")])
+        return await self.result(reason, reason)
+
+
 async def run_tool_call(app: App, call_input: ToolCallInput) -> ToolCallResult:
-    """Run one tool call and record its result (or error) in the journal and the transcript."""
-    agent = app.agent(call_input.agent_id)
-    store = app.store
-    call = call_input.call
-    options = call_input.options
-    tool = agent.tools[call.tool_name]
-    journal = RunJournal(store, call_input.run_id)
-    transcript = await store.get_transcript(call_input.run_id)
-    index = _call_index(transcript, call_input.step, call.tool_call_id)
-    context = ToolContext(
-        tool_call_id=call.tool_call_id,
-        agent_id=agent.id,
-        run_id=call_input.run_id,
-        thread_id=options.memory.thread if options.memory else None,
-        resource_id=options.memory.resource if options.memory else None,
-        request_context=dict(options.request_context),
-        writer=JournalToolWriter(journal, call_input.step, call.tool_call_id, call.tool_name),
-        messages=[Message.model_validate(e.message) for e in transcript],
+    """Run (or decline, or ask approval for) one tool call and record how it ended."""
+    run = _Call(app, call_input)
+    run.transcript = await app.store.get_transcript(call_input.run_id)
+    resolution = call_input.resolution
+    if resolution is not None and resolution.action == "decline":
+        expired = resolution.expired
+        reason = APPROVAL_EXPIRED_RESULT if expired else (resolution.reason or DECLINED_RESULT)
+        return await run.declined(reason, expired=expired)
+
+    context = _context(run, call_input)
+    if resolution is None and await _needs_approval(run, context):
+        chunk = run.journal.chunk(
+            "tool-call-approval",
+            {**run.base, "args": call_input.call.args, "resumeSchema": schema_string(APPROVAL_RESUME_SCHEMA)},
+        )
+        await run.journal.write([ChunkWrite(chunk, f"{run.round_key}:tool-call-approval")])
+        return ToolCallResult(
+            status="suspended",
+            suspension=Suspension(
+                kind="approval",
+                expires_in_seconds=_seconds(run.tool.suspend_expires_in or run.agent.suspend_expires_in),
+            ),
+        )
+
+    if resolution is not None and resolution.action == "resume":
+        _, failure = validate_resume_data(run.tool.id, run.tool.resume_schema, resolution.data)
+        if failure is not None:
+            return await _reject_resume(run, failure.message)
+        context.resume_data = resolution.data
+    if resolution is not None and resolution.action == "expire":
+        context.expired = True
+        note = {"type": "data-suspension-expired", "runId": call_input.run_id, "from": "SYSTEM", "data": run.base}
+        await run.journal.write([ChunkWrite(note, f"{run.round_key}:suspension-expired")])
+
+    suspender = Suspender(
+        run.tool.id, run.tool.suspend_schema, run.tool.suspend_expires_in or run.agent.suspend_expires_in
     )
-    hooks = merge_hooks(agent.hooks, app.run_hooks(options.hooks))
-    metadata = {"agent_id": agent.id, "agent_name": agent.name}
-    base = {"toolCallId": call.tool_call_id, "toolName": call.tool_name}
-    key = f"{call_input.step}:{call.tool_call_id}"
+    context.suspend = suspender
+    hooks = merge_hooks(run.agent.hooks, app.run_hooks(call_input.options.hooks))
+    metadata = {"agent_id": run.agent.id, "agent_name": run.agent.name}
+    raw_input = call_input.input_snapshot if call_input.input_snapshot is not None else call_input.call.args
     try:
         output = await _watch_cancellation(
-            run_with_hooks(tool, call.tool_name, call.args, context, hooks, metadata), context
+            run_with_hooks(run.tool, call_input.call.tool_name, raw_input, context, hooks, metadata), context
         )
+        if suspender.called and suspender.failure is None:
+            return await _suspended(run, context, suspender)
+        if suspender.called and suspender.failure is not None:
+            output = suspender.failure.to_result()
         try:
             result = to_jsonable(output)
         except ValueError as error:
             raise ValueError(
-                f'Tool "{call.tool_name}" returned a value that cannot be stored as JSON: {error}'
+                f'Tool "{call_input.call.tool_name}" returned a value that cannot be stored as JSON: {error}'
             ) from error
         model_output: Any = result
-        if tool.to_model_output is not None and not is_validation_result(result):
-            model_output = to_jsonable(await call_user_function(tool.to_model_output, output))
+        if run.tool.to_model_output is not None and not is_validation_result(result):
+            model_output = to_jsonable(await call_user_function(run.tool.to_model_output, output))
     except Exception as error:
-        message = str(error) or type(error).__name__
-        chunk = journal.chunk("tool-error", {**base, "args": call.args, "error": message})
-        part = ToolResultPart(tool_call_id=call.tool_call_id, tool_name=call.tool_name, result=message, is_error=True)
-        await _record(store, journal, call_input, index, part, ChunkWrite(chunk, f"{key}:tool-error"))
-        return ToolCallResult(status="error")
-    chunk = journal.chunk("tool-result", {**base, "args": call.args, "result": result})
-    part = ToolResultPart(tool_call_id=call.tool_call_id, tool_name=call.tool_name, result=model_output)
-    await _record(store, journal, call_input, index, part, ChunkWrite(chunk, f"{key}:tool-result"))
-    return ToolCallResult(status="result")
+        return await run.error(str(error) or type(error).__name__)
+    return await run.result(result, model_output)
 
 
-async def _record(
-    store: Any,
-    journal: RunJournal,
-    call_input: ToolCallInput,
-    index: int,
-    part: ToolResultPart,
-    write: ChunkWrite,
-) -> None:
-    entry = TranscriptEntry(
-        call_input.step, f"tool-{index:04d}", 1 + index, Message(role="tool", content=[part]).to_wire()
+def _context(run: _Call, call_input: ToolCallInput) -> ToolContext:
+    options = call_input.options
+    return ToolContext(
+        tool_call_id=call_input.call.tool_call_id,
+        agent_id=run.agent.id,
+        run_id=call_input.run_id,
+        thread_id=options.memory.thread if options.memory else None,
+        resource_id=options.memory.resource if options.memory else None,
+        request_context=dict(options.request_context),
+        writer=JournalToolWriter(run.journal, run.round_key, call_input.call.tool_call_id, call_input.call.tool_name),
+        suspend_payload=call_input.suspend_payload,
+        messages=[Message.model_validate(entry.message) for entry in run.transcript],
     )
-    await store.put_transcript(call_input.run_id, [entry])
-    await journal.write([write])
+
+
+async def _needs_approval(run: _Call, context: ToolContext) -> bool:
+    """Run-level setting or tool-level setting; a predicate that raises means approval is required."""
+    call = run.input.call
+    policy = run.input.options.require_tool_approval
+    try:
+        if policy is True:
+            return True
+        if isinstance(policy, str):
+            request = ApprovalRequest(tool_name=call.tool_name, args=call.args, request_context=context.request_context)
+            if await call_user_function(run.app.approval_policy(policy), request):
+                return True
+        requirement = run.tool.require_approval
+        if callable(requirement):
+            validated, failure = validate_input(run.tool.id, run.tool.input_schema, call.args)
+            return bool(await call_user_function(requirement, call.args if failure else validated, context))
+        return bool(requirement)
+    except Exception as error:
+        activity.logger.warning("approval check for %s raised %r: approval is required", call.tool_name, error)
+        return True
+
+
+async def _suspended(run: _Call, context: ToolContext, suspender: Suspender) -> ToolCallResult:
+    call = run.input.call
+    try:
+        snapshot = to_jsonable(context.accepted_input)
+    except ValueError:
+        return await run.error("Cannot persist suspended tool input")
+    payload = to_jsonable(suspender.payload)
+    resume_schema = schema_string(run.tool.resume_schema)
+    chunk = run.journal.chunk(
+        "tool-call-suspended",
+        {**run.base, "suspendPayload": payload, "args": call.args, "resumeSchema": resume_schema},
+    )
+    await run.journal.write([ChunkWrite(chunk, f"{run.round_key}:tool-call-suspended")])
+    return ToolCallResult(
+        status="suspended",
+        suspension=Suspension(
+            kind="suspension",
+            suspend_payload=payload,
+            resume_schema=resume_schema,
+            input_snapshot=snapshot,
+            expires_in_seconds=_seconds(suspender.expires_in),
+        ),
+    )
+
+
+async def _reject_resume(run: _Call, message: str) -> ToolCallResult:
+    chunk = {
+        "type": "data-error",
+        "runId": run.input.run_id,
+        "from": "SYSTEM",
+        "data": {"kind": "resume-rejected", "code": "AGENT_RESUME_INVALID_DATA", "message": message, **run.base},
+    }
+    attempt_key = activity.info().activity_id if activity.in_activity() else "direct"
+    await run.journal.write([ChunkWrite(chunk, f"{run.round_key}:resume-rejected:{attempt_key}")])
+    return ToolCallResult(status="resume-rejected", message=message)
+
+
+def _seconds(duration: Any) -> float | None:
+    return None if duration is None else float(duration.total_seconds())
 
 
 def _call_index(transcript: list[TranscriptEntry], step: int, tool_call_id: str) -> int:
     for entry in transcript:
         if entry.step == step and entry.part == "assistant":
-            calls = Message.model_validate(entry.message).tool_calls
-            for index, call in enumerate(calls):
+            for index, call in enumerate(Message.model_validate(entry.message).tool_calls):
                 if call.tool_call_id == tool_call_id:
                     return index
     return 0

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping
+from datetime import timedelta
 from typing import TYPE_CHECKING, Any, TypeAlias
 
 from tempo_agents.agent.hooks import ToolHooks
@@ -24,7 +25,8 @@ class Agent:
     """An agent definition. Register it on an :class:`App` to run it.
 
     ``tools`` maps the model-visible name (the key, sanitised to ``[a-zA-Z0-9_-]``) to a tool.
-    ``default_options`` are run options merged under every call's options.
+    ``default_options`` are run options merged under every call's options. ``suspend_expires_in``
+    is the default deadline of suspensions and approvals of tools that set none.
     """
 
     def __init__(
@@ -38,6 +40,7 @@ class Agent:
         tools: Mapping[str, Tool] | None = None,
         hooks: ToolHooks | Mapping[str, Any] | None = None,
         default_options: Mapping[str, Any] | None = None,
+        suspend_expires_in: timedelta | None = None,
     ) -> None:
         if not isinstance(id, str) or not id:
             raise ConfigurationError("Agent() needs a non-empty string id")
@@ -54,6 +57,7 @@ class Agent:
         self.tools: dict[str, Tool] = sanitize_tool_names(tools or {})
         self.hooks = ToolHooks.coerce(hooks, where=f'agent "{id}"')
         self.default_options: dict[str, Any] = dict(default_options or {})
+        self.suspend_expires_in = suspend_expires_in
         self._app: App | None = None
 
     def __repr__(self) -> str:
@@ -81,6 +85,36 @@ class Agent:
     async def generate(self, messages: MessageInput, **options: Any) -> GenerateResult:
         """Start a run and wait for its result."""
         return await self.app.generate(self.id, messages, **options)
+
+    async def resume_stream(self, resume_data: Any, *, run_id: str, tool_call_id: str | None = None) -> AgentStream:
+        """Resume a suspended call of one of this agent's runs; returns the resumed stream."""
+        return await self.app.resume_stream(self.id, resume_data, run_id=run_id, tool_call_id=tool_call_id)
+
+    async def resume_generate(
+        self, resume_data: Any, *, run_id: str, tool_call_id: str | None = None
+    ) -> GenerateResult:
+        """Resume and wait until the run finishes or suspends again."""
+        return await self.app.resume_generate(self.id, resume_data, run_id=run_id, tool_call_id=tool_call_id)
+
+    async def approve_tool_call(self, *, run_id: str, tool_call_id: str | None = None) -> AgentStream:
+        """Approve a call waiting for approval."""
+        return await self.app.approve_tool_call(self.id, run_id=run_id, tool_call_id=tool_call_id)
+
+    async def decline_tool_call(
+        self, *, run_id: str, tool_call_id: str | None = None, reason: str | None = None
+    ) -> AgentStream:
+        """Decline a call waiting for approval."""
+        return await self.app.decline_tool_call(self.id, run_id=run_id, tool_call_id=tool_call_id, reason=reason)
+
+    async def approve_tool_call_generate(self, *, run_id: str, tool_call_id: str | None = None) -> GenerateResult:
+        """Approve and wait until the run finishes or suspends again."""
+        return await (await self.approve_tool_call(run_id=run_id, tool_call_id=tool_call_id)).result()
+
+    async def decline_tool_call_generate(
+        self, *, run_id: str, tool_call_id: str | None = None, reason: str | None = None
+    ) -> GenerateResult:
+        """Decline and wait until the run finishes or suspends again."""
+        return await (await self.decline_tool_call(run_id=run_id, tool_call_id=tool_call_id, reason=reason)).result()
 
     async def resolve_instructions(self, request_context: dict[str, Any]) -> str:
         """The instructions for this run (a function is called with the request context)."""

@@ -7,20 +7,25 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from temporalio.client import Client, WorkflowExecutionStatus
+from temporalio.common import SearchAttributePair, TypedSearchAttributes
 from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.service import RPCError, RPCStatusCode
 from temporalio.worker import Worker
 
 from tempo_agents.agent.agent import Agent
+from tempo_agents.agent.approval import ApprovalPolicy
 from tempo_agents.agent.hooks import ToolHooks
+from tempo_agents.agent.resume import resume_request, send_resume
 from tempo_agents.agent.stream import AgentStream, GenerateResult
+from tempo_agents.agent.suspended_runs import SuspendedRun, SuspendedRuns, SuspendedToolCall
 from tempo_agents.errors import ConfigurationError, RunNotFoundError
 from tempo_agents.models.messages import MessageInput, normalize_messages
 from tempo_agents.store.base import Store
 from tempo_agents.store.url import DEFAULT_STORE_URL, open_store
 from tempo_agents.tools.tool import Tool
+from tempo_agents.workflows import search_attributes
 from tempo_agents.workflows.agent_run import AgentRunWorkflow
-from tempo_agents.workflows.payloads import RunInput, RunOptions
+from tempo_agents.workflows.payloads import PendingCall, RunInput, RunOptions
 
 DEFAULT_TASK_QUEUE = "tempo-agents"
 
@@ -28,8 +33,9 @@ DEFAULT_TASK_QUEUE = "tempo-agents"
 class App:
     """Everything a worker needs to run agents, and everything a client needs to start them.
 
-    Run options that carry code cannot travel from a client to a worker, so hooks are registered
-    here by name (``App(hooks={"audit": ToolHooks(...)})``) and a run names them (``hooks="audit"``).
+    Run options that carry code cannot travel from a client to a worker, so hooks and approval
+    policies are registered here by name (``App(hooks={"audit": ToolHooks(...)})``) and a run names
+    them (``hooks="audit"``, ``require_tool_approval="risky-only"``).
     """
 
     def __init__(
@@ -38,6 +44,7 @@ class App:
         agents: Sequence[Agent] = (),
         tools: Mapping[str, Tool] | Sequence[Tool] = (),
         hooks: Mapping[str, ToolHooks | Mapping[str, Any]] | None = None,
+        approval_policies: Mapping[str, ApprovalPolicy] | None = None,
         store: str | Store = DEFAULT_STORE_URL,
         task_queue: str = DEFAULT_TASK_QUEUE,
         client: Client | None = None,
@@ -58,6 +65,7 @@ class App:
             coerced = ToolHooks.coerce(value, where=f'App hooks "{name}"')
             assert coerced is not None
             self._hooks[name] = coerced
+        self._approval_policies: dict[str, ApprovalPolicy] = dict(approval_policies or {})
         self._store_source = store
         self._store: Store | None = store if isinstance(store, Store) else None
         self.task_queue = task_queue
@@ -102,6 +110,16 @@ class App:
             known = ", ".join(sorted(self._hooks)) or "none"
             raise ConfigurationError(
                 f'no hooks named "{name}" are registered on this App (registered: {known})'
+            ) from None
+
+    def approval_policy(self, name: str) -> ApprovalPolicy:
+        """The approval policy registered under ``name``."""
+        try:
+            return self._approval_policies[name]
+        except KeyError:
+            known = ", ".join(sorted(self._approval_policies)) or "none"
+            raise ConfigurationError(
+                f'no approval policy named "{name}" is registered on this App (registered: {known})'
             ) from None
 
     @property
@@ -167,6 +185,15 @@ class App:
             )
         if hooks is not None:
             self.run_hooks(hooks)
+        approval = merged.get("require_tool_approval")
+        if approval is not None and not isinstance(approval, (bool, str)):
+            raise ConfigurationError(
+                "run option require_tool_approval must be True/False or the name of an approval policy registered "
+                "on the App (App(approval_policies={'name': predicate})): code cannot travel from a client to a "
+                f"worker, got {type(approval).__name__}"
+            )
+        if isinstance(approval, str):
+            self.approval_policy(approval)
         unknown = set(merged) - set(RunOptions.model_fields)
         if unknown:
             raise ConfigurationError(f"unknown run option(s): {', '.join(sorted(unknown))}")
@@ -179,13 +206,125 @@ class App:
         run_input = RunInput(
             run_id=run_id, agent_id=agent.id, messages=normalize_messages(messages), options=run_options
         )
-        await self.client.start_workflow(AgentRunWorkflow.run, run_input, id=run_id, task_queue=self.task_queue)
+        attributes = [
+            SearchAttributePair(search_attributes.STATUS, "running"),
+            SearchAttributePair(search_attributes.AGENT_ID, agent.id),
+        ]
+        if run_options.memory is not None:
+            attributes += [
+                SearchAttributePair(search_attributes.THREAD_ID, run_options.memory.thread),
+                SearchAttributePair(search_attributes.RESOURCE_ID, run_options.memory.resource),
+            ]
+        try:
+            await self.client.start_workflow(
+                AgentRunWorkflow.run,
+                run_input,
+                id=run_id,
+                task_queue=self.task_queue,
+                search_attributes=TypedSearchAttributes(attributes),
+            )
+        except RPCError as error:
+            if error.status == RPCStatusCode.INVALID_ARGUMENT and "search attribute" in error.message.lower():
+                names = ", ".join(key.name for key in search_attributes.ALL)
+                raise ConfigurationError(
+                    f"the Temporal namespace lacks tempo-agents' search attributes ({names}, all Keyword). "
+                    "The embedded dev server registers them; on a cluster run for each: "
+                    "temporal operator search-attribute create --name <name> --type Keyword"
+                ) from error
+            raise
         return self.attach(run_id)
 
     async def generate(self, agent_id: str, messages: MessageInput, **options: Any) -> GenerateResult:
         """Start a run and wait for its result."""
         stream = await self.stream(agent_id, messages, **options)
         return await stream.result()
+
+    async def resume_stream(
+        self, agent_id: str, resume_data: Any, *, run_id: str, tool_call_id: str | None = None
+    ) -> AgentStream:
+        """Resume a suspended call of a run (the only one, or ``tool_call_id``); returns the resumed stream."""
+        request = resume_request("resume", resume_data, tool_call_id)
+        return await send_resume(self, self.agent(agent_id), "resume_stream", run_id, request)
+
+    async def resume_generate(
+        self, agent_id: str, resume_data: Any, *, run_id: str, tool_call_id: str | None = None
+    ) -> GenerateResult:
+        """Resume and wait until the run finishes or suspends again."""
+        request = resume_request("resume", resume_data, tool_call_id)
+        stream = await send_resume(self, self.agent(agent_id), "resume_generate", run_id, request)
+        return await stream.result()
+
+    async def approve_tool_call(self, agent_id: str, *, run_id: str, tool_call_id: str | None = None) -> AgentStream:
+        """Approve a call waiting for approval: the tool runs with its original arguments."""
+        request = resume_request("approve", None, tool_call_id)
+        return await send_resume(self, self.agent(agent_id), "approve_tool_call", run_id, request)
+
+    async def decline_tool_call(
+        self, agent_id: str, *, run_id: str, tool_call_id: str | None = None, reason: str | None = None
+    ) -> AgentStream:
+        """Decline a call waiting for approval: it never runs; the model is told it was not approved."""
+        request = resume_request("decline", None, tool_call_id, reason)
+        return await send_resume(self, self.agent(agent_id), "decline_tool_call", run_id, request)
+
+    async def signal_resume(self, run_id: str, resume_data: Any, *, tool_call_id: str | None = None) -> None:
+        """Resume through a signal: fire-and-forget, for webhooks and other workflows.
+
+        Nothing is reported back; a refused or invalid resume is journaled as a ``data-error`` chunk and
+        the run keeps waiting.
+        """
+        await self.client.get_workflow_handle(run_id).signal(
+            "resume", resume_request("resume", resume_data, tool_call_id)
+        )
+
+    async def pending(self, run_id: str) -> list[PendingCall]:
+        """The calls a run waits on (its ``pending`` query)."""
+        pending: list[PendingCall] = await self.client.get_workflow_handle(run_id).query(
+            "pending", result_type=list[PendingCall]
+        )
+        return pending
+
+
+    async def list_suspended_runs(
+        self, *, thread_id: str | None = None, resource_id: str | None = None, agent_id: str | None = None
+    ) -> SuspendedRuns:
+        """Runs waiting for a person, found through Temporal visibility (no scan, no replay)."""
+        clauses = [
+            "WorkflowType = 'AgentRunWorkflow'",
+            "ExecutionStatus = 'Running'",
+            f"{search_attributes.STATUS.name} = 'suspended'",
+        ]
+        for key, value in (
+            (search_attributes.THREAD_ID, thread_id),
+            (search_attributes.RESOURCE_ID, resource_id),
+            (search_attributes.AGENT_ID, agent_id),
+        ):
+            if value is not None:
+                clauses.append(f"{key.name} = {_quote(value)}")
+        runs: list[SuspendedRun] = []
+        async for execution in self.client.list_workflows(" AND ".join(clauses)):
+            memo = await execution.memo()
+            attributes = execution.typed_search_attributes
+            pending = [PendingCall.model_validate(item) for item in memo.get("pending", [])]
+            runs.append(
+                SuspendedRun(
+                    run_id=execution.id,
+                    agent_id=attributes.get(search_attributes.AGENT_ID),
+                    thread_id=attributes.get(search_attributes.THREAD_ID),
+                    resource_id=attributes.get(search_attributes.RESOURCE_ID),
+                    suspended_at=min((p.suspended_at for p in pending), default=None),
+                    tool_calls=[
+                        SuspendedToolCall(
+                            tool_call_id=p.tool_call_id,
+                            tool_name=p.tool_name,
+                            args=p.args,
+                            requires_approval=p.requires_approval,
+                            suspend_payload=p.suspend_payload,
+                        )
+                        for p in pending
+                    ],
+                )
+            )
+        return SuspendedRuns(runs=runs, total=len(runs))
 
     def attach(self, run_id: str, *, offset: int = 0) -> AgentStream:
         """Follow any run's journal from ``offset``; works from any process that can read the store."""
@@ -206,3 +345,7 @@ class App:
             return status.name
 
         return probe
+
+
+def _quote(value: str) -> str:
+    return "'" + value.replace("\\", "\\\\").replace("'", "\\'") + "'"

@@ -70,6 +70,35 @@ class ToolErrorPayload(WireModel):
     error: str
 
 
+class ToolCallSuspendedPayload(WireModel):
+    tool_call_id: str
+    tool_name: str
+    suspend_payload: Any = None
+    args: Any = None
+    resume_schema: str = ""
+
+
+class ToolCallApprovalPayload(WireModel):
+    tool_call_id: str
+    tool_name: str
+    args: Any = None
+    resume_schema: str = ""
+
+
+class Approval(WireModel):
+    id: str
+    approved: bool
+    reason: str | None = None
+    expired: bool | None = None
+
+
+class ToolOutputDeniedPayload(WireModel):
+    tool_call_id: str
+    tool_name: str
+    args: Any = None
+    approval: Approval
+
+
 class StepResult(WireModel):
     reason: str
     is_continued: bool = False
@@ -149,6 +178,21 @@ class ToolErrorChunk(_ChunkBase):
     payload: ToolErrorPayload
 
 
+class ToolCallSuspendedChunk(_ChunkBase):
+    type: Literal["tool-call-suspended"] = "tool-call-suspended"
+    payload: ToolCallSuspendedPayload
+
+
+class ToolCallApprovalChunk(_ChunkBase):
+    type: Literal["tool-call-approval"] = "tool-call-approval"
+    payload: ToolCallApprovalPayload
+
+
+class ToolOutputDeniedChunk(_ChunkBase):
+    type: Literal["tool-output-denied"] = "tool-output-denied"
+    payload: ToolOutputDeniedPayload
+
+
 class StepFinishChunk(_ChunkBase):
     type: Literal["step-finish"] = "step-finish"
     payload: StepFinishPayload
@@ -191,6 +235,9 @@ Chunk: TypeAlias = Annotated[
     | Annotated[ToolOutputChunk, Tag("tool-output")]
     | Annotated[ToolResultChunk, Tag("tool-result")]
     | Annotated[ToolErrorChunk, Tag("tool-error")]
+    | Annotated[ToolCallSuspendedChunk, Tag("tool-call-suspended")]
+    | Annotated[ToolCallApprovalChunk, Tag("tool-call-approval")]
+    | Annotated[ToolOutputDeniedChunk, Tag("tool-output-denied")]
     | Annotated[StepFinishChunk, Tag("step-finish")]
     | Annotated[FinishChunk, Tag("finish")]
     | Annotated[ErrorChunk, Tag("error")]

@@ -14,7 +14,9 @@ from tempo_agents.agent.chunks import (
     FinishChunk,
     StepResetChunk,
     TextDeltaChunk,
+    ToolCallApprovalChunk,
     ToolCallChunk,
+    ToolCallSuspendedChunk,
     ToolResultChunk,
     chunk_from_wire,
 )
@@ -40,6 +42,9 @@ class GenerateResult:
     steps: int
     error: str | None
     chunks: list[Chunk] = field(repr=False)
+    suspend_payload: dict[str, Any] | None = None
+    """For a suspended run: ``{toolCallId, toolName, args, suspendPayload}`` of the call it waits on
+    (the last one, when several wait)."""
 
 
 class AgentStream:
@@ -166,6 +171,7 @@ def collect_result(run_id: str, chunks: list[Chunk]) -> GenerateResult:
     order: list[str] = []
     finish: FinishChunk | None = None
     error: str | None = None
+    suspend_payload: dict[str, Any] | None = None
     for chunk in chunks:
         if isinstance(chunk, TextDeltaChunk):
             if chunk.payload.id not in order:
@@ -177,6 +183,17 @@ def collect_result(run_id: str, chunks: list[Chunk]) -> GenerateResult:
             finish = chunk
         elif isinstance(chunk, ErrorChunk):
             error = chunk.payload.error
+        elif isinstance(chunk, ToolCallSuspendedChunk):
+            p = chunk.payload
+            suspend_payload = {
+                "toolCallId": p.tool_call_id,
+                "toolName": p.tool_name,
+                "args": p.args,
+                "suspendPayload": p.suspend_payload,
+            }
+        elif isinstance(chunk, ToolCallApprovalChunk):
+            p2 = chunk.payload
+            suspend_payload = {"toolCallId": p2.tool_call_id, "toolName": p2.tool_name, "args": p2.args}
     return GenerateResult(
         run_id=run_id,
         text="".join("".join(text_by_id[i]) for i in order if i in text_by_id),
@@ -187,4 +204,5 @@ def collect_result(run_id: str, chunks: list[Chunk]) -> GenerateResult:
         steps=finish.payload.output.steps if finish else 0,
         error=error,
         chunks=chunks,
+        suspend_payload=suspend_payload if finish and finish.payload.step_result.reason == "suspended" else None,
     )

@@ -53,6 +53,10 @@ class Store(ABC):
         """Chunks from ``offset`` on, in offset order, at most ``limit``."""
 
     @abstractmethod
+    async def offset_of(self, run_id: str, key: str) -> int | None:
+        """The offset of the durable chunk written with ``key``, or ``None``."""
+
+    @abstractmethod
     async def wait_for_chunks(self, run_id: str, offset: int, timeout: float) -> None:
         """Return once a chunk at ``offset`` or later may exist, or after ``timeout`` seconds."""
 

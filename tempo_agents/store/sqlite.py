@@ -126,6 +126,13 @@ class SQLiteStore(Store):
 
         return await self._run(work)
 
+    async def offset_of(self, run_id: str, key: str) -> int | None:
+        def work(db: sqlite3.Connection) -> int | None:
+            row = db.execute("SELECT seq FROM journal WHERE run_id = ? AND key = ?", (run_id, key)).fetchone()
+            return None if row is None else int(row[0])
+
+        return await self._run(work)
+
     async def wait_for_chunks(self, run_id: str, offset: int, timeout: float) -> None:
         loop = asyncio.get_running_loop()
         future: asyncio.Future[None] = loop.create_future()

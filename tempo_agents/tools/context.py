@@ -65,4 +65,8 @@ class ToolContext:
     resume_data: Any = None
     suspend_payload: Any = None
     suspend: SuspendFunction | None = None
+    expired: bool = False
+    """Set when the call is run again because its suspension reached its deadline unanswered."""
     cancelled: asyncio.Event = field(default_factory=asyncio.Event)
+    accepted_input: Any = field(default=None, repr=False)
+    """The validated input ``execute`` was called with (set by the validation pipeline)."""

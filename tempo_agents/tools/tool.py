@@ -7,6 +7,7 @@ import functools
 import inspect
 import logging
 from collections.abc import Awaitable, Callable
+from datetime import timedelta
 from typing import Any, Literal
 
 from pydantic import BaseModel
@@ -20,6 +21,7 @@ from tempo_agents.tools._validation import (
     validate_output,
 )
 from tempo_agents.tools.context import ToolContext
+from tempo_agents.tools.suspension import Suspender
 
 ExecuteFunction = Callable[..., Any]
 ApprovalPredicate = Callable[[Any, ToolContext], bool | Awaitable[bool]]
@@ -45,6 +47,7 @@ class Tool:
         to_model_output: ToModelOutput | None = None,
         output_validation: Literal["strict", "warn"] = "strict",
         title: str | None = None,
+        suspend_expires_in: timedelta | None = None,
     ) -> None:
         if not isinstance(id, str) or not id:
             raise ConfigurationError("create_tool() needs a non-empty string id")
@@ -65,6 +68,7 @@ class Tool:
         self.require_approval = require_approval
         self.to_model_output = to_model_output
         self.output_validation = output_validation
+        self.suspend_expires_in = suspend_expires_in
 
     def __repr__(self) -> str:
         return f"Tool(id={self.id!r})"
@@ -97,7 +101,10 @@ async def run_tool(tool: Tool, raw_input: Any, context: ToolContext) -> Any:
     validated, failure = validate_input(tool.id, tool.input_schema, raw_input)
     if failure is not None:
         return failure.to_result()
+    context.accepted_input = validated
     output = await call_user_function(tool.execute_fn, validated, context)
+    if isinstance(context.suspend, Suspender) and context.suspend.called:
+        return output
     if tool.output_schema is not None and output is not None:
         _, output_failure = validate_output(tool.id, tool.output_schema, output)
         if output_failure is not None:
@@ -148,12 +155,15 @@ def create_tool(
     to_model_output: ToModelOutput | None = None,
     output_validation: Literal["strict", "warn"] = "strict",
     title: str | None = None,
+    suspend_expires_in: timedelta | None = None,
 ) -> Tool:
     """Define a tool.
 
     ``execute(input, context)`` receives the validated input (an instance of ``input_schema``
     when it is a pydantic model, the validated dict for a JSON-schema dict) and a
-    :class:`ToolContext`; it may be sync or async.
+    :class:`ToolContext`; it may be sync or async. ``require_approval`` is ``True`` or a predicate
+    ``(input, context) -> bool`` (a predicate that raises means approval is required).
+    ``suspend_expires_in`` is the default deadline of this tool's suspensions and approvals.
     """
     return Tool(
         id=id,
@@ -167,4 +177,5 @@ def create_tool(
         to_model_output=to_model_output,
         output_validation=output_validation,
         title=title,
+        suspend_expires_in=suspend_expires_in,
     )

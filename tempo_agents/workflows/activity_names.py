@@ -3,3 +3,4 @@
 MODEL_STEP = "tempo_agents.model_step"
 TOOL_CALL = "tempo_agents.tool_call"
 FINISH_RUN = "tempo_agents.finish_run"
+JOURNAL = "tempo_agents.journal"

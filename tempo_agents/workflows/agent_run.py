@@ -1,7 +1,11 @@
 """AgentRunWorkflow: the durable agent loop. Workflow id == run id.
 
-Only small state lives here (step counter, usage, chunks waiting to be journaled); every model
-call and tool call is an activity, and transcripts stay in the store (DESIGN.md rules 1, 2).
+Only small state lives here (step counter, usage, waiting calls, chunks still to journal); every
+model call and tool call is an activity and transcripts stay in the store (DESIGN.md rules 1, 2).
+A run that waits for a person is blocked on ``wait_condition``: no activity, no slot, no polling.
+
+The journal of a run is cut into *segments*, each ending with a ``finish`` chunk: the first ends
+when the run finishes or suspends; every resume opens the next one.
 """
 
 from __future__ import annotations
@@ -14,19 +18,33 @@ from temporalio.common import RetryPolicy
 from temporalio.exceptions import ActivityError, ApplicationError
 
 from tempo_agents.models.usage import Usage
-from tempo_agents.workflows.activity_names import FINISH_RUN, MODEL_STEP, TOOL_CALL
+from tempo_agents.workflows import search_attributes
+from tempo_agents.workflows.activity_names import FINISH_RUN, JOURNAL, MODEL_STEP, TOOL_CALL
 from tempo_agents.workflows.payloads import (
     CarriedState,
     FinishInput,
+    JournalInput,
     JournalRecord,
     ModelStepInput,
     ModelStepResult,
+    PendingCall,
+    Resolution,
+    ResumeAccepted,
+    ResumeRequest,
     RunInput,
     RunResult,
     StepFinishNote,
     ToolCallInput,
+    ToolCallRequest,
     ToolCallResult,
 )
+from tempo_agents.workflows.resume_errors import (
+    AMBIGUOUS_TOOL_CALL,
+    INVALID_APPROVAL,
+    NOT_SUSPENDED,
+    TOOL_CALL_NOT_SUSPENDED,
+)
+from tempo_agents.workflows.search_attributes import RunStatus
 
 MODEL_STEP_TIMEOUT = timedelta(minutes=10)
 TOOL_CALL_TIMEOUT = timedelta(minutes=10)
@@ -42,20 +60,29 @@ FINISH_RETRY = RetryPolicy(initial_interval=timedelta(milliseconds=200), maximum
 
 @workflow.defn(name="AgentRunWorkflow", failure_exception_types=[Exception])
 class AgentRunWorkflow:
-    """One agent run: model step, tool calls of that step in parallel, repeat, finish."""
+    """One agent run: model step, the step's tool calls in parallel, wait for people, repeat."""
 
     @workflow.init
     def __init__(self, run_input: RunInput) -> None:
         carried = run_input.carried or CarriedState(step=0, usage=Usage())
+        self._run_input = run_input
         self._step = carried.step
         self._usage = carried.usage
+        self._segment = carried.segment
         self._pending = list(carried.pending)
         self._previous_step = carried.previous_step
-        self._status = "running"
+        self._status: RunStatus = "running"
+        self._waiting: dict[str, PendingCall] = {}
+        self._resolutions: dict[str, Resolution] = {}
+        self._answered: dict[str, PendingCall] = {}
+        self._last_closed_segment = carried.segment - 1
+        self._notes: list[JournalRecord] = []
+
+    # Queries --------------------------------------------------------------------------------
 
     @workflow.query(name="status")
     def status(self) -> str:
-        """``running``, ``completed`` or ``failed``."""
+        """``running``, ``suspended``, ``completed`` or ``failed``."""
         return self._status
 
     @workflow.query(name="steps")
@@ -68,18 +95,90 @@ class AgentRunWorkflow:
         """Token usage so far."""
         return self._usage
 
+    @workflow.query(name="pending")
+    def pending(self) -> list[PendingCall]:
+        """The calls waiting for a person (suspended calls and approval requests)."""
+        return [call for call_id, call in self._waiting.items() if call_id not in self._resolutions]
+
+    # Resume: an update (validated, acknowledged) and a signal (fire-and-forget), one path -----
+
+    @workflow.update(name="resume")
+    async def resume(self, request: ResumeRequest) -> ResumeAccepted:
+        """Answer a waiting call; returns once the segment it ends is closed in the journal."""
+        call_id = self._accept(request)
+        segment = self._segment
+        await workflow.wait_condition(lambda: self._last_closed_segment >= segment)
+        return ResumeAccepted(tool_call_id=call_id, after_key=f"finish:{segment}")
+
+    @resume.validator
+    def _validate_resume(self, request: ResumeRequest) -> None:
+        self._target(request)
+
+    @workflow.signal(name="resume")
+    def resume_signal(self, request: ResumeRequest) -> None:
+        """The same as the ``resume`` update, for callers that cannot wait for an answer."""
+        try:
+            self._accept(request)
+        except ApplicationError as error:
+            chunk = {
+                "type": "data-error",
+                "runId": self._run_input.run_id,
+                "from": "SYSTEM",
+                "data": {
+                    "kind": "resume-rejected",
+                    "code": error.type,
+                    "message": error.message,
+                    "toolCallId": request.tool_call_id,
+                },
+            }
+            self._notes.append(JournalRecord(chunk=chunk))
+
+    def _target(self, request: ResumeRequest) -> str:
+        open_calls = [call_id for call_id in self._waiting if call_id not in self._resolutions]
+        if not open_calls:
+            raise ApplicationError("run is not suspended", type=NOT_SUSPENDED, non_retryable=True)
+        if request.tool_call_id is None:
+            if len(open_calls) > 1:
+                raise ApplicationError("several calls are suspended", type=AMBIGUOUS_TOOL_CALL, non_retryable=True)
+            call_id = open_calls[0]
+        elif request.tool_call_id in open_calls:
+            call_id = request.tool_call_id
+        else:
+            raise ApplicationError(
+                f'tool call "{request.tool_call_id}" is not suspended', type=TOOL_CALL_NOT_SUSPENDED, non_retryable=True
+            )
+        if self._waiting[call_id].requires_approval and request.action == "resume":
+            data = request.data
+            if not isinstance(data, dict) or not isinstance(data.get("approved"), bool):
+                raise ApplicationError(
+                    'an approval request is answered with {"approved": true} or {"approved": false}',
+                    type=INVALID_APPROVAL,
+                    non_retryable=True,
+                )
+        return call_id
+
+    def _accept(self, request: ResumeRequest) -> str:
+        call_id = self._target(request)
+        waiting = self._waiting[call_id]
+        if waiting.requires_approval:
+            approved = request.action == "approve" or (
+                request.action == "resume" and isinstance(request.data, dict) and request.data.get("approved") is True
+            )
+            self._resolutions[call_id] = Resolution(action="approve" if approved else "decline", reason=request.reason)
+        elif request.action == "resume":
+            self._resolutions[call_id] = Resolution(action="resume", data=request.data)
+        else:
+            self._resolutions[call_id] = Resolution(action="resume", data={"approved": request.action == "approve"})
+        return call_id
+
+    # The loop -------------------------------------------------------------------------------
+
     @workflow.run
     async def run(self, run_input: RunInput) -> RunResult:
         options = run_input.options
         new_messages = run_input.messages
         if run_input.carried is None:
-            start = {
-                "type": "start",
-                "runId": run_input.run_id,
-                "from": "AGENT",
-                "payload": {"agentId": run_input.agent_id},
-            }
-            self._pending.append(JournalRecord(chunk=start, key="start"))
+            self._pending.append(self._start_record())
         try:
             while True:
                 step = self._step
@@ -100,26 +199,16 @@ class AgentRunWorkflow:
                 )
                 new_messages, self._pending, self._previous_step = [], [], None
                 self._usage = self._usage + result.usage
-                if result.tool_calls:
-                    await asyncio.gather(
-                        *(
-                            workflow.execute_activity(
-                                TOOL_CALL,
-                                ToolCallInput(
-                                    run_id=run_input.run_id,
-                                    agent_id=run_input.agent_id,
-                                    step=step,
-                                    call=call,
-                                    options=options,
-                                ),
-                                result_type=ToolCallResult,
-                                start_to_close_timeout=TOOL_CALL_TIMEOUT,
-                                retry_policy=TOOL_CALL_RETRY,
-                            )
-                            for call in result.tool_calls
+                await self._run_calls(
+                    [
+                        ToolCallInput(
+                            run_id=run_input.run_id, agent_id=run_input.agent_id, step=step, call=call, options=options
                         )
-                    )
+                        for call in result.tool_calls
+                    ]
+                )
                 self._step = step + 1
+                await self._wait_for_people(step, result.usage)
                 called_tools = bool(result.tool_calls) or result.answered_calls > 0
                 if not called_tools:
                     reason = result.finish_reason
@@ -128,10 +217,17 @@ class AgentRunWorkflow:
                 else:
                     reason = ""
                 self._previous_step = StepFinishNote(
-                    step=step, reason=result.finish_reason, usage=result.usage, is_continued=not reason
+                    step=step,
+                    reason=result.finish_reason,
+                    usage=result.usage,
+                    is_continued=not reason,
+                    segment=self._segment,
                 )
                 if reason:
-                    return await self._finish(run_input, reason)
+                    self._set_status("completed")
+                    await self._close_segment(reason)
+                    await workflow.wait_condition(workflow.all_handlers_finished)
+                    return RunResult(run_id=run_input.run_id, finish_reason=reason, usage=self._usage, steps=self._step)
                 if workflow.info().is_continue_as_new_suggested():
                     await workflow.wait_condition(workflow.all_handlers_finished)
                     workflow.continue_as_new(
@@ -143,6 +239,7 @@ class AgentRunWorkflow:
                             carried=CarriedState(
                                 step=self._step,
                                 usage=self._usage,
+                                segment=self._segment,
                                 pending=self._pending,
                                 previous_step=self._previous_step,
                             ),
@@ -150,10 +247,127 @@ class AgentRunWorkflow:
                     )
         except ActivityError as error:
             message = _failure_message(error)
-            await self._finish(run_input, "error", error=message)
+            self._set_status("failed")
+            await self._close_segment("error", error=message)
+
             raise ApplicationError(message, type="AgentRunFailed", non_retryable=True) from error
 
-    async def _finish(self, run_input: RunInput, reason: str, *, error: str | None = None) -> RunResult:
+    async def _run_calls(self, inputs: list[ToolCallInput]) -> None:
+        results = await asyncio.gather(
+            *(
+                workflow.execute_activity(
+                    TOOL_CALL,
+                    call_input,
+                    result_type=ToolCallResult,
+                    start_to_close_timeout=TOOL_CALL_TIMEOUT,
+                    retry_policy=TOOL_CALL_RETRY,
+                )
+                for call_input in inputs
+            )
+        )
+        now = workflow.now()
+        for call_input, result in zip(inputs, results, strict=True):
+            call = call_input.call
+            if result.status == "suspended" and result.suspension is not None:
+                suspension = result.suspension
+                expires = suspension.expires_in_seconds
+                self._waiting[call.tool_call_id] = PendingCall(
+                    tool_call_id=call.tool_call_id,
+                    tool_name=call.tool_name,
+                    args=call.args,
+                    suspend_payload=suspension.suspend_payload,
+                    requires_approval=suspension.kind == "approval",
+                    resume_schema=suspension.resume_schema,
+                    suspended_at=now,
+                    expires_at=None if expires is None else now + timedelta(seconds=expires),
+                    round=call_input.round,
+                    step=call_input.step,
+                    input_snapshot=suspension.input_snapshot,
+                )
+            elif result.status == "resume-rejected":
+                self._waiting[call.tool_call_id] = self._answered[call.tool_call_id]
+
+    async def _wait_for_people(self, step: int, usage: Usage) -> None:
+        while self._waiting:
+            if not self._resolutions:
+                self._previous_step = StepFinishNote(
+                    step=step, reason="suspended", usage=usage, is_continued=False, segment=self._segment
+                )
+                self._set_status("suspended")
+                await self._close_segment("suspended")
+                while not self._resolutions:
+                    await self._sleep_until_answered()
+                    records, self._notes = self._notes, []
+                    await self._journal(records)
+
+            batch, self._resolutions = self._resolutions, {}
+            self._answered = {call_id: self._waiting.pop(call_id) for call_id in batch}
+            if self._last_closed_segment == self._segment:
+                self._segment += 1
+                self._pending.append(self._start_record())
+            self._set_status("running")
+            records, self._pending = self._pending, []
+            await self._journal(records)
+            await self._run_calls(
+                [
+                    ToolCallInput(
+                        run_id=self._run_input.run_id,
+                        agent_id=self._run_input.agent_id,
+                        step=waiting.step,
+                        call=ToolCallRequest(
+                            tool_call_id=waiting.tool_call_id, tool_name=waiting.tool_name, args=waiting.args
+                        ),
+                        options=self._run_input.options,
+                        round=waiting.round + 1,
+                        resolution=batch[call_id],
+                        suspend_payload=waiting.suspend_payload,
+                        input_snapshot=waiting.input_snapshot,
+                    )
+                    for call_id, waiting in self._answered.items()
+                ]
+            )
+
+    async def _sleep_until_answered(self) -> None:
+        while not self._resolutions and not self._notes:
+            deadlines = [call.expires_at for call in self._waiting.values() if call.expires_at is not None]
+            timeout = None
+            if deadlines:
+                timeout = max(timedelta(0), min(deadlines) - workflow.now())
+            try:
+                await workflow.wait_condition(lambda: bool(self._resolutions or self._notes), timeout=timeout)
+            except TimeoutError:
+                now = workflow.now()
+                for call_id, call in self._waiting.items():
+                    if call.expires_at is not None and call.expires_at <= now:
+                        self._resolutions[call_id] = Resolution(
+                            action="decline" if call.requires_approval else "expire", expired=True
+                        )
+
+
+    def _start_record(self) -> JournalRecord:
+        run_input = self._run_input
+        chunk = {
+            "type": "start",
+            "runId": run_input.run_id,
+            "from": "AGENT",
+            "payload": {"agentId": run_input.agent_id},
+        }
+        return JournalRecord(chunk=chunk, key=f"start:{self._segment}")
+
+    async def _journal(self, records: list[JournalRecord]) -> None:
+        if records:
+            await workflow.execute_local_activity(
+                JOURNAL,
+                JournalInput(run_id=self._run_input.run_id, records=records),
+                start_to_close_timeout=FINISH_TIMEOUT,
+                retry_policy=FINISH_RETRY,
+            )
+
+    async def _close_segment(self, reason: str, *, error: str | None = None) -> None:
+        run_input = self._run_input
+        records = [*self._pending, *self._notes]
+        previous_step = self._previous_step
+        self._pending, self._notes, self._previous_step = [], [], None
         await workflow.execute_activity(
             FINISH_RUN,
             FinishInput(
@@ -163,19 +377,21 @@ class AgentRunWorkflow:
                 reason=reason,
                 usage=self._usage,
                 steps=self._step,
+                segment=self._segment,
                 error=error,
-                pending=self._pending,
-                previous_step=self._previous_step,
+                pending=records,
+                previous_step=previous_step,
             ),
             start_to_close_timeout=FINISH_TIMEOUT,
             retry_policy=FINISH_RETRY,
         )
-        self._pending, self._previous_step = [], None
-        self._status = "failed" if error is not None else "completed"
-        await workflow.wait_condition(workflow.all_handlers_finished)
-        return RunResult(
-            run_id=run_input.run_id, finish_reason=reason, usage=self._usage, steps=self._step, error=error
-        )
+        self._last_closed_segment = self._segment
+
+    def _set_status(self, status: RunStatus) -> None:
+        if status != self._status:
+            self._status = status
+            workflow.upsert_search_attributes([search_attributes.STATUS.value_set(status)])
+            workflow.upsert_memo({"pending": [call.to_wire() for call in self.pending()]})
 
 
 def _failure_message(error: ActivityError) -> str:

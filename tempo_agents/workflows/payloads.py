@@ -6,6 +6,7 @@ travel by run id; these models carry ids, names, arguments, counters and usage.
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any, Literal
 
 from pydantic import ConfigDict, Field
@@ -35,6 +36,8 @@ class RunOptions(WireModel):
     memory: MemoryRef | None = None
     hooks: str | None = None
     model_settings: dict[str, Any] = Field(default_factory=dict)
+    require_tool_approval: bool | str = False
+    """``True`` for every call, or the name of an approval policy registered on the App."""
 
 
 class JournalRecord(WireModel):
@@ -51,6 +54,7 @@ class StepFinishNote(WireModel):
     reason: str
     usage: Usage
     is_continued: bool
+    segment: int = 0
 
 
 class CarriedState(WireModel):
@@ -58,6 +62,7 @@ class CarriedState(WireModel):
 
     step: int
     usage: Usage
+    segment: int = 0
     pending: list[JournalRecord] = Field(default_factory=list)
     previous_step: StepFinishNote | None = None
 
@@ -102,24 +107,81 @@ class ModelStepResult(WireModel):
     """Calls the step already answered with an error (unknown tool, unparseable arguments)."""
 
 
+class Resolution(WireModel):
+    """How a suspended call or an approval request is answered."""
+
+    action: Literal["resume", "approve", "decline", "expire"]
+    data: Any = None
+    reason: str | None = None
+    expired: bool = False
+
+
 class ToolCallInput(WireModel):
-    """Input of the tool-call activity."""
+    """Input of the tool-call activity. ``round`` counts how often the call was resumed."""
 
     run_id: str
     agent_id: str
     step: int
     call: ToolCallRequest
     options: RunOptions
+    round: int = 0
+    resolution: Resolution | None = None
+    suspend_payload: Any = None
+    input_snapshot: Any = None
+
+
+class Suspension(WireModel):
+    """A call that stopped to wait for a person."""
+
+    kind: Literal["suspension", "approval"]
+    suspend_payload: Any = None
+    resume_schema: str = ""
+    input_snapshot: Any = None
+    expires_in_seconds: float | None = None
 
 
 class ToolCallResult(WireModel):
     """How a tool call ended; its output is in the journal and the transcript."""
 
-    status: Literal["result", "error"]
+    status: Literal["result", "error", "suspended", "resume-rejected"]
+    suspension: Suspension | None = None
+    message: str | None = None
+
+
+class PendingCall(WireModel):
+    """A suspended call or approval request of a waiting run, as the ``pending`` query shows it."""
+
+    tool_call_id: str
+    tool_name: str
+    args: Any = None
+    suspend_payload: Any = None
+    requires_approval: bool = False
+    resume_schema: str = ""
+    suspended_at: datetime
+    expires_at: datetime | None = None
+    round: int = 0
+    step: int = 0
+    input_snapshot: Any = None
+
+
+class ResumeRequest(WireModel):
+    """The ``resume`` update and signal: answer one pending call (or the only one)."""
+
+    tool_call_id: str | None = None
+    action: Literal["resume", "approve", "decline"] = "resume"
+    data: Any = None
+    reason: str | None = None
+
+
+class ResumeAccepted(WireModel):
+    """The ``resume`` update's result: the call it answered and the chunk the resumed stream follows."""
+
+    tool_call_id: str
+    after_key: str
 
 
 class FinishInput(WireModel):
-    """Input of the finish activity, which writes the last chunks and saves memory."""
+    """Input of the finish activity, which writes the last chunks of a segment and saves memory."""
 
     run_id: str
     agent_id: str
@@ -127,6 +189,7 @@ class FinishInput(WireModel):
     reason: str
     usage: Usage
     steps: int
+    segment: int = 0
     error: str | None = None
     pending: list[JournalRecord] = Field(default_factory=list)
     previous_step: StepFinishNote | None = None
@@ -140,3 +203,10 @@ class RunResult(WireModel):
     usage: Usage
     steps: int
     error: str | None = None
+
+
+class JournalInput(WireModel):
+    """Input of the journal local activity: chunks only the workflow knows of."""
+
+    run_id: str
+    records: list[JournalRecord]

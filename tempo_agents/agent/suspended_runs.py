@@ -1,0 +1,34 @@
+"""The ``list_suspended_runs`` result: runs waiting for a person, found through visibility."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any, Literal
+
+from pydantic import Field
+
+from tempo_agents._wire import WireModel
+
+
+class SuspendedToolCall(WireModel):
+    tool_call_id: str
+    tool_name: str
+    args: Any = None
+    requires_approval: bool = False
+    suspend_payload: Any = None
+
+
+class SuspendedRun(WireModel):
+    run_id: str
+    status: Literal["suspended"] = "suspended"
+    workflow_name: str = "AgentRunWorkflow"
+    agent_id: str | None = None
+    thread_id: str | None = None
+    resource_id: str | None = None
+    suspended_at: datetime | None = None
+    tool_calls: list[SuspendedToolCall] = Field(default_factory=list)
+
+
+class SuspendedRuns(WireModel):
+    runs: list[SuspendedRun]
+    total: int

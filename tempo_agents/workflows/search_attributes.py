@@ -1,0 +1,18 @@
+"""Search attributes that let dashboards find runs through visibility, without scanning."""
+
+from __future__ import annotations
+
+from typing import Literal, TypeAlias
+
+from temporalio.common import SearchAttributeKey
+
+RunStatus: TypeAlias = Literal["running", "suspended", "completed", "failed"]
+
+STATUS = SearchAttributeKey.for_keyword("TempoAgentStatus")
+"""``running``, ``suspended`` (waiting for a person), ``completed`` or ``failed``."""
+AGENT_ID = SearchAttributeKey.for_keyword("TempoAgentId")
+THREAD_ID = SearchAttributeKey.for_keyword("TempoAgentThread")
+RESOURCE_ID = SearchAttributeKey.for_keyword("TempoAgentResource")
+
+ALL = (STATUS, AGENT_ID, THREAD_ID, RESOURCE_ID)
+"""Every attribute a namespace needs (all of type Keyword)."""
