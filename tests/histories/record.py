@@ -1,0 +1,83 @@
+"""Records the committed histories replayed by tests/test_replay.py.
+
+Run ``python -m tests.histories.record`` after an intentional, patched change to AgentRunWorkflow;
+never re-record to make a failing replay pass.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import shutil
+import tempfile
+import uuid
+from pathlib import Path
+from typing import Any
+
+from temporalio.contrib.pydantic import pydantic_data_converter
+from temporalio.testing import WorkflowEnvironment
+
+from tempo_agents import Agent, App, ScriptedModel, ScriptedResponse, ScriptedToolCall, ToolContext, create_tool
+from tempo_agents.workflows import search_attributes
+
+HERE = Path(__file__).parent
+
+
+async def charge(data: dict[str, Any], ctx: ToolContext) -> Any:
+    assert ctx.suspend is not None
+    if ctx.resume_data is None:
+        return await ctx.suspend({"phase": "confirm", "amount": data["amount"]})
+    return {"charged": data["amount"] if ctx.resume_data.get("confirmed") else 0}
+
+
+def agents() -> list[Agent]:
+    suspend_model = ScriptedModel(
+        [
+            ScriptedResponse(text="Charging.", tool_calls=[ScriptedToolCall("charge", {"amount": 990}, id="call-1")]),
+            ScriptedResponse(text="Charged."),
+        ]
+    )
+    approval_model = ScriptedModel(
+        [
+            ScriptedResponse(
+                tool_calls=[
+                    ScriptedToolCall("delete", {"path": "a"}, id="del-a"),
+                    ScriptedToolCall("delete", {"path": "b"}, id="del-b"),
+                ]
+            ),
+            ScriptedResponse(text="One deleted, one kept."),
+        ]
+    )
+    delete = create_tool(id="delete", description="Deletes a file", execute=lambda d: f"deleted {d['path']}",
+                         require_approval=True)
+    return [
+        Agent(id="suspender", model=suspend_model, tools={"charge": create_tool(id="charge", description="Charges",
+                                                                                execute=charge)}),
+        Agent(id="approver", model=approval_model, tools={"delete": delete}),
+    ]
+
+
+async def main() -> None:
+    env = await WorkflowEnvironment.start_local(
+        dev_server_existing_path=shutil.which("temporal"),
+        data_converter=pydantic_data_converter,
+        search_attributes=search_attributes.ALL,
+        ui=False,
+    )
+    with tempfile.TemporaryDirectory() as folder:
+        app = App(agents=agents(), store=f"sqlite:///{folder}/store.db", task_queue=f"tq-{uuid.uuid4()}",
+                  client=env.client)
+        async with app.worker():
+            first = await app.agent("suspender").generate("charge me", run_id="suspend-resume")
+            await app.agent("suspender").resume_generate({"confirmed": True}, run_id=first.run_id)
+            second = await app.agent("approver").generate("delete both", run_id="approve-decline")
+            await app.agent("approver").approve_tool_call_generate(run_id=second.run_id, tool_call_id="del-a")
+            await app.agent("approver").decline_tool_call_generate(run_id=second.run_id, tool_call_id="del-b")
+            for run_id in (first.run_id, second.run_id):
+                history = await app.client.get_workflow_handle(run_id).fetch_history()
+                (HERE / f"{run_id}.json").write_text(history.to_json())
+                print(f"wrote tests/histories/{run_id}.json ({len(history.events)} events)")
+    await env.shutdown()
+
+
+if __name__ == "__main__":
+    asyncio.run(main())
