@@ -36,10 +36,14 @@ async def skipping_env() -> AsyncIterator[WorkflowEnvironment]:
 
 
 def make_app(env: WorkflowEnvironment, tmp_path: Path, agent: Agent) -> App:
-    return App(agents=[agent], store=f"sqlite:///{tmp_path / 's.db'}", task_queue=f"tq-{uuid.uuid4()}", client=env.client)
+    return App(
+        agents=[agent], store=f"sqlite:///{tmp_path / 's.db'}", task_queue=f"tq-{uuid.uuid4()}", client=env.client
+    )
 
 
-async def test_suspension_deadline_reruns_the_tool_as_expired(skipping_env: WorkflowEnvironment, tmp_path: Path) -> None:
+async def test_suspension_deadline_reruns_the_tool_as_expired(
+    skipping_env: WorkflowEnvironment, tmp_path: Path
+) -> None:
     seen: list[tuple[Any, bool]] = []
 
     async def execute(data: dict[str, Any], ctx: ToolContext) -> Any:
@@ -79,9 +83,13 @@ async def test_suspension_deadline_reruns_the_tool_as_expired(skipping_env: Work
     assert elapsed < 60
 
 
-async def test_approval_deadline_declines_with_a_clear_result(skipping_env: WorkflowEnvironment, tmp_path: Path) -> None:
+async def test_approval_deadline_declines_with_a_clear_result(
+    skipping_env: WorkflowEnvironment, tmp_path: Path
+) -> None:
     executions: list[int] = []
-    tool = create_tool(id="delete", description="Deletes", execute=lambda d: executions.append(1), require_approval=True)
+    tool = create_tool(
+        id="delete", description="Deletes", execute=lambda d: executions.append(1), require_approval=True
+    )
     model = ScriptedModel(
         [ScriptedResponse(tool_calls=[ScriptedToolCall("delete", {})]), ScriptedResponse(text="Not deleted.")]
     )

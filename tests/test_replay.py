@@ -46,5 +46,5 @@ class ChangedAgentRunWorkflow:
 
 async def test_an_incompatible_change_fails_replay() -> None:
     replayer = Replayer(workflows=[ChangedAgentRunWorkflow], data_converter=TempoAgentsPlugin().data_converter)  # type: ignore[arg-type]
-    with pytest.raises(Exception, match="[Nn]ondeterminism|[Nn]on-determinism"):
+    with pytest.raises(Exception, match=r"[Nn]ondeterminism|[Nn]on-determinism"):
         await replayer.replay_workflow(load(HISTORIES[0]))

@@ -19,11 +19,15 @@ async def test_many_suspended_runs_resume_and_complete(make_app: AppFactory) -> 
         return f"{data['n']}: {ctx.resume_data}"
 
     model = ScriptedModel(
-        lambda r: ScriptedResponse(tool_calls=[ScriptedToolCall("ask", {"n": r.run_id})])
-        if r.step == 0
-        else ScriptedResponse(text="thanks")
+        lambda r: (
+            ScriptedResponse(tool_calls=[ScriptedToolCall("ask", {"n": r.run_id})])
+            if r.step == 0
+            else ScriptedResponse(text="thanks")
+        )
     )
-    app = make_app([Agent(id="many", model=model, tools={"ask": create_tool(id="ask", description="Ask", execute=ask)})])
+    app = make_app(
+        [Agent(id="many", model=model, tools={"ask": create_tool(id="ask", description="Ask", execute=ask)})]
+    )
     async with running_worker(app):
         streams = await asyncio.gather(*(app.agent("many").stream("go", run_id=f"many-{i}") for i in range(RUNS)))
         firsts = await asyncio.gather(*(s.result() for s in streams))
@@ -34,8 +38,6 @@ async def test_many_suspended_runs_resume_and_complete(make_app: AppFactory) -> 
                 break
             await asyncio.sleep(0.1)
         assert listed.total == RUNS
-        resumed = await asyncio.gather(
-            *(app.agent("many").resume_generate("yes", run_id=f.run_id) for f in firsts)
-        )
+        resumed = await asyncio.gather(*(app.agent("many").resume_generate("yes", run_id=f.run_id) for f in firsts))
     assert {r.finish_reason for r in resumed} == {"stop"}
     assert sorted(r.tool_results[0].payload.result for r in resumed) == sorted(f"many-{i}: yes" for i in range(RUNS))

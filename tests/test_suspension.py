@@ -13,7 +13,6 @@ from temporalio.client import WorkflowExecutionStatus
 from tempo_agents import Agent, App, ScriptedModel, ScriptedResponse, ScriptedToolCall, ToolContext, create_tool
 from tempo_agents.agent.approval import ApprovalRequest
 from tempo_agents.agent.chunks import ToolCallApprovalChunk, ToolCallSuspendedChunk, ToolOutputDeniedChunk
-
 from tempo_agents.errors import ResumeError, ResumeValidationError
 from tempo_agents.workflows import search_attributes
 from tests.conftest import AppFactory, running_worker

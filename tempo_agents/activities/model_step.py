@@ -89,7 +89,7 @@ async def run_model_step(app: App, step_input: ModelStepInput) -> ModelStepResul
         run_id=run_id,
         step=step,
         messages=messages,
-        tools=agent.tool_definitions(options.active_tools),
+        tools=agent.tool_definitions(options.active_tools, auto_resume=options.auto_resume_suspended_tools),
         tool_choice=options.tool_choice,
         settings=options.model_settings,
     )

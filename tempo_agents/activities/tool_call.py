@@ -6,9 +6,12 @@ import asyncio
 from typing import TYPE_CHECKING, Any
 
 from temporalio import activity
+from temporalio.client import WorkflowUpdateFailedError
+from temporalio.service import RPCError
 
 from tempo_agents.activities._journal import JournalToolWriter, RunJournal, to_jsonable
 from tempo_agents.agent.approval import ApprovalRequest
+from tempo_agents.agent.auto_resume import is_eligible, split_resume_fields
 from tempo_agents.agent.hooks import merge_hooks, run_with_hooks
 from tempo_agents.models.messages import Message, ToolResultPart
 from tempo_agents.store.base import ChunkWrite, TranscriptEntry
@@ -22,7 +25,14 @@ from tempo_agents.tools.suspension import (
     schema_string,
 )
 from tempo_agents.tools.tool import Tool, call_user_function
-from tempo_agents.workflows.payloads import Suspension, ToolCallInput, ToolCallResult
+from tempo_agents.workflows.payloads import (
+    HandoffAccepted,
+    HandoffRequest,
+    Resolution,
+    Suspension,
+    ToolCallInput,
+    ToolCallResult,
+)
 
 if TYPE_CHECKING:
     from tempo_agents.agent.agent import Agent
@@ -87,13 +97,34 @@ async def run_tool_call(app: App, call_input: ToolCallInput) -> ToolCallResult:
         reason = APPROVAL_EXPIRED_RESULT if expired else (resolution.reason or DECLINED_RESULT)
         return await run.declined(reason, expired=expired)
 
+    if resolution is not None and resolution.action == "handoff":
+        taken_by = resolution.data.get("runId") if isinstance(resolution.data, dict) else None
+        return await run.result({"resumedInRunId": taken_by}, {"resumedInRunId": taken_by})
+
     context = _context(run, call_input)
+    raw_input: Any = call_input.input_snapshot if call_input.input_snapshot is not None else call_input.call.args
+    if call_input.options.auto_resume_suspended_tools and resolution is None and is_eligible(run.tool):
+        raw_input, suspended_run_id, resume_data = split_resume_fields(raw_input)
+        if resume_data is not None:
+            _, failure = validate_resume_data(run.tool.id, run.tool.resume_schema, resume_data)
+            if failure is not None:
+                return await run.result(failure.to_result(), failure.to_result())
+            try:
+                taken = await _take_over(run, suspended_run_id)
+            except LookupError as error:
+                return await run.error(str(error))
+            raw_input = taken.input_snapshot if taken.input_snapshot is not None else taken.args
+            context.resume_data = resume_data
+            context.suspend_payload = taken.suspend_payload
+            resolution = Resolution(action="resume", data=resume_data)
+
     if resolution is None and await _needs_approval(run, context):
         chunk = run.journal.chunk(
             "tool-call-approval",
             {**run.base, "args": call_input.call.args, "resumeSchema": schema_string(APPROVAL_RESUME_SCHEMA)},
         )
         await run.journal.write([ChunkWrite(chunk, f"{run.round_key}:tool-call-approval")])
+        await _mark_waiting(run, {"awaitingApproval": True, "runId": call_input.run_id})
         return ToolCallResult(
             status="suspended",
             suspension=Suspension(
@@ -102,7 +133,7 @@ async def run_tool_call(app: App, call_input: ToolCallInput) -> ToolCallResult:
             ),
         )
 
-    if resolution is not None and resolution.action == "resume":
+    if resolution is not None and resolution.action == "resume" and context.resume_data is None:
         _, failure = validate_resume_data(run.tool.id, run.tool.resume_schema, resolution.data)
         if failure is not None:
             return await _reject_resume(run, failure.message)
@@ -118,7 +149,6 @@ async def run_tool_call(app: App, call_input: ToolCallInput) -> ToolCallResult:
     context.suspend = suspender
     hooks = merge_hooks(run.agent.hooks, app.run_hooks(call_input.options.hooks))
     metadata = {"agent_id": run.agent.id, "agent_name": run.agent.name}
-    raw_input = call_input.input_snapshot if call_input.input_snapshot is not None else call_input.call.args
     try:
         output = await _watch_cancellation(
             run_with_hooks(run.tool, call_input.call.tool_name, raw_input, context, hooks, metadata), context
@@ -190,6 +220,7 @@ async def _suspended(run: _Call, context: ToolContext, suspender: Suspender) -> 
         {**run.base, "suspendPayload": payload, "args": call.args, "resumeSchema": resume_schema},
     )
     await run.journal.write([ChunkWrite(chunk, f"{run.round_key}:tool-call-suspended")])
+    await _mark_waiting(run, {"suspended": True, "runId": run.input.run_id, "suspendPayload": payload})
     return ToolCallResult(
         status="suspended",
         suspension=Suspension(
@@ -212,6 +243,42 @@ async def _reject_resume(run: _Call, message: str) -> ToolCallResult:
     attempt_key = activity.info().activity_id if activity.in_activity() else "direct"
     await run.journal.write([ChunkWrite(chunk, f"{run.round_key}:resume-rejected:{attempt_key}")])
     return ToolCallResult(status="resume-rejected", message=message)
+
+
+async def _mark_waiting(run: _Call, marker: dict[str, Any]) -> None:
+    """Until it is answered, the call's place in the transcript says it waits (and in which run)."""
+    call = run.input.call
+    index = _call_index(run.transcript, run.input.step, call.tool_call_id)
+    part = ToolResultPart(tool_call_id=call.tool_call_id, tool_name=call.tool_name, result=marker)
+    message = Message(role="tool", content=[part]).to_wire()
+    await run.app.store.put_transcript(
+        run.input.run_id, [TranscriptEntry(run.input.step, f"tool-{index:04d}", 1 + index, message)]
+    )
+
+
+async def _take_over(run: _Call, suspended_run_id: str | None) -> HandoffAccepted:
+    """Auto-resume: take a suspended call of this tool over from an earlier run of the same thread."""
+    options = run.input.options
+    tool_name = run.input.call.tool_name
+    candidates = [suspended_run_id] if suspended_run_id else []
+    if not candidates and options.memory is not None:
+        listed = await run.app.list_suspended_runs(thread_id=options.memory.thread, resource_id=options.memory.resource)
+        candidates = [r.run_id for r in listed.runs if any(c.tool_name == tool_name for c in r.tool_calls)]
+    for candidate in candidates:
+        if candidate == run.input.run_id:
+            continue
+        try:
+            accepted: HandoffAccepted = await run.app.client.get_workflow_handle(candidate).execute_update(
+                "handoff",
+                HandoffRequest(tool_name=tool_name, by_run_id=run.input.run_id),
+                id=f"handoff:{run.input.run_id}:{run.input.call.tool_call_id}",
+                result_type=HandoffAccepted,
+            )
+        except (WorkflowUpdateFailedError, RPCError):
+            continue
+        return accepted
+
+    raise LookupError(f'No suspended call of tool "{tool_name}" was found on this thread to resume.')
 
 
 def _seconds(duration: Any) -> float | None:

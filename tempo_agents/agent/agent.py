@@ -6,6 +6,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any, TypeAlias
 
+from tempo_agents.agent.auto_resume import is_eligible, with_resume_fields
 from tempo_agents.agent.hooks import ToolHooks
 from tempo_agents.agent.naming import sanitize_tool_names
 from tempo_agents.errors import ConfigurationError
@@ -133,13 +134,13 @@ class Agent:
             return list(self.tools)
         return [name for name in self.tools if name in active_tools]
 
-    def tool_definitions(self, active_tools: list[str] | None) -> list[ToolDefinition]:
-        """What the model is offered for this run."""
-        return [
-            ToolDefinition(
-                name=name,
-                description=self.tools[name].description,
-                input_schema=self.tools[name].model_input_schema(),
-            )
-            for name in self.active_tool_names(active_tools)
-        ]
+    def tool_definitions(self, active_tools: list[str] | None, *, auto_resume: bool = False) -> list[ToolDefinition]:
+        """What the model is offered for this run (with the auto-resume fields when asked)."""
+        definitions = []
+        for name in self.active_tool_names(active_tools):
+            tool = self.tools[name]
+            schema = tool.model_input_schema()
+            if auto_resume and is_eligible(tool):
+                schema = with_resume_fields(tool, schema)
+            definitions.append(ToolDefinition(name=name, description=tool.description, input_schema=schema))
+        return definitions

@@ -194,6 +194,11 @@ class App:
             )
         if isinstance(approval, str):
             self.approval_policy(approval)
+        if merged.get("auto_resume_suspended_tools") and merged.get("memory") is None:
+            raise ConfigurationError(
+                'auto_resume_suspended_tools needs memory: pass memory={"thread": ..., "resource": ...}'
+            )
+
         unknown = set(merged) - set(RunOptions.model_fields)
         if unknown:
             raise ConfigurationError(f"unknown run option(s): {', '.join(sorted(unknown))}")
@@ -282,7 +287,6 @@ class App:
             "pending", result_type=list[PendingCall]
         )
         return pending
-
 
     async def list_suspended_runs(
         self, *, thread_id: str | None = None, resource_id: str | None = None, agent_id: str | None = None

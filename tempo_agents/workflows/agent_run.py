@@ -23,6 +23,8 @@ from tempo_agents.workflows.activity_names import FINISH_RUN, JOURNAL, MODEL_STE
 from tempo_agents.workflows.payloads import (
     CarriedState,
     FinishInput,
+    HandoffAccepted,
+    HandoffRequest,
     JournalInput,
     JournalRecord,
     ModelStepInput,
@@ -75,6 +77,7 @@ class AgentRunWorkflow:
         self._waiting: dict[str, PendingCall] = {}
         self._resolutions: dict[str, Resolution] = {}
         self._answered: dict[str, PendingCall] = {}
+        self._handed_off = False
         self._last_closed_segment = carried.segment - 1
         self._notes: list[JournalRecord] = []
 
@@ -132,6 +135,34 @@ class AgentRunWorkflow:
                 },
             }
             self._notes.append(JournalRecord(chunk=chunk))
+
+    @workflow.update(name="handoff")
+    async def handoff(self, request: HandoffRequest) -> HandoffAccepted:
+        """Give a suspended call to a later run of the thread (auto-resume); this run then ends."""
+        call_id = self._handoff_target(request)
+        waiting = self._waiting[call_id]
+        self._resolutions[call_id] = Resolution(action="handoff", data={"runId": request.by_run_id})
+        return HandoffAccepted(
+            tool_call_id=call_id,
+            tool_name=waiting.tool_name,
+            args=waiting.args,
+            suspend_payload=waiting.suspend_payload,
+            input_snapshot=waiting.input_snapshot,
+        )
+
+    @handoff.validator
+    def _validate_handoff(self, request: HandoffRequest) -> None:
+        self._handoff_target(request)
+
+    def _handoff_target(self, request: HandoffRequest) -> str:
+        for call_id, waiting in self._waiting.items():
+            open_call = call_id not in self._resolutions and not waiting.requires_approval
+            if open_call and waiting.tool_name == request.tool_name:
+                return call_id
+
+        raise ApplicationError(
+            f'no suspended call of tool "{request.tool_name}"', type=TOOL_CALL_NOT_SUSPENDED, non_retryable=True
+        )
 
     def _target(self, request: ResumeRequest) -> str:
         open_calls = [call_id for call_id in self._waiting if call_id not in self._resolutions]
@@ -210,7 +241,9 @@ class AgentRunWorkflow:
                 self._step = step + 1
                 await self._wait_for_people(step, result.usage)
                 called_tools = bool(result.tool_calls) or result.answered_calls > 0
-                if not called_tools:
+                if self._handed_off:
+                    reason = "handed-off"
+                elif not called_tools:
                     reason = result.finish_reason
                 elif self._step >= options.max_steps:
                     reason = "length"
@@ -301,6 +334,8 @@ class AgentRunWorkflow:
                     await self._journal(records)
 
             batch, self._resolutions = self._resolutions, {}
+            self._handed_off = self._handed_off or any(r.action == "handoff" for r in batch.values())
+
             self._answered = {call_id: self._waiting.pop(call_id) for call_id in batch}
             if self._last_closed_segment == self._segment:
                 self._segment += 1
@@ -342,7 +377,6 @@ class AgentRunWorkflow:
                         self._resolutions[call_id] = Resolution(
                             action="decline" if call.requires_approval else "expire", expired=True
                         )
-
 
     def _start_record(self) -> JournalRecord:
         run_input = self._run_input

@@ -38,6 +38,8 @@ class RunOptions(WireModel):
     model_settings: dict[str, Any] = Field(default_factory=dict)
     require_tool_approval: bool | str = False
     """``True`` for every call, or the name of an approval policy registered on the App."""
+    auto_resume_suspended_tools: bool = False
+    """Let the user's next message on the thread resume a suspended call (needs ``memory``)."""
 
 
 class JournalRecord(WireModel):
@@ -110,7 +112,7 @@ class ModelStepResult(WireModel):
 class Resolution(WireModel):
     """How a suspended call or an approval request is answered."""
 
-    action: Literal["resume", "approve", "decline", "expire"]
+    action: Literal["resume", "approve", "decline", "expire", "handoff"]
     data: Any = None
     reason: str | None = None
     expired: bool = False
@@ -168,7 +170,7 @@ class ResumeRequest(WireModel):
     """The ``resume`` update and signal: answer one pending call (or the only one)."""
 
     tool_call_id: str | None = None
-    action: Literal["resume", "approve", "decline"] = "resume"
+    action: Literal["resume", "approve", "decline", "handoff"] = "resume"
     data: Any = None
     reason: str | None = None
 
@@ -193,6 +195,23 @@ class FinishInput(WireModel):
     error: str | None = None
     pending: list[JournalRecord] = Field(default_factory=list)
     previous_step: StepFinishNote | None = None
+
+
+class HandoffRequest(WireModel):
+    """The ``handoff`` update: a later run of the thread takes over a suspended call of this tool."""
+
+    tool_name: str
+    by_run_id: str
+
+
+class HandoffAccepted(WireModel):
+    """The ``handoff`` update's result: what the run that takes over the call needs to execute it."""
+
+    tool_call_id: str
+    tool_name: str
+    args: Any = None
+    suspend_payload: Any = None
+    input_snapshot: Any = None
 
 
 class RunResult(WireModel):

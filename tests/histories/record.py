@@ -47,11 +47,15 @@ def agents() -> list[Agent]:
             ScriptedResponse(text="One deleted, one kept."),
         ]
     )
-    delete = create_tool(id="delete", description="Deletes a file", execute=lambda d: f"deleted {d['path']}",
-                         require_approval=True)
+    delete = create_tool(
+        id="delete", description="Deletes a file", execute=lambda d: f"deleted {d['path']}", require_approval=True
+    )
     return [
-        Agent(id="suspender", model=suspend_model, tools={"charge": create_tool(id="charge", description="Charges",
-                                                                                execute=charge)}),
+        Agent(
+            id="suspender",
+            model=suspend_model,
+            tools={"charge": create_tool(id="charge", description="Charges", execute=charge)},
+        ),
         Agent(id="approver", model=approval_model, tools={"delete": delete}),
     ]
 
@@ -64,8 +68,9 @@ async def main() -> None:
         ui=False,
     )
     with tempfile.TemporaryDirectory() as folder:
-        app = App(agents=agents(), store=f"sqlite:///{folder}/store.db", task_queue=f"tq-{uuid.uuid4()}",
-                  client=env.client)
+        app = App(
+            agents=agents(), store=f"sqlite:///{folder}/store.db", task_queue=f"tq-{uuid.uuid4()}", client=env.client
+        )
         async with app.worker():
             first = await app.agent("suspender").generate("charge me", run_id="suspend-resume")
             await app.agent("suspender").resume_generate({"confirmed": True}, run_id=first.run_id)

@@ -1,0 +1,43 @@
+"""Auto-resume (reference §3.8): the user's next message on a thread resumes a suspended call through the model.
+
+Eligible tools (those with a suspend or resume schema) get two extra model-visible fields. When the
+model fills ``resumeData``, the call resumes the suspended call of an earlier run of the same thread:
+that run hands the call over and ends, and this run executes the tool with the suspended call's
+original input and the given ``resumeData``.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+from tempo_agents.tools.tool import Tool
+
+RUN_ID_FIELD = "suspendedToolRunId"
+RESUME_DATA_FIELD = "resumeData"
+RUN_ID_DESCRIPTION = "The runId of the suspended tool"
+RESUME_DATA_DESCRIPTION = "The resumeData object created from the resumeSchema of suspended tool"
+
+
+def is_eligible(tool: Tool) -> bool:
+    """Tools that can suspend take part in auto-resume."""
+    return tool.suspend_schema is not None or tool.resume_schema is not None
+
+
+def with_resume_fields(tool: Tool, schema: dict[str, Any]) -> dict[str, Any]:
+    """The tool's input schema plus ``suspendedToolRunId`` and ``resumeData``."""
+    extended = copy.deepcopy(schema)
+    properties = extended.setdefault("properties", {})
+    properties[RUN_ID_FIELD] = {"anyOf": [{"type": "string"}, {"type": "null"}], "description": RUN_ID_DESCRIPTION}
+    resume = tool.resume_schema.json_schema() if tool.resume_schema is not None else {"type": "object"}
+    properties[RESUME_DATA_FIELD] = {**resume, "description": RESUME_DATA_DESCRIPTION}
+    return extended
+
+
+def split_resume_fields(args: Any) -> tuple[Any, str | None, Any]:
+    """``(args without the two fields, suspendedToolRunId, resumeData)``."""
+    if not isinstance(args, dict) or (RUN_ID_FIELD not in args and RESUME_DATA_FIELD not in args):
+        return args, None, None
+    rest = {k: v for k, v in args.items() if k not in (RUN_ID_FIELD, RESUME_DATA_FIELD)}
+    run_id = args.get(RUN_ID_FIELD)
+    return rest, run_id if isinstance(run_id, str) and run_id else None, args.get(RESUME_DATA_FIELD)

@@ -1,0 +1,751 @@
+"""The ``tempo-agents`` command: workers, the embedded dev server, one-off runs and the demo.
+
+Every command prints errors as one line on stderr and exits non-zero (2 for a bad command line
+or ``--app``, 1 for anything else); set ``TEMPO_AGENTS_DEBUG=1`` to see tracebacks.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import importlib
+import importlib.util
+import inspect
+import io
+import json
+import os
+import shutil
+import signal
+import sys
+import tempfile
+import time
+import traceback
+from collections.abc import Callable, Coroutine, Iterator, Sequence
+from dataclasses import dataclass, field
+from datetime import timedelta
+from pathlib import Path
+from types import ModuleType
+from typing import Any, NoReturn, TextIO
+
+from tempo_agents.agent.app import App
+from tempo_agents.agent.chunks import (
+    Chunk,
+    DataChunk,
+    ErrorChunk,
+    FinishChunk,
+    StartChunk,
+    StepFinishChunk,
+    StepResetChunk,
+    StepStartChunk,
+    TextDeltaChunk,
+    ToolCallChunk,
+    ToolErrorChunk,
+    ToolOutputChunk,
+    ToolResultChunk,
+)
+from tempo_agents.agent.stream import AgentStream
+from tempo_agents.errors import ConfigurationError, TempoAgentsError
+from tempo_agents.worker.dev_server import DEFAULT_DB_FILENAME, DatabaseInUseError, DevServer
+
+DEFAULT_ADDRESS = "localhost:7233"
+DEFAULT_NAMESPACE = "default"
+DEMO_APP_FILE = Path(__file__).resolve().parent.parent / "examples" / "demo_app.py"
+"""The demo app ships in the source tree's ``examples/`` folder, next to the package."""
+
+
+class CliError(Exception):
+    """An error the CLI reports as one line on stderr, exiting with ``exit_code``."""
+
+    def __init__(self, message: str, exit_code: int = 1) -> None:
+        super().__init__(message)
+        self.message = message
+        self.exit_code = exit_code
+
+
+# Loading the app ------------------------------------------------------------------------------
+
+
+def load_app(spec: str) -> App:
+    """Import the App that ``module:attr`` names (``attr`` defaults to ``app``).
+
+    The module is importable from the current directory too; ``path/to/file.py:attr`` loads a
+    file. ``attr`` may also name a function that returns an App.
+    """
+    module_name, _, attr = spec.partition(":")
+    attr = attr or "app"
+    if not module_name:
+        raise CliError(f"--app {spec!r}: give it as module:attribute, e.g. myproject.agents:app", 2)
+    cwd = os.getcwd()
+    if cwd not in sys.path:
+        sys.path.insert(0, cwd)
+    module = _import_app_module(spec, module_name)
+    value: Any = module
+    for part in attr.split("."):
+        try:
+            value = getattr(value, part)
+        except AttributeError:
+            raise CliError(f"--app {spec}: module '{module.__name__}' has no attribute '{attr}'", 2) from None
+    if inspect.isfunction(value):
+        try:
+            value = value()
+        except Exception as error:
+            raise CliError(f"--app {spec}: calling {attr}() failed: {_one_line(error)}", 2) from error
+    if not isinstance(value, App):
+        raise CliError(f"--app {spec}: '{attr}' is a {type(value).__name__}, not a tempo_agents.App", 2)
+    return value
+
+
+def _import_app_module(spec: str, module_name: str) -> ModuleType:
+    if module_name.endswith(".py") or os.sep in module_name or "/" in module_name:
+        return _import_file(Path(module_name), f"--app {spec}")
+    try:
+        return importlib.import_module(module_name)
+    except ModuleNotFoundError as error:
+        missing = error.name or module_name
+        if module_name == missing or module_name.startswith(missing + "."):
+            raise CliError(
+                f"--app {spec}: no module named '{missing}' (looked in the current directory and on sys.path)", 2
+            ) from None
+        raise CliError(f"--app {spec}: importing '{module_name}' failed: {_one_line(error)}", 2) from error
+    except Exception as error:
+        raise CliError(f"--app {spec}: importing '{module_name}' failed: {_one_line(error)}", 2) from error
+
+
+def _import_file(path: Path, what: str) -> ModuleType:
+    """Import a Python file as a module named after it; errors name ``what`` (e.g. ``--app x.py:app``)."""
+    if not path.is_file():
+        raise CliError(f"{what}: no file {path}", 2)
+    name = path.stem
+    module_spec = importlib.util.spec_from_file_location(name, path)
+    if module_spec is None or module_spec.loader is None:
+        raise CliError(f"{what}: cannot import {path}", 2)
+    module = importlib.util.module_from_spec(module_spec)
+    sys.modules[name] = module
+    try:
+        module_spec.loader.exec_module(module)
+    except Exception as error:
+        del sys.modules[name]
+        raise CliError(f"{what}: importing {path} failed: {_one_line(error)}", 2) from error
+    return module
+
+
+def configure_app(app: App, *, store: str | None = None, task_queue: str | None = None) -> App:
+    """Apply ``--store`` and ``--task-queue`` to a loaded App."""
+    if task_queue:
+        app.task_queue = task_queue
+    if store:
+        # App has no public way to swap its store before first use; the CLI is the one caller.
+        app._store_source = store
+        app._store = None
+        try:
+            app.store  # noqa: B018 - open it now so a bad URL is reported here
+        except ConfigurationError as error:
+            raise CliError(f"--store: {error.message}", 2) from error
+    return app
+
+
+async def connect(app: App, address: str, namespace: str) -> None:
+    """Connect the App to Temporal, checking that the server answers and the namespace exists."""
+    from temporalio.api.workflowservice.v1 import DescribeNamespaceRequest
+    from temporalio.service import RPCError, RPCStatusCode
+
+    try:
+        client = await asyncio.wait_for(app.connect(address, namespace=namespace), 15)
+    except TimeoutError:
+        raise CliError(f"cannot reach Temporal at {address}: no answer within 15 s") from None
+    except Exception as error:
+        raise CliError(f"cannot reach Temporal at {address}: {_connect_reason(error)}") from None
+    try:
+        await client.workflow_service.describe_namespace(
+            DescribeNamespaceRequest(namespace=namespace), timeout=timedelta(seconds=10)
+        )
+    except RPCError as error:
+        if error.status == RPCStatusCode.NOT_FOUND:
+            raise CliError(f"namespace '{namespace}' does not exist on the Temporal server at {address}") from None
+        raise CliError(f"Temporal at {address} refused to describe namespace '{namespace}': {error.message}") from None
+
+
+def _connect_reason(error: BaseException) -> str:
+    text = str(error).removeprefix("Failed client connect: ")
+    for marker in ('message: "', "message: '"):
+        if marker in text:
+            return text.split(marker, 1)[1].split(marker[-1], 1)[0]
+    return _one_line(text)
+
+
+def _one_line(error: BaseException | str, limit: int = 300) -> str:
+    text = (
+        error
+        if isinstance(error, str)
+        else (f"{type(error).__name__}: {error}" if str(error) else type(error).__name__)
+    )
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+# Printing a run -------------------------------------------------------------------------------
+
+
+def _json(value: Any, limit: int = 400) -> str:
+    try:
+        text = json.dumps(value, ensure_ascii=False, default=str)
+    except (TypeError, ValueError):
+        text = repr(value)
+    return text if len(text) <= limit else f"{text[:limit]}… ({len(text) - limit} more characters)"
+
+
+@dataclass
+class ChunkPrinter:
+    """Writes a run's chunks readably: text inline, everything else on its own line.
+
+    ``offsets`` prefixes every line with the chunk's journal offset and shows the run's lifecycle
+    chunks (start, steps) too; without it only text, tool activity, errors and the finish show.
+    """
+
+    out: TextIO
+    offsets: bool = False
+    in_text: bool = False
+    finish: FinishChunk | None = None
+    errors: list[str] = field(default_factory=list)
+
+    def _line(self, chunk: Chunk, label: str, body: str) -> None:
+        self._end_text()
+        prefix = f"{chunk.offset if chunk.offset is not None else '':>4}  " if self.offsets else "  "
+        self.out.write(f"{prefix}{label:<12} {body}\n")
+        self.out.flush()
+
+    def _end_text(self) -> None:
+        if self.in_text:
+            self.out.write("\n")
+            self.in_text = False
+
+    def write(self, chunk: Chunk) -> None:
+        if isinstance(chunk, TextDeltaChunk):
+            if not self.in_text:
+                if self.offsets:
+                    self.out.write(f"{chunk.offset if chunk.offset is not None else '':>4}  {'text':<12} ")
+                self.in_text = True
+            self.out.write(chunk.payload.text)
+            self.out.flush()
+        elif isinstance(chunk, ToolCallChunk):
+            call = chunk.payload
+            self._line(chunk, "tool-call", f"{call.tool_name} {_json(call.args)}  [{call.tool_call_id}]")
+        elif isinstance(chunk, ToolOutputChunk):
+            self._line(chunk, "tool-output", f"{chunk.payload.tool_name} {_json(chunk.payload.output)}")
+        elif isinstance(chunk, ToolResultChunk):
+            result = chunk.payload
+            marker = " (error)" if result.is_error else ""
+            self._line(chunk, "tool-result", f"{result.tool_name}{marker} {_json(result.result)}")
+        elif isinstance(chunk, ToolErrorChunk):
+            self._line(chunk, "tool-error", f"{chunk.payload.tool_name}: {chunk.payload.error}")
+        elif isinstance(chunk, ErrorChunk):
+            self.errors.append(chunk.payload.error)
+            self._line(chunk, "error", chunk.payload.error)
+        elif isinstance(chunk, FinishChunk):
+            self.finish = chunk
+            self._line(chunk, "finish", self.summary())
+        elif isinstance(chunk, DataChunk):
+            extra = chunk.model_dump(mode="json", exclude={"type", "run_id", "from_", "offset"}, exclude_none=True)
+            self._line(chunk, chunk.type, _json(extra))
+        elif isinstance(chunk, StepResetChunk):
+            step = chunk.payload.step_number
+            self._line(chunk, "step-reset", f"step {step} retried (attempt {chunk.payload.attempt}), its text restarts")
+        elif chunk.type in _LIFECYCLE and not self.offsets:
+            return
+        elif isinstance(chunk, StartChunk):
+            self._line(chunk, "start", f"agent {chunk.payload.agent_id}")
+        elif isinstance(chunk, StepStartChunk):
+            self._line(chunk, "step-start", f"step {chunk.payload.step_number}")
+        elif isinstance(chunk, StepFinishChunk):
+            outcome = chunk.payload.step_result
+            more = ", continues" if outcome.is_continued else ""
+            usage = _usage(chunk.payload.output.usage)
+            self._line(chunk, "step-finish", f"reason {outcome.reason}{more}, usage {usage}")
+        else:
+            # Chunk types without a dedicated line (suspensions, approvals, ...): type and payload.
+            wire = chunk.model_dump(mode="json", by_alias=True, exclude_none=True)
+            self._line(chunk, chunk.type, _json(wire.get("payload")))
+
+    def close(self) -> None:
+        self._end_text()
+        self.out.flush()
+
+    def summary(self) -> str:
+        if self.finish is None:
+            return "the run ended without a finish chunk"
+        payload = self.finish.payload
+        return (
+            f"reason {payload.step_result.reason}, {payload.output.steps} step(s), usage {_usage(payload.output.usage)}"
+        )
+
+    @property
+    def failed(self) -> bool:
+        return bool(self.errors) or self.finish is None or self.finish.payload.step_result.reason == "error"
+
+
+_LIFECYCLE = frozenset({"start", "step-start", "step-finish"})
+"""Shown only with offsets: a plain run print keeps to text, tool activity and the outcome."""
+
+
+def _usage(usage: Any) -> str:
+    return f"{usage.input_tokens} in + {usage.output_tokens} out = {usage.total_tokens} tokens"
+
+
+# Signals --------------------------------------------------------------------------------------
+
+
+class StopSignals:
+    """SIGINT/SIGTERM set :attr:`stop`; a second one runs the ``on_force`` callbacks and exits at once."""
+
+    def __init__(self) -> None:
+        self.stop = asyncio.Event()
+        self.on_force: list[Callable[[], None]] = []
+        self._received = 0
+
+    def install(self) -> None:
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            with contextlib.suppress(NotImplementedError, RuntimeError):
+                loop.add_signal_handler(sig, self._handle)
+
+    def _handle(self) -> None:
+        self._received += 1
+        if self._received == 1:
+            _err("stopping (press Ctrl-C again to stop at once)")
+            self.stop.set()
+            return
+        for callback in self.on_force:
+            with contextlib.suppress(Exception):
+                callback()
+        _exit(130)
+
+
+async def _until_stopped(signals: StopSignals, worker_task: asyncio.Task[None]) -> None:
+    """Wait for a stop signal; fail if the worker stops on its own first."""
+    stop_task = asyncio.create_task(signals.stop.wait())
+    try:
+        await asyncio.wait({stop_task, worker_task}, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        stop_task.cancel()
+    if worker_task.done():
+        error = worker_task.exception()
+        raise CliError(f"the worker stopped: {_one_line(error) if error else 'it exited'}")
+
+
+async def _run_worker(app: App, signals: StopSignals, graceful_seconds: float, ready: Callable[[], None]) -> None:
+    worker = app.worker(graceful_shutdown_timeout=timedelta(seconds=graceful_seconds))
+    worker_task = asyncio.create_task(worker.run())
+    await asyncio.sleep(0)
+    ready()
+    try:
+        await _until_stopped(signals, worker_task)
+    finally:
+        if not worker_task.done():
+            await worker.shutdown()
+        with contextlib.suppress(BaseException):
+            await worker_task
+
+
+# Commands -------------------------------------------------------------------------------------
+
+
+async def cmd_worker(args: argparse.Namespace) -> int:
+    app = configure_app(load_app(args.app), store=args.store, task_queue=args.task_queue)
+    await connect(app, args.address, args.namespace)
+    signals = StopSignals()
+    signals.install()
+
+    def ready() -> None:
+        _out(
+            f"worker for {args.app} polling task queue '{app.task_queue}' on {args.address} "
+            f"(namespace {args.namespace}); Ctrl-C to stop"
+        )
+
+    await _run_worker(app, signals, args.graceful_timeout, ready)
+    _out("worker stopped")
+    return 0
+
+
+async def cmd_dev(args: argparse.Namespace) -> int:
+    app = configure_app(load_app(args.app), store=args.store, task_queue=args.task_queue) if args.app else None
+    signals = StopSignals()
+    signals.install()
+    server = DevServer(db_filename=args.db_filename, port=args.port)
+    try:
+        await server.start()
+    except TempoAgentsError as error:
+        hint = "; --port 0 picks a free port" if "already in use" in error.message else ""
+        raise CliError(error.message + hint) from None
+    signals.on_force.append(server.kill)
+    try:
+        _out(f"Temporal dev server at {server.address} (namespace default, data {args.db_filename})")
+        if app is None:
+            _out(
+                "no --app given, so no worker runs here; start one with: "
+                f"tempo-agents worker --address {server.address} --app module:attr"
+            )
+            _out("Ctrl-C to stop")
+            await signals.stop.wait()
+        else:
+            await connect(app, server.address, "default")
+
+            def ready() -> None:
+                _out(f"worker for {args.app} polling task queue '{app.task_queue}'; Ctrl-C to stop")
+
+            await _run_worker(app, signals, args.graceful_timeout, ready)
+    finally:
+        await server.stop()
+    _out("stopped")
+    return 0
+
+
+async def cmd_run(args: argparse.Namespace) -> int:
+    app = configure_app(load_app(args.app), store=args.store, task_queue=args.task_queue)
+    try:
+        app.agent(args.agent)
+    except ConfigurationError as error:
+        raise CliError(error.message, 2) from None
+    await connect(app, args.address, args.namespace)
+    if not await _has_pollers(app):
+        _err(
+            f"warning: no worker is polling task queue '{app.task_queue}' right now; the run waits until one does "
+            f"(tempo-agents worker --app {args.app} --address {args.address})"
+        )
+    stream = await app.agent(args.agent).stream(args.prompt)
+    _out(f"run {stream.run_id} (agent {args.agent})")
+    printer = ChunkPrinter(sys.stdout, offsets=args.offsets)
+    async for chunk in stream.full_stream:
+        printer.write(chunk)
+    printer.close()
+    return 1 if printer.failed else 0
+
+
+async def _has_pollers(app: App) -> bool:
+    from temporalio.api.enums.v1 import TaskQueueType
+    from temporalio.api.taskqueue.v1 import TaskQueue
+    from temporalio.api.workflowservice.v1 import DescribeTaskQueueRequest
+
+    client = app.client
+    try:
+        response = await client.workflow_service.describe_task_queue(
+            DescribeTaskQueueRequest(
+                namespace=client.namespace,
+                task_queue=TaskQueue(name=app.task_queue),
+                task_queue_type=TaskQueueType.TASK_QUEUE_TYPE_WORKFLOW,
+            ),
+            timeout=timedelta(seconds=5),
+        )
+    except Exception:
+        return True
+    return bool(response.pollers)
+
+
+@dataclass
+class _DemoData:
+    """Where the demo keeps its data, and what it created there (removed unless --keep-data)."""
+
+    directory: Path
+    temporary: bool
+    made_directory: bool = False
+    created: list[Path] = field(default_factory=list)
+
+    @property
+    def db(self) -> Path:
+        return self.directory / "temporal.db"
+
+    @property
+    def store(self) -> Path:
+        return self.directory / "store.db"
+
+    def cleanup(self) -> None:
+        if self.temporary:
+            shutil.rmtree(self.directory, ignore_errors=True)
+            return
+        for path in self.created:
+            for sibling in _sqlite_files(path):
+                with contextlib.suppress(OSError):
+                    sibling.unlink()
+        if self.made_directory:
+            with contextlib.suppress(OSError):
+                self.directory.rmdir()  # only when nothing else is in it
+
+
+def _sqlite_files(path: Path) -> Iterator[Path]:
+    yield path
+    for suffix in ("-wal", "-shm", "-journal", ".lock"):
+        yield path.with_name(path.name + suffix)
+    if path.suffix == ".db":
+        yield path.with_suffix(".log")
+
+
+def load_demo_module() -> ModuleType:
+    """``examples/demo_app.py`` of the source tree, loaded from its file."""
+    if not DEMO_APP_FILE.is_file():
+        raise CliError(
+            f"the demo app {DEMO_APP_FILE} is missing: the demo needs the examples/ folder of the source tree"
+        )
+    return _import_file(DEMO_APP_FILE, "the demo app")
+
+
+async def _print_until_done(stream: AgentStream, printer: ChunkPrinter, signals: StopSignals) -> bool:
+    """Print the stream until the run finishes (``True``) or a stop signal arrives (``False``)."""
+
+    async def pump() -> None:
+        async for chunk in stream.full_stream:
+            printer.write(chunk)
+
+    pump_task = asyncio.create_task(pump())
+    stop_task = asyncio.create_task(signals.stop.wait())
+    try:
+        await asyncio.wait({pump_task, stop_task}, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        stop_task.cancel()
+        if not pump_task.done():
+            pump_task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await pump_task
+    printer.close()
+    if pump_task.cancelled():
+        return False
+    pump_task.result()
+    return True
+
+
+async def cmd_demo(args: argparse.Namespace) -> int:
+    started = time.monotonic()
+    base = Path(DEFAULT_DB_FILENAME).parent
+    data = _DemoData(base, temporary=False, made_directory=not base.exists())
+    data.created = [path for path in (data.db, data.store) if not path.exists()]
+    servers: list[DevServer] = []
+    signals = StopSignals()
+    signals.install()
+
+    def kill_servers() -> None:
+        for server in servers:
+            server.kill()
+
+    signals.on_force.append(kill_servers)
+    module = load_demo_module()
+    _out("tempo-agents demo: one agent run as a durable Temporal workflow, on a scripted model (no network, no keys)")
+    app: App | None = None
+    finished = False
+    failed = True
+    run_id = ""
+    try:
+        servers.append(DevServer(db_filename=data.db, port=None))
+        try:
+            await servers[-1].start()
+        except DatabaseInUseError as error:
+            if data.made_directory:
+                with contextlib.suppress(OSError):
+                    base.rmdir()
+            data = _DemoData(Path(tempfile.mkdtemp(prefix="tempo-agents-demo-")), temporary=True)
+            _out(f"note: {error.db_path} is in use by another dev server; the demo keeps its data in {data.directory}")
+            servers.append(DevServer(db_filename=data.db, port=None))
+            await servers[-1].start()
+        server = servers[-1]
+        _out(f"[1/4] Temporal dev server ready at {server.address} (data in {data.db}) after {_since(started)}")
+        app = module.create_app(store=f"sqlite:///{data.store}")
+        assert isinstance(app, App)
+        await connect(app, server.address, "default")
+        async with app.worker():
+            _out(f"[2/4] worker polling task queue '{app.task_queue}' (app examples/demo_app.py, agent 'assistant')")
+            prompt: str = module.DEMO_PROMPT
+            stream = await app.agent("assistant").stream(prompt)
+            run_id = stream.run_id
+            _out(f"[3/4] started run {run_id} (the id of its Temporal workflow too); its stream, live:")
+            _out(f"      prompt: {prompt}")
+            _out("      offset chunk        payload")
+            printer = ChunkPrinter(sys.stdout, offsets=True)
+            finished = await _print_until_done(stream, printer, signals)
+            if finished:
+                failed = printer.failed
+                result = await stream.result()
+                _out(f"[4/4] run {stream.run_id} finished: {printer.summary()}")
+                _out(f"      final answer: {_last_step_text(result.chunks)}")
+            else:
+                _out(f"interrupted; run {stream.run_id} was left unfinished")
+                return 130
+    finally:
+        if app is not None and run_id:
+            with contextlib.suppress(Exception):
+                await app.store.close()
+        for server in servers:
+            await server.stop()
+        if not args.keep_data:
+            data.cleanup()
+    if finished and args.keep_data:
+        _out(
+            f"done in {_since(started)}: stopped the worker and the server; the data is kept in {data.directory}/ "
+            f"(the run's journal in {data.store}: app.attach({run_id!r}, offset=N) reads it from any offset)"
+        )
+    elif finished and not data.temporary and not data.created:
+        _out(
+            f"done in {_since(started)}: stopped the worker and the server; "
+            f"{data.directory}/ was there before the demo, so it stays"
+        )
+    elif finished:
+        _out(
+            f"done in {_since(started)}: stopped the worker and the server, "
+            "removed the demo's data (--keep-data keeps it)"
+        )
+    return 1 if failed else 0
+
+
+def _last_step_text(chunks: Sequence[Chunk]) -> str:
+    """The text the run's last text-producing step streamed."""
+    deltas = [chunk for chunk in chunks if isinstance(chunk, TextDeltaChunk)]
+    if not deltas:
+        return ""
+    last_id = deltas[-1].payload.id
+    return "".join(chunk.payload.text for chunk in deltas if chunk.payload.id == last_id)
+
+
+def _since(started: float) -> str:
+    return f"{time.monotonic() - started:.1f} s"
+
+
+# Entry point ----------------------------------------------------------------------------------
+
+
+def _out(text: str) -> None:
+    print(text, flush=True)
+
+
+def _err(text: str) -> None:
+    print(text, file=sys.stderr, flush=True)
+
+
+def _exit(code: int) -> NoReturn:
+    with contextlib.suppress(Exception):
+        sys.stdout.flush()
+    with contextlib.suppress(Exception):
+        sys.stderr.flush()
+    # Processes that used the Temporal SDK can abort at interpreter exit; leave without finalising.
+    os._exit(code)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="tempo-agents",
+        description="Durable agents on Temporal: run workers, a local dev server, single runs and a demo.",
+    )
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    def app_options(command: argparse.ArgumentParser, *, required: bool) -> None:
+        command.add_argument(
+            "--app",
+            required=required,
+            metavar="MODULE:ATTR",
+            help="the App to serve, e.g. myproject.agents:app (importable from the current directory)",
+        )
+        command.add_argument("--store", metavar="URL", help="override the App's store, e.g. sqlite:///runs.db")
+        command.add_argument("--task-queue", metavar="NAME", help="override the App's task queue")
+
+    def server_options(command: argparse.ArgumentParser) -> None:
+        command.add_argument(
+            "--address", default=DEFAULT_ADDRESS, help=f"Temporal frontend (default {DEFAULT_ADDRESS})"
+        )
+        command.add_argument("--namespace", default=DEFAULT_NAMESPACE, help="Temporal namespace (default default)")
+
+    worker = commands.add_parser(
+        "worker",
+        help="run a worker for an App against a Temporal server",
+        description="Run a worker for an App until SIGINT/SIGTERM, then shut down gracefully.",
+    )
+    server_options(worker)
+    app_options(worker, required=True)
+    worker.add_argument(
+        "--graceful-timeout", type=float, default=10.0, metavar="SECONDS",
+        help="on shutdown, how long running tool calls and model steps may finish (default 10)",
+    )  # fmt: skip
+    worker.set_defaults(handler=cmd_worker)
+
+    dev = commands.add_parser(
+        "dev",
+        help="start the embedded Temporal dev server and a worker",
+        description=(
+            "Start the embedded Temporal dev server (data in .tempo-agents/temporal.db, so runs survive "
+            "restarts) and, with --app, a worker for that App. The HTTP API and the dashboard are not "
+            "part of this command yet; they come in a later release."
+        ),
+    )
+    app_options(dev, required=False)
+    dev.add_argument("--port", type=int, default=7233, help="frontend port (default 7233; 0 picks a free one)")
+    dev.add_argument(
+        "--db-filename", default=DEFAULT_DB_FILENAME, help=f"server database (default {DEFAULT_DB_FILENAME})"
+    )
+    dev.add_argument("--graceful-timeout", type=float, default=10.0, metavar="SECONDS", help=argparse.SUPPRESS)
+    dev.set_defaults(handler=cmd_dev)
+
+    run = commands.add_parser(
+        "run",
+        help="start a run of an agent and print its stream",
+        description="Start a run of an agent and print its chunks as they arrive. A worker must be running.",
+    )
+    run.add_argument("agent", help="agent id")
+    run.add_argument("prompt", help="the user message")
+    server_options(run)
+    app_options(run, required=True)
+    run.add_argument("--offsets", action="store_true", help="show every chunk with its journal offset")
+    run.set_defaults(handler=cmd_run)
+
+    demo = commands.add_parser(
+        "demo",
+        help="run the built-in demo end to end (dev server, worker, one agent run)",
+        description=(
+            "Start the embedded Temporal dev server on a free port, a worker and the example app "
+            "(examples/demo_app.py), stream one agent run with two parallel tool calls, then stop. "
+            "Needs no network and no provider keys."
+        ),
+    )
+    demo.add_argument(
+        "--keep-data",
+        action="store_true",
+        help="keep the data the demo created in .tempo-agents/ (removed by default)",
+    )
+    demo.set_defaults(handler=cmd_demo)
+    return parser
+
+
+def run_cli(argv: Sequence[str] | None = None) -> int:
+    """Parse ``argv`` and run the command; returns the exit code."""
+    if isinstance(sys.stdout, io.TextIOWrapper):
+        sys.stdout.reconfigure(errors="replace")  # never fail on a terminal that cannot show a character
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exit_:
+        return exit_.code if isinstance(exit_.code, int) else 2
+    handler: Callable[[argparse.Namespace], Coroutine[Any, Any, int]] = args.handler
+    try:
+        return asyncio.run(handler(args))
+    except CliError as error:
+        _err(f"tempo-agents: error: {error.message}")
+        return error.exit_code
+    except TempoAgentsError as error:
+        _err(f"tempo-agents: error: {_one_line(error.message)}")
+        return 1
+    except KeyboardInterrupt:
+        _err("interrupted")
+        return 130
+    except BrokenPipeError:
+        # stdout was closed early (`tempo-agents run ... | head`): stop quietly, as Unix tools do.
+        with contextlib.suppress(OSError):
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 141
+    except Exception as error:
+        if os.environ.get("TEMPO_AGENTS_DEBUG"):
+            traceback.print_exc()
+        _err(f"tempo-agents: error: {_one_line(error)} (set TEMPO_AGENTS_DEBUG=1 for a traceback)")
+        return 1
+
+
+def main(argv: Sequence[str] | None = None) -> NoReturn:
+    """The ``tempo-agents`` console script."""
+    _exit(run_cli(argv))
+
+
+if __name__ == "__main__":
+    main()

