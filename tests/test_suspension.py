@@ -239,8 +239,10 @@ async def test_signal_with_invalid_data_is_journaled_and_does_not_consume(make_a
         for _ in range(250):
             journal = [e.chunk for e in await app.store.read_chunks(first.run_id)]
             errors = [c for c in journal if c["type"] == "data-error"]
-            if len(errors) == 2:
+            waiting = [p.tool_call_id for p in await app.pending(first.run_id)]
+            if len(errors) == 2 and waiting == ["call_0_0"]:
                 break
+
             await asyncio.sleep(0.02)
 
         assert [e["data"]["kind"] for e in errors] == ["resume-rejected", "resume-rejected"]
