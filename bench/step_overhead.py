@@ -1,20 +1,21 @@
 """Per-step cost of an agent run against a bare-Temporal baseline, in one process, on one dev server.
 
-    python bench/step_overhead.py [--steps 20] [--runs 10] [--warmup 2] [--db-file PATH] [--profile]
+    python bench/step_overhead.py [--steps 20] [--runs 10] [--warmup 2] [--db-file PATH] [--stock-server]
+                                  [--profile] [--profile-runs 5]
 
 tempo-agents side: an agent on a ``ScriptedModel`` whose every step but the last calls one no-op tool, run
-for ``--steps`` steps (``max_steps`` = steps) with ``app.stream(...)`` + ``stream.result()``, the way
-``generate()`` does it. Baseline: a bare workflow executing the same sequence of no-op activities the agent
-run executes (a model-step activity per step, a tool activity per step but the last, one finish activity),
-with small pydantic inputs. Both run on the same worker (same options, same task queue) against the same
-embedded dev server, interleaved A B A B, warm-up runs discarded.
+for ``--steps`` steps (``max_steps`` = steps) with ``app.stream(...)`` + ``stream.result()``, as ``generate()``
+does. Baseline: a bare workflow executing no-op activities in the order the agent run just before it executed
+its activities (read from its history: a model step per step, a tool call per step but the last, a finish),
+with small pydantic inputs. One worker runs both (same options, same task queue) against one embedded dev
+server; runs are interleaved A B A B and warm-up runs are discarded. See bench/README.md for every figure.
 
 The last line is quotable::
 
     step_overhead: tempo=XX.Xms/step baseline=YY.Yms/step ratio=Z.ZZx
 
-``--profile`` adds instrumented tempo-agents runs: activity body times (a worker interceptor), store calls
-per step (a timing wrapper around the SQLite store) and a micro-benchmark of the store's operations.
+``--profile`` adds: the cost of tailing the journal in-process, instrumented tempo-agents runs (activity body
+times from a worker interceptor, store calls and SQLite commits per step) and a store micro-benchmark.
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ import statistics
 import sys
 import tempfile
 import time
+import traceback
 import uuid
 from collections import defaultdict
 from collections.abc import Awaitable, Callable, Sequence
@@ -40,7 +42,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import timedelta
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from pydantic import BaseModel
 from temporalio import activity, workflow
@@ -64,6 +66,8 @@ from tempo_agents.store.base import ChunkWrite, Store, TranscriptEntry
 from tempo_agents.store.sqlite import SQLiteStore
 from tempo_agents.workflows import activity_names
 
+_T = TypeVar("_T")
+
 AGENT_ID = "bench-agent"
 TEMPO = "tempo-agents"
 BASELINE = "baseline"
@@ -80,7 +84,7 @@ BASELINE_LOCAL = "bench.local"
 ROLES = {**TEMPO_ROLES, **{name: role for role, name in BASELINE_ACTIVITY.items()}, BASELINE_LOCAL: LOCAL}
 LOCAL_ACTIVITY_MARKER = "core_local_activity"
 
-FILLER = "x" * 200
+FILLER = "x" * 320
 """Makes the baseline's activity inputs about the size of the agent's (both are printed)."""
 
 ACTIVITY_TIMEOUT = timedelta(minutes=10)
@@ -349,15 +353,24 @@ def analyse_history(history: WorkflowHistory, record: RunRecord) -> None:
     record.breakdown[BREAKDOWN[5]] = record.result_s - total / 1e9
 
 
+async def _within(steps: int, work: Awaitable[_T]) -> _T:
+    """A run that hangs (a workflow task failing forever, say) stops the bench instead of blocking it."""
+    timeout = 30.0 + steps
+    try:
+        return await asyncio.wait_for(work, timeout)
+    except TimeoutError:
+        raise RuntimeError(f"a run of {steps} steps did not finish within {timeout:.0f} s") from None
+
+
 async def run_tempo(app: App, client: Client, steps: int, number: int, warmup: bool, *, tail: bool = True) -> RunRecord:
     """One agent run, timed to its result; ``tail=False`` waits for the workflow without reading the journal."""
     cpu = CPU.read()
     start = time.perf_counter()
     stream = await app.stream(AGENT_ID, "Go.")
     handle = client.get_workflow_handle(stream.run_id)
-    result = await stream.result() if tail else None
+    result = await _within(steps, stream.result()) if tail else None
     done = time.perf_counter()
-    await handle.result()
+    await _within(steps, handle.result())
     closed = time.perf_counter()
     if result is not None and (
         result.finish_reason != "stop" or result.steps != steps or len(result.tool_results) != steps - 1
@@ -385,7 +398,7 @@ async def run_baseline(
         id=run_id,
         task_queue=task_queue,
     )
-    result = await handle.result()
+    result = await _within(steps, handle.result())
     done = time.perf_counter()
     if result.activities != len(plan):
         raise RuntimeError(f"unexpected baseline result {result!r}")
@@ -854,9 +867,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         help="keep the dev server's default transfer-queue poll limit (20/s), which adds ~40 ms per workflow task",
     )
     parser.add_argument("--profile", action="store_true", help="also profile where tempo-agents' step time goes")
-    parser.add_argument(
-        "--profile-runs", type=int, default=5, help="runs of each profiling experiment with --profile (default 5)"
-    )
+    parser.add_argument("--profile-runs", type=int, default=5, help="instrumented runs with --profile (default 5)")
     args = parser.parse_args(argv)
     if args.steps < 2 or args.runs < 1 or args.warmup < 0 or args.profile_runs < 1:
         parser.error("need --steps >= 2, --runs >= 1, --warmup >= 0, --profile-runs >= 1")
@@ -872,7 +883,11 @@ if __name__ == "__main__":
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
     from bench.step_overhead import main as module_main
 
-    code = module_main()
+    try:
+        code = module_main()
+    except Exception:
+        traceback.print_exc()
+        code = 1
     sys.stdout.flush()
     sys.stderr.flush()
     os._exit(code)  # the SDK sometimes aborts at interpreter exit (temporal-notes.md)

@@ -66,3 +66,31 @@ class ResumeValidationError(ResumeError):
     def __init__(self, message: str, result: dict[str, object]) -> None:
         super().__init__(message)
         self.result = result
+
+
+class ModelError(TempoAgentsError):
+    """A model provider call failed.
+
+    ``retryable`` errors (rate limits, 5xx, timeouts, dropped connections) are retried by the
+    model-step activity's retry policy with backoff; the others (missing key, 400, 401, 403, 404)
+    fail the run at once. ``retry_after`` is the provider's hint in seconds, when it gave one.
+    """
+
+    code = "MODEL_ERROR"
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        retryable: bool,
+        provider: str,
+        model: str,
+        status: int | None = None,
+        retry_after: float | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.retryable = retryable
+        self.provider = provider
+        self.model = model
+        self.status = status
+        self.retry_after = retry_after

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
+from datetime import timedelta
+
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from temporalio import activity
@@ -11,7 +13,7 @@ from temporalio.exceptions import ApplicationError
 from tempo_agents.activities.finish_run import run_finish
 from tempo_agents.activities.model_step import run_model_step
 from tempo_agents.activities.tool_call import run_tool_call
-from tempo_agents.errors import ConfigurationError
+from tempo_agents.errors import ConfigurationError, ModelError
 from tempo_agents.store.base import ChunkWrite
 from tempo_agents.workflows.activity_names import FINISH_RUN, JOURNAL, MODEL_STEP, TOOL_CALL
 from tempo_agents.workflows.payloads import (
@@ -35,6 +37,11 @@ async def _fail_loudly(work: Callable[[], Awaitable[_T]]) -> _T:
         return await work()
     except ConfigurationError as error:
         raise ApplicationError(error.message, type=type(error).__name__, non_retryable=True) from error
+    except ModelError as error:
+        delay = timedelta(seconds=error.retry_after) if error.retry_after else None
+        raise ApplicationError(
+            error.message, type=type(error).__name__, non_retryable=not error.retryable, next_retry_delay=delay
+        ) from error
 
 
 class AgentActivities:

@@ -13,11 +13,17 @@ from tempo_agents.models.usage import Usage
 
 
 class ToolDefinition(WireModel):
-    """A tool as the model is offered it: model-visible name, description, JSON schema of its input."""
+    """A tool as the model is offered it: model-visible name, description, JSON schema of its input.
+
+    ``kind="web_search"`` marks the built-in web search: the adapter replaces it with the provider's
+    native, provider-executed search tool (and raises ``WEB_SEARCH_UNSUPPORTED_PROVIDER`` when the
+    provider has none).
+    """
 
     name: str
     description: str
     input_schema: dict[str, Any]
+    kind: Literal["function", "web_search"] = "function"
 
 
 class ToolChoiceTool(WireModel):
@@ -72,12 +78,27 @@ class ToolInputEnd(WireModel):
 
 
 class ToolCallEvent(WireModel):
-    """A complete tool call; ``args_text`` is the raw JSON text the model produced."""
+    """A complete tool call; ``args_text`` is the raw JSON text the model produced.
+
+    ``provider_executed`` calls (native web search) were run by the provider: they are journaled,
+    not executed, and their result arrives as a :class:`ToolResultEvent`.
+    """
 
     kind: Literal["tool-call"] = "tool-call"
     tool_call_id: str
     tool_name: str
     args_text: str
+    provider_executed: bool = False
+
+
+class ToolResultEvent(WireModel):
+    """The result of a provider-executed tool call."""
+
+    kind: Literal["tool-result"] = "tool-result"
+    tool_call_id: str
+    tool_name: str
+    result: Any = None
+    provider_executed: bool = True
 
 
 class FinishEvent(WireModel):
@@ -88,7 +109,10 @@ class FinishEvent(WireModel):
     usage: Usage = Field(default_factory=Usage)
 
 
-ModelEvent: TypeAlias = TextDelta | ToolInputStart | ToolInputDelta | ToolInputEnd | ToolCallEvent | FinishEvent
+ModelEvent: TypeAlias = (
+    TextDelta | ToolInputStart | ToolInputDelta | ToolInputEnd | ToolCallEvent | ToolResultEvent | FinishEvent
+)
+
 
 
 @runtime_checkable
