@@ -40,7 +40,10 @@ from tempo_agents.agent.chunks import (
     StepStartChunk,
     TextDeltaChunk,
     ToolCallChunk,
+    ToolCallDeltaChunk,
     ToolErrorChunk,
+    ToolInputStreamingEndChunk,
+    ToolInputStreamingStartChunk,
     ToolOutputChunk,
     ToolResultChunk,
 )
@@ -228,8 +231,11 @@ class ChunkPrinter:
                 self.in_text = True
             self.out.write(chunk.payload.text)
             self.out.flush()
+        elif isinstance(chunk, ToolInputStreamingStartChunk | ToolCallDeltaChunk | ToolInputStreamingEndChunk):
+            return  # argument previews: the tool-call line that follows shows the whole call
         elif isinstance(chunk, ToolCallChunk):
             call = chunk.payload
+
             self._line(chunk, "tool-call", f"{call.tool_name} {_json(call.args)}  [{call.tool_call_id}]")
         elif isinstance(chunk, ToolOutputChunk):
             self._line(chunk, "tool-output", f"{chunk.payload.tool_name} {_json(chunk.payload.output)}")

@@ -67,7 +67,12 @@ async def test_suspend_then_resume_without_tool_call_id(make_app: AppFactory) ->
         first = await app.agent("pay").generate("charge me")
         suspended = [c for c in first.chunks if isinstance(c, ToolCallSuspendedChunk)]
         handle = app.client.get_workflow_handle(first.run_id)
-        description = await handle.describe()
+        for _ in range(100):  # the finish activity has journaled its chunk; its completion may still be in flight
+            description = await handle.describe()
+            if not description.raw_description.pending_activities:
+                break
+            await asyncio.sleep(0.05)
+
         resumed = await app.agent("pay").resume_generate({"confirmed": True}, run_id=first.run_id)
         final_status = (await handle.describe()).search_attributes
 

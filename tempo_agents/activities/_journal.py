@@ -56,7 +56,11 @@ class RunJournal:
         await self.store.append_chunks(self.run_id, writes)
 
     async def text_delta(self, step: int, text: str) -> None:
-        self._text.append(ChunkWrite(self.chunk("text-delta", {"id": f"text-{step}", "text": text})))
+        await self.streamed(self.chunk("text-delta", {"id": f"text-{step}", "text": text}))
+
+    async def streamed(self, chunk: dict[str, Any]) -> None:
+        """Append a chunk that only matters while the step streams (deltas): batched, never keyed."""
+        self._text.append(ChunkWrite(chunk))
         if time.monotonic() - self._last_flush >= TEXT_FLUSH_SECONDS:
             await self.flush_text()
 

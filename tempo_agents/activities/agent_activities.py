@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from datetime import timedelta
-
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from temporalio import activity

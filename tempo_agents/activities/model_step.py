@@ -11,17 +11,25 @@ from tempo_agents.activities._journal import RunJournal, pending_writes, transcr
 from tempo_agents.models.messages import Message, TextPart, ToolCallPart, ToolResultPart
 from tempo_agents.models.model import (
     FinishEvent,
+    ModelEvent,
     ModelRequest,
     TextDelta,
     ToolCallEvent,
+    ToolInputDelta,
+    ToolInputEnd,
+    ToolInputStart,
+    ToolResultEvent,
 )
 from tempo_agents.models.resolve import resolve_model
 from tempo_agents.models.usage import Usage
 from tempo_agents.store.base import ChunkWrite, TranscriptEntry
+from tempo_agents.tools.lifecycle import ToolLifecycleEvent, run_lifecycle_hook
 from tempo_agents.workflows.payloads import ModelStepInput, ModelStepResult, ToolCallRequest
 
 if TYPE_CHECKING:
+    from tempo_agents.agent.agent import Agent
     from tempo_agents.agent.app import App
+
 
 INPUT_STEP = -1
 """Transcript step of the messages a run was started with."""
@@ -95,22 +103,15 @@ async def run_model_step(app: App, step_input: ModelStepInput) -> ModelStepResul
     )
     model = resolve_model(agent.model, agent_id=agent.id)
 
-    text_parts: list[str] = []
-    calls: list[ToolCallEvent] = []
-    finish = FinishEvent(finish_reason="stop", usage=Usage())
+    streamed = _StreamedStep(agent, journal, step, messages)
     try:
         async for event in model.stream(request):
-            if isinstance(event, TextDelta):
-                text_parts.append(event.text)
-                await journal.text_delta(step, event.text)
-            elif isinstance(event, ToolCallEvent):
-                calls.append(event)
-            elif isinstance(event, FinishEvent):
-                finish = event
+            await streamed.handle(event)
             if activity.in_activity():
                 activity.heartbeat()
     finally:
         await journal.flush_text()
+    text_parts, calls, finish = streamed.text_parts, streamed.calls, streamed.finish
 
     available = agent.active_tool_names(options.active_tools)
     parts: list[TextPart | ToolCallPart | ToolResultPart] = []
@@ -154,3 +155,73 @@ async def run_model_step(app: App, step_input: ModelStepInput) -> ModelStepResul
         tool_calls=runnable,
         answered_calls=len(calls) - len(runnable),
     )
+
+
+class _StreamedStep:
+    """Journals what the model streams, as it streams, and keeps what the step needs afterwards."""
+
+    def __init__(self, agent: Agent, journal: RunJournal, step: int, messages: list[Message]) -> None:
+        self._agent = agent
+        self._journal = journal
+        self._step = step
+        self._messages = messages
+        self._names: dict[str, str] = {}
+        self.text_parts: list[str] = []
+        self.calls: list[ToolCallEvent] = []
+        self.finish = FinishEvent(finish_reason="stop", usage=Usage())
+
+    async def handle(self, event: ModelEvent) -> None:
+        payload: dict[str, Any]
+
+        if isinstance(event, TextDelta):
+            self.text_parts.append(event.text)
+            await self._journal.text_delta(self._step, event.text)
+        elif isinstance(event, ToolInputStart):
+            self._names[event.tool_call_id] = event.tool_name
+            payload = {"toolCallId": event.tool_call_id, "toolName": event.tool_name}
+            await self._journal.streamed(self._journal.chunk("tool-call-input-streaming-start", payload))
+            await self._hook(event.tool_call_id, "on_input_start")
+        elif isinstance(event, ToolInputDelta):
+            name = self._names.get(event.tool_call_id)
+            payload = {"toolCallId": event.tool_call_id, "toolName": name, "argsTextDelta": event.args_text_delta}
+            await self._journal.streamed(self._journal.chunk("tool-call-delta", payload))
+            await self._hook(event.tool_call_id, "on_input_delta", event.args_text_delta)
+        elif isinstance(event, ToolInputEnd):
+            payload = {"toolCallId": event.tool_call_id}
+            await self._journal.streamed(self._journal.chunk("tool-call-input-streaming-end", payload))
+        elif isinstance(event, ToolCallEvent) and event.provider_executed:
+            _, args = _parse_args(event.args_text)
+            payload = {
+                "toolCallId": event.tool_call_id,
+                "toolName": event.tool_name,
+                "args": args,
+                "providerExecuted": True,
+            }
+            key = f"{self._step}:{event.tool_call_id}:tool-call"
+            await self._journal.write([ChunkWrite(self._journal.chunk("tool-call", payload), key)])
+        elif isinstance(event, ToolCallEvent):
+            self.calls.append(event)
+        elif isinstance(event, ToolResultEvent):
+            payload = {
+                "toolCallId": event.tool_call_id,
+                "toolName": event.tool_name,
+                "result": event.result,
+                "providerExecuted": event.provider_executed,
+            }
+            key = f"{self._step}:{event.tool_call_id}:tool-result"
+            await self._journal.write([ChunkWrite(self._journal.chunk("tool-result", payload), key)])
+        elif isinstance(event, FinishEvent):
+            self.finish = event
+
+    async def _hook(self, tool_call_id: str, name: str, delta: str | None = None) -> None:
+        tool = self._agent.tools.get(self._names.get(tool_call_id, ""))
+        if tool is None:
+            return
+        hook = tool.on_input_start if name == "on_input_start" else tool.on_input_delta
+        event = ToolLifecycleEvent(
+            tool_call_id=tool_call_id,
+            tool_name=self._names[tool_call_id],
+            messages=self._messages,
+            input_text_delta=delta,
+        )
+        await run_lifecycle_hook(hook, name, event)

@@ -175,6 +175,7 @@ def _context(run: _Call, call_input: ToolCallInput) -> ToolContext:
     options = call_input.options
     return ToolContext(
         tool_call_id=call_input.call.tool_call_id,
+        tool_name=call_input.call.tool_name,
         agent_id=run.agent.id,
         run_id=call_input.run_id,
         thread_id=options.memory.thread if options.memory else None,

@@ -47,6 +47,22 @@ class ToolCallPayload(WireModel):
     tool_call_id: str
     tool_name: str
     args: Any = None
+    provider_executed: bool | None = None
+
+
+class ToolInputStreamingStartPayload(WireModel):
+    tool_call_id: str
+    tool_name: str
+
+
+class ToolCallDeltaPayload(WireModel):
+    tool_call_id: str
+    tool_name: str | None = None
+    args_text_delta: str
+
+
+class ToolInputStreamingEndPayload(WireModel):
+    tool_call_id: str
 
 
 class ToolOutputPayload(WireModel):
@@ -61,6 +77,7 @@ class ToolResultPayload(WireModel):
     result: Any = None
     is_error: bool | None = None
     args: Any = None
+    provider_executed: bool | None = None
 
 
 class ToolErrorPayload(WireModel):
@@ -157,6 +174,21 @@ class TextDeltaChunk(_ChunkBase):
     payload: TextDeltaPayload
 
 
+class ToolInputStreamingStartChunk(_ChunkBase):
+    type: Literal["tool-call-input-streaming-start"] = "tool-call-input-streaming-start"
+    payload: ToolInputStreamingStartPayload
+
+
+class ToolCallDeltaChunk(_ChunkBase):
+    type: Literal["tool-call-delta"] = "tool-call-delta"
+    payload: ToolCallDeltaPayload
+
+
+class ToolInputStreamingEndChunk(_ChunkBase):
+    type: Literal["tool-call-input-streaming-end"] = "tool-call-input-streaming-end"
+    payload: ToolInputStreamingEndPayload
+
+
 class ToolCallChunk(_ChunkBase):
     type: Literal["tool-call"] = "tool-call"
     payload: ToolCallPayload
@@ -231,7 +263,11 @@ Chunk: TypeAlias = Annotated[
     | Annotated[StepStartChunk, Tag("step-start")]
     | Annotated[StepResetChunk, Tag("step-reset")]
     | Annotated[TextDeltaChunk, Tag("text-delta")]
+    | Annotated[ToolInputStreamingStartChunk, Tag("tool-call-input-streaming-start")]
+    | Annotated[ToolCallDeltaChunk, Tag("tool-call-delta")]
+    | Annotated[ToolInputStreamingEndChunk, Tag("tool-call-input-streaming-end")]
     | Annotated[ToolCallChunk, Tag("tool-call")]
+
     | Annotated[ToolOutputChunk, Tag("tool-output")]
     | Annotated[ToolResultChunk, Tag("tool-result")]
     | Annotated[ToolErrorChunk, Tag("tool-error")]

@@ -17,6 +17,9 @@ from tempo_agents.models.model import (
     ModelRequest,
     TextDelta,
     ToolCallEvent,
+    ToolInputDelta,
+    ToolInputEnd,
+    ToolInputStart,
 )
 from tempo_agents.models.usage import Usage
 
@@ -50,12 +53,16 @@ class ScriptExhaustedError(ConfigurationError):
 
 
 _WORD = re.compile(r"\S+\s*|\s+")
+_RECORDED_REQUESTS = 1000
+
 
 
 class ScriptedModel:
     """Replays ``responses[step]`` for each model step of a run, or asks ``responses(request)``.
 
-    Text is streamed word by word. Every request is recorded in :attr:`requests`, so tests can
+    Text is streamed word by word and tool-call arguments in a few fragments, as providers stream
+    them (``stream_tool_inputs=False`` sends whole calls only). Every request is recorded in
+    :attr:`requests` (the most recent 1,000), so tests can
     assert on the prompts and tool definitions a run sent. Tool calls without an ``id`` get
     ``call_<step>_<index>``, stable across activity retries.
     """
@@ -66,8 +73,10 @@ class ScriptedModel:
         *,
         model_id: str = "scripted",
         delta_delay: float = 0.0,
+        stream_tool_inputs: bool = True,
     ) -> None:
         self._responses = responses
+        self._stream_tool_inputs = stream_tool_inputs
         self._model_id = model_id
         self._delta_delay = delta_delay
         self.requests: list[ModelRequest] = []
@@ -93,21 +102,36 @@ class ScriptedModel:
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
         self.requests.append(request)
+        del self.requests[:-_RECORDED_REQUESTS]
         response = await self._response_for(request)
         for word in _WORD.findall(response.text):
             if self._delta_delay:
                 await asyncio.sleep(self._delta_delay)
             yield TextDelta(text=word)
-        for index, call in enumerate(response.tool_calls):
-            args_text = call.args if isinstance(call.args, str) else json.dumps(call.args)
-            yield ToolCallEvent(
+        calls = [
+            ToolCallEvent(
                 tool_call_id=call.id or f"call_{request.step}_{index}",
                 tool_name=call.name,
-                args_text=args_text,
+                args_text=call.args if isinstance(call.args, str) else json.dumps(call.args),
             )
+            for index, call in enumerate(response.tool_calls)
+        ]
+        if self._stream_tool_inputs:
+            for call_event in calls:
+                yield ToolInputStart(tool_call_id=call_event.tool_call_id, tool_name=call_event.tool_name)
+                for fragment in _fragments(call_event.args_text):
+                    yield ToolInputDelta(tool_call_id=call_event.tool_call_id, args_text_delta=fragment)
+                yield ToolInputEnd(tool_call_id=call_event.tool_call_id)
+        for call_event in calls:
+            yield call_event
         usage = response.usage or _estimated_usage(request, response)
         reason = response.finish_reason or ("tool-calls" if response.tool_calls else "stop")
         yield FinishEvent(finish_reason=reason, usage=usage)
+
+
+def _fragments(text: str, pieces: int = 3) -> list[str]:
+    size = max(1, -(-len(text) // pieces))
+    return [text[i : i + size] for i in range(0, len(text), size)]
 
 
 def _estimated_usage(request: ModelRequest, response: ScriptedResponse) -> Usage:

@@ -55,7 +55,10 @@ class ToolContext:
     """
 
     tool_call_id: str | None = None
+    tool_name: str | None = None
+    """The name the model called the tool by (its key on the agent)."""
     agent_id: str | None = None
+
     run_id: str | None = None
     thread_id: str | None = None
     resource_id: str | None = None

@@ -21,6 +21,7 @@ from tempo_agents.tools._validation import (
     validate_output,
 )
 from tempo_agents.tools.context import ToolContext
+from tempo_agents.tools.lifecycle import LifecycleHook, ToolLifecycleEvent, run_lifecycle_hook
 from tempo_agents.tools.suspension import Suspender
 
 ExecuteFunction = Callable[..., Any]
@@ -48,6 +49,10 @@ class Tool:
         output_validation: Literal["strict", "warn"] = "strict",
         title: str | None = None,
         suspend_expires_in: timedelta | None = None,
+        on_input_start: LifecycleHook | None = None,
+        on_input_delta: LifecycleHook | None = None,
+        on_input_available: LifecycleHook | None = None,
+        on_output: LifecycleHook | None = None,
     ) -> None:
         if not isinstance(id, str) or not id:
             raise ConfigurationError("create_tool() needs a non-empty string id")
@@ -69,6 +74,10 @@ class Tool:
         self.to_model_output = to_model_output
         self.output_validation = output_validation
         self.suspend_expires_in = suspend_expires_in
+        self.on_input_start = on_input_start
+        self.on_input_delta = on_input_delta
+        self.on_input_available = on_input_available
+        self.on_output = on_output
 
     def __repr__(self) -> str:
         return f"Tool(id={self.id!r})"
@@ -102,9 +111,18 @@ async def run_tool(tool: Tool, raw_input: Any, context: ToolContext) -> Any:
     if failure is not None:
         return failure.to_result()
     context.accepted_input = validated
+    name = context.tool_name or tool.id
+    event = ToolLifecycleEvent(
+        tool_call_id=context.tool_call_id or "", tool_name=name, messages=context.messages, input=validated
+    )
+    await run_lifecycle_hook(tool.on_input_available, "on_input_available", event)
     output = await call_user_function(tool.execute_fn, validated, context)
     if isinstance(context.suspend, Suspender) and context.suspend.called:
         return output
+    output_event = ToolLifecycleEvent(tool_call_id=event.tool_call_id, tool_name=name, output=output)
+
+    await run_lifecycle_hook(tool.on_output, "on_output", output_event)
+
     if tool.output_schema is not None and output is not None:
         _, output_failure = validate_output(tool.id, tool.output_schema, output)
         if output_failure is not None:
@@ -156,6 +174,10 @@ def create_tool(
     output_validation: Literal["strict", "warn"] = "strict",
     title: str | None = None,
     suspend_expires_in: timedelta | None = None,
+    on_input_start: LifecycleHook | None = None,
+    on_input_delta: LifecycleHook | None = None,
+    on_input_available: LifecycleHook | None = None,
+    on_output: LifecycleHook | None = None,
 ) -> Tool:
     """Define a tool.
 
@@ -164,6 +186,8 @@ def create_tool(
     :class:`ToolContext`; it may be sync or async. ``require_approval`` is ``True`` or a predicate
     ``(input, context) -> bool`` (a predicate that raises means approval is required).
     ``suspend_expires_in`` is the default deadline of this tool's suspensions and approvals.
+    ``on_input_start``, ``on_input_delta``, ``on_input_available`` and ``on_output`` receive a
+    :class:`ToolLifecycleEvent`; one that raises is logged and does not fail the call.
     """
     return Tool(
         id=id,
@@ -178,4 +202,8 @@ def create_tool(
         output_validation=output_validation,
         title=title,
         suspend_expires_in=suspend_expires_in,
+        on_input_start=on_input_start,
+        on_input_delta=on_input_delta,
+        on_input_available=on_input_available,
+        on_output=on_output,
     )
