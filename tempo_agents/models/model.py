@@ -114,7 +114,6 @@ ModelEvent: TypeAlias = (
 )
 
 
-
 @runtime_checkable
 class Model(Protocol):
     """A model provider. ``stream`` yields events and ends with exactly one :class:`FinishEvent`."""
