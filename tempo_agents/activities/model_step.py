@@ -89,7 +89,7 @@ async def run_model_step(app: App, step_input: ModelStepInput) -> ModelStepResul
     await journal.write(writes)
 
     options = step_input.options
-    instructions = await agent.resolve_instructions(options.request_context)
+    instructions = await agent.resolve_instructions(options.request_context, step_input.mode)
     messages = transcript_messages(transcript)
     if instructions:
         messages.insert(0, Message(role="system", content=[TextPart(text=instructions)]))
@@ -97,7 +97,9 @@ async def run_model_step(app: App, step_input: ModelStepInput) -> ModelStepResul
         run_id=run_id,
         step=step,
         messages=messages,
-        tools=agent.tool_definitions(options.active_tools, auto_resume=options.auto_resume_suspended_tools),
+        tools=agent.tool_definitions(
+            options.active_tools, auto_resume=options.auto_resume_suspended_tools, mode_id=step_input.mode
+        ),
         tool_choice=options.tool_choice,
         settings=options.model_settings,
     )
@@ -113,7 +115,8 @@ async def run_model_step(app: App, step_input: ModelStepInput) -> ModelStepResul
         await journal.flush_text()
     text_parts, calls, finish = streamed.text_parts, streamed.calls, streamed.finish
 
-    available = agent.active_tool_names(options.active_tools)
+    available = agent.active_tool_names(options.active_tools, step_input.mode)
+
     parts: list[TextPart | ToolCallPart | ToolResultPart] = []
     text = "".join(text_parts)
     if text:

@@ -62,12 +62,12 @@ class _Call:
         )
         await self.journal.write([write])
 
-    async def result(self, result: Any, model_output: Any) -> ToolCallResult:
+    async def result(self, result: Any, model_output: Any, switch_mode_to: str | None = None) -> ToolCallResult:
         call = self.input.call
         chunk = self.journal.chunk("tool-result", {**self.base, "args": call.args, "result": result})
         part = ToolResultPart(tool_call_id=call.tool_call_id, tool_name=call.tool_name, result=model_output)
         await self.finish(part, ChunkWrite(chunk, f"{self.key}:tool-result"))
-        return ToolCallResult(status="result")
+        return ToolCallResult(status="result", switch_mode_to=switch_mode_to)
 
     async def error(self, message: str) -> ToolCallResult:
         call = self.input.call
@@ -168,7 +168,11 @@ async def run_tool_call(app: App, call_input: ToolCallInput) -> ToolCallResult:
             model_output = to_jsonable(await call_user_function(run.tool.to_model_output, output))
     except Exception as error:
         return await run.error(str(error) or type(error).__name__)
-    return await run.result(result, model_output)
+    switch_to = None
+    if context.mode_switch is not None:
+        switch_to = context.mode_switch.to or run.agent.next_mode(call_input.mode)
+        run.agent.mode(switch_to)
+    return await run.result(result, model_output, switch_to)
 
 
 def _context(run: _Call, call_input: ToolCallInput) -> ToolContext:
@@ -184,6 +188,7 @@ def _context(run: _Call, call_input: ToolCallInput) -> ToolContext:
         writer=JournalToolWriter(run.journal, run.round_key, call_input.call.tool_call_id, call_input.call.tool_name),
         suspend_payload=call_input.suspend_payload,
         messages=[Message.model_validate(entry.message) for entry in run.transcript],
+        mode=call_input.mode,
     )
 
 

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any, TypeAlias
 
 from tempo_agents.agent.auto_resume import is_eligible, with_resume_fields
 from tempo_agents.agent.hooks import ToolHooks
+from tempo_agents.agent.modes import AgentMode, check_modes
 from tempo_agents.agent.naming import sanitize_tool_names
 from tempo_agents.errors import ConfigurationError
 from tempo_agents.models.messages import MessageInput
@@ -27,7 +28,8 @@ class Agent:
 
     ``tools`` maps the model-visible name (the key, sanitised to ``[a-zA-Z0-9_-]``) to a tool.
     ``default_options`` are run options merged under every call's options. ``suspend_expires_in``
-    is the default deadline of suspensions and approvals of tools that set none.
+    is the default deadline of suspensions and approvals of tools that set none. ``modes`` (with
+    ``default_mode``, else the first) let a run move between instruction and tool sets.
     """
 
     def __init__(
@@ -42,6 +44,8 @@ class Agent:
         hooks: ToolHooks | Mapping[str, Any] | None = None,
         default_options: Mapping[str, Any] | None = None,
         suspend_expires_in: timedelta | None = None,
+        modes: Sequence[AgentMode] = (),
+        default_mode: str | None = None,
     ) -> None:
         if not isinstance(id, str) or not id:
             raise ConfigurationError("Agent() needs a non-empty string id")
@@ -59,6 +63,9 @@ class Agent:
         self.hooks = ToolHooks.coerce(hooks, where=f'agent "{id}"')
         self.default_options: dict[str, Any] = dict(default_options or {})
         self.suspend_expires_in = suspend_expires_in
+        check_modes(id, modes, default_mode, set(self.tools))
+        self.modes: dict[str, AgentMode] = {mode.id: mode for mode in modes}
+        self.default_mode = default_mode or (modes[0].id if modes else None)
         self._app: App | None = None
 
     def __repr__(self) -> str:
@@ -117,27 +124,55 @@ class Agent:
         """Decline and wait until the run finishes or suspends again."""
         return await (await self.decline_tool_call(run_id=run_id, tool_call_id=tool_call_id, reason=reason)).result()
 
-    async def resolve_instructions(self, request_context: dict[str, Any]) -> str:
-        """The instructions for this run (a function is called with the request context)."""
-        if isinstance(self.instructions, str):
-            return self.instructions
-        resolved = await call_user_function(self.instructions, request_context)
+    def mode(self, mode_id: str | None) -> AgentMode | None:
+        """The mode with this id (``None`` for none); an unknown id raises."""
+        if mode_id is None:
+            return None
+        try:
+            return self.modes[mode_id]
+        except KeyError:
+            known = ", ".join(self.modes) or "none"
+            raise ConfigurationError(f'agent "{self.id}" has no mode "{mode_id}" (modes: {known})') from None
+
+    def next_mode(self, mode_id: str | None) -> str | None:
+        """Where approving a plan leads from ``mode_id``: its ``transitions_to``, else the default mode."""
+        mode = self.mode(mode_id)
+        return (mode.transitions_to if mode else None) or self.default_mode
+
+    async def resolve_instructions(self, request_context: dict[str, Any], mode_id: str | None = None) -> str:
+        """The instructions for this run and mode (functions are called with the request context)."""
+        parts = [await self._resolve(self.instructions, request_context)]
+        mode = self.mode(mode_id)
+        if mode is not None and mode.instructions is not None:
+            parts.append(await self._resolve(mode.instructions, request_context))
+        return "\n\n".join(part for part in parts if part)
+
+    async def _resolve(self, instructions: Instructions, request_context: dict[str, Any]) -> str:
+        if isinstance(instructions, str):
+            return instructions
+        resolved = await call_user_function(instructions, request_context)
         if not isinstance(resolved, str):
             raise ConfigurationError(
                 f'agent "{self.id}": the instructions function returned {type(resolved).__name__}, not str'
             )
         return resolved
 
-    def active_tool_names(self, active_tools: list[str] | None) -> list[str]:
-        """The tool names a run may use: all, or those of ``active_tools`` the agent has."""
-        if active_tools is None:
-            return list(self.tools)
-        return [name for name in self.tools if name in active_tools]
+    def active_tool_names(self, active_tools: list[str] | None, mode_id: str | None = None) -> list[str]:
+        """The tool names a run may use: all, limited by the mode's and the run's ``active_tools``."""
+        mode = self.mode(mode_id)
+        allowed = set(mode.active_tools) if mode is not None and mode.active_tools is not None else None
+        return [
+            name
+            for name in self.tools
+            if (active_tools is None or name in active_tools) and (allowed is None or name in allowed)
+        ]
 
-    def tool_definitions(self, active_tools: list[str] | None, *, auto_resume: bool = False) -> list[ToolDefinition]:
+    def tool_definitions(
+        self, active_tools: list[str] | None, *, auto_resume: bool = False, mode_id: str | None = None
+    ) -> list[ToolDefinition]:
         """What the model is offered for this run (with the auto-resume fields when asked)."""
         definitions = []
-        for name in self.active_tool_names(active_tools):
+        for name in self.active_tool_names(active_tools, mode_id):
             tool = self.tools[name]
             schema = tool.model_input_schema()
             if auto_resume and is_eligible(tool):

@@ -194,6 +194,13 @@ class App:
             )
         if isinstance(approval, str):
             self.approval_policy(approval)
+        if agent.modes:
+            merged["mode"] = merged.get("mode") or agent.default_mode
+            agent.mode(merged["mode"])
+        elif merged.get("mode") is not None:
+            raise ConfigurationError(
+                f'agent "{agent.id}" declares no modes, so a run cannot start in mode "{merged["mode"]}"'
+            )
         if merged.get("auto_resume_suspended_tools") and merged.get("memory") is None:
             raise ConfigurationError(
                 'auto_resume_suspended_tools needs memory: pass memory={"thread": ..., "resource": ...}'

@@ -267,7 +267,6 @@ Chunk: TypeAlias = Annotated[
     | Annotated[ToolCallDeltaChunk, Tag("tool-call-delta")]
     | Annotated[ToolInputStreamingEndChunk, Tag("tool-call-input-streaming-end")]
     | Annotated[ToolCallChunk, Tag("tool-call")]
-
     | Annotated[ToolOutputChunk, Tag("tool-output")]
     | Annotated[ToolResultChunk, Tag("tool-result")]
     | Annotated[ToolErrorChunk, Tag("tool-error")]

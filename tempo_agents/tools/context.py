@@ -73,3 +73,18 @@ class ToolContext:
     cancelled: asyncio.Event = field(default_factory=asyncio.Event)
     accepted_input: Any = field(default=None, repr=False)
     """The validated input ``execute`` was called with (set by the validation pipeline)."""
+    mode: str | None = None
+    """The agent mode the run is in, for agents that declare modes."""
+    mode_switch: ModeSwitch | None = field(default=None, init=False)
+
+    def switch_mode(self, to: str | None = None) -> None:
+        """Ask the run to change mode once this call ends: to ``to``, or (``None``) to the current mode's
+        ``transitions_to``, else the agent's default mode. Ignored outside a run."""
+        self.mode_switch = ModeSwitch(to=to)
+
+
+@dataclass(frozen=True)
+class ModeSwitch:
+    """A tool's request to change the run's mode."""
+
+    to: str | None = None

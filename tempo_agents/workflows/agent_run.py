@@ -71,6 +71,7 @@ class AgentRunWorkflow:
         self._step = carried.step
         self._usage = carried.usage
         self._segment = carried.segment
+        self._mode = carried.mode if run_input.carried is not None else run_input.options.mode
         self._pending = list(carried.pending)
         self._previous_step = carried.previous_step
         self._status: RunStatus = "running"
@@ -97,6 +98,11 @@ class AgentRunWorkflow:
     def usage(self) -> Usage:
         """Token usage so far."""
         return self._usage
+
+    @workflow.query(name="mode")
+    def mode(self) -> str | None:
+        """The agent mode the run is in (``None`` for agents without modes)."""
+        return self._mode
 
     @workflow.query(name="pending")
     def pending(self) -> list[PendingCall]:
@@ -223,6 +229,7 @@ class AgentRunWorkflow:
                         new_messages=new_messages,
                         pending=self._pending,
                         previous_step=self._previous_step,
+                        mode=self._mode,
                     ),
                     result_type=ModelStepResult,
                     start_to_close_timeout=MODEL_STEP_TIMEOUT,
@@ -233,7 +240,12 @@ class AgentRunWorkflow:
                 await self._run_calls(
                     [
                         ToolCallInput(
-                            run_id=run_input.run_id, agent_id=run_input.agent_id, step=step, call=call, options=options
+                            run_id=run_input.run_id,
+                            agent_id=run_input.agent_id,
+                            step=step,
+                            call=call,
+                            options=options,
+                            mode=self._mode,
                         )
                         for call in result.tool_calls
                     ]
@@ -273,6 +285,7 @@ class AgentRunWorkflow:
                                 step=self._step,
                                 usage=self._usage,
                                 segment=self._segment,
+                                mode=self._mode,
                                 pending=self._pending,
                                 previous_step=self._previous_step,
                             ),
@@ -301,6 +314,8 @@ class AgentRunWorkflow:
         now = workflow.now()
         for call_input, result in zip(inputs, results, strict=True):
             call = call_input.call
+            if result.switch_mode_to is not None and result.switch_mode_to != self._mode:
+                self._switch_mode(result.switch_mode_to)
             if result.status == "suspended" and result.suspension is not None:
                 suspension = result.suspension
                 expires = suspension.expires_in_seconds
@@ -357,6 +372,7 @@ class AgentRunWorkflow:
                         resolution=batch[call_id],
                         suspend_payload=waiting.suspend_payload,
                         input_snapshot=waiting.input_snapshot,
+                        mode=self._mode,
                     )
                     for call_id, waiting in self._answered.items()
                 ]
@@ -378,7 +394,18 @@ class AgentRunWorkflow:
                             action="decline" if call.requires_approval else "expire", expired=True
                         )
 
+    def _switch_mode(self, mode: str) -> None:
+        chunk = {
+            "type": "data-mode",
+            "runId": self._run_input.run_id,
+            "from": "SYSTEM",
+            "data": {"mode": mode, "previousMode": self._mode},
+        }
+        self._pending.append(JournalRecord(chunk=chunk, key=f"mode:{self._step}:{mode}"))
+        self._mode = mode
+
     def _start_record(self) -> JournalRecord:
+
         run_input = self._run_input
         chunk = {
             "type": "start",

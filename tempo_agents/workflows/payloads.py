@@ -40,6 +40,8 @@ class RunOptions(WireModel):
     """``True`` for every call, or the name of an approval policy registered on the App."""
     auto_resume_suspended_tools: bool = False
     """Let the user's next message on the thread resume a suspended call (needs ``memory``)."""
+    mode: str | None = None
+    """The agent mode the run starts in (agents with modes; default: the agent's default mode)."""
 
 
 class JournalRecord(WireModel):
@@ -65,6 +67,7 @@ class CarriedState(WireModel):
     step: int
     usage: Usage
     segment: int = 0
+    mode: str | None = None
     pending: list[JournalRecord] = Field(default_factory=list)
     previous_step: StepFinishNote | None = None
 
@@ -97,6 +100,7 @@ class ModelStepInput(WireModel):
     new_messages: list[Message] = Field(default_factory=list)
     pending: list[JournalRecord] = Field(default_factory=list)
     previous_step: StepFinishNote | None = None
+    mode: str | None = None
 
 
 class ModelStepResult(WireModel):
@@ -130,6 +134,7 @@ class ToolCallInput(WireModel):
     resolution: Resolution | None = None
     suspend_payload: Any = None
     input_snapshot: Any = None
+    mode: str | None = None
 
 
 class Suspension(WireModel):
@@ -148,6 +153,8 @@ class ToolCallResult(WireModel):
     status: Literal["result", "error", "suspended", "resume-rejected"]
     suspension: Suspension | None = None
     message: str | None = None
+    switch_mode_to: str | None = None
+    """The mode the tool moved the run to (``submit_plan`` approved)."""
 
 
 class PendingCall(WireModel):

@@ -1,0 +1,1 @@
+"""Built-in tools shipped with tempo-agents."""
