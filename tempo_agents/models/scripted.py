@@ -56,7 +56,6 @@ _WORD = re.compile(r"\S+\s*|\s+")
 _RECORDED_REQUESTS = 1000
 
 
-
 class ScriptedModel:
     """Replays ``responses[step]`` for each model step of a run, or asks ``responses(request)``.
 
