@@ -235,7 +235,8 @@ async def test_model_configuration_error_fails_the_run_once(make_app: AppFactory
     assert result.finish_reason == "error"
     assert result.error == (
         'agent "nomodel": no adapter for model provider "acme" (model "acme/super-1") is installed on this worker; '
-        "pass a Model object such as ScriptedModel"
+        'use "openai/<model>", "anthropic/<model>", openai_compatible(...) for other OpenAI-compatible servers, '
+        "or a Model object such as ScriptedModel"
     )
     assert description.status == WorkflowExecutionStatus.FAILED
     scheduled = [e for e in history.events if e.HasField("activity_task_scheduled_event_attributes")]

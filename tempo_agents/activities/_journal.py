@@ -19,7 +19,7 @@ from tempo_agents.agent.chunks import (
 from tempo_agents.models.messages import Message
 from tempo_agents.store.base import ChunkWrite, Store, TranscriptEntry
 from tempo_agents.tools.context import check_custom_chunk
-from tempo_agents.workflows.payloads import JournalRecord, StepFinishNote
+from tempo_agents.workflows.payloads import JournalRecord, StepFinishNote, WorkflowWrites
 
 TEXT_FLUSH_SECONDS = 0.03
 
@@ -150,3 +150,12 @@ def run_output(transcript: Sequence[TranscriptEntry], tool_results: list[Any], s
         usage=usage,
         steps=steps,
     )
+
+
+async def apply_workflow_writes(store: Store, run_id: str, writes: WorkflowWrites) -> None:
+    """Store the transcript entries and thread state the workflow produced (idempotent upserts)."""
+    if writes.transcript:
+        entries = [TranscriptEntry(r.step, r.part, r.position, r.message) for r in writes.transcript]
+        await store.put_transcript(run_id, entries)
+    for record in writes.thread_state:
+        await store.set_thread_state(record.thread_id, record.type, record.value)

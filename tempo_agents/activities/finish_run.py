@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from tempo_agents.activities._journal import RunJournal, pending_writes, run_output
+from tempo_agents.activities._journal import RunJournal, apply_workflow_writes, pending_writes, run_output
 from tempo_agents.activities.model_step import HISTORY_STEP
 from tempo_agents.agent.chunks import FinishPayload, StepResult, ToolResultPayload
 from tempo_agents.store.base import ChunkWrite
@@ -22,6 +22,7 @@ async def run_finish(app: App, finish: FinishInput) -> None:
     """
     store = app.store
     journal = RunJournal(store, finish.run_id)
+    await apply_workflow_writes(store, finish.run_id, finish.writes)
     transcript = await store.get_transcript(finish.run_id)
     memory = finish.options.memory
     if memory is not None:

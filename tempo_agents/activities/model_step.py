@@ -7,7 +7,12 @@ from typing import TYPE_CHECKING, Any
 
 from temporalio import activity
 
-from tempo_agents.activities._journal import RunJournal, pending_writes, transcript_messages
+from tempo_agents.activities._journal import (
+    RunJournal,
+    apply_workflow_writes,
+    pending_writes,
+    transcript_messages,
+)
 from tempo_agents.models.messages import Message, TextPart, ToolCallPart, ToolResultPart
 from tempo_agents.models.model import (
     FinishEvent,
@@ -23,6 +28,8 @@ from tempo_agents.models.model import (
 from tempo_agents.models.resolve import resolve_model
 from tempo_agents.models.usage import Usage
 from tempo_agents.store.base import ChunkWrite, TranscriptEntry
+from tempo_agents.tools.builtin.task_list import TASKS_STATE_TYPE, TaskItem
+from tempo_agents.tools.builtin.task_signals import TASK_STATE_SYSTEM_MESSAGE, compute_task_signal
 from tempo_agents.tools.lifecycle import ToolLifecycleEvent, run_lifecycle_hook
 from tempo_agents.workflows.payloads import ModelStepInput, ModelStepResult, ToolCallRequest
 
@@ -79,6 +86,7 @@ async def run_model_step(app: App, step_input: ModelStepInput) -> ModelStepResul
             history = await store.get_thread_messages(memory.thread, memory.resource)
             entries += [TranscriptEntry(HISTORY_STEP, f"history-{i:06d}", i, m) for i, m in enumerate(history)]
         await store.put_transcript(run_id, entries)
+    await apply_workflow_writes(store, run_id, step_input.writes)
     transcript = await store.get_transcript(run_id)
 
     writes = pending_writes(run_id, step_input.pending, step_input.previous_step, transcript)
@@ -91,8 +99,20 @@ async def run_model_step(app: App, step_input: ModelStepInput) -> ModelStepResul
     options = step_input.options
     instructions = await agent.resolve_instructions(options.request_context, step_input.mode)
     messages = transcript_messages(transcript)
+    if agent.projects_tasks:
+        instructions = "\n\n".join(part for part in (instructions, TASK_STATE_SYSTEM_MESSAGE) if part)
     if instructions:
         messages.insert(0, Message(role="system", content=[TextPart(text=instructions)]))
+    state_signals = list(step_input.state_signals)
+    thread_tasks = None
+    if step_input.new_messages and options.memory is not None and agent.uses_task_tools:
+        stored = await store.get_thread_state(options.memory.thread, TASKS_STATE_TYPE)
+        thread_tasks = [TaskItem.model_validate(item) for item in stored or []]
+        signal, _ = compute_task_signal(None, thread_tasks)
+        if agent.projects_tasks and signal is not None:
+            state_signals.append(signal.render())
+    if state_signals:
+        messages.append(Message(role="user", content=[TextPart(text="\n".join(state_signals))]))
     request = ModelRequest(
         run_id=run_id,
         step=step,
@@ -126,6 +146,7 @@ async def run_model_step(app: App, step_input: ModelStepInput) -> ModelStepResul
     error_entries: list[TranscriptEntry] = []
     for index, call in enumerate(calls):
         parsed, args = _parse_args(call.args_text)
+        tool = agent.tools.get(call.tool_name)
         parts.append(ToolCallPart(tool_call_id=call.tool_call_id, tool_name=call.tool_name, args=args))
         call_payload = {"toolCallId": call.tool_call_id, "toolName": call.tool_name, "args": args}
         chunk_writes.append(
@@ -136,7 +157,16 @@ async def run_model_step(app: App, step_input: ModelStepInput) -> ModelStepResul
         elif not parsed:
             error = invalid_arguments_message(call.tool_name)
         else:
-            runnable.append(ToolCallRequest(tool_call_id=call.tool_call_id, tool_name=call.tool_name, args=args))
+            operation = tool.workflow_operation if tool is not None else None
+            runnable.append(
+                ToolCallRequest(
+                    tool_call_id=call.tool_call_id,
+                    tool_name=call.tool_name,
+                    args=args,
+                    index=index,
+                    operation=operation,
+                )
+            )
             continue
         chunk_writes.append(
             ChunkWrite(
@@ -157,6 +187,8 @@ async def run_model_step(app: App, step_input: ModelStepInput) -> ModelStepResul
         usage=finish.usage,
         tool_calls=runnable,
         answered_calls=len(calls) - len(runnable),
+        thread_tasks=thread_tasks,
+        projects_tasks=agent.projects_tasks,
     )
 
 

@@ -13,6 +13,7 @@ from tempo_agents.agent.naming import sanitize_tool_names
 from tempo_agents.errors import ConfigurationError
 from tempo_agents.models.messages import MessageInput
 from tempo_agents.models.model import Model, ToolDefinition
+from tempo_agents.signals import TaskSignalProvider
 from tempo_agents.tools.tool import Tool, call_user_function
 
 if TYPE_CHECKING:
@@ -46,6 +47,7 @@ class Agent:
         suspend_expires_in: timedelta | None = None,
         modes: Sequence[AgentMode] = (),
         default_mode: str | None = None,
+        signals: Sequence[TaskSignalProvider] = (),
     ) -> None:
         if not isinstance(id, str) or not id:
             raise ConfigurationError("Agent() needs a non-empty string id")
@@ -59,7 +61,14 @@ class Agent:
         self.description = description
         self.instructions = instructions
         self.model = model
-        self.tools: dict[str, Tool] = sanitize_tool_names(tools or {})
+        signal_tools: dict[str, Tool] = {}
+        for provider in signals:
+            signal_tools.update(provider.tools())
+        self.tools: dict[str, Tool] = sanitize_tool_names({**signal_tools, **(tools or {})})
+        self.projects_tasks = any(isinstance(provider, TaskSignalProvider) for provider in signals)
+        """Whether the task list is shown to the model (a :class:`TaskSignalProvider` is attached)."""
+        self.uses_task_tools = any(tool.workflow_operation is not None for tool in self.tools.values())
+
         self.hooks = ToolHooks.coerce(hooks, where=f'agent "{id}"')
         self.default_options: dict[str, Any] = dict(default_options or {})
         self.suspend_expires_in = suspend_expires_in

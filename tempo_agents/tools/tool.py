@@ -78,6 +78,8 @@ class Tool:
         self.on_input_delta = on_input_delta
         self.on_input_available = on_input_available
         self.on_output = on_output
+        self.workflow_operation: str | None = None
+        """Set on built-ins that change workflow state (the task tools): the workflow runs them itself."""
 
     def __repr__(self) -> str:
         return f"Tool(id={self.id!r})"

@@ -18,6 +18,7 @@ from temporalio.common import RetryPolicy
 from temporalio.exceptions import ActivityError, ApplicationError
 
 from tempo_agents.models.usage import Usage
+from tempo_agents.tools.builtin.task_list import TaskItem
 from tempo_agents.workflows import search_attributes
 from tempo_agents.workflows.activity_names import FINISH_RUN, JOURNAL, MODEL_STEP, TOOL_CALL
 from tempo_agents.workflows.payloads import (
@@ -39,6 +40,7 @@ from tempo_agents.workflows.payloads import (
     ToolCallInput,
     ToolCallRequest,
     ToolCallResult,
+    WorkflowWrites,
 )
 from tempo_agents.workflows.resume_errors import (
     AMBIGUOUS_TOOL_CALL,
@@ -47,6 +49,7 @@ from tempo_agents.workflows.resume_errors import (
     TOOL_CALL_NOT_SUSPENDED,
 )
 from tempo_agents.workflows.search_attributes import RunStatus
+from tempo_agents.workflows.task_state import TaskState
 
 MODEL_STEP_TIMEOUT = timedelta(minutes=10)
 TOOL_CALL_TIMEOUT = timedelta(minutes=10)
@@ -72,6 +75,9 @@ class AgentRunWorkflow:
         self._usage = carried.usage
         self._segment = carried.segment
         self._mode = carried.mode if run_input.carried is not None else run_input.options.mode
+        self._tasks = TaskState(carried.tasks, carried.task_signal_state, carried.state_signals)
+        self._projects_tasks = carried.projects_tasks
+        self._writes = carried.writes
         self._pending = list(carried.pending)
         self._previous_step = carried.previous_step
         self._status: RunStatus = "running"
@@ -98,6 +104,11 @@ class AgentRunWorkflow:
     def usage(self) -> Usage:
         """Token usage so far."""
         return self._usage
+
+    @workflow.query(name="tasks")
+    def tasks(self) -> list[TaskItem]:
+        """The run's task list, as the model was last shown it (memory-backed runs with task tools)."""
+        return self._tasks.tasks
 
     @workflow.query(name="mode")
     def mode(self) -> str | None:
@@ -219,6 +230,8 @@ class AgentRunWorkflow:
         try:
             while True:
                 step = self._step
+                signals = self._tasks.refresh_signals() if self._projects_tasks else []
+                writes, self._writes = self._writes, WorkflowWrites()
                 result = await workflow.execute_activity(
                     MODEL_STEP,
                     ModelStepInput(
@@ -230,6 +243,8 @@ class AgentRunWorkflow:
                         pending=self._pending,
                         previous_step=self._previous_step,
                         mode=self._mode,
+                        writes=writes,
+                        state_signals=signals,
                     ),
                     result_type=ModelStepResult,
                     start_to_close_timeout=MODEL_STEP_TIMEOUT,
@@ -237,6 +252,12 @@ class AgentRunWorkflow:
                 )
                 new_messages, self._pending, self._previous_step = [], [], None
                 self._usage = self._usage + result.usage
+                self._projects_tasks = result.projects_tasks
+                if result.thread_tasks is not None:
+                    self._tasks.load(result.thread_tasks)
+                for call in result.tool_calls:
+                    if call.operation is not None:
+                        self._tasks.run_tool(run_input.run_id, step, call, options.memory, self._pending, self._writes)
                 await self._run_calls(
                     [
                         ToolCallInput(
@@ -248,6 +269,7 @@ class AgentRunWorkflow:
                             mode=self._mode,
                         )
                         for call in result.tool_calls
+                        if call.operation is None
                     ]
                 )
                 self._step = step + 1
@@ -288,6 +310,11 @@ class AgentRunWorkflow:
                                 mode=self._mode,
                                 pending=self._pending,
                                 previous_step=self._previous_step,
+                                tasks=self._tasks.tasks,
+                                task_signal_state=self._tasks.signal_state,
+                                state_signals=self._tasks.signals,
+                                projects_tasks=self._projects_tasks,
+                                writes=self._writes,
                             ),
                         )
                     )
@@ -428,7 +455,8 @@ class AgentRunWorkflow:
         run_input = self._run_input
         records = [*self._pending, *self._notes]
         previous_step = self._previous_step
-        self._pending, self._notes, self._previous_step = [], [], None
+        writes = self._writes
+        self._pending, self._notes, self._previous_step, self._writes = [], [], None, WorkflowWrites()
         await workflow.execute_activity(
             FINISH_RUN,
             FinishInput(
@@ -442,6 +470,7 @@ class AgentRunWorkflow:
                 error=error,
                 pending=records,
                 previous_step=previous_step,
+                writes=writes,
             ),
             start_to_close_timeout=FINISH_TIMEOUT,
             retry_policy=FINISH_RETRY,

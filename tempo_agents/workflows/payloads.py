@@ -15,6 +15,8 @@ from tempo_agents._wire import WireModel
 from tempo_agents.models.messages import Message
 from tempo_agents.models.model import ToolChoice
 from tempo_agents.models.usage import Usage
+from tempo_agents.tools.builtin.task_list import TaskItem
+from tempo_agents.tools.builtin.task_signals import TaskSignalState
 
 
 class MemoryRef(WireModel):
@@ -51,6 +53,31 @@ class JournalRecord(WireModel):
     key: str | None = None
 
 
+class TranscriptRecord(WireModel):
+    """A transcript entry the workflow produced (an in-workflow tool's result), stored by the next activity."""
+
+    step: int
+    part: str
+    position: int
+    message: dict[str, Any]
+
+
+class ThreadStateRecord(WireModel):
+    """A thread-state value the workflow changed (the task list), stored by the next activity."""
+
+    thread_id: str
+    type: str
+    value: Any = None
+
+
+class WorkflowWrites(WireModel):
+    """Store writes only the workflow knows of (besides journal chunks); the next activity makes them first."""
+
+    transcript: list[TranscriptRecord] = Field(default_factory=list)
+
+    thread_state: list[ThreadStateRecord] = Field(default_factory=list)
+
+
 class StepFinishNote(WireModel):
     """What the workflow knows of a finished step; the next activity turns it into ``step-finish``."""
 
@@ -70,6 +97,11 @@ class CarriedState(WireModel):
     mode: str | None = None
     pending: list[JournalRecord] = Field(default_factory=list)
     previous_step: StepFinishNote | None = None
+    tasks: list[TaskItem] = Field(default_factory=list)
+    task_signal_state: TaskSignalState | None = None
+    state_signals: list[str] = Field(default_factory=list)
+    projects_tasks: bool = False
+    writes: WorkflowWrites = Field(default_factory=WorkflowWrites)
 
 
 class RunInput(WireModel):
@@ -83,11 +115,17 @@ class RunInput(WireModel):
 
 
 class ToolCallRequest(WireModel):
-    """A tool call the model made, with its parsed arguments."""
+    """A tool call the model made, with its parsed arguments.
+
+    ``index`` is its place among the step's calls; ``operation`` names the workflow-state built-in
+    (``task_write`` …) that the workflow runs itself instead of an activity.
+    """
 
     tool_call_id: str
     tool_name: str
     args: Any = None
+    index: int = 0
+    operation: str | None = None
 
 
 class ModelStepInput(WireModel):
@@ -101,6 +139,9 @@ class ModelStepInput(WireModel):
     pending: list[JournalRecord] = Field(default_factory=list)
     previous_step: StepFinishNote | None = None
     mode: str | None = None
+    writes: WorkflowWrites = Field(default_factory=WorkflowWrites)
+    state_signals: list[str] = Field(default_factory=list)
+    """Rendered state signals (task-list snapshot and deltas) shown to the model after the transcript."""
 
 
 class ModelStepResult(WireModel):
@@ -111,6 +152,10 @@ class ModelStepResult(WireModel):
     tool_calls: list[ToolCallRequest] = Field(default_factory=list)
     answered_calls: int = 0
     """Calls the step already answered with an error (unknown tool, unparseable arguments)."""
+    thread_tasks: list[TaskItem] | None = None
+    """On a run's first step: the task list its memory thread carries from earlier runs."""
+    projects_tasks: bool = False
+    """Whether the agent shows the task list to the model (it has a TaskSignalProvider)."""
 
 
 class Resolution(WireModel):
@@ -202,6 +247,7 @@ class FinishInput(WireModel):
     error: str | None = None
     pending: list[JournalRecord] = Field(default_factory=list)
     previous_step: StepFinishNote | None = None
+    writes: WorkflowWrites = Field(default_factory=WorkflowWrites)
 
 
 class HandoffRequest(WireModel):
