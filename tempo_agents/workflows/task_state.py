@@ -137,7 +137,8 @@ class TaskState:
         if mutation.tasks is not None:
             self.tasks = mutation.tasks
             wire = [task.to_wire() for task in self.tasks]
-            writes.thread_state = [
+            writes.thread_state[:] = [
+
                 *(r for r in writes.thread_state if r.type != TASKS_STATE_TYPE),
                 ThreadStateRecord(thread_id=memory.thread, type=TASKS_STATE_TYPE, value=wire),
             ]
