@@ -1,4 +1,4 @@
-"""Task tools as workflow state (reference §4.3–§4.6): no activity, a `tasks` query, thread state, signals."""
+"""Task tools as workflow state (reference §4.3 to §4.6): no activity, a `tasks` query, thread state, signals."""
 
 from __future__ import annotations
 
