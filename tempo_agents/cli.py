@@ -15,12 +15,15 @@ import inspect
 import io
 import json
 import os
+import select
 import shutil
 import signal
 import sys
 import tempfile
+import threading
 import time
 import traceback
+import uuid
 from collections.abc import Callable, Coroutine, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import timedelta
@@ -41,6 +44,7 @@ from tempo_agents.agent.chunks import (
     TextDeltaChunk,
     ToolCallChunk,
     ToolCallDeltaChunk,
+    ToolCallSuspendedChunk,
     ToolErrorChunk,
     ToolInputStreamingEndChunk,
     ToolInputStreamingStartChunk,
@@ -49,7 +53,9 @@ from tempo_agents.agent.chunks import (
 )
 from tempo_agents.agent.stream import AgentStream
 from tempo_agents.errors import ConfigurationError, TempoAgentsError
+from tempo_agents.tools.builtin.submit_plan import PROJECT_ROOT_ENV
 from tempo_agents.worker.dev_server import DEFAULT_DB_FILENAME, DatabaseInUseError, DevServer
+from tempo_agents.workflows.payloads import PendingCall
 
 DEFAULT_ADDRESS = "localhost:7233"
 DEFAULT_NAMESPACE = "default"
@@ -494,8 +500,203 @@ def load_demo_module() -> ModuleType:
     return _import_file(DEMO_APP_FILE, "the demo app")
 
 
+# The demo's printer and prompts -------------------------------------------------------------------
+
+TASK_ICONS = {"completed": "✓", "in_progress": "▸", "pending": "○"}
+"""How the demo marks a task's status."""
+
+
+@dataclass
+class DemoPrinter(ChunkPrinter):
+    """The demo's printer: mode changes, task lists and suspensions as readable blocks.
+
+    Task lists render as a block under a ``tasks`` line each time they change (an in-progress task
+    shows its ``activeForm``); built-in tools' ``{content, ...}`` results show their text; long string
+    arguments (a plan file's content) are shortened.
+    """
+
+    mode: str | None = None
+    mode_changes: list[tuple[str, str]] = field(default_factory=list)
+    tasks: list[dict[str, Any]] = field(default_factory=list)
+
+    def write(self, chunk: Chunk) -> None:
+        if isinstance(chunk, DataChunk) and chunk.type == "data-mode":
+            data = _data_of(chunk)
+            previous, mode = str(data.get("previousMode") or "none"), str(data.get("mode") or "none")
+            self.mode_changes.append((previous, mode))
+            self.mode = mode
+            self._line(chunk, "mode", f"{previous} → {mode}")
+        elif isinstance(chunk, DataChunk) and chunk.type == "data-task-updated":
+            tasks = _data_of(chunk).get("tasks")
+            self.tasks = [task for task in tasks if isinstance(task, dict)] if isinstance(tasks, list) else []
+            done = sum(1 for task in self.tasks if task.get("status") == "completed")
+            self._line(chunk, "tasks", f"{done}/{len(self.tasks)} completed")
+            for line in render_tasks(self.tasks):
+                self.out.write(f"{'':>{self._indent}}{line}\n")
+            self.out.flush()
+        elif isinstance(chunk, ToolCallSuspendedChunk):
+            call = chunk.payload
+            shown = call.suspend_payload if isinstance(call.suspend_payload, dict) else {}
+            about = f" on {shown['path']}" if isinstance(shown.get("path"), str) else ""
+            self._line(chunk, "suspended", f"{call.tool_name} waits for a decision{about}  [{call.tool_call_id}]")
+        elif isinstance(chunk, ToolCallChunk):
+            call = chunk.payload
+            args = _brief(call.args)
+            if (
+                call.tool_name == "task_write"
+                and isinstance(call.args, dict)
+                and isinstance(call.args.get("tasks"), list)
+            ):
+                args = {"tasks": f"[{len(call.args['tasks'])} tasks]"}
+            self._line(chunk, "tool-call", f"{call.tool_name} {_json(args)}  [{call.tool_call_id}]")
+        elif isinstance(chunk, ToolResultChunk) and _content_of(chunk.payload.result) is not None:
+            result = chunk.payload
+            content = _content_of(result.result) or ""
+            if result.tool_name.startswith("task_"):
+                content = content.splitlines()[0] if content else content  # the list itself follows as a block
+            marker = (
+                " (error)"
+                if result.is_error or (isinstance(result.result, dict) and result.result.get("isError"))
+                else ""
+            )
+            self._line(chunk, "tool-result", f"{result.tool_name}{marker}: {' '.join(content.split())}")
+        else:
+            super().write(chunk)
+
+    @property
+    def _indent(self) -> int:
+        return 19 if self.offsets else 15
+
+
+def render_tasks(tasks: Sequence[dict[str, Any]]) -> list[str]:
+    """One line per task: an icon for its status, and its ``activeForm`` while in progress."""
+    lines = []
+    for task in tasks:
+        status = str(task.get("status"))
+        text = task.get("activeForm") if status == "in_progress" else task.get("content")
+        lines.append(f"{TASK_ICONS.get(status, '?')} {text or task.get('content') or task.get('id')}")
+    return lines
+
+
+def _data_of(chunk: DataChunk) -> dict[str, Any]:
+    data = (chunk.model_extra or {}).get("data")
+    return data if isinstance(data, dict) else {}
+
+
+def _content_of(result: Any) -> str | None:
+    """The text of a built-in tool's ``{"content": ..., "isError": ...}`` result, else ``None``."""
+    if isinstance(result, dict) and isinstance(result.get("content"), str) and "isError" in result:
+        return str(result["content"])
+    return None
+
+
+def _brief(value: Any, limit: int = 48) -> Any:
+    """``value`` with strings longer than ``limit`` shortened (a file's content in a tool call, say)."""
+    if isinstance(value, str) and len(value) > limit:
+        return f"{value[:limit]}… ({len(value)} characters)"
+    if isinstance(value, dict):
+        return {key: _brief(item, limit) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_brief(item, limit) for item in value]
+    return value
+
+
+class Prompter:
+    """Asks the person at the terminal, or reads answers already waiting on a non-terminal stdin.
+
+    On a terminal it waits for a line (a stop signal ends the wait). Otherwise it never blocks for
+    long: it takes what stdin holds within a second (``printf 'n\\nToo vague\\n' | tempo-agents demo``)
+    and reports no answer when there is none (``< /dev/null``, a CI job, a closed stdin).
+    """
+
+    def __init__(self, stdin: TextIO | None, out: TextIO, *, first_wait: float = 1.0) -> None:
+        self.stdin = stdin
+        self.out = out
+        self.first_wait = first_wait
+        self.interactive = _isatty(stdin)
+        self._waiting: list[str] | None = None
+
+    async def ask(self, question: str, stop: asyncio.Event) -> str | None:
+        """The answer (stripped), or ``None`` for none: end of input, nothing waiting, or a stop signal."""
+        self.out.write(question)
+        self.out.flush()
+        if self.interactive:
+            answer = await self._read_terminal_line(stop)
+            if answer is None:
+                self.out.write("\n")
+        else:
+            if self._waiting is None:
+                self._waiting = _read_waiting_lines(self.stdin, self.first_wait)
+            answer = self._waiting.pop(0).strip() if self._waiting else None
+            self.out.write(f"{answer}   (read from stdin)\n" if answer is not None else "\n")
+        self.out.flush()
+        return answer
+
+    async def _read_terminal_line(self, stop: asyncio.Event) -> str | None:
+        loop = asyncio.get_running_loop()
+        line: asyncio.Future[str] = loop.create_future()
+        stdin = self.stdin
+        assert stdin is not None
+
+        def read() -> None:
+            try:
+                text = stdin.readline()
+            except Exception:
+                text = ""
+            with contextlib.suppress(RuntimeError):  # the loop is closed: nobody waits any more
+                loop.call_soon_threadsafe(lambda: line.done() or line.set_result(text))
+
+        # A daemon thread, not the default executor: asyncio.run() would wait for a read nobody finishes.
+        threading.Thread(target=read, name="demo-prompt", daemon=True).start()
+        stop_task = asyncio.ensure_future(stop.wait())
+        try:
+            await asyncio.wait({line, stop_task}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            stop_task.cancel()
+        if not line.done():
+            line.cancel()
+            return None
+        text = line.result()
+        return text.strip() if text else None  # "" is the end of input (Ctrl-D)
+
+
+def _isatty(stream: TextIO | None) -> bool:
+    try:
+        return stream is not None and stream.isatty()
+    except (ValueError, OSError):
+        return False
+
+
+def _read_waiting_lines(stream: TextIO | None, first_wait: float) -> list[str]:
+    """The lines a non-terminal ``stream`` holds now (waiting up to ``first_wait`` s for the first bytes)."""
+    try:
+        fd = stream.fileno() if stream is not None else -1
+    except (ValueError, OSError, io.UnsupportedOperation):
+        return []
+    if fd < 0:
+        return []
+    data = bytearray()
+    wait = first_wait
+    while len(data) < 1_000_000:
+        try:
+            ready, _, _ = select.select([fd], [], [], wait)
+            if not ready:
+                break
+            block = os.read(fd, 65536)
+        except (OSError, ValueError):
+            break
+        if not block:
+            break
+        data += block
+        wait = 0.1  # more of the same input follows quickly, or not at all
+    return data.decode(errors="replace").splitlines()
+
+
+# The demo ---------------------------------------------------------------------------------------
+
+
 async def _print_until_done(stream: AgentStream, printer: ChunkPrinter, signals: StopSignals) -> bool:
-    """Print the stream until the run finishes (``True``) or a stop signal arrives (``False``)."""
+    """Print the stream until the run finishes or suspends (``True``) or a stop signal arrives (``False``)."""
 
     async def pump() -> None:
         async for chunk in stream.full_stream:
@@ -518,7 +719,60 @@ async def _print_until_done(stream: AgentStream, printer: ChunkPrinter, signals:
     return True
 
 
+@dataclass(frozen=True)
+class PlanDecision:
+    """What the reviewer decided, and how the demo learned it."""
+
+    approved: bool
+    feedback: str | None
+    how: str
+
+
+async def _decide(args: argparse.Namespace, prompter: Prompter, signals: StopSignals) -> PlanDecision | None:
+    """``--approve``/``--reject``, else the terminal's answer; ``None`` when a stop signal interrupted."""
+    question = "      Approve this plan? [y/N] "
+    if args.approve:
+        _out(f"{question}y   (--approve)")
+        return PlanDecision(True, None, "approved with --approve")
+    if args.reject:
+        _out(f"{question}n   (--reject)")
+        return PlanDecision(False, args.feedback, "rejected with --reject")
+    answer = await prompter.ask(question, signals.stop)
+    if signals.stop.is_set():
+        return None
+    if answer is None:
+        if prompter.interactive:
+            return PlanDecision(False, None, "no answer (end of input), so rejected")
+        _out("      note: stdin is not a terminal and holds no answer, so the demo approves (--reject rejects)")
+        return PlanDecision(True, None, "approved automatically (no terminal)")
+    if answer.lower() in ("y", "yes"):
+        return PlanDecision(True, None, "approved at the terminal")
+    feedback = await prompter.ask("      What should change? (Enter to skip) ", signals.stop)
+    if signals.stop.is_set():
+        return None
+    return PlanDecision(False, feedback or None, "rejected at the terminal")
+
+
+def _show_plan(call: PendingCall | None, chunk_payload: Any) -> None:
+    """The plan the run waits on, as the suspend payload carries it (the worker read the file)."""
+    payload = call.suspend_payload if call is not None else chunk_payload
+    plan = payload if isinstance(payload, dict) else {}
+    title = str(plan.get("title") or "(untitled)")
+    path = str(plan.get("path") or "")
+    body = str(plan.get("plan") or "(the worker could not read the plan file)")
+    _out(f"      ┌─ {title}" + (f"   ({path})" if path else ""))
+    for line in body.splitlines():
+        _out(f"      │ {line}".rstrip())
+    _out("      └─")
+
+
+def _suspended_chunk(chunks: Sequence[Chunk]) -> ToolCallSuspendedChunk | None:
+    return next((chunk for chunk in reversed(chunks) if isinstance(chunk, ToolCallSuspendedChunk)), None)
+
+
 async def cmd_demo(args: argparse.Namespace) -> int:
+    if args.feedback is not None and not args.reject:
+        raise CliError("--feedback goes with --reject (at the terminal, the demo asks for feedback itself)", 2)
     started = time.monotonic()
     base = Path(DEFAULT_DB_FILENAME).parent
     data = _DemoData(base, temporary=False, made_directory=not base.exists())
@@ -533,11 +787,17 @@ async def cmd_demo(args: argparse.Namespace) -> int:
 
     signals.on_force.append(kill_servers)
     module = load_demo_module()
-    _out("tempo-agents demo: one agent run as a durable Temporal workflow, on a scripted model (no network, no keys)")
+    prompter = Prompter(sys.stdin, sys.stdout)
+    _out(
+        "tempo-agents demo: a planner agent as a durable Temporal workflow, on a scripted model (no network, no keys):"
+    )
+    _out("      it writes a plan, waits for your approval, switches mode and works through a task list")
     app: App | None = None
-    finished = False
+    outcome: str | None = None
     failed = True
     run_id = ""
+    project: Path | None = None
+    previous_root = os.environ.get(PROJECT_ROOT_ENV)
     try:
         servers.append(DevServer(db_filename=data.db, port=None))
         try:
@@ -551,29 +811,54 @@ async def cmd_demo(args: argparse.Namespace) -> int:
             servers.append(DevServer(db_filename=data.db, port=None))
             await servers[-1].start()
         server = servers[-1]
-        _out(f"[1/4] Temporal dev server ready at {server.address} (data in {data.db}) after {_since(started)}")
+        _out(f"[1/6] Temporal dev server ready at {server.address} (data in {data.db}) after {_since(started)}")
+        if args.keep_data:
+            project = (data.directory / "project").resolve()
+            project.mkdir(parents=True, exist_ok=True)
+        else:
+            project = Path(tempfile.mkdtemp(prefix="tempo-agents-demo-project-")).resolve()
+        os.environ[PROJECT_ROOT_ENV] = str(project)  # the worker runs in this process: submit_plan reads it
         app = module.create_app(store=f"sqlite:///{data.store}")
         assert isinstance(app, App)
+        agent_id: str = module.DEMO_AGENT
         await connect(app, server.address, "default")
         async with app.worker():
-            _out(f"[2/4] worker polling task queue '{app.task_queue}' (app examples/demo_app.py, agent 'assistant')")
+            _out(
+                f"[2/6] worker polling task queue '{app.task_queue}' (app examples/demo_app.py, agent '{agent_id}'); "
+                f"plan files go to {project}/.plans/"
+            )
             prompt: str = module.DEMO_PROMPT
-            stream = await app.agent("assistant").stream(prompt)
+            memory = {"thread": f"demo-{uuid.uuid4().hex[:12]}", "resource": "demo-user"}
+            stream = await app.agent(agent_id).stream(prompt, memory=memory)
             run_id = stream.run_id
-            _out(f"[3/4] started run {run_id} (the id of its Temporal workflow too); its stream, live:")
+            _out(f"[3/6] started run {run_id} (the id of its Temporal workflow too) in mode 'plan'; its stream, live:")
             _out(f"      prompt: {prompt}")
             _out("      offset chunk        payload")
-            printer = ChunkPrinter(sys.stdout, offsets=True)
-            finished = await _print_until_done(stream, printer, signals)
-            if finished:
+            printer = DemoPrinter(sys.stdout, offsets=True, mode=app.agent(agent_id).default_mode)
+            outcome, stream = await _follow(app, agent_id, stream, printer, prompter, signals, args)
+            if outcome == "finished":
                 failed = printer.failed
                 result = await stream.result()
-                _out(f"[4/4] run {stream.run_id} finished: {printer.summary()}")
+                switched = ", ".join(f"{a} → {b}" for a, b in printer.mode_changes) or "none"
+                _out(f"[6/6] run {run_id} finished: {printer.summary()}")
+                _out(f"      mode now '{printer.mode}' (switches: {switched})")
+                if printer.tasks:
+                    done = sum(1 for task in printer.tasks if task.get("status") == "completed")
+                    _out(f"      tasks: {done}/{len(printer.tasks)} completed")
+                    for line in render_tasks(printer.tasks):
+                        _out(f"        {line}")
                 _out(f"      final answer: {_last_step_text(result.chunks)}")
+            elif outcome == "interrupted":
+                _out(f"interrupted; run {run_id} was left unfinished")
+                return 130
             else:
-                _out(f"interrupted; run {stream.run_id} was left unfinished")
+                _out(f"interrupted; run {run_id} was left waiting for a decision on its plan")
                 return 130
     finally:
+        if previous_root is None:
+            os.environ.pop(PROJECT_ROOT_ENV, None)
+        else:
+            os.environ[PROJECT_ROOT_ENV] = previous_root
         if app is not None and run_id:
             with contextlib.suppress(Exception):
                 await app.store.close()
@@ -581,22 +866,79 @@ async def cmd_demo(args: argparse.Namespace) -> int:
             await server.stop()
         if not args.keep_data:
             data.cleanup()
-    if finished and args.keep_data:
+            if project is not None:
+                shutil.rmtree(project, ignore_errors=True)
+    if args.keep_data:
         _out(
             f"done in {_since(started)}: stopped the worker and the server; the data is kept in {data.directory}/ "
-            f"(the run's journal in {data.store}: app.attach({run_id!r}, offset=N) reads it from any offset)"
+            f"(the plan in {project}/.plans/; the run's journal in {data.store}: "
+            f"app.attach({run_id!r}, offset=N) reads it from any offset)"
         )
-    elif finished and not data.temporary and not data.created:
+    elif not data.temporary and not data.created:
         _out(
             f"done in {_since(started)}: stopped the worker and the server; "
             f"{data.directory}/ was there before the demo, so it stays"
         )
-    elif finished:
+    else:
         _out(
             f"done in {_since(started)}: stopped the worker and the server, "
-            "removed the demo's data (--keep-data keeps it)"
+            "removed the demo's data and its plan file (--keep-data keeps them)"
         )
     return 1 if failed else 0
+
+
+MAX_DECISIONS = 5
+"""The demo's planner submits one plan; a run asking more often than this is stopped being followed."""
+
+
+async def _follow(
+    app: App,
+    agent_id: str,
+    stream: AgentStream,
+    printer: DemoPrinter,
+    prompter: Prompter,
+    signals: StopSignals,
+    args: argparse.Namespace,
+) -> tuple[str, AgentStream]:
+    """Print the run, and answer its plan reviews, until it finishes.
+
+    Returns ``finished``, ``interrupted`` (while streaming) or ``undecided`` (while asking), and the
+    stream of the run's last segment.
+    """
+    for _ in range(MAX_DECISIONS):
+        if not await _print_until_done(stream, printer, signals):
+            return "interrupted", stream
+        finish = printer.finish
+        if finish is None or finish.payload.step_result.reason != "suspended":
+            return "finished", stream
+        run_id = stream.run_id
+        pending = await app.pending(run_id)
+        suspended = _suspended_chunk((await stream.result()).chunks)
+        call = pending[0] if pending else None
+        tool_name = call.tool_name if call is not None else (suspended.payload.tool_name if suspended else "?")
+        _out(
+            f"[4/6] run {run_id} is suspended: {tool_name} waits for a decision (app.pending lists it); "
+            "the plan it submitted:"
+        )
+        _show_plan(call, suspended.payload.suspend_payload if suspended else None)
+        decision = await _decide(args, prompter, signals)
+        if decision is None:
+            return "undecided", stream
+        plan = call.suspend_payload if call is not None and isinstance(call.suspend_payload, dict) else {}
+        resume: dict[str, Any] = {"action": "approved" if decision.approved else "rejected", **plan}
+        if decision.feedback:
+            resume["feedback"] = decision.feedback
+        stream = await app.agent(agent_id).resume_stream(
+            resume, run_id=run_id, tool_call_id=call.tool_call_id if call is not None else None
+        )
+        feedback = f' with feedback "{decision.feedback}"' if decision.feedback else ""
+        _out(
+            f'[5/6] {decision.how}{feedback}: resumed run {run_id} with {{"action": "{resume["action"]}", ...}}; '
+            f"its stream from offset {stream.offset}:"
+        )
+        printer.finish = None
+    _out(f"      the run asked for more than {MAX_DECISIONS} decisions; the demo stops following it")
+    return "finished", stream
 
 
 def _last_step_text(chunks: Sequence[Chunk]) -> str:
@@ -699,17 +1041,25 @@ def build_parser() -> argparse.ArgumentParser:
 
     demo = commands.add_parser(
         "demo",
-        help="run the built-in demo end to end (dev server, worker, one agent run)",
+        help="run the built-in demo end to end (dev server, worker, a planner that waits for your approval)",
         description=(
             "Start the embedded Temporal dev server on a free port, a worker and the example app "
-            "(examples/demo_app.py), stream one agent run with two parallel tool calls, then stop. "
-            "Needs no network and no provider keys."
+            "(examples/demo_app.py), and stream one run of its planner agent: it writes a plan file, submits it "
+            'and waits for approval at the terminal ("Approve this plan? [y/N]"); once approved it switches from '
+            "mode 'plan' to mode 'build' and works through a task list, shown each time it changes. A rejection "
+            "ends the run in mode 'plan'. When stdin is not a terminal, the demo takes an answer already waiting "
+            "there (printf 'n\\nToo vague\\n' | tempo-agents demo) and otherwise approves with a note, so it never "
+            "hangs without a terminal. Needs no network and no provider keys."
         ),
     )
+    decision = demo.add_mutually_exclusive_group()
+    decision.add_argument("--approve", action="store_true", help="approve the plan without asking")
+    decision.add_argument("--reject", action="store_true", help="reject the plan without asking")
+    demo.add_argument("--feedback", metavar="TEXT", help="with --reject: the feedback sent with the rejection")
     demo.add_argument(
         "--keep-data",
         action="store_true",
-        help="keep the data the demo created in .tempo-agents/ (removed by default)",
+        help="keep the data the demo created in .tempo-agents/, and its plan file (removed by default)",
     )
     demo.set_defaults(handler=cmd_demo)
     return parser

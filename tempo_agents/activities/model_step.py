@@ -30,6 +30,7 @@ from tempo_agents.models.usage import Usage
 from tempo_agents.store.base import ChunkWrite, TranscriptEntry
 from tempo_agents.tools.builtin.task_list import TASKS_STATE_TYPE, TaskItem
 from tempo_agents.tools.builtin.task_signals import TASK_STATE_SYSTEM_MESSAGE, compute_task_signal
+from tempo_agents.tools.builtin.web_search import SUPPORTED_PROVIDERS, base_provider, web_search_unsupported
 from tempo_agents.tools.lifecycle import ToolLifecycleEvent, run_lifecycle_hook
 from tempo_agents.workflows.payloads import ModelStepInput, ModelStepResult, ToolCallRequest
 
@@ -124,6 +125,10 @@ async def run_model_step(app: App, step_input: ModelStepInput) -> ModelStepResul
         settings=options.model_settings,
     )
     model = resolve_model(agent.model, agent_id=agent.id)
+    provider = base_provider(model.provider)
+    wants_search = any(tool.kind == "web_search" for tool in request.tools)
+    if wants_search and provider not in SUPPORTED_PROVIDERS and provider != "openai-compatible":
+        raise web_search_unsupported(model.provider)
 
     streamed = _StreamedStep(agent, journal, step, messages)
     try:
@@ -131,6 +136,8 @@ async def run_model_step(app: App, step_input: ModelStepInput) -> ModelStepResul
             await streamed.handle(event)
             if activity.in_activity():
                 activity.heartbeat()
+        await streamed.close_inputs()
+
     finally:
         await journal.flush_text()
     text_parts, calls, finish = streamed.text_parts, streamed.calls, streamed.finish
@@ -201,6 +208,7 @@ class _StreamedStep:
         self._step = step
         self._messages = messages
         self._names: dict[str, str] = {}
+        """Tool calls whose arguments streamed, in the order they started."""
         self.text_parts: list[str] = []
         self.calls: list[ToolCallEvent] = []
         self.finish = FinishEvent(finish_reason="stop", usage=Usage())
@@ -222,8 +230,7 @@ class _StreamedStep:
             await self._journal.streamed(self._journal.chunk("tool-call-delta", payload))
             await self._hook(event.tool_call_id, "on_input_delta", event.args_text_delta)
         elif isinstance(event, ToolInputEnd):
-            payload = {"toolCallId": event.tool_call_id}
-            await self._journal.streamed(self._journal.chunk("tool-call-input-streaming-end", payload))
+            pass  # journaled for every call together in close_inputs(): providers end arguments at different times
         elif isinstance(event, ToolCallEvent) and event.provider_executed:
             _, args = _parse_args(event.args_text)
             payload = {
@@ -247,6 +254,13 @@ class _StreamedStep:
             await self._journal.write([ChunkWrite(self._journal.chunk("tool-result", payload), key)])
         elif isinstance(event, FinishEvent):
             self.finish = event
+
+    async def close_inputs(self) -> None:
+        """End every streamed argument input once the model is done: the same journal shape for every
+        provider (some end a call's arguments when the next begins, some interleave them, some at the end)."""
+        for tool_call_id in self._names:
+            payload = {"toolCallId": tool_call_id}
+            await self._journal.streamed(self._journal.chunk("tool-call-input-streaming-end", payload))
 
     async def _hook(self, tool_call_id: str, name: str, delta: str | None = None) -> None:
         tool = self._agent.tools.get(self._names.get(tool_call_id, ""))

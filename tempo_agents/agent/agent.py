@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from datetime import timedelta
-from typing import TYPE_CHECKING, Any, TypeAlias
+from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
 from tempo_agents.agent.auto_resume import is_eligible, with_resume_fields
 from tempo_agents.agent.hooks import ToolHooks
@@ -186,5 +186,6 @@ class Agent:
             schema = tool.model_input_schema()
             if auto_resume and is_eligible(tool):
                 schema = with_resume_fields(tool, schema)
-            definitions.append(ToolDefinition(name=name, description=tool.description, input_schema=schema))
+            kind: Literal["function", "web_search"] = "web_search" if tool.provider_tool == "web_search" else "function"
+            definitions.append(ToolDefinition(name=name, description=tool.description, input_schema=schema, kind=kind))
         return definitions

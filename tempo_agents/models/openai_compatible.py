@@ -54,6 +54,7 @@ from tempo_agents.models.model import (
     ToolResultEvent,
 )
 from tempo_agents.models.usage import Usage
+from tempo_agents.tools.builtin.web_search import WEB_SEARCH_UNSUPPORTED_PROVIDER, web_search_unsupported
 
 __all__ = [
     "DEFAULT_OPENAI_BASE_URL",
@@ -65,20 +66,9 @@ __all__ = [
 ]
 
 DEFAULT_OPENAI_BASE_URL = "https://api.openai.com/v1"
-WEB_SEARCH_UNSUPPORTED_PROVIDER = "WEB_SEARCH_UNSUPPORTED_PROVIDER"
-
 _USER_AGENT = "tempo-agents/0.1"
 _DRAIN_SECONDS = 1.0
 """After ``[DONE]``, how long to wait for the end of the body so the connection can be reused."""
-
-
-def web_search_unsupported(provider: str) -> ConfigurationError:
-    """The error for a built-in web search tool offered to a provider without a native search tool."""
-    return ConfigurationError(
-        "The built-in webSearchTool supports OpenAI, Anthropic, Google, and xAI models. "
-        f'Could not infer a supported provider from "{provider}".',
-        code=WEB_SEARCH_UNSUPPORTED_PROVIDER,
-    )
 
 
 # One connection pool per event loop, shared by every model that was not given its own client.

@@ -78,7 +78,10 @@ class Tool:
         self.on_input_delta = on_input_delta
         self.on_input_available = on_input_available
         self.on_output = on_output
+        self.provider_tool: str | None = None
+        """Set on markers the model adapter replaces with a provider-native tool (``web_search``)."""
         self.workflow_operation: str | None = None
+
         """Set on built-ins that change workflow state (the task tools): the workflow runs them itself."""
 
     def __repr__(self) -> str:

@@ -138,7 +138,6 @@ class TaskState:
             self.tasks = mutation.tasks
             wire = [task.to_wire() for task in self.tasks]
             writes.thread_state[:] = [
-
                 *(r for r in writes.thread_state if r.type != TASKS_STATE_TYPE),
                 ThreadStateRecord(thread_id=memory.thread, type=TASKS_STATE_TYPE, value=wire),
             ]
