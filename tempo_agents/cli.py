@@ -504,6 +504,7 @@ def load_demo_module() -> ModuleType:
 
 TASK_ICONS = {"completed": "✓", "in_progress": "▸", "pending": "○"}
 """How the demo marks a task's status."""
+TASK_TOOLS = frozenset({"task_write", "task_update", "task_complete", "task_check"})
 
 
 @dataclass
@@ -535,31 +536,26 @@ class DemoPrinter(ChunkPrinter):
                 self.out.write(f"{'':>{self._indent}}{line}\n")
             self.out.flush()
         elif isinstance(chunk, ToolCallSuspendedChunk):
-            call = chunk.payload
-            shown = call.suspend_payload if isinstance(call.suspend_payload, dict) else {}
+            waiting = chunk.payload
+            shown = waiting.suspend_payload if isinstance(waiting.suspend_payload, dict) else {}
             about = f" on {shown['path']}" if isinstance(shown.get("path"), str) else ""
-            self._line(chunk, "suspended", f"{call.tool_name} waits for a decision{about}  [{call.tool_call_id}]")
+            self._line(chunk, "suspended", f"{waiting.tool_name} waits for a decision{about}  [{waiting.tool_call_id}]")
         elif isinstance(chunk, ToolCallChunk):
             call = chunk.payload
-            args = _brief(call.args)
-            if (
-                call.tool_name == "task_write"
-                and isinstance(call.args, dict)
-                and isinstance(call.args.get("tasks"), list)
-            ):
-                args = {"tasks": f"[{len(call.args['tasks'])} tasks]"}
-            self._line(chunk, "tool-call", f"{call.tool_name} {_json(args)}  [{call.tool_call_id}]")
+            tasks = call.args.get("tasks") if isinstance(call.args, dict) else None
+            args = f'{{"tasks": [{len(tasks)} tasks]}}' if isinstance(tasks, list) else _json(_brief(call.args))
+            self._line(chunk, "tool-call", f"{call.tool_name} {args}  [{call.tool_call_id}]")
         elif isinstance(chunk, ToolResultChunk) and _content_of(chunk.payload.result) is not None:
             result = chunk.payload
-            content = _content_of(result.result) or ""
-            if result.tool_name.startswith("task_"):
-                content = content.splitlines()[0] if content else content  # the list itself follows as a block
-            marker = (
-                " (error)"
-                if result.is_error or (isinstance(result.result, dict) and result.result.get("isError"))
-                else ""
-            )
-            self._line(chunk, "tool-result", f"{result.tool_name}{marker}: {' '.join(content.split())}")
+            failed = result.is_error or (isinstance(result.result, dict) and bool(result.result.get("isError")))
+            if result.tool_name in TASK_TOOLS and not failed:
+                return  # the task list block above shows what changed
+            marker = " (error)" if failed else ""
+            lines = [line.strip() for line in (_content_of(result.result) or "").splitlines() if line.strip()]
+            self._line(chunk, "tool-result", f"{result.tool_name}{marker}: {lines[0] if lines else ''}")
+            for line in lines[1:]:
+                self.out.write(f"{'':>{self._indent}}{line}\n")
+            self.out.flush()
         else:
             super().write(chunk)
 
@@ -638,17 +634,21 @@ class Prompter:
         stdin = self.stdin
         assert stdin is not None
 
+        def deliver(text: str) -> None:
+            if not line.done():
+                line.set_result(text)
+
         def read() -> None:
             try:
                 text = stdin.readline()
             except Exception:
                 text = ""
             with contextlib.suppress(RuntimeError):  # the loop is closed: nobody waits any more
-                loop.call_soon_threadsafe(lambda: line.done() or line.set_result(text))
+                loop.call_soon_threadsafe(deliver, text)
 
         # A daemon thread, not the default executor: asyncio.run() would wait for a read nobody finishes.
         threading.Thread(target=read, name="demo-prompt", daemon=True).start()
-        stop_task = asyncio.ensure_future(stop.wait())
+        stop_task: asyncio.Future[Any] = asyncio.ensure_future(stop.wait())
         try:
             await asyncio.wait({line, stop_task}, return_when=asyncio.FIRST_COMPLETED)
         finally:
@@ -733,24 +733,24 @@ async def _decide(args: argparse.Namespace, prompter: Prompter, signals: StopSig
     question = "      Approve this plan? [y/N] "
     if args.approve:
         _out(f"{question}y   (--approve)")
-        return PlanDecision(True, None, "approved with --approve")
+        return PlanDecision(True, None, "approved (--approve)")
     if args.reject:
         _out(f"{question}n   (--reject)")
-        return PlanDecision(False, args.feedback, "rejected with --reject")
+        return PlanDecision(False, args.feedback, "rejected (--reject)")
     answer = await prompter.ask(question, signals.stop)
     if signals.stop.is_set():
         return None
     if answer is None:
         if prompter.interactive:
-            return PlanDecision(False, None, "no answer (end of input), so rejected")
+            return PlanDecision(False, None, "rejected (no answer before the end of input)")
         _out("      note: stdin is not a terminal and holds no answer, so the demo approves (--reject rejects)")
-        return PlanDecision(True, None, "approved automatically (no terminal)")
+        return PlanDecision(True, None, "approved (no terminal to ask)")
     if answer.lower() in ("y", "yes"):
-        return PlanDecision(True, None, "approved at the terminal")
+        return PlanDecision(True, None, "approved")
     feedback = await prompter.ask("      What should change? (Enter to skip) ", signals.stop)
     if signals.stop.is_set():
         return None
-    return PlanDecision(False, feedback or None, "rejected at the terminal")
+    return PlanDecision(False, feedback or None, "rejected")
 
 
 def _show_plan(call: PendingCall | None, chunk_payload: Any) -> None:
@@ -813,11 +813,12 @@ async def cmd_demo(args: argparse.Namespace) -> int:
         server = servers[-1]
         _out(f"[1/6] Temporal dev server ready at {server.address} (data in {data.db}) after {_since(started)}")
         if args.keep_data:
-            project = (data.directory / "project").resolve()
+            project = data.directory / "project"
             project.mkdir(parents=True, exist_ok=True)
         else:
-            project = Path(tempfile.mkdtemp(prefix="tempo-agents-demo-project-")).resolve()
-        os.environ[PROJECT_ROOT_ENV] = str(project)  # the worker runs in this process: submit_plan reads it
+            project = Path(tempfile.mkdtemp(prefix="tempo-agents-demo-project-"))
+        # The worker runs in this process: write_file and submit_plan find the project root here.
+        os.environ[PROJECT_ROOT_ENV] = str(project.resolve())
         app = module.create_app(store=f"sqlite:///{data.store}")
         assert isinstance(app, App)
         agent_id: str = module.DEMO_AGENT
@@ -924,14 +925,17 @@ async def _follow(
         decision = await _decide(args, prompter, signals)
         if decision is None:
             return "undecided", stream
-        plan = call.suspend_payload if call is not None and isinstance(call.suspend_payload, dict) else {}
+        shown = call.suspend_payload if call is not None and isinstance(call.suspend_payload, dict) else {}
+        plan = {
+            key: shown[key] for key in ("path", "title", "plan") if key in shown
+        }  # echoed back, as submit_plan asks
         resume: dict[str, Any] = {"action": "approved" if decision.approved else "rejected", **plan}
         if decision.feedback:
             resume["feedback"] = decision.feedback
         stream = await app.agent(agent_id).resume_stream(
             resume, run_id=run_id, tool_call_id=call.tool_call_id if call is not None else None
         )
-        feedback = f' with feedback "{decision.feedback}"' if decision.feedback else ""
+        feedback = f', feedback "{decision.feedback}"' if decision.feedback else ""
         _out(
             f'[5/6] {decision.how}{feedback}: resumed run {run_id} with {{"action": "{resume["action"]}", ...}}; '
             f"its stream from offset {stream.offset}:"

@@ -26,7 +26,8 @@ async def run_finish(app: App, finish: FinishInput) -> None:
     transcript = await store.get_transcript(finish.run_id)
     memory = finish.options.memory
     if memory is not None:
-        own = [entry.message for entry in transcript if entry.step > HISTORY_STEP]
+        own = [entry.memory_message or entry.message for entry in transcript if entry.step > HISTORY_STEP]
+
         await store.append_thread_messages(memory.thread, memory.resource, finish.run_id, own)
 
     writes = pending_writes(finish.run_id, finish.pending, finish.previous_step, transcript)

@@ -32,6 +32,7 @@ from tempo_agents.tools.builtin.task_list import TASKS_STATE_TYPE, TaskItem
 from tempo_agents.tools.builtin.task_signals import TASK_STATE_SYSTEM_MESSAGE, compute_task_signal
 from tempo_agents.tools.builtin.web_search import SUPPORTED_PROVIDERS, base_provider, web_search_unsupported
 from tempo_agents.tools.lifecycle import ToolLifecycleEvent, run_lifecycle_hook
+from tempo_agents.tools.transform import project
 from tempo_agents.workflows.payloads import ModelStepInput, ModelStepResult, ToolCallRequest
 
 if TYPE_CHECKING:
@@ -145,9 +146,11 @@ async def run_model_step(app: App, step_input: ModelStepInput) -> ModelStepResul
     available = agent.active_tool_names(options.active_tools, step_input.mode)
 
     parts: list[TextPart | ToolCallPart | ToolResultPart] = []
+    memory_parts: list[TextPart | ToolCallPart | ToolResultPart] = []
     text = "".join(text_parts)
     if text:
         parts.append(TextPart(text=text))
+        memory_parts.append(TextPart(text=text))
     runnable: list[ToolCallRequest] = []
     chunk_writes: list[ChunkWrite] = []
     error_entries: list[TranscriptEntry] = []
@@ -155,7 +158,12 @@ async def run_model_step(app: App, step_input: ModelStepInput) -> ModelStepResul
         parsed, args = _parse_args(call.args_text)
         tool = agent.tools.get(call.tool_name)
         parts.append(ToolCallPart(tool_call_id=call.tool_call_id, tool_name=call.tool_name, args=args))
-        call_payload = {"toolCallId": call.tool_call_id, "toolName": call.tool_name, "args": args}
+        transform = agent.transform_for(call.tool_name) if tool is not None else None
+        ids = {"tool_name": call.tool_name, "tool_call_id": call.tool_call_id}
+        shown = await project(transform, "display", "input", args, input=args, **ids)
+        kept = await project(transform, "transcript", "input", args, input=args, **ids)
+        memory_parts.append(ToolCallPart(tool_call_id=call.tool_call_id, tool_name=call.tool_name, args=kept))
+        call_payload = {"toolCallId": call.tool_call_id, "toolName": call.tool_name, "args": shown}
         chunk_writes.append(
             ChunkWrite(journal.chunk("tool-call", call_payload), f"{step}:{call.tool_call_id}:tool-call")
         )
@@ -186,8 +194,10 @@ async def run_model_step(app: App, step_input: ModelStepInput) -> ModelStepResul
             TranscriptEntry(step, f"tool-{index:04d}", 1 + index, Message(role="tool", content=[result]).to_wire())
         )
 
-    assistant = Message(role="assistant", content=parts)
-    await store.put_transcript(run_id, [TranscriptEntry(step, "assistant", 0, assistant.to_wire()), *error_entries])
+    assistant = Message(role="assistant", content=parts).to_wire()
+    kept_message = Message(role="assistant", content=memory_parts).to_wire()
+    entry = TranscriptEntry(step, "assistant", 0, assistant, kept_message if kept_message != assistant else None)
+    await store.put_transcript(run_id, [entry, *error_entries])
     await journal.write(chunk_writes)
     return ModelStepResult(
         finish_reason=finish.finish_reason,
@@ -225,9 +235,11 @@ class _StreamedStep:
             await self._journal.streamed(self._journal.chunk("tool-call-input-streaming-start", payload))
             await self._hook(event.tool_call_id, "on_input_start")
         elif isinstance(event, ToolInputDelta):
-            name = self._names.get(event.tool_call_id)
-            payload = {"toolCallId": event.tool_call_id, "toolName": name, "argsTextDelta": event.args_text_delta}
-            await self._journal.streamed(self._journal.chunk("tool-call-delta", payload))
+            name = self._names.get(event.tool_call_id, "")
+            shown = await self._display_delta(name, event.tool_call_id, event.args_text_delta)
+            if shown is not None:
+                payload = {"toolCallId": event.tool_call_id, "toolName": name, "argsTextDelta": shown}
+                await self._journal.streamed(self._journal.chunk("tool-call-delta", payload))
             await self._hook(event.tool_call_id, "on_input_delta", event.args_text_delta)
         elif isinstance(event, ToolInputEnd):
             pass  # journaled for every call together in close_inputs(): providers end arguments at different times
@@ -254,6 +266,24 @@ class _StreamedStep:
             await self._journal.write([ChunkWrite(self._journal.chunk("tool-result", payload), key)])
         elif isinstance(event, FinishEvent):
             self.finish = event
+
+    async def _display_delta(self, tool_name: str, tool_call_id: str, delta: str) -> str | None:
+        """The delta clients may see: projected, or nothing when the input is hidden and no safe projection exists."""
+        transform = self._agent.transform_for(tool_name) if tool_name in self._agent.tools else None
+        if transform is None:
+            return delta
+        if transform.drops_input_deltas():
+            return None
+        shown = await project(
+            transform,
+            "display",
+            "input_delta",
+            delta,
+            tool_name=tool_name,
+            tool_call_id=tool_call_id,
+            input_text_delta=delta,
+        )
+        return shown if isinstance(shown, str) else None
 
     async def close_inputs(self) -> None:
         """End every streamed argument input once the model is done: the same journal shape for every

@@ -25,6 +25,7 @@ from tempo_agents.tools.suspension import (
     schema_string,
 )
 from tempo_agents.tools.tool import Tool, call_user_function
+from tempo_agents.tools.transform import Slot, project
 from tempo_agents.workflows.payloads import (
     HandoffAccepted,
     HandoffRequest,
@@ -53,27 +54,55 @@ class _Call:
         self.key = f"{call_input.step}:{call.tool_call_id}"
         self.round_key = f"{self.key}:r{call_input.round}"
         self.transcript: list[TranscriptEntry] = []
+        self.transform = self.agent.transform_for(call.tool_name)
 
-    async def finish(self, part: ToolResultPart, write: ChunkWrite) -> None:
+    async def shown(self, slot: Slot, raw: Any, **payload: Any) -> Any:
+        """``raw`` as clients may see it (the display projection)."""
+        call = self.input.call
+        return await project(
+            self.transform, "display", slot, raw, tool_name=call.tool_name, tool_call_id=call.tool_call_id, **payload
+        )
+
+    async def kept(self, slot: Slot, raw: Any, **payload: Any) -> Any:
+        """``raw`` as memory keeps it (the transcript projection)."""
+        call = self.input.call
+        return await project(
+            self.transform, "transcript", slot, raw, tool_name=call.tool_name, tool_call_id=call.tool_call_id, **payload
+        )
+
+    async def shown_args(self) -> Any:
+        args = self.input.call.args
+        return await self.shown("input", args, input=args)
+
+    async def finish(self, part: ToolResultPart, write: ChunkWrite, kept: ToolResultPart | None = None) -> None:
         index = _call_index(self.transcript, self.input.step, self.input.call.tool_call_id)
         message = Message(role="tool", content=[part]).to_wire()
+        memory = Message(role="tool", content=[kept]).to_wire() if kept is not None and kept != part else None
         await self.app.store.put_transcript(
-            self.input.run_id, [TranscriptEntry(self.input.step, f"tool-{index:04d}", 1 + index, message)]
+            self.input.run_id, [TranscriptEntry(self.input.step, f"tool-{index:04d}", 1 + index, message, memory)]
         )
         await self.journal.write([write])
 
     async def result(self, result: Any, model_output: Any, switch_mode_to: str | None = None) -> ToolCallResult:
         call = self.input.call
-        chunk = self.journal.chunk("tool-result", {**self.base, "args": call.args, "result": result})
+        shown = await self.shown("output", result, input=call.args, output=result)
+        chunk = self.journal.chunk("tool-result", {**self.base, "args": await self.shown_args(), "result": shown})
         part = ToolResultPart(tool_call_id=call.tool_call_id, tool_name=call.tool_name, result=model_output)
-        await self.finish(part, ChunkWrite(chunk, f"{self.key}:tool-result"))
+        kept = part.model_copy(
+            update={"result": await self.kept("output", model_output, input=call.args, output=result)}
+        )
+        await self.finish(part, ChunkWrite(chunk, f"{self.key}:tool-result"), kept)
         return ToolCallResult(status="result", switch_mode_to=switch_mode_to)
 
     async def error(self, message: str) -> ToolCallResult:
         call = self.input.call
-        chunk = self.journal.chunk("tool-error", {**self.base, "args": call.args, "error": message})
+        shown = await self.shown("error", message, input=call.args, error=message)
+        if not isinstance(shown, str):
+            shown = str(shown)
+        chunk = self.journal.chunk("tool-error", {**self.base, "args": await self.shown_args(), "error": shown})
         part = ToolResultPart(tool_call_id=call.tool_call_id, tool_name=call.tool_name, result=message, is_error=True)
-        await self.finish(part, ChunkWrite(chunk, f"{self.key}:tool-error"))
+        kept = part.model_copy(update={"result": await self.kept("error", message, input=call.args, error=message)})
+        await self.finish(part, ChunkWrite(chunk, f"{self.key}:tool-error"), kept)
         return ToolCallResult(status="error")
 
     async def declined(self, reason: str, *, expired: bool) -> ToolCallResult:
@@ -119,9 +148,14 @@ async def run_tool_call(app: App, call_input: ToolCallInput) -> ToolCallResult:
             resolution = Resolution(action="resume", data=resume_data)
 
     if resolution is None and await _needs_approval(run, context):
+        args = call_input.call.args
         chunk = run.journal.chunk(
             "tool-call-approval",
-            {**run.base, "args": call_input.call.args, "resumeSchema": schema_string(APPROVAL_RESUME_SCHEMA)},
+            {
+                **run.base,
+                "args": await run.shown("approval", args, input=args),
+                "resumeSchema": schema_string(APPROVAL_RESUME_SCHEMA),
+            },
         )
         await run.journal.write([ChunkWrite(chunk, f"{run.round_key}:tool-call-approval")])
         await _mark_waiting(run, {"awaitingApproval": True, "runId": call_input.run_id})
@@ -221,9 +255,10 @@ async def _suspended(run: _Call, context: ToolContext, suspender: Suspender) -> 
         return await run.error("Cannot persist suspended tool input")
     payload = to_jsonable(suspender.payload)
     resume_schema = schema_string(run.tool.resume_schema)
+    shown = await run.shown("suspend", payload, input=call.args, suspend_payload=payload)
     chunk = run.journal.chunk(
         "tool-call-suspended",
-        {**run.base, "suspendPayload": payload, "args": call.args, "resumeSchema": resume_schema},
+        {**run.base, "suspendPayload": shown, "args": await run.shown_args(), "resumeSchema": resume_schema},
     )
     await run.journal.write([ChunkWrite(chunk, f"{run.round_key}:tool-call-suspended")])
     await _mark_waiting(run, {"suspended": True, "runId": run.input.run_id, "suspendPayload": payload})

@@ -15,6 +15,7 @@ from tempo_agents.models.messages import MessageInput
 from tempo_agents.models.model import Model, ToolDefinition
 from tempo_agents.signals import TaskSignalProvider
 from tempo_agents.tools.tool import Tool, call_user_function
+from tempo_agents.tools.transform import ToolTransform, merge_transforms
 
 if TYPE_CHECKING:
     from tempo_agents.agent.app import App
@@ -48,6 +49,7 @@ class Agent:
         modes: Sequence[AgentMode] = (),
         default_mode: str | None = None,
         signals: Sequence[TaskSignalProvider] = (),
+        transform: ToolTransform | Mapping[str, Any] | None = None,
     ) -> None:
         if not isinstance(id, str) or not id:
             raise ConfigurationError("Agent() needs a non-empty string id")
@@ -68,6 +70,8 @@ class Agent:
         self.projects_tasks = any(isinstance(provider, TaskSignalProvider) for provider in signals)
         """Whether the task list is shown to the model (a :class:`TaskSignalProvider` is attached)."""
         self.uses_task_tools = any(tool.workflow_operation is not None for tool in self.tools.values())
+        self.transform = ToolTransform.coerce(transform, f'agent "{id}"')
+        """The agent's transform policy: applies to every tool, each tool's own projections win."""
 
         self.hooks = ToolHooks.coerce(hooks, where=f'agent "{id}"')
         self.default_options: dict[str, Any] = dict(default_options or {})
@@ -132,6 +136,11 @@ class Agent:
     ) -> GenerateResult:
         """Decline and wait until the run finishes or suspends again."""
         return await (await self.decline_tool_call(run_id=run_id, tool_call_id=tool_call_id, reason=reason)).result()
+
+    def transform_for(self, tool_name: str) -> ToolTransform | None:
+        """The projections that apply to a tool of this agent (the tool's, over the agent's policy)."""
+        tool = self.tools.get(tool_name)
+        return merge_transforms(self.transform, tool.transform if tool is not None else None)
 
     def mode(self, mode_id: str | None) -> AgentMode | None:
         """The mode with this id (``None`` for none); an unknown id raises."""

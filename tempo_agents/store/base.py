@@ -33,6 +33,8 @@ class TranscriptEntry:
     part: str
     position: int
     message: dict[str, Any]
+    memory_message: dict[str, Any] | None = None
+    """The form kept in memory for later runs, when a transcript projection changed it."""
 
 
 class Store(ABC):

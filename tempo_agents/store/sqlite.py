@@ -30,6 +30,7 @@ CREATE TABLE IF NOT EXISTS transcript (
     part TEXT NOT NULL,
     position INTEGER NOT NULL,
     body TEXT NOT NULL,
+    memory_body TEXT,
     PRIMARY KEY (run_id, step, part)
 );
 CREATE TABLE IF NOT EXISTS thread_messages (
@@ -82,6 +83,9 @@ class SQLiteStore(Store):
             connection.execute("PRAGMA journal_mode=WAL")
             connection.execute("PRAGMA synchronous=NORMAL")
             connection.executescript(_SCHEMA)
+            columns = {row[1] for row in connection.execute("PRAGMA table_info(transcript)")}
+            if "memory_body" not in columns:  # stores made before transcript projections existed
+                connection.execute("ALTER TABLE transcript ADD COLUMN memory_body TEXT")
             self._connection = connection
         return self._connection
 
@@ -147,12 +151,23 @@ class SQLiteStore(Store):
                 self._waiters = [(lp, f) for lp, f in self._waiters if f is not future]
 
     async def put_transcript(self, run_id: str, entries: Sequence[TranscriptEntry]) -> None:
-        rows = [(run_id, e.step, e.part, e.position, _dumps(e.message)) for e in entries]
+        rows = [
+            (
+                run_id,
+                e.step,
+                e.part,
+                e.position,
+                _dumps(e.message),
+                None if e.memory_message is None else _dumps(e.memory_message),
+            )
+            for e in entries
+        ]
 
         def work(db: sqlite3.Connection) -> None:
             db.executemany(
-                "INSERT INTO transcript (run_id, step, part, position, body) VALUES (?, ?, ?, ?, ?) "
-                "ON CONFLICT (run_id, step, part) DO UPDATE SET position = excluded.position, body = excluded.body",
+                "INSERT INTO transcript (run_id, step, part, position, body, memory_body) VALUES (?, ?, ?, ?, ?, ?) "
+                "ON CONFLICT (run_id, step, part) DO UPDATE SET position = excluded.position, body = excluded.body, "
+                "memory_body = excluded.memory_body",
                 rows,
             )
 
@@ -161,10 +176,16 @@ class SQLiteStore(Store):
     async def get_transcript(self, run_id: str) -> list[TranscriptEntry]:
         def work(db: sqlite3.Connection) -> list[TranscriptEntry]:
             rows = db.execute(
-                "SELECT step, part, position, body FROM transcript WHERE run_id = ? ORDER BY step, position, part",
+                "SELECT step, part, position, body, memory_body FROM transcript WHERE run_id = ? "
+                "ORDER BY step, position, part",
                 (run_id,),
             ).fetchall()
-            return [TranscriptEntry(step=s, part=p, position=pos, message=json.loads(b)) for s, p, pos, b in rows]
+            return [
+                TranscriptEntry(
+                    step=s, part=p, position=pos, message=json.loads(b), memory_message=json.loads(m) if m else None
+                )
+                for s, p, pos, b, m in rows
+            ]
 
         return await self._run(work)
 

@@ -6,7 +6,7 @@ import asyncio
 import functools
 import inspect
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from datetime import timedelta
 from typing import Any, Literal
 
@@ -23,6 +23,7 @@ from tempo_agents.tools._validation import (
 from tempo_agents.tools.context import ToolContext
 from tempo_agents.tools.lifecycle import LifecycleHook, ToolLifecycleEvent, run_lifecycle_hook
 from tempo_agents.tools.suspension import Suspender
+from tempo_agents.tools.transform import ToolTransform
 
 ExecuteFunction = Callable[..., Any]
 ApprovalPredicate = Callable[[Any, ToolContext], bool | Awaitable[bool]]
@@ -53,6 +54,7 @@ class Tool:
         on_input_delta: LifecycleHook | None = None,
         on_input_available: LifecycleHook | None = None,
         on_output: LifecycleHook | None = None,
+        transform: ToolTransform | Mapping[str, Any] | None = None,
     ) -> None:
         if not isinstance(id, str) or not id:
             raise ConfigurationError("create_tool() needs a non-empty string id")
@@ -78,6 +80,7 @@ class Tool:
         self.on_input_delta = on_input_delta
         self.on_input_available = on_input_available
         self.on_output = on_output
+        self.transform = ToolTransform.coerce(transform, f"tool {id!r}")
         self.provider_tool: str | None = None
         """Set on markers the model adapter replaces with a provider-native tool (``web_search``)."""
         self.workflow_operation: str | None = None
@@ -183,6 +186,7 @@ def create_tool(
     on_input_delta: LifecycleHook | None = None,
     on_input_available: LifecycleHook | None = None,
     on_output: LifecycleHook | None = None,
+    transform: ToolTransform | Mapping[str, Any] | None = None,
 ) -> Tool:
     """Define a tool.
 
@@ -193,6 +197,7 @@ def create_tool(
     ``suspend_expires_in`` is the default deadline of this tool's suspensions and approvals.
     ``on_input_start``, ``on_input_delta``, ``on_input_available`` and ``on_output`` receive a
     :class:`ToolLifecycleEvent`; one that raises is logged and does not fail the call.
+    ``transform={"display": {...}, "transcript": {...}}`` projects payloads for clients and for memory.
     """
     return Tool(
         id=id,
@@ -211,4 +216,5 @@ def create_tool(
         on_input_delta=on_input_delta,
         on_input_available=on_input_available,
         on_output=on_output,
+        transform=transform,
     )
