@@ -926,9 +926,8 @@ async def _follow(
         if decision is None:
             return "undecided", stream
         shown = call.suspend_payload if call is not None and isinstance(call.suspend_payload, dict) else {}
-        plan = {
-            key: shown[key] for key in ("path", "title", "plan") if key in shown
-        }  # echoed back, as submit_plan asks
+        # submit_plan asks for the plan to be echoed back with the decision.
+        plan = {key: shown[key] for key in ("path", "title", "plan") if key in shown}
         resume: dict[str, Any] = {"action": "approved" if decision.approved else "rejected", **plan}
         if decision.feedback:
             resume["feedback"] = decision.feedback

@@ -264,3 +264,37 @@ def test_tool_name_collision_raises_reference_text() -> None:
         "Please rename one of the tools to avoid this collision."
     )
     assert raised.value.code == "AGENT_TOOL_NAME_COLLISION"
+
+
+async def test_cancelling_a_run_reaches_the_running_tool(make_app: AppFactory) -> None:
+    import asyncio
+
+    started = asyncio.Event()
+    observed: list[bool] = []
+
+    async def slow(data: dict[str, Any], ctx: Any) -> str:
+        started.set()
+        try:
+            await asyncio.sleep(30)
+        except asyncio.CancelledError:
+            observed.append(ctx.cancelled.is_set())
+            raise
+        return "never"
+
+    tool = create_tool(id="slow", description="Slow", execute=slow)
+    model = ScriptedModel([ScriptedResponse(tool_calls=[ScriptedToolCall("slow", {})]), ScriptedResponse(text="x")])
+    app = make_app([Agent(id="cancel", model=model, tools={"slow": tool})])
+    async with running_worker(app):
+        stream = await app.agent("cancel").stream("go")
+        await asyncio.wait_for(started.wait(), 30)
+        await app.cancel_run(stream.run_id)
+        result = await asyncio.wait_for(stream.result(), 30)
+        handle = app.client.get_workflow_handle(stream.run_id)
+        with pytest.raises(WorkflowFailureError):
+            await handle.result()
+        description = await handle.describe()
+
+    assert result.finish_reason == "aborted"
+    assert "abort" in [c.type for c in result.chunks]
+    assert observed == [True]
+    assert description.status == WorkflowExecutionStatus.CANCELED

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Awaitable, Callable
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -30,10 +31,28 @@ if TYPE_CHECKING:
 _T = TypeVar("_T")
 
 
+HEARTBEAT_SECONDS = 2.0
+
+
+async def _heartbeat_while(work: Awaitable[_T]) -> _T:
+    """Heartbeat every few seconds while ``work`` runs, so cancellation and dead workers are noticed."""
+
+    async def beat() -> None:
+        while True:
+            activity.heartbeat()
+            await asyncio.sleep(HEARTBEAT_SECONDS)
+
+    beats = asyncio.create_task(beat())
+    try:
+        return await work
+    finally:
+        beats.cancel()
+
+
 async def _fail_loudly(work: Callable[[], Awaitable[_T]]) -> _T:
     """Configuration errors cannot be fixed by retrying: fail the activity for good."""
     try:
-        return await work()
+        return await _heartbeat_while(work())
     except ConfigurationError as error:
         raise ApplicationError(error.message, type=type(error).__name__, non_retryable=True) from error
     except ModelError as error:

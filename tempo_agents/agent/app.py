@@ -288,6 +288,11 @@ class App:
             "resume", resume_request("resume", resume_data, tool_call_id)
         )
 
+    async def cancel_run(self, run_id: str) -> None:
+        """Cancel a run: its running tools see ``ctx.cancelled``, the journal gets ``abort`` and a ``finish``
+        with reason ``aborted``, and the workflow ends as cancelled."""
+        await self.client.get_workflow_handle(run_id).cancel()
+
     async def pending(self, run_id: str) -> list[PendingCall]:
         """The calls a run waits on (its ``pending`` query)."""
         pending: list[PendingCall] = await self.client.get_workflow_handle(run_id).query(

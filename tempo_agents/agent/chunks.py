@@ -240,6 +240,13 @@ class ErrorChunk(_ChunkBase):
     payload: ErrorPayload
 
 
+class AbortChunk(_ChunkBase):
+    """The run was cancelled from outside."""
+
+    type: Literal["abort"] = "abort"
+    payload: dict[str, Any] = Field(default_factory=dict)
+
+
 class DataChunk(WireModel):
     """A custom ``data-*`` chunk; any fields the tool wrote are kept as they were."""
 
@@ -276,6 +283,7 @@ Chunk: TypeAlias = Annotated[
     | Annotated[StepFinishChunk, Tag("step-finish")]
     | Annotated[FinishChunk, Tag("finish")]
     | Annotated[ErrorChunk, Tag("error")]
+    | Annotated[AbortChunk, Tag("abort")]
     | Annotated[DataChunk, Tag("data")],
     Discriminator(_chunk_tag),
 ]

@@ -15,7 +15,7 @@ from datetime import timedelta
 
 from temporalio import workflow
 from temporalio.common import RetryPolicy
-from temporalio.exceptions import ActivityError, ApplicationError
+from temporalio.exceptions import ActivityError, ApplicationError, CancelledError
 
 from tempo_agents.models.usage import Usage
 from tempo_agents.tools.builtin.task_list import TaskItem
@@ -53,6 +53,10 @@ from tempo_agents.workflows.task_state import TaskState
 
 MODEL_STEP_TIMEOUT = timedelta(minutes=10)
 TOOL_CALL_TIMEOUT = timedelta(minutes=10)
+HEARTBEAT_TIMEOUT = timedelta(seconds=30)
+WAIT_FOR_CANCELLATION = workflow.ActivityCancellationType.WAIT_CANCELLATION_COMPLETED
+"""A cancelled run journals ``abort`` only once its running model step and tools have stopped."""
+"""Activities heartbeat every few seconds: a dead worker is noticed, and cancellation reaches them."""
 FINISH_TIMEOUT = timedelta(minutes=1)
 MODEL_STEP_RETRY = RetryPolicy(
     initial_interval=timedelta(seconds=1), maximum_interval=timedelta(seconds=30), maximum_attempts=5
@@ -248,6 +252,8 @@ class AgentRunWorkflow:
                     ),
                     result_type=ModelStepResult,
                     start_to_close_timeout=MODEL_STEP_TIMEOUT,
+                    heartbeat_timeout=HEARTBEAT_TIMEOUT,
+                    cancellation_type=WAIT_FOR_CANCELLATION,
                     retry_policy=MODEL_STEP_RETRY,
                 )
                 new_messages, self._pending, self._previous_step = [], [], None
@@ -319,11 +325,24 @@ class AgentRunWorkflow:
                         )
                     )
         except ActivityError as error:
+            if isinstance(error.cause, CancelledError):  # the run was cancelled while an activity ran
+                await self._abort(run_input)
+                raise asyncio.CancelledError() from error
             message = _failure_message(error)
             self._set_status("failed")
             await self._close_segment("error", error=message)
 
             raise ApplicationError(message, type="AgentRunFailed", non_retryable=True) from error
+        except asyncio.CancelledError:
+            await self._abort(run_input)
+            raise
+
+    async def _abort(self, run_input: RunInput) -> None:
+        """Cancelled from outside: running tools were told (``ctx.cancelled``); the journal says so."""
+        abort = {"type": "abort", "runId": run_input.run_id, "from": "AGENT", "payload": {}}
+        self._pending.append(JournalRecord(chunk=abort, key=f"abort:{self._segment}"))
+        self._set_status("failed")
+        await self._close_segment("aborted")
 
     async def _run_calls(self, inputs: list[ToolCallInput]) -> None:
         results = await asyncio.gather(
@@ -333,6 +352,8 @@ class AgentRunWorkflow:
                     call_input,
                     result_type=ToolCallResult,
                     start_to_close_timeout=TOOL_CALL_TIMEOUT,
+                    heartbeat_timeout=HEARTBEAT_TIMEOUT,
+                    cancellation_type=WAIT_FOR_CANCELLATION,
                     retry_policy=TOOL_CALL_RETRY,
                 )
                 for call_input in inputs
