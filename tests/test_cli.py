@@ -105,37 +105,152 @@ async def stop_cli(process: asyncio.subprocess.Process, sig: int, timeout: float
 
 # demo -----------------------------------------------------------------------------------------
 
+PLAN_BOX = """\
+      ┌─ Weekend in Lisbon   (.plans/lisbon-weekend.md)
+      │ Two days in Lisbon for 120 EUR, with prices shown in USD.
+      │
+      │ 1. Check the Lisbon forecast
+      │ 2. Convert the 120 EUR budget to USD
+      │ 3. Draft the two-day itinerary
+      │
+      │ Indoor plans if it rains; the budget covers food, transport and one paid sight.
+      └─
+"""
 
-def test_demo_streams_a_run_and_cleans_up(tmp_path: Path) -> None:
+FINAL_TASKS = """\
+                   ✓ Check the Lisbon forecast
+                   ✓ Convert the 120 EUR budget to USD
+                   ✓ Draft the two-day itinerary
+"""
+
+
+def start_demo(args: Sequence[str], cwd: Path, stdin: str | None = None) -> subprocess.Popen[str]:
+    cwd.mkdir()
+    return subprocess.Popen(
+        [*CLI, "demo", *args],
+        cwd=cwd,
+        stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+def finish_demo(process: subprocess.Popen[str], stdin: str | None = None) -> str:
+    stdout, stderr = process.communicate(stdin, timeout=90)
+    assert process.returncode == 0, f"stdout: {stdout}\nstderr: {stderr}"
+    assert stderr == ""
+    return stdout
+
+
+def assert_plan_phase(stdout: str) -> None:
+    lines = stdout.splitlines()
+    assert "   0  start        agent planner" in lines
+    assert any(line.startswith("[3/6] started run ") and "in mode 'plan'" in line for line in lines)
+    assert '  tool-call    write_file {"path": ".plans/lisbon-weekend.md", "content": "# Weekend in Lisbon' in stdout
+    assert '  tool-result  write_file {"path": ".plans/lisbon-weekend.md", "bytes": 258}' in stdout
+    assert '  tool-call    submit_plan {"path": ".plans/lisbon-weekend.md"}  [call_1_0]' in stdout
+    assert "  suspended    submit_plan waits for a decision on .plans/lisbon-weekend.md  [call_1_0]" in stdout
+    assert "  finish       reason suspended, 2 step(s), usage " in stdout
+    assert any(line.startswith("[4/6] run ") and "submit_plan waits for a decision" in line for line in lines)
+    assert PLAN_BOX in stdout  # title and body from the suspend payload
+
+
+def test_demo_approved_plan_switches_mode_and_works_through_the_tasks(tmp_path: Path) -> None:
     plain, kept = tmp_path / "plain", tmp_path / "kept"
-    plain.mkdir()
-    kept.mkdir()
-    processes = [
-        subprocess.Popen([*CLI, "demo"], cwd=plain, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True),
-        subprocess.Popen(
-            [*CLI, "demo", "--keep-data"], cwd=kept, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
-        ),
-    ]
-    outputs = [process.communicate(timeout=60) for process in processes]
-    for process, (stdout, stderr) in zip(processes, outputs, strict=True):
-        assert process.returncode == 0, f"stdout: {stdout}\nstderr: {stderr}"
-        assert stderr == ""
+    processes = [start_demo(["--approve"], plain), start_demo(["--keep-data"], kept)]  # stdin: /dev/null
+    outputs = [finish_demo(process) for process in processes]
+    for stdout in outputs:
+        assert_plan_phase(stdout)
         lines = stdout.splitlines()
-        assert "   0  start        agent assistant" in lines
-        assert any(line.startswith("[3/4] started run ") for line in lines)
-        assert '  tool-call    get_weather {"city": "Lisbon"}  [call_0_0]' in stdout
-        assert '  tool-output  convert_currency {"status": "loading rates", "pair": "EUR/USD"}' in stdout
+        assert any(line.startswith("[5/6] approved") and '{"action": "approved", ...}' in line for line in lines)
         assert (
-            '  tool-result  get_weather {"city": "Lisbon", "temperature_c": 15.9, "conditions": "clear", '
-            '"humidity_pct": 64}'
-        ) in stdout
+            "  tool-result  submit_plan: Plan approved. Proceed with implementation following the approved plan."
+            in stdout
+        )
+        assert "  mode         plan → build" in stdout
+        mode_at = stdout.index("  mode         plan → build")
+        assert stdout.index("  tool-call    task_write ") > mode_at  # the task tools run in mode build
+        first = (
+            "  tasks        0/3 completed\n"
+            "                   ▸ Checking the Lisbon forecast\n"
+            "                   ○ Convert the 120 EUR budget to USD\n"
+            "                   ○ Draft the two-day itinerary\n"
+        )
+        middle = (
+            "  tasks        1/3 completed\n"
+            "                   ✓ Check the Lisbon forecast\n"
+            "                   ▸ Converting the 120 EUR budget to USD\n"
+            "                   ○ Draft the two-day itinerary\n"
+        )
+        last = "  tasks        3/3 completed\n" + FINAL_TASKS
+        assert first in stdout and middle in stdout and last in stdout
+        assert stdout.index(first) < stdout.index(middle) < stdout.index(last)
+        assert stdout.count("  tasks        ") == 6  # one block per change
+        assert '  tool-call    task_update {"id": "budget", "status": "in_progress"}' in stdout
+        assert '  tool-call    task_complete {"id": "itinerary"}' in stdout
+        assert '  tool-result  get_weather {"city": "Lisbon", "temperature_c": 15.9' in stdout
         assert '"converted": 129.6}' in stdout
-        final = "In Lisbon it is 15.9 °C and clear, with 64% humidity. 120 EUR is 129.60 USD (rate 1.08)."
+        assert "  finish       reason stop, 7 step(s), usage " in stdout
+        assert any(
+            line.startswith("[6/6] run ") and "finished: reason stop, 7 step(s), usage " in line for line in lines
+        )
+        assert "      mode now 'build' (switches: plan → build)" in lines
+        assert "      tasks: 3/3 completed" in lines
+        final = (
+            "All three tasks are done. In Lisbon it is 15.9 °C and clear, with 64% humidity. "
+            "120 EUR is 129.60 USD (rate 1.08). Day one: Alfama on foot and the castle at sunset; "
+            "day two: Belém and the riverside, with pastries on the way."
+        )
         assert f"      final answer: {final}" in lines
-        assert "finish       reason stop, 2 step(s), usage " in stdout
-    assert not (plain / ".tempo-agents").exists()
+    approved, auto = outputs
+    assert "      Approve this plan? [y/N] y   (--approve)" in approved
+    assert "note: stdin is not a terminal and holds no answer, so the demo approves (--reject rejects)" in auto
+    assert list(plain.iterdir()) == []  # no data, no plan file left behind
     kept_data = kept / ".tempo-agents"
     assert (kept_data / "temporal.db").is_file() and (kept_data / "store.db").is_file()
+    assert (kept_data / "project" / ".plans" / "lisbon-weekend.md").read_text().startswith("# Weekend in Lisbon\n")
+
+
+def test_demo_rejected_plan_keeps_the_mode(tmp_path: Path) -> None:
+    piped, flagged = tmp_path / "piped", tmp_path / "flagged"
+    processes = [
+        (start_demo([], piped, stdin="n\nToo vague\n"), "n\nToo vague\n"),
+        (start_demo(["--reject", "--feedback", "Add a museum"], flagged), None),
+    ]
+    outputs = [finish_demo(process, stdin) for process, stdin in processes]
+    for stdout, feedback in zip(outputs, ["Too vague", "Add a museum"], strict=True):
+        assert_plan_phase(stdout)
+        lines = stdout.splitlines()
+        assert any(line.startswith("[5/6] rejected") and f'feedback "{feedback}"' in line for line in lines)
+        rejection = (
+            "  tool-result  submit_plan: Plan was not approved. The user wants revisions.\n"
+            f"                   User feedback: {feedback}\n"
+            "                   Please revise the plan based on the feedback and submit again with submit_plan.\n"
+        )
+        assert rejection in stdout
+        assert "  mode  " not in stdout and "  tasks  " not in stdout and "task_write" not in stdout
+        assert "  finish       reason stop, 3 step(s), usage " in stdout
+        assert "      mode now 'plan' (switches: none)" in lines
+        answer = (
+            "The plan was not approved, so I stay in plan mode and change nothing. "
+            f'Your feedback ("{feedback}") goes into the next version of .plans/lisbon-weekend.md.'
+        )
+        assert f"      final answer: {answer}" in lines
+    by_pipe, by_flag = outputs
+    assert "      Approve this plan? [y/N] n   (read from stdin)" in by_pipe
+    assert "      What should change? (Enter to skip) Too vague   (read from stdin)" in by_pipe
+    assert "      Approve this plan? [y/N] n   (--reject)" in by_flag
+    assert list(piped.iterdir()) == [] and list(flagged.iterdir()) == []
+
+
+def test_demo_help_documents_the_approval_flags() -> None:
+    result = run_cli(["demo", "--help"], Path.cwd())
+    assert result.returncode == 0
+    for flag in ("--approve", "--reject", "--feedback", "--keep-data", "not a terminal"):
+        assert flag in result.stdout
+    both = run_cli(["demo", "--approve", "--reject"], Path.cwd())
+    assert both.returncode == 2 and "not allowed with argument" in both.stderr
 
 
 # worker + run ---------------------------------------------------------------------------------
@@ -197,6 +312,7 @@ async def test_dev_serves_an_app_until_interrupted(tmp_path: Path) -> None:
         (["run", "calc", "hi", "--app", "calcapp:nope"], 2, "module 'calcapp' has no attribute 'nope'"),
         (["run", "nobody", "hi", "--app", "calcapp:app"], 2, 'no agent "nobody" is registered'),
         (["worker", "--app", "calcapp:app", "--address", "127.0.0.1:{port}"], 1, "cannot reach Temporal at"),
+        (["demo", "--feedback", "Shorter"], 2, "--feedback goes with --reject"),
     ],
 )
 def test_errors_are_one_line(tmp_path: Path, args: list[str], code: int, message: str) -> None:
