@@ -25,7 +25,8 @@ def load(path: Path) -> WorkflowHistory:
 
 
 def test_histories_are_committed() -> None:
-    assert {path.stem for path in HISTORIES} >= {"suspend-resume", "approve-decline"}
+    assert {path.stem for path in HISTORIES} >= {"suspend-resume", "approve-decline", "plan-tasks"}
+
 
 
 @pytest.mark.parametrize("path", HISTORIES, ids=lambda p: p.stem)

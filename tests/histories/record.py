@@ -16,6 +16,9 @@ from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.testing import WorkflowEnvironment
 
 from tempo_agents import Agent, App, ScriptedModel, ScriptedResponse, ScriptedToolCall, ToolContext, create_tool
+from tempo_agents.agent import AgentMode
+from tempo_agents.signals import TaskSignalProvider
+from tempo_agents.tools import submit_plan_tool
 from tempo_agents.worker.dev_server import find_temporal_binary
 from tempo_agents.workflows import search_attributes
 
@@ -50,7 +53,31 @@ def agents() -> list[Agent]:
     delete = create_tool(
         id="delete", description="Deletes a file", execute=lambda d: f"deleted {d['path']}", require_approval=True
     )
+    planner_model = ScriptedModel(
+        [
+            ScriptedResponse(tool_calls=[ScriptedToolCall("submit_plan", {"path": ".plans/p.md"}, id="plan-1")]),
+            ScriptedResponse(
+                tool_calls=[
+                    ScriptedToolCall(
+                        "task_write",
+                        {"tasks": [{"content": "Do it", "status": "in_progress", "activeForm": "Doing it"}]},
+                        id="tw",
+                    )
+                ]
+            ),
+            ScriptedResponse(tool_calls=[ScriptedToolCall("task_complete", {"id": "task_do_it"}, id="tc")]),
+            ScriptedResponse(text="Done."),
+        ]
+    )
+    planner = Agent(
+        id="planner",
+        model=planner_model,
+        tools={"submit_plan": submit_plan_tool},
+        signals=[TaskSignalProvider()],
+        modes=[AgentMode(id="plan", transitions_to="build"), AgentMode(id="build")],
+    )
     return [
+        planner,
         Agent(
             id="suspender",
             model=suspend_model,
@@ -77,7 +104,11 @@ async def main() -> None:
             second = await app.agent("approver").generate("delete both", run_id="approve-decline")
             await app.agent("approver").approve_tool_call_generate(run_id=second.run_id, tool_call_id="del-a")
             await app.agent("approver").decline_tool_call_generate(run_id=second.run_id, tool_call_id="del-b")
-            for run_id in (first.run_id, second.run_id):
+            third = await app.agent("planner").generate(
+                "plan and build", run_id="plan-tasks", memory={"thread": "t", "resource": "u"}
+            )
+            await app.agent("planner").resume_generate({"action": "approved"}, run_id=third.run_id)
+            for run_id in (first.run_id, second.run_id, third.run_id):
                 history = await app.client.get_workflow_handle(run_id).fetch_history()
                 (HERE / f"{run_id}.json").write_text(history.to_json())
                 print(f"wrote tests/histories/{run_id}.json ({len(history.events)} events)")
