@@ -197,8 +197,8 @@ async def run_model_step(app: App, step_input: ModelStepInput) -> ModelStepResul
     assistant = Message(role="assistant", content=parts).to_wire()
     kept_message = Message(role="assistant", content=memory_parts).to_wire()
     entry = TranscriptEntry(step, "assistant", 0, assistant, kept_message if kept_message != assistant else None)
-    await store.put_transcript(run_id, [entry, *error_entries])
-    await journal.write(chunk_writes)
+    await store.record(run_id, [entry, *error_entries], chunk_writes)
+
     return ModelStepResult(
         finish_reason=finish.finish_reason,
         usage=finish.usage,

@@ -78,10 +78,8 @@ class _Call:
         index = _call_index(self.transcript, self.input.step, self.input.call.tool_call_id)
         message = Message(role="tool", content=[part]).to_wire()
         memory = Message(role="tool", content=[kept]).to_wire() if kept is not None and kept != part else None
-        await self.app.store.put_transcript(
-            self.input.run_id, [TranscriptEntry(self.input.step, f"tool-{index:04d}", 1 + index, message, memory)]
-        )
-        await self.journal.write([write])
+        entry = TranscriptEntry(self.input.step, f"tool-{index:04d}", 1 + index, message, memory)
+        await self.app.store.record(self.input.run_id, [entry], [write])
 
     async def result(self, result: Any, model_output: Any, switch_mode_to: str | None = None) -> ToolCallResult:
         call = self.input.call

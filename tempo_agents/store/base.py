@@ -67,6 +67,10 @@ class Store(ABC):
         """Insert or replace transcript entries."""
 
     @abstractmethod
+    async def record(self, run_id: str, entries: Sequence[TranscriptEntry], writes: Sequence[ChunkWrite]) -> list[int]:
+        """Store transcript entries and append chunks in one transaction (a result and its chunk together)."""
+
+    @abstractmethod
     async def get_transcript(self, run_id: str) -> list[TranscriptEntry]:
         """The whole transcript of a run, ordered by step then position."""
 

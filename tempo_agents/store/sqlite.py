@@ -58,6 +58,12 @@ ON CONFLICT (run_id, key) DO UPDATE SET body = excluded.body
 RETURNING seq
 """
 
+_PUT_TRANSCRIPT = """
+INSERT INTO transcript (run_id, step, part, position, body, memory_body) VALUES (?, ?, ?, ?, ?, ?)
+ON CONFLICT (run_id, step, part) DO UPDATE SET
+    position = excluded.position, body = excluded.body, memory_body = excluded.memory_body
+"""
+
 
 class SQLiteStore(Store):
     """A :class:`Store` in one SQLite file.
@@ -73,7 +79,9 @@ class SQLiteStore(Store):
         self.poll_interval = poll_interval
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="tempo-agents-sqlite")
+        self._read_executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="tempo-agents-sqlite-read")
         self._connection: sqlite3.Connection | None = None
+        self._read_connection: sqlite3.Connection | None = None
         self._waiters: list[tuple[asyncio.AbstractEventLoop, asyncio.Future[None]]] = []
         self._waiters_lock = threading.Lock()
 
@@ -89,9 +97,25 @@ class SQLiteStore(Store):
             self._connection = connection
         return self._connection
 
+    def _connect_reader(self) -> sqlite3.Connection:
+        if self._read_connection is None:
+            connection = sqlite3.connect(self.path, timeout=30.0, isolation_level=None, check_same_thread=False)
+            connection.execute("PRAGMA query_only=ON")
+            self._read_connection = connection
+        return self._read_connection
+
     async def _run(self, work: Callable[[sqlite3.Connection], _T]) -> _T:
+        """Run on the writer thread (every write, in order)."""
         loop = asyncio.get_running_loop()
         return await loop.run_in_executor(self._executor, lambda: work(self._connect()))
+
+    async def _read(self, work: Callable[[sqlite3.Connection], _T]) -> _T:
+        """Run on the reader thread: WAL lets reads proceed while the writer commits, so tailing clients
+        never queue behind the worker's writes."""
+        if self._connection is None:
+            await self._run(lambda db: None)  # the writer creates the schema first
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self._read_executor, lambda: work(self._connect_reader()))
 
     def _notify(self) -> None:
         with self._waiters_lock:
@@ -104,9 +128,16 @@ class SQLiteStore(Store):
         if not writes:
             return []
 
+        return await self.record(run_id, (), writes)
+
+    async def record(self, run_id: str, entries: Sequence[TranscriptEntry], writes: Sequence[ChunkWrite]) -> list[int]:
+        rows = _transcript_rows(run_id, entries)
+
         def work(db: sqlite3.Connection) -> list[int]:
             db.execute("BEGIN IMMEDIATE")
             try:
+                if rows:
+                    db.executemany(_PUT_TRANSCRIPT, rows)
                 offsets = [
                     int(db.execute(_APPEND, (run_id, run_id, w.key, _dumps(w.chunk))).fetchone()[0]) for w in writes
                 ]
@@ -117,7 +148,8 @@ class SQLiteStore(Store):
             return offsets
 
         offsets = await self._run(work)
-        self._notify()
+        if writes:
+            self._notify()
         return offsets
 
     async def read_chunks(self, run_id: str, offset: int = 0, limit: int = 1000) -> list[JournalEntry]:
@@ -128,14 +160,14 @@ class SQLiteStore(Store):
             ).fetchall()
             return [JournalEntry(offset=int(seq), chunk=json.loads(body)) for seq, body in rows]
 
-        return await self._run(work)
+        return await self._read(work)
 
     async def offset_of(self, run_id: str, key: str) -> int | None:
         def work(db: sqlite3.Connection) -> int | None:
             row = db.execute("SELECT seq FROM journal WHERE run_id = ? AND key = ?", (run_id, key)).fetchone()
             return None if row is None else int(row[0])
 
-        return await self._run(work)
+        return await self._read(work)
 
     async def wait_for_chunks(self, run_id: str, offset: int, timeout: float) -> None:
         loop = asyncio.get_running_loop()
@@ -151,25 +183,10 @@ class SQLiteStore(Store):
                 self._waiters = [(lp, f) for lp, f in self._waiters if f is not future]
 
     async def put_transcript(self, run_id: str, entries: Sequence[TranscriptEntry]) -> None:
-        rows = [
-            (
-                run_id,
-                e.step,
-                e.part,
-                e.position,
-                _dumps(e.message),
-                None if e.memory_message is None else _dumps(e.memory_message),
-            )
-            for e in entries
-        ]
+        rows = _transcript_rows(run_id, entries)
 
         def work(db: sqlite3.Connection) -> None:
-            db.executemany(
-                "INSERT INTO transcript (run_id, step, part, position, body, memory_body) VALUES (?, ?, ?, ?, ?, ?) "
-                "ON CONFLICT (run_id, step, part) DO UPDATE SET position = excluded.position, body = excluded.body, "
-                "memory_body = excluded.memory_body",
-                rows,
-            )
+            db.executemany(_PUT_TRANSCRIPT, rows)
 
         await self._run(work)
 
@@ -187,7 +204,7 @@ class SQLiteStore(Store):
                 for s, p, pos, b, m in rows
             ]
 
-        return await self._run(work)
+        return await self._read(work)
 
     async def append_thread_messages(
         self, thread_id: str, resource_id: str, run_id: str, messages: Sequence[dict[str, Any]]
@@ -220,7 +237,7 @@ class SQLiteStore(Store):
             ).fetchall()
             return [json.loads(body) for (body,) in rows]
 
-        return await self._run(work)
+        return await self._read(work)
 
     async def get_thread_state(self, thread_id: str, state_type: str) -> Any | None:
         def work(db: sqlite3.Connection) -> Any | None:
@@ -229,7 +246,7 @@ class SQLiteStore(Store):
             ).fetchone()
             return None if row is None else json.loads(row[0])
 
-        return await self._run(work)
+        return await self._read(work)
 
     async def set_thread_state(self, thread_id: str, state_type: str, value: Any) -> None:
         def work(db: sqlite3.Connection) -> None:
@@ -248,7 +265,25 @@ class SQLiteStore(Store):
         if self._connection is not None:
             await self._run(work)
             self._connection = None
+        if self._read_connection is not None:
+            await self._read(work)
+            self._read_connection = None
         self._executor.shutdown(wait=False)
+        self._read_executor.shutdown(wait=False)
+
+
+def _transcript_rows(run_id: str, entries: Sequence[TranscriptEntry]) -> list[tuple[Any, ...]]:
+    return [
+        (
+            run_id,
+            e.step,
+            e.part,
+            e.position,
+            _dumps(e.message),
+            None if e.memory_message is None else _dumps(e.memory_message),
+        )
+        for e in entries
+    ]
 
 
 def _dumps(value: Any) -> str:

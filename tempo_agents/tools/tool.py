@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import copy
 import functools
 import inspect
 import logging
@@ -81,6 +82,7 @@ class Tool:
         self.on_input_available = on_input_available
         self.on_output = on_output
         self.transform = ToolTransform.coerce(transform, f"tool {id!r}")
+        self._model_schema: dict[str, Any] | None = None
         self.provider_tool: str | None = None
         """Set on markers the model adapter replaces with a provider-native tool (``web_search``)."""
         self.workflow_operation: str | None = None
@@ -96,10 +98,17 @@ class Tool:
         return self.execute_fn is not None
 
     def model_input_schema(self) -> dict[str, Any]:
-        """The JSON schema the model is given for this tool's arguments."""
-        if self.input_schema is None:
-            return {"type": "object", "properties": {}, "additionalProperties": True}
-        return self.input_schema.json_schema()
+        """The JSON schema the model is given for this tool's arguments (computed once; a copy each call)."""
+        if self._model_schema is None:
+            if self.input_schema is None:
+                self._model_schema = {"type": "object", "properties": {}, "additionalProperties": True}
+            else:
+                self._model_schema = self.input_schema.json_schema()
+        return copy.deepcopy(self._model_schema)
+
+    def set_model_input_schema(self, schema: dict[str, Any]) -> None:
+        """Give the model a schema other than the one derived from ``input_schema`` (built-ins use this)."""
+        self._model_schema = schema
 
     async def execute(self, input: Any = None, context: ToolContext | None = None) -> Any:
         """Validate ``input`` and run the tool.

@@ -378,6 +378,7 @@ class AgentRunWorkflow:
                     expires_at=None if expires is None else now + timedelta(seconds=expires),
                     round=call_input.round,
                     step=call_input.step,
+                    index=call.index,
                     input_snapshot=suspension.input_snapshot,
                 )
             elif result.status == "resume-rejected":
@@ -413,7 +414,10 @@ class AgentRunWorkflow:
                         agent_id=self._run_input.agent_id,
                         step=waiting.step,
                         call=ToolCallRequest(
-                            tool_call_id=waiting.tool_call_id, tool_name=waiting.tool_name, args=waiting.args
+                            tool_call_id=waiting.tool_call_id,
+                            tool_name=waiting.tool_name,
+                            args=waiting.args,
+                            index=waiting.index,
                         ),
                         options=self._run_input.options,
                         round=waiting.round + 1,

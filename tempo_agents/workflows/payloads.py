@@ -215,6 +215,7 @@ class PendingCall(WireModel):
     expires_at: datetime | None = None
     round: int = 0
     step: int = 0
+    index: int = 0
     input_snapshot: Any = None
 
 

@@ -30,7 +30,8 @@ def _task_tool(name: str) -> Tool:
         id=name, description=TASK_TOOL_DESCRIPTIONS[name], input_schema=TASK_TOOL_INPUT_MODELS[name], execute=execute
     )
     tool.workflow_operation = name
-    tool.model_input_schema = lambda: input_json_schema(name)  # type: ignore[method-assign]
+    tool.set_model_input_schema(input_json_schema(name))
+
     return tool
 
 
