@@ -14,7 +14,7 @@ from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.testing import WorkflowEnvironment
 
 from tempo_agents import Agent, App
-from tempo_agents.worker.dev_server import find_temporal_binary
+from tempo_agents.worker.dev_server import DEV_SERVER_TUNING, find_temporal_binary
 from tempo_agents.workflows import search_attributes
 
 
@@ -30,6 +30,7 @@ async def temporal_env() -> AsyncIterator[WorkflowEnvironment]:
         ui=False,
         dev_server_log_level="error",
         search_attributes=search_attributes.ALL,
+        dev_server_extra_args=list(DEV_SERVER_TUNING),
     )
     try:
         yield env

@@ -212,3 +212,31 @@ async def test_tasks_survive_continue_as_new(tmp_path: Path) -> None:
         assert model.requests[-1].messages[-1].text.startswith('<current-task-list count="2">')
     finally:
         await env.shutdown()
+
+
+async def test_tasks_survive_a_worker_restart(make_app: AppFactory) -> None:
+    def script(request: ModelRequest) -> ScriptedResponse:
+        if request.step == 0:
+            return ScriptedResponse(
+                tool_calls=[ScriptedToolCall("task_write", WRITE), ScriptedToolCall("ask_user", {"question": "Go?"})]
+            )
+        return ScriptedResponse(text="ok")
+
+    def build() -> Agent:
+        return Agent(
+            id="restart-tasks",
+            model=ScriptedModel(script),
+            tools={"ask_user": ask_user_tool},
+            signals=[TaskSignalProvider()],
+        )
+
+    first = make_app([build()])
+    async with running_worker(first):
+        waiting = await first.agent("restart-tasks").generate("go", memory={"thread": "t-restart", "resource": "u"})
+    second = App(agents=[build()], store=first.store.url, task_queue=first.task_queue, client=first.client)
+    async with running_worker(second):  # a new worker replays the run to answer the query
+        tasks = await second.client.get_workflow_handle(waiting.run_id).query("tasks")
+        done = await second.agent("restart-tasks").resume_generate("yes", run_id=waiting.run_id)
+    assert waiting.finish_reason == "suspended"
+    assert [t["id"] for t in tasks] == ["task_write_tests", "task_fix_auth_bug"]
+    assert done.finish_reason == "stop"

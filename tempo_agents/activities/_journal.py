@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import Sequence
 from typing import Any
@@ -46,7 +47,9 @@ class RunJournal:
         self.store = store
         self.run_id = run_id
         self._text: list[ChunkWrite] = []
-        self._last_flush = time.monotonic()
+        self._last_flush = 0.0
+        self._timer: asyncio.TimerHandle | None = None
+        self._pending_flush: asyncio.Task[None] | None = None
 
     def chunk(self, chunk_type: str, payload: Any, *, source: ChunkSource = "AGENT") -> dict[str, Any]:
         return make_chunk(self.run_id, chunk_type, payload, source=source)
@@ -59,12 +62,33 @@ class RunJournal:
         await self.streamed(self.chunk("text-delta", {"id": f"text-{step}", "text": text}))
 
     async def streamed(self, chunk: dict[str, Any]) -> None:
-        """Append a chunk that only matters while the step streams (deltas): batched, never keyed."""
+        """Append a chunk that only matters while the step streams (deltas): batched, never keyed.
+
+        A delta is written at once when none was written in the last ``TEXT_FLUSH_SECONDS``; otherwise a
+        timer writes the batch when that window ends, so a provider that pauses never holds text back.
+        """
         self._text.append(ChunkWrite(chunk))
-        if time.monotonic() - self._last_flush >= TEXT_FLUSH_SECONDS:
+        wait = self._last_flush + TEXT_FLUSH_SECONDS - time.monotonic()
+        if wait <= 0:
             await self.flush_text()
+        elif self._timer is None:
+            self._timer = asyncio.get_running_loop().call_later(wait, self._flush_soon)
+
+    def _flush_soon(self) -> None:
+        self._timer = None
+        if self._text and (self._pending_flush is None or self._pending_flush.done()):
+            self._pending_flush = asyncio.get_running_loop().create_task(self._write_batch())
 
     async def flush_text(self) -> None:
+        """Write every buffered delta now (after a timed write still under way, to keep the order)."""
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        if self._pending_flush is not None and not self._pending_flush.done():
+            await self._pending_flush
+        await self._write_batch()
+
+    async def _write_batch(self) -> None:
         self._last_flush = time.monotonic()
         if self._text:
             batch, self._text = self._text, []

@@ -39,10 +39,11 @@ async def _heartbeat_while(work: Awaitable[_T]) -> _T:
 
     async def beat() -> None:
         while True:
-            activity.heartbeat()
             await asyncio.sleep(HEARTBEAT_SECONDS)
+            activity.heartbeat()
 
     beats = asyncio.create_task(beat())
+
     try:
         return await work
     finally:

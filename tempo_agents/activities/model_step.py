@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import time
 from typing import TYPE_CHECKING, Any
 
 from temporalio import activity
@@ -133,10 +134,12 @@ async def run_model_step(app: App, step_input: ModelStepInput) -> ModelStepResul
 
     streamed = _StreamedStep(agent, journal, step, messages)
     try:
+        beat_at = time.monotonic() + 1.0
         async for event in model.stream(request):
             await streamed.handle(event)
-            if activity.in_activity():
-                activity.heartbeat()
+            if activity.in_activity() and time.monotonic() >= beat_at:
+                activity.heartbeat()  # at most once a second while tokens flow
+                beat_at = time.monotonic() + 1.0
         await streamed.close_inputs()
 
     finally:

@@ -82,7 +82,7 @@ class SQLiteStore(Store):
         self._read_executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="tempo-agents-sqlite-read")
         self._connection: sqlite3.Connection | None = None
         self._read_connection: sqlite3.Connection | None = None
-        self._waiters: list[tuple[asyncio.AbstractEventLoop, asyncio.Future[None]]] = []
+        self._waiters: dict[str, list[tuple[asyncio.AbstractEventLoop, asyncio.Future[None]]]] = {}
         self._waiters_lock = threading.Lock()
 
     def _connect(self) -> sqlite3.Connection:
@@ -117,9 +117,9 @@ class SQLiteStore(Store):
         loop = asyncio.get_running_loop()
         return await loop.run_in_executor(self._read_executor, lambda: work(self._connect_reader()))
 
-    def _notify(self) -> None:
+    def _notify(self, run_id: str) -> None:
         with self._waiters_lock:
-            waiters, self._waiters = self._waiters, []
+            waiters = self._waiters.pop(run_id, [])
         for loop, future in waiters:
             if not loop.is_closed():
                 loop.call_soon_threadsafe(_resolve, future)
@@ -149,7 +149,7 @@ class SQLiteStore(Store):
 
         offsets = await self._run(work)
         if writes:
-            self._notify()
+            self._notify(run_id)
         return offsets
 
     async def read_chunks(self, run_id: str, offset: int = 0, limit: int = 1000) -> list[JournalEntry]:
@@ -173,14 +173,18 @@ class SQLiteStore(Store):
         loop = asyncio.get_running_loop()
         future: asyncio.Future[None] = loop.create_future()
         with self._waiters_lock:
-            self._waiters.append((loop, future))
+            self._waiters.setdefault(run_id, []).append((loop, future))
         try:
             await asyncio.wait_for(future, timeout=min(timeout, self.poll_interval))
         except TimeoutError:
             pass
         finally:
             with self._waiters_lock:
-                self._waiters = [(lp, f) for lp, f in self._waiters if f is not future]
+                remaining = [(lp, f) for lp, f in self._waiters.get(run_id, []) if f is not future]
+                if remaining:
+                    self._waiters[run_id] = remaining
+                else:
+                    self._waiters.pop(run_id, None)
 
     async def put_transcript(self, run_id: str, entries: Sequence[TranscriptEntry]) -> None:
         rows = _transcript_rows(run_id, entries)
