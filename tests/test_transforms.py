@@ -144,3 +144,37 @@ async def test_suspension_and_approval_payloads_are_projected(make_app: AppFacto
     approval = next(c for c in first.chunks if c.type == "tool-call-approval")
     assert suspended.payload.suspend_payload == {"question": "ok?", "card": "•••• 1111"}  # type: ignore[union-attr]
     assert approval.payload.args == {"path": "(hidden)"}  # type: ignore[union-attr]
+
+
+async def test_lifecycle_hooks_run_in_order_and_a_raising_hook_does_not_fail_the_call(make_app: AppFactory) -> None:
+    from tempo_agents.tools import ToolLifecycleEvent
+
+    seen: list[tuple[str, Any]] = []
+
+    def record(name: str) -> Any:
+        def hook(event: ToolLifecycleEvent) -> None:
+            value = {"start": None, "delta": event.input_text_delta, "available": event.input, "output": event.output}
+            seen.append((name, value[name]))
+            if name == "delta":
+                raise RuntimeError("a buggy preview hook")
+
+        return hook
+
+    tool = create_tool(
+        id="hooked",
+        description="Hooked",
+        execute=lambda data: {"echo": data["q"]},
+        on_input_start=record("start"),
+        on_input_delta=record("delta"),
+        on_input_available=record("available"),
+        on_output=record("output"),
+    )
+    app = make_app([Agent(id="life", model=model_calling("hooked", {"q": "hello"}), tools={"hooked": tool})])
+    async with running_worker(app):
+        result = await app.agent("life").generate("go")
+    names = [name for name, _ in seen]
+    assert names[0] == "start" and names[-2:] == ["available", "output"]
+    assert set(names[1:-2]) == {"delta"}
+    assert "".join(value for name, value in seen if name == "delta") == '{"q": "hello"}'
+    assert seen[-2] == ("available", {"q": "hello"}) and seen[-1] == ("output", {"echo": "hello"})
+    assert result.tool_results[0].payload.result == {"echo": "hello"}
