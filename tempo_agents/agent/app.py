@@ -16,9 +16,9 @@ from tempo_agents.agent.agent import Agent
 from tempo_agents.agent.approval import ApprovalPolicy
 from tempo_agents.agent.hooks import ToolHooks
 from tempo_agents.agent.resume import resume_request, send_resume
-from tempo_agents.agent.stream import AgentStream, GenerateResult
+from tempo_agents.agent.stream import AgentStream, GenerateResult, RunClosedProbe
 from tempo_agents.agent.suspended_runs import SuspendedRun, SuspendedRuns, SuspendedToolCall
-from tempo_agents.errors import ConfigurationError, RunNotFoundError
+from tempo_agents.errors import ConfigurationError, RunNotFoundError, ToolNotFoundError
 from tempo_agents.models.messages import MessageInput, normalize_messages
 from tempo_agents.store.base import Store
 from tempo_agents.store.url import DEFAULT_STORE_URL, open_store
@@ -92,8 +92,6 @@ class App:
         try:
             return self._tools[tool_id]
         except KeyError:
-            from tempo_agents.errors import ToolNotFoundError
-
             raise ToolNotFoundError("Tool not found") from None
 
     @property
@@ -347,7 +345,7 @@ class App:
         probe = self._run_closed_probe(run_id) if self._client is not None else None
         return AgentStream(self.store, run_id, offset=offset, probe=probe)
 
-    def _run_closed_probe(self, run_id: str) -> Any:
+    def _run_closed_probe(self, run_id: str) -> RunClosedProbe:
         async def probe() -> str | None:
             try:
                 description = await self.client.get_workflow_handle(run_id).describe()
