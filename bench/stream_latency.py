@@ -30,12 +30,10 @@ import asyncio
 import inspect
 import json
 import os
-import statistics
 import sys
 import tempfile
 import threading
 import time
-import traceback
 import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -43,18 +41,15 @@ from pathlib import Path
 from typing import Any, cast
 
 import httpx
-from temporalio.contrib.pydantic import pydantic_data_converter
-from temporalio.testing import WorkflowEnvironment
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # tests.provider_servers, from any directory
 
+from bench._common import busy_warning, median, out, quantile, run_as_module, start_server
 from tempo_agents import Agent, App
 from tempo_agents.activities._journal import TEXT_FLUSH_SECONDS
 from tempo_agents.agent.chunks import TextDeltaChunk
 from tempo_agents.models.openai_compatible import openai_compatible
 from tempo_agents.store.sqlite import SQLiteStore
-from tempo_agents.worker.dev_server import find_temporal_binary
-from tempo_agents.workflows import search_attributes
 from tests.provider_servers.openai_server import (
     DONE,
     OpenAIServer,
@@ -354,22 +349,6 @@ async def run_tempo(
 # Statistics and printing -------------------------------------------------------------------------
 
 
-def quantile(values: Sequence[float], q: float) -> float:
-    if not values:
-        return float("nan")
-    if len(values) == 1:
-        return values[0]
-    return statistics.quantiles(values, n=100, method="inclusive")[round(q * 100) - 1]
-
-
-def median(values: Sequence[float]) -> float:
-    return statistics.median(values) if values else float("nan")
-
-
-def out(line: str = "") -> None:
-    print(line, flush=True)
-
-
 def print_runs(records: Sequence[StreamRecord]) -> None:
     out(
         f"{'side':<28} {'start>request':>13} {'start>1st tok':>13} {'1st token':>9} {'lag p50':>8} {'lag p95':>8} "
@@ -457,36 +436,6 @@ def quotable(tokens: int, by_side: Mapping[str, Figures]) -> str:
 # Server ------------------------------------------------------------------------------------------
 
 
-SERVER_ARGS = ("--dynamic-config-value", "history.transferProcessorMaxPollRPS=10000")
-"""As in step_overhead.py (the dev server's transfer-queue poll limit); ``--stock-server`` keeps the default.
-It only moves the start of the run here (start to first token), not the streaming figures."""
-
-
-async def start_server(db_file: Path | None, *, stock: bool) -> WorkflowEnvironment:
-    """The embedded dev server; its start-up banner goes to /dev/null instead of into the tables."""
-    saved, devnull = os.dup(1), os.open(os.devnull, os.O_WRONLY)
-    sys.stdout.flush()
-    os.dup2(devnull, 1)
-    try:
-        return await WorkflowEnvironment.start_local(
-            dev_server_existing_path=find_temporal_binary(),
-            ui=False,
-            data_converter=pydantic_data_converter,
-            dev_server_log_level="error",
-            dev_server_database_filename=str(db_file) if db_file else None,
-            dev_server_extra_args=[] if stock else list(SERVER_ARGS),
-            search_attributes=search_attributes.ALL,
-        )
-    finally:
-        os.dup2(saved, 1)
-        os.close(saved)
-        os.close(devnull)
-
-
-def busy_warning() -> str:
-    return f" - other processes are using the {os.cpu_count()} CPUs: expect noisy figures"
-
-
 # Main --------------------------------------------------------------------------------------------
 
 
@@ -570,11 +519,4 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    try:
-        code = main()
-    except Exception:
-        traceback.print_exc()
-        code = 1
-    sys.stdout.flush()
-    sys.stderr.flush()
-    os._exit(code)  # the SDK sometimes aborts at interpreter exit (temporal-notes.md)
+    run_as_module("stream_latency")

@@ -30,11 +30,9 @@ import ctypes
 import ctypes.util
 import gc
 import os
-import statistics
 import sys
 import tempfile
 import time
-import traceback
 import uuid
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
@@ -52,16 +50,17 @@ from temporalio.client import (
     StartWorkflowUpdateInput,
     WorkflowUpdateHandle,
 )
-from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.testing import WorkflowEnvironment
 from temporalio.worker import Worker
 from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxRestrictions
 
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # `bench`, from any directory
+
+from bench._common import SERVER_ARGS, busy_warning, out, quantile, run_as_module, start_server
 from tempo_agents import Agent, App, ScriptedModel, ScriptedResponse, ScriptedToolCall, ToolContext, create_tool
 from tempo_agents.models.model import ModelRequest
 from tempo_agents.store.base import ChunkWrite, JournalEntry
 from tempo_agents.store.sqlite import SQLiteStore
-from tempo_agents.worker.dev_server import find_temporal_binary
 from tempo_agents.worker.plugin import PASSTHROUGH_MODULES
 from tempo_agents.workflows import activity_names, search_attributes
 
@@ -583,19 +582,6 @@ async def run_baseline_side(
 # Statistics and printing -------------------------------------------------------------------------
 
 
-def quantile(values: Sequence[float], q: float) -> float:
-    """The q-quantile (inclusive method); the value itself for one value."""
-    if not values:
-        return float("nan")
-    if len(values) == 1:
-        return values[0]
-    return statistics.quantiles(values, n=100, method="inclusive")[round(q * 100) - 1]
-
-
-def out(line: str = "") -> None:
-    print(line, flush=True)
-
-
 def _mb(kb: int | None) -> str:
     return "-" if kb is None else f"{kb / 1024:.0f}"
 
@@ -725,37 +711,6 @@ def quotable(tempo: SideResult, base: SideResult) -> str:
 # Server ------------------------------------------------------------------------------------------
 
 
-SERVER_ARGS = ("--dynamic-config-value", "history.transferProcessorMaxPollRPS=10000")
-"""As in step_overhead.py: the dev server's single history shard reads its transfer queue at most 20 times a
-second by default, which adds tens of milliseconds to every workflow task on both sides; ``--stock-server``
-keeps the default."""
-
-
-async def start_server(db_file: Path | None, *, stock: bool) -> WorkflowEnvironment:
-    """The embedded dev server; its start-up banner goes to /dev/null instead of into the tables."""
-    saved, devnull = os.dup(1), os.open(os.devnull, os.O_WRONLY)
-    sys.stdout.flush()
-    os.dup2(devnull, 1)
-    try:
-        return await WorkflowEnvironment.start_local(
-            dev_server_existing_path=find_temporal_binary(),
-            ui=False,
-            data_converter=pydantic_data_converter,
-            dev_server_log_level="error",
-            dev_server_database_filename=str(db_file) if db_file else None,
-            dev_server_extra_args=[] if stock else list(SERVER_ARGS),
-            search_attributes=search_attributes.ALL,
-        )
-    finally:
-        os.dup2(saved, 1)
-        os.close(saved)
-        os.close(devnull)
-
-
-def busy_warning() -> str:
-    return f" - other processes are using the {os.cpu_count()} CPUs: expect noisy figures"
-
-
 # Main --------------------------------------------------------------------------------------------
 
 
@@ -839,15 +794,4 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    # Run as bench.suspend_resume (not __main__) so the sandbox can pass the baseline workflow's module through.
-    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-    from bench.suspend_resume import main as module_main
-
-    try:
-        code = module_main()
-    except Exception:
-        traceback.print_exc()
-        code = 1
-    sys.stdout.flush()
-    sys.stderr.flush()
-    os._exit(code)  # the SDK sometimes aborts at interpreter exit (temporal-notes.md)
+    run_as_module("suspend_resume")

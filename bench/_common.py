@@ -1,0 +1,76 @@
+"""What the bench scripts share: the embedded dev server, small statistics, output, the entry point."""
+
+from __future__ import annotations
+
+import importlib
+import os
+import statistics
+import sys
+import traceback
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import NoReturn
+
+from temporalio.contrib.pydantic import pydantic_data_converter
+from temporalio.testing import WorkflowEnvironment
+
+from tempo_agents.worker.dev_server import DEV_SERVER_TUNING, find_temporal_binary
+from tempo_agents.workflows import search_attributes
+
+SERVER_ARGS = DEV_SERVER_TUNING
+"""The dev server's tuning, as ``tempo-agents dev`` and the tests run it; ``--stock-server`` leaves it out."""
+
+
+async def start_server(db_file: Path | None, *, stock: bool) -> WorkflowEnvironment:
+    """The embedded dev server; its start-up banner goes to /dev/null instead of into the tables."""
+    saved, devnull = os.dup(1), os.open(os.devnull, os.O_WRONLY)
+    sys.stdout.flush()
+    os.dup2(devnull, 1)
+    try:
+        return await WorkflowEnvironment.start_local(
+            dev_server_existing_path=find_temporal_binary(),
+            ui=False,
+            data_converter=pydantic_data_converter,
+            dev_server_log_level="error",
+            dev_server_database_filename=str(db_file) if db_file else None,
+            dev_server_extra_args=[] if stock else list(SERVER_ARGS),
+            search_attributes=search_attributes.ALL,
+        )
+    finally:
+        os.dup2(saved, 1)
+        os.close(saved)
+        os.close(devnull)
+
+
+def busy_warning() -> str:
+    return f" - other processes are using the {os.cpu_count()} CPUs: expect noisy figures"
+
+
+def quantile(values: Sequence[float], q: float) -> float:
+    if not values:
+        return float("nan")
+    if len(values) == 1:
+        return values[0]
+    return statistics.quantiles(values, n=100, method="inclusive")[round(q * 100) - 1]
+
+
+def median(values: Sequence[float]) -> float:
+    return statistics.median(values) if values else float("nan")
+
+
+def out(line: str = "") -> None:
+    print(line, flush=True)
+
+
+def run_as_module(module: str) -> NoReturn:
+    """Run ``bench.<module>.main`` imported as a module (so the sandbox can pass its workflows through) and
+    leave with ``os._exit``: the SDK sometimes aborts at interpreter exit (temporal-notes.md)."""
+    main: Callable[[], int] = importlib.import_module(f"bench.{module}").main
+    try:
+        code = main()
+    except Exception:
+        traceback.print_exc()
+        code = 1
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)
