@@ -75,7 +75,7 @@ class _Call:
         return await self.shown("input", args, input=args)
 
     async def finish(self, part: ToolResultPart, write: ChunkWrite, kept: ToolResultPart | None = None) -> None:
-        index = _call_index(self.transcript, self.input.step, self.input.call.tool_call_id)
+        index = self.input.call.index
         message = Message(role="tool", content=[part]).to_wire()
         memory = Message(role="tool", content=[kept]).to_wire() if kept is not None and kept != part else None
         entry = TranscriptEntry(self.input.step, f"tool-{index:04d}", 1 + index, message, memory)
@@ -287,7 +287,7 @@ async def _reject_resume(run: _Call, message: str) -> ToolCallResult:
 async def _mark_waiting(run: _Call, marker: dict[str, Any]) -> None:
     """Until it is answered, the call's place in the transcript says it waits (and in which run)."""
     call = run.input.call
-    index = _call_index(run.transcript, run.input.step, call.tool_call_id)
+    index = call.index
     part = ToolResultPart(tool_call_id=call.tool_call_id, tool_name=call.tool_name, result=marker)
     message = Message(role="tool", content=[part]).to_wire()
     await run.app.store.put_transcript(
@@ -322,15 +322,6 @@ async def _take_over(run: _Call, suspended_run_id: str | None) -> HandoffAccepte
 
 def _seconds(duration: Any) -> float | None:
     return None if duration is None else float(duration.total_seconds())
-
-
-def _call_index(transcript: list[TranscriptEntry], step: int, tool_call_id: str) -> int:
-    for entry in transcript:
-        if entry.step == step and entry.part == "assistant":
-            for index, call in enumerate(Message.model_validate(entry.message).tool_calls):
-                if call.tool_call_id == tool_call_id:
-                    return index
-    return 0
 
 
 async def _watch_cancellation(work: Any, context: ToolContext) -> Any:
