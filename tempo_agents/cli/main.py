@@ -59,7 +59,7 @@ from tempo_agents.workflows.payloads import PendingCall
 
 DEFAULT_ADDRESS = "localhost:7233"
 DEFAULT_NAMESPACE = "default"
-DEMO_APP_FILE = Path(__file__).resolve().parent.parent / "examples" / "demo_app.py"
+DEMO_APP_FILE = Path(__file__).resolve().parents[2] / "examples" / "demo_app.py"
 """The demo app ships in the source tree's ``examples/`` folder, next to the package."""
 
 
@@ -1104,7 +1104,3 @@ def run_cli(argv: Sequence[str] | None = None) -> int:
 def main(argv: Sequence[str] | None = None) -> NoReturn:
     """The ``tempo-agents`` console script."""
     _exit(run_cli(argv))
-
-
-if __name__ == "__main__":
-    main()
