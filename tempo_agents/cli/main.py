@@ -52,6 +52,7 @@ from tempo_agents.agent.chunks import (
     ToolResultChunk,
 )
 from tempo_agents.agent.stream import AgentStream
+from tempo_agents.cli.demo import DEMO_AGENT, DEMO_PROMPT, create_app
 from tempo_agents.errors import ConfigurationError, TempoAgentsError
 from tempo_agents.tools.builtin.submit_plan import PROJECT_ROOT_ENV
 from tempo_agents.worker.dev_server import DEFAULT_DB_FILENAME, DatabaseInUseError, DevServer
@@ -59,8 +60,6 @@ from tempo_agents.workflows.payloads import PendingCall
 
 DEFAULT_ADDRESS = "localhost:7233"
 DEFAULT_NAMESPACE = "default"
-DEMO_APP_FILE = Path(__file__).resolve().parents[2] / "examples" / "demo_app.py"
-"""The demo app ships in the source tree's ``examples/`` folder, next to the package."""
 
 
 class CliError(Exception):
@@ -491,15 +490,6 @@ def _sqlite_files(path: Path) -> Iterator[Path]:
         yield path.with_suffix(".log")
 
 
-def load_demo_module() -> ModuleType:
-    """``examples/demo_app.py`` of the source tree, loaded from its file."""
-    if not DEMO_APP_FILE.is_file():
-        raise CliError(
-            f"the demo app {DEMO_APP_FILE} is missing: the demo needs the examples/ folder of the source tree"
-        )
-    return _import_file(DEMO_APP_FILE, "the demo app")
-
-
 # The demo's printer and prompts -------------------------------------------------------------------
 
 TASK_ICONS = {"completed": "✓", "in_progress": "▸", "pending": "○"}
@@ -786,7 +776,6 @@ async def cmd_demo(args: argparse.Namespace) -> int:
             server.kill()
 
     signals.on_force.append(kill_servers)
-    module = load_demo_module()
     prompter = Prompter(sys.stdin, sys.stdout)
     _out(
         "tempo-agents demo: a planner agent as a durable Temporal workflow, on a scripted model (no network, no keys):"
@@ -819,16 +808,15 @@ async def cmd_demo(args: argparse.Namespace) -> int:
             project = Path(tempfile.mkdtemp(prefix="tempo-agents-demo-project-"))
         # The worker runs in this process: write_file and submit_plan find the project root here.
         os.environ[PROJECT_ROOT_ENV] = str(project.resolve())
-        app = module.create_app(store=f"sqlite:///{data.store}")
-        assert isinstance(app, App)
-        agent_id: str = module.DEMO_AGENT
+        app = create_app(store=f"sqlite:///{data.store}")
+        agent_id = DEMO_AGENT
         await connect(app, server.address, "default")
         async with app.worker():
             _out(
-                f"[2/6] worker polling task queue '{app.task_queue}' (app examples/demo_app.py, agent '{agent_id}'); "
-                f"plan files go to {project}/.plans/"
+                f"[2/6] worker polling task queue '{app.task_queue}' "
+                f"(app tempo_agents.cli.demo.app:create_app, agent '{agent_id}'); plan files go to {project}/.plans/"
             )
-            prompt: str = module.DEMO_PROMPT
+            prompt = DEMO_PROMPT
             memory = {"thread": f"demo-{uuid.uuid4().hex[:12]}", "resource": "demo-user"}
             stream = await app.agent(agent_id).stream(prompt, memory=memory)
             run_id = stream.run_id
@@ -1046,8 +1034,8 @@ def build_parser() -> argparse.ArgumentParser:
         "demo",
         help="run the built-in demo end to end (dev server, worker, a planner that waits for your approval)",
         description=(
-            "Start the embedded Temporal dev server on a free port, a worker and the example app "
-            "(examples/demo_app.py), and stream one run of its planner agent: it writes a plan file, submits it "
+            "Start the embedded Temporal dev server on a free port, a worker and the demo app "
+            "(tempo_agents.cli.demo), and stream one run of its planner agent: it writes a plan file, submits it "
             'and waits for approval at the terminal ("Approve this plan? [y/N]"); once approved it switches from '
             "mode 'plan' to mode 'build' and works through a task list, shown each time it changes. A rejection "
             "ends the run in mode 'plan'. When stdin is not a terminal, the demo takes an answer already waiting "

@@ -1,146 +1,20 @@
-"""The demo app: a ``planner`` that plans, waits for approval, switches mode and works through a task list.
+"""What the demo's scripted models answer: a function of the transcript so far, so a retried step repeats itself.
 
-Everything runs on a scripted model (no network, no keys). ``tempo-agents demo`` runs it end to end::
-
-    tempo-agents demo              # asks "Approve this plan? [y/N]" at the terminal
-    tempo-agents demo --approve    # approves without asking
-    tempo-agents demo --reject --feedback "Add a museum"
-
-A run of ``planner`` starts in mode ``plan``, where it may only write plan files and submit them:
-
-1. it writes ``.plans/<city>-weekend.md`` with ``write_file`` (a tool of this app, executed on the
-   worker, that writes only inside ``.plans/`` under the project root: ``TEMPO_AGENTS_PROJECT_ROOT``
-   or the worker's working directory);
-2. it calls the built-in ``submit_plan`` with that path: the worker reads the file, and the run suspends
-   with ``{path, title, plan}`` until someone resumes it with ``{"action": "approved", ...}`` or
-   ``{"action": "rejected", "feedback": ...}``;
-3. approval switches the run to mode ``build`` (a ``data-mode`` chunk), where it records three tasks with
-   ``task_write`` and works through them with ``get_weather``, ``convert_currency``, ``task_update`` and
-   ``task_complete`` (each change is a ``data-task-updated`` chunk), then answers;
-4. a rejection keeps the run in mode ``plan``: it says so and finishes.
-
-The task tools need a memory thread: start runs with ``memory={"thread": ..., "resource": ...}``.
-The app also keeps the earlier single-step ``assistant`` agent (two tools called in parallel)::
-
-    tempo-agents worker --app examples.demo_app:app --address localhost:7233
-    tempo-agents run assistant "What's the weather in Oslo, and 250 NOK in EUR?" --app examples.demo_app:app
+The ``assistant`` calls both tools in parallel, then answers from their results. The ``planner``
+writes a plan file and submits it; once approved it records a task list and works through it, once
+rejected it stops.
 """
 
 from __future__ import annotations
 
-import asyncio
 import re
-import zlib
-from pathlib import Path
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel
 
-from tempo_agents import Agent, App, ScriptedModel, ScriptedResponse, ScriptedToolCall, ToolContext, create_tool
-from tempo_agents.agent.modes import AgentMode
+from tempo_agents import ScriptedResponse, ScriptedToolCall
 from tempo_agents.models import ModelRequest
 from tempo_agents.models.messages import ToolResultPart
-from tempo_agents.signals import TaskSignalProvider
-from tempo_agents.store.url import DEFAULT_STORE_URL
-from tempo_agents.tools import submit_plan_tool
-from tempo_agents.tools.builtin.submit_plan import DEFAULT_PLANS_DIR, project_root
-
-DEMO_AGENT = "planner"
-DEMO_PROMPT = "Plan a weekend in Lisbon on a 120 EUR budget, priced in USD, then carry the plan out."
-ASSISTANT_PROMPT = "What's the weather in Lisbon, and how much is 120 EUR in USD?"
-MAX_STEPS = 12
-"""The planner's runs take 7 steps (2 in plan mode, 5 in build mode); a little headroom."""
-
-# Tools ----------------------------------------------------------------------------------------
-
-
-class WeatherIn(BaseModel):
-    city: str = Field(description="City name, e.g. Lisbon")
-
-
-class WeatherOut(BaseModel):
-    city: str
-    temperature_c: float
-    conditions: str
-    humidity_pct: int
-
-
-_CONDITIONS = ("sunny", "partly cloudy", "overcast", "light rain", "windy", "clear")
-
-
-async def get_weather(data: WeatherIn, context: ToolContext) -> WeatherOut:
-    """A made-up but stable forecast: the same city always gets the same weather."""
-    seed = zlib.crc32(data.city.strip().lower().encode())
-    await asyncio.sleep(0.05)
-    return WeatherOut(
-        city=data.city.strip().title(),
-        temperature_c=round(8 + (seed % 230) / 10, 1),
-        conditions=_CONDITIONS[seed % len(_CONDITIONS)],
-        humidity_pct=35 + seed % 50,
-    )
-
-
-class ConvertIn(BaseModel):
-    amount: float = Field(gt=0, description="Amount of money to convert")
-    source: str = Field(min_length=3, max_length=3, description="ISO code of the currency to convert from")
-    target: str = Field(min_length=3, max_length=3, description="ISO code of the currency to convert to")
-
-
-_USD_PER_UNIT = {"USD": 1.0, "EUR": 1.08, "GBP": 1.27, "JPY": 0.0067, "CHF": 1.13, "NOK": 0.094, "SEK": 0.095}
-
-
-async def convert_currency(data: ConvertIn, context: ToolContext) -> dict[str, object]:
-    """Converts with a fixed rate table, streaming its progress to the run."""
-    source, target = data.source.upper(), data.target.upper()
-    await context.writer.write({"status": "loading rates", "pair": f"{source}/{target}"})
-    await asyncio.sleep(0.05)
-    if source not in _USD_PER_UNIT or target not in _USD_PER_UNIT:
-        known = ", ".join(sorted(_USD_PER_UNIT))
-        raise ValueError(f"unknown currency in {source}/{target}; known: {known}")
-    rate = _USD_PER_UNIT[source] / _USD_PER_UNIT[target]
-    await context.writer.write({"status": "converting", "rate": round(rate, 6)})
-    return {
-        "amount": data.amount,
-        "source": source,
-        "target": target,
-        "rate": round(rate, 6),
-        "converted": round(data.amount * rate, 2),
-    }
-
-
-class WriteFileIn(BaseModel):
-    path: str = Field(description=f"Where to write, relative to the project root; only inside {DEFAULT_PLANS_DIR}/")
-    content: str = Field(description="The whole file content (UTF-8 text)")
-
-
-_MAX_FILE_BYTES = 64 * 1024
-
-
-def plans_file(path: str, root: Path | None = None) -> Path:
-    """The file ``path`` names if it lies directly inside ``.plans/`` under the project root; else ``ValueError``."""
-    base = (root or project_root()).resolve()
-    folder = base / DEFAULT_PLANS_DIR
-    candidate = Path(path)
-    if candidate.is_absolute() or ".." in candidate.parts:
-        raise ValueError(f"{path}: give a path relative to the project root, without '..'")
-    target = (base / candidate).resolve()
-    if target.parent != folder.resolve():
-        raise ValueError(f"{path}: this tool only writes files directly inside {DEFAULT_PLANS_DIR}/")
-    return target
-
-
-async def write_file(data: WriteFileIn, context: ToolContext) -> dict[str, object]:
-    """Writes a file inside ``.plans/`` on the worker (the directory is created when missing)."""
-    encoded = data.content.encode()
-    if len(encoded) > _MAX_FILE_BYTES:
-        raise ValueError(f"{data.path}: {len(encoded)} bytes is more than this tool writes ({_MAX_FILE_BYTES})")
-    target = plans_file(data.path)
-    await context.writer.write({"status": "writing", "path": data.path, "bytes": len(encoded)})
-    target.parent.mkdir(parents=True, exist_ok=True)
-    target.write_bytes(encoded)
-    return {"path": data.path, "bytes": len(encoded)}
-
-
-# Scripted models ------------------------------------------------------------------------------
+from tempo_agents.tools.builtin.submit_plan import DEFAULT_PLANS_DIR
 
 _CITY = re.compile(r"\b(?:in|at|for)\s+([A-Z][a-zA-Z-]+(?:\s[A-Z][a-zA-Z-]+)?)")
 _MONEY = re.compile(r"(\d+(?:\.\d+)?)\s*([A-Za-z]{3})\s+(?:in|to|into)\s+([A-Za-z]{3})\b")
@@ -193,7 +67,7 @@ def _assistant_calls(prompt: str) -> ScriptedResponse:
     )
 
 
-def script(request: ModelRequest) -> ScriptedResponse:
+def assistant_script(request: ModelRequest) -> ScriptedResponse:
     """The assistant: call the tools first; once their results are in the transcript, answer from them."""
     if any(message.role == "tool" for message in request.messages):
         by_name = {part.tool_name: part for part in _results(request)}
@@ -215,14 +89,17 @@ class Trip(BaseModel):
 
     @property
     def slug(self) -> str:
+        """The city as a file-name part (``lisbon``)."""
         return re.sub(r"[^a-z0-9]+", "-", self.city.lower()).strip("-") or "trip"
 
     @property
     def plan_path(self) -> str:
+        """Where the plan file goes, relative to the project root."""
         return f"{DEFAULT_PLANS_DIR}/{self.slug}-weekend.md"
 
     @property
     def budget(self) -> str:
+        """The budget as the plan shows it (``120 EUR``)."""
         return f"{self.amount:g} {self.currency}"
 
     def tasks(self) -> list[dict[str, str]]:
@@ -246,6 +123,7 @@ class Trip(BaseModel):
         ]
 
     def plan_markdown(self) -> str:
+        """The plan file the planner writes and submits."""
         steps = "\n".join(f"{number}. {task['content']}" for number, task in enumerate(self.tasks(), 1))
         return (
             f"# Weekend in {self.city}\n\n"
@@ -256,6 +134,7 @@ class Trip(BaseModel):
 
 
 def read_trip(prompt: str) -> Trip:
+    """The trip a prompt asks for (Lisbon on 120 EUR, priced in USD, where it does not say)."""
     city_match = _CITY.search(prompt)
     budget_match = _BUDGET.search(prompt)
     target_match = _PRICED_IN.search(prompt)
@@ -346,67 +225,3 @@ def _build_step(trip: Trip, request: ModelRequest, done: list[str]) -> ScriptedR
             if s
         )
     )
-
-
-# App ------------------------------------------------------------------------------------------
-
-PLAN_MODE = AgentMode(
-    id="plan",
-    instructions="Plan first: write the plan to a markdown file in .plans/ and submit it with submit_plan.",
-    active_tools=["write_file", "submit_plan"],
-    transitions_to="build",
-)
-BUILD_MODE = AgentMode(
-    id="build",
-    instructions="Carry out the approved plan. Track the work with the task tools.",
-    active_tools=["task_write", "task_update", "task_complete", "task_check", "get_weather", "convert_currency"],
-)
-
-
-def create_app(store: str = DEFAULT_STORE_URL, task_queue: str = "tempo-agents") -> App:
-    """A fresh App with the ``planner`` and ``assistant`` agents (each call builds new agents and tools)."""
-    weather_tool = create_tool(
-        id="get-weather",
-        description="Current weather for a city",
-        input_schema=WeatherIn,
-        output_schema=WeatherOut,
-        execute=get_weather,
-    )
-    currency_tool = create_tool(
-        id="convert-currency",
-        description="Convert an amount of money between two currencies",
-        input_schema=ConvertIn,
-        execute=convert_currency,
-    )
-    write_tool = create_tool(
-        id="write-file",
-        description=f"Write a text file directly inside {DEFAULT_PLANS_DIR}/ under the project root",
-        input_schema=WriteFileIn,
-        execute=write_file,
-    )
-    planner = Agent(
-        id=DEMO_AGENT,
-        name="Planner",
-        instructions="You plan trips, get the plan approved, then carry it out.",
-        model=ScriptedModel(planner_script, model_id="demo-planner", delta_delay=0.01),
-        tools={
-            "write_file": write_tool,
-            "submit_plan": submit_plan_tool,
-            "get_weather": weather_tool,
-            "convert_currency": currency_tool,
-        },
-        signals=[TaskSignalProvider()],
-        modes=[PLAN_MODE, BUILD_MODE],
-        default_options={"max_steps": MAX_STEPS},
-    )
-    assistant = Agent(
-        id="assistant",
-        name="Assistant",
-        instructions="You are a helpful assistant. Use the tools for weather and currency questions.",
-        model=ScriptedModel(script, model_id="demo-script", delta_delay=0.02),
-        tools={"get_weather": weather_tool, "convert_currency": currency_tool},
-    )
-    return App(agents=[planner, assistant], store=store, task_queue=task_queue)
-
-
-app = create_app()
