@@ -1,0 +1,26 @@
+"""Command-line options several commands share: which App to serve, and which Temporal server to use."""
+
+from __future__ import annotations
+
+import argparse
+
+DEFAULT_ADDRESS = "localhost:7233"
+DEFAULT_NAMESPACE = "default"
+
+
+def add_app_options(command: argparse.ArgumentParser, *, required: bool) -> None:
+    """``--app``, and ``--store``/``--task-queue`` to override the App's own."""
+    command.add_argument(
+        "--app",
+        required=required,
+        metavar="MODULE:ATTR",
+        help="the App to serve, e.g. myproject.agents:app (importable from the current directory)",
+    )
+    command.add_argument("--store", metavar="URL", help="override the App's store, e.g. sqlite:///runs.db")
+    command.add_argument("--task-queue", metavar="NAME", help="override the App's task queue")
+
+
+def add_server_options(command: argparse.ArgumentParser) -> None:
+    """``--address`` and ``--namespace`` of the Temporal server."""
+    command.add_argument("--address", default=DEFAULT_ADDRESS, help=f"Temporal frontend (default {DEFAULT_ADDRESS})")
+    command.add_argument("--namespace", default=DEFAULT_NAMESPACE, help="Temporal namespace (default default)")

@@ -1,0 +1,139 @@
+"""Printing a run's chunks at the terminal: text inline, tool activity, errors and the finish on lines of their own."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any, TextIO
+
+from tempo_agents.agent.chunks import (
+    Chunk,
+    DataChunk,
+    ErrorChunk,
+    FinishChunk,
+    StartChunk,
+    StepFinishChunk,
+    StepResetChunk,
+    StepStartChunk,
+    TextDeltaChunk,
+    ToolCallChunk,
+    ToolCallDeltaChunk,
+    ToolErrorChunk,
+    ToolInputStreamingEndChunk,
+    ToolInputStreamingStartChunk,
+    ToolOutputChunk,
+    ToolResultChunk,
+)
+from tempo_agents.models.usage import Usage
+
+
+def json_preview(value: Any, limit: int = 400) -> str:
+    """``value`` as JSON, cut after ``limit`` characters (saying how many more there were)."""
+    try:
+        text = json.dumps(value, ensure_ascii=False, default=str)
+    except (TypeError, ValueError):
+        text = repr(value)
+    return text if len(text) <= limit else f"{text[:limit]}… ({len(text) - limit} more characters)"
+
+
+_LIFECYCLE = frozenset({"start", "step-start", "step-finish"})
+"""Shown only with offsets: a plain run print keeps to text, tool activity and the outcome."""
+
+
+@dataclass
+class ChunkPrinter:
+    """Writes a run's chunks readably: text inline, everything else on its own line.
+
+    ``offsets`` prefixes every line with the chunk's journal offset and shows the run's lifecycle
+    chunks (start, steps) too; without it only text, tool activity, errors and the finish show.
+    """
+
+    out: TextIO
+    offsets: bool = False
+    in_text: bool = False
+    finish: FinishChunk | None = None
+    errors: list[str] = field(default_factory=list)
+
+    def _line(self, chunk: Chunk, label: str, body: str) -> None:
+        self._end_text()
+        prefix = f"{chunk.offset if chunk.offset is not None else '':>4}  " if self.offsets else "  "
+        self.out.write(f"{prefix}{label:<12} {body}\n")
+        self.out.flush()
+
+    def _end_text(self) -> None:
+        if self.in_text:
+            self.out.write("\n")
+            self.in_text = False
+
+    def write(self, chunk: Chunk) -> None:
+        """Print one chunk (text deltas continue the current text line)."""
+        if isinstance(chunk, TextDeltaChunk):
+            if not self.in_text:
+                if self.offsets:
+                    self.out.write(f"{chunk.offset if chunk.offset is not None else '':>4}  {'text':<12} ")
+                self.in_text = True
+            self.out.write(chunk.payload.text)
+            self.out.flush()
+        elif isinstance(chunk, ToolInputStreamingStartChunk | ToolCallDeltaChunk | ToolInputStreamingEndChunk):
+            return  # argument previews: the tool-call line that follows shows the whole call
+        elif isinstance(chunk, ToolCallChunk):
+            call = chunk.payload
+            self._line(chunk, "tool-call", f"{call.tool_name} {json_preview(call.args)}  [{call.tool_call_id}]")
+        elif isinstance(chunk, ToolOutputChunk):
+            self._line(chunk, "tool-output", f"{chunk.payload.tool_name} {json_preview(chunk.payload.output)}")
+        elif isinstance(chunk, ToolResultChunk):
+            result = chunk.payload
+            marker = " (error)" if result.is_error else ""
+            self._line(chunk, "tool-result", f"{result.tool_name}{marker} {json_preview(result.result)}")
+        elif isinstance(chunk, ToolErrorChunk):
+            self._line(chunk, "tool-error", f"{chunk.payload.tool_name}: {chunk.payload.error}")
+        elif isinstance(chunk, ErrorChunk):
+            self.errors.append(chunk.payload.error)
+            self._line(chunk, "error", chunk.payload.error)
+        elif isinstance(chunk, FinishChunk):
+            self.finish = chunk
+            self._line(chunk, "finish", self.summary())
+        elif isinstance(chunk, DataChunk):
+            extra = chunk.model_dump(mode="json", exclude={"type", "run_id", "from_", "offset"}, exclude_none=True)
+            self._line(chunk, chunk.type, json_preview(extra))
+        elif isinstance(chunk, StepResetChunk):
+            step = chunk.payload.step_number
+            self._line(chunk, "step-reset", f"step {step} retried (attempt {chunk.payload.attempt}), its text restarts")
+        elif chunk.type in _LIFECYCLE and not self.offsets:
+            return
+        elif isinstance(chunk, StartChunk):
+            self._line(chunk, "start", f"agent {chunk.payload.agent_id}")
+        elif isinstance(chunk, StepStartChunk):
+            self._line(chunk, "step-start", f"step {chunk.payload.step_number}")
+        elif isinstance(chunk, StepFinishChunk):
+            outcome = chunk.payload.step_result
+            more = ", continues" if outcome.is_continued else ""
+            usage = _usage(chunk.payload.output.usage)
+            self._line(chunk, "step-finish", f"reason {outcome.reason}{more}, usage {usage}")
+        else:
+            # Chunk types without a dedicated line (suspensions, approvals, ...): type and payload.
+            wire = chunk.model_dump(mode="json", by_alias=True, exclude_none=True)
+            self._line(chunk, chunk.type, json_preview(wire.get("payload")))
+
+    def close(self) -> None:
+        """End an unfinished text line."""
+        self._end_text()
+        self.out.flush()
+
+    def summary(self) -> str:
+        """The finish reason, step count and usage, or that the run ended without a finish."""
+        if self.finish is None:
+            return "the run ended without a finish chunk"
+        payload = self.finish.payload
+        return (
+            f"reason {payload.step_result.reason}, {payload.output.steps} step(s), usage {_usage(payload.output.usage)}"
+        )
+
+    @property
+    def failed(self) -> bool:
+        """Whether the run reported an error or did not finish."""
+        return bool(self.errors) or self.finish is None or self.finish.payload.step_result.reason == "error"
+
+
+def _usage(usage: Usage) -> str:
+    return f"{usage.input_tokens} in + {usage.output_tokens} out = {usage.total_tokens} tokens"

@@ -1,0 +1,72 @@
+"""The ``run`` command: start a run of an agent and print its stream."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from datetime import timedelta
+
+from tempo_agents.agent.app import App
+from tempo_agents.cli._console import CliError, err, out
+from tempo_agents.cli._options import add_app_options, add_server_options
+from tempo_agents.cli.app_loading import configure_app, connect, load_app
+from tempo_agents.cli.printing import ChunkPrinter
+from tempo_agents.errors import ConfigurationError
+
+
+def add_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Register ``run``."""
+    run = commands.add_parser(
+        "run",
+        help="start a run of an agent and print its stream",
+        description="Start a run of an agent and print its chunks as they arrive. A worker must be running.",
+    )
+    run.add_argument("agent", help="agent id")
+    run.add_argument("prompt", help="the user message")
+    add_server_options(run)
+    add_app_options(run, required=True)
+    run.add_argument("--offsets", action="store_true", help="show every chunk with its journal offset")
+    run.set_defaults(handler=cmd_run)
+
+
+async def cmd_run(args: argparse.Namespace) -> int:
+    """Start a run of ``agent`` with ``prompt`` and print its chunks; exits 1 when the run failed."""
+    app = configure_app(load_app(args.app), store=args.store, task_queue=args.task_queue)
+    try:
+        app.agent(args.agent)
+    except ConfigurationError as error:
+        raise CliError(error.message, 2) from None
+    await connect(app, args.address, args.namespace)
+    if not await _has_pollers(app):
+        err(
+            f"warning: no worker is polling task queue '{app.task_queue}' right now; the run waits until one does "
+            f"(tempo-agents worker --app {args.app} --address {args.address})"
+        )
+    stream = await app.agent(args.agent).stream(args.prompt)
+    out(f"run {stream.run_id} (agent {args.agent})")
+    printer = ChunkPrinter(sys.stdout, offsets=args.offsets)
+    async for chunk in stream.full_stream:
+        printer.write(chunk)
+    printer.close()
+    return 1 if printer.failed else 0
+
+
+async def _has_pollers(app: App) -> bool:
+    """Whether a worker polls the App's task queue now (``True`` when the server cannot tell)."""
+    from temporalio.api.enums.v1 import TaskQueueType
+    from temporalio.api.taskqueue.v1 import TaskQueue
+    from temporalio.api.workflowservice.v1 import DescribeTaskQueueRequest
+
+    client = app.client
+    try:
+        response = await client.workflow_service.describe_task_queue(
+            DescribeTaskQueueRequest(
+                namespace=client.namespace,
+                task_queue=TaskQueue(name=app.task_queue),
+                task_queue_type=TaskQueueType.TASK_QUEUE_TYPE_WORKFLOW,
+            ),
+            timeout=timedelta(seconds=5),
+        )
+    except Exception:
+        return True
+    return bool(response.pollers)

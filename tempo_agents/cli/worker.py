@@ -1,0 +1,129 @@
+"""The ``worker`` command (a worker for an App against any Temporal server) and ``dev`` (the embedded dev server)."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+from collections.abc import Callable
+from datetime import timedelta
+
+from tempo_agents.agent.app import App
+from tempo_agents.cli._console import CliError, one_line, out
+from tempo_agents.cli._options import add_app_options, add_server_options
+from tempo_agents.cli._stop_signals import StopSignals
+from tempo_agents.cli.app_loading import configure_app, connect, load_app
+from tempo_agents.errors import TempoAgentsError
+from tempo_agents.worker.dev_server import DEFAULT_DB_FILENAME, DevServer
+
+
+def add_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Register ``worker`` and ``dev``."""
+    worker = commands.add_parser(
+        "worker",
+        help="run a worker for an App against a Temporal server",
+        description="Run a worker for an App until SIGINT/SIGTERM, then shut down gracefully.",
+    )
+    add_server_options(worker)
+    add_app_options(worker, required=True)
+    worker.add_argument(
+        "--graceful-timeout", type=float, default=10.0, metavar="SECONDS",
+        help="on shutdown, how long running tool calls and model steps may finish (default 10)",
+    )  # fmt: skip
+    worker.set_defaults(handler=cmd_worker)
+
+    dev = commands.add_parser(
+        "dev",
+        help="start the embedded Temporal dev server and a worker",
+        description=(
+            "Start the embedded Temporal dev server (data in .tempo-agents/temporal.db, so runs survive "
+            "restarts) and, with --app, a worker for that App. The HTTP API and the dashboard are not "
+            "part of this command yet; they come in a later release."
+        ),
+    )
+    add_app_options(dev, required=False)
+    dev.add_argument("--port", type=int, default=7233, help="frontend port (default 7233; 0 picks a free one)")
+    dev.add_argument(
+        "--db-filename", default=DEFAULT_DB_FILENAME, help=f"server database (default {DEFAULT_DB_FILENAME})"
+    )
+    dev.add_argument("--graceful-timeout", type=float, default=10.0, metavar="SECONDS", help=argparse.SUPPRESS)
+    dev.set_defaults(handler=cmd_dev)
+
+
+async def cmd_worker(args: argparse.Namespace) -> int:
+    """Serve ``--app`` on a Temporal server until SIGINT/SIGTERM."""
+    app = configure_app(load_app(args.app), store=args.store, task_queue=args.task_queue)
+    await connect(app, args.address, args.namespace)
+    signals = StopSignals()
+    signals.install()
+
+    def ready() -> None:
+        out(
+            f"worker for {args.app} polling task queue '{app.task_queue}' on {args.address} "
+            f"(namespace {args.namespace}); Ctrl-C to stop"
+        )
+
+    await _run_worker(app, signals, args.graceful_timeout, ready)
+    out("worker stopped")
+    return 0
+
+
+async def cmd_dev(args: argparse.Namespace) -> int:
+    """Start the embedded dev server and, with ``--app``, a worker, until SIGINT/SIGTERM."""
+    app = configure_app(load_app(args.app), store=args.store, task_queue=args.task_queue) if args.app else None
+    signals = StopSignals()
+    signals.install()
+    server = DevServer(db_filename=args.db_filename, port=args.port)
+    try:
+        await server.start()
+    except TempoAgentsError as error:
+        hint = "; --port 0 picks a free port" if "already in use" in error.message else ""
+        raise CliError(error.message + hint) from None
+    signals.on_force.append(server.kill)
+    try:
+        out(f"Temporal dev server at {server.address} (namespace default, data {args.db_filename})")
+        if app is None:
+            out(
+                "no --app given, so no worker runs here; start one with: "
+                f"tempo-agents worker --address {server.address} --app module:attr"
+            )
+            out("Ctrl-C to stop")
+            await signals.stop.wait()
+        else:
+            await connect(app, server.address, "default")
+
+            def ready() -> None:
+                out(f"worker for {args.app} polling task queue '{app.task_queue}'; Ctrl-C to stop")
+
+            await _run_worker(app, signals, args.graceful_timeout, ready)
+    finally:
+        await server.stop()
+    out("stopped")
+    return 0
+
+
+async def _until_stopped(signals: StopSignals, worker_task: asyncio.Task[None]) -> None:
+    """Wait for a stop signal; fail if the worker stops on its own first."""
+    stop_task = asyncio.create_task(signals.stop.wait())
+    try:
+        await asyncio.wait({stop_task, worker_task}, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        stop_task.cancel()
+    if worker_task.done():
+        error = worker_task.exception()
+        raise CliError(f"the worker stopped: {one_line(error) if error else 'it exited'}")
+
+
+async def _run_worker(app: App, signals: StopSignals, graceful_seconds: float, ready: Callable[[], None]) -> None:
+    """Run the App's worker, calling ``ready`` once it polls, until a stop signal; then shut it down gracefully."""
+    worker = app.worker(graceful_shutdown_timeout=timedelta(seconds=graceful_seconds))
+    worker_task = asyncio.create_task(worker.run())
+    await asyncio.sleep(0)
+    ready()
+    try:
+        await _until_stopped(signals, worker_task)
+    finally:
+        if not worker_task.done():
+            await worker.shutdown()
+        with contextlib.suppress(BaseException):
+            await worker_task
