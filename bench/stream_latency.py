@@ -46,8 +46,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # tests.provide
 
 from bench._common import busy_warning, median, out, quantile, run_as_module, start_server
 from tempo_agents import Agent, App
-from tempo_agents.activities._journal import TEXT_FLUSH_SECONDS
-from tempo_agents.agent.chunks import TextDeltaChunk
+from tempo_agents.journal.chunks import TextDeltaChunk
+from tempo_agents.journal.writer import TEXT_FLUSH_SECONDS
 from tempo_agents.models.openai_compatible import openai_compatible
 from tempo_agents.store.sqlite import SQLiteStore
 from tests.provider_servers.openai_server import (

@@ -22,8 +22,8 @@ from tempo_agents import (
     Usage,
     create_tool,
 )
-from tempo_agents.agent.chunks import ToolErrorChunk
 from tempo_agents.errors import ConfigurationError
+from tempo_agents.journal.chunks import ToolErrorChunk
 from tempo_agents.models.model import ModelRequest
 from tests.conftest import AppFactory, running_worker
 

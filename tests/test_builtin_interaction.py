@@ -8,9 +8,9 @@ from typing import Any
 import pytest
 
 from tempo_agents import Agent, ScriptedModel, ScriptedResponse, ScriptedToolCall
-from tempo_agents.agent.chunks import DataChunk, ToolCallSuspendedChunk
 from tempo_agents.agent.modes import AgentMode
 from tempo_agents.errors import ResumeValidationError
+from tempo_agents.journal.chunks import DataChunk, ToolCallSuspendedChunk
 from tempo_agents.models.model import ModelRequest
 from tempo_agents.tools import ask_user_tool, create_submit_plan_tool, submit_plan_tool
 from tests.conftest import AppFactory, running_worker

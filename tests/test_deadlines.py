@@ -14,7 +14,7 @@ from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.testing import WorkflowEnvironment
 
 from tempo_agents import Agent, App, ScriptedModel, ScriptedResponse, ScriptedToolCall, ToolContext, create_tool
-from tempo_agents.agent.chunks import DataChunk, ToolOutputDeniedChunk
+from tempo_agents.journal.chunks import DataChunk, ToolOutputDeniedChunk
 from tempo_agents.workflows import search_attributes
 from tests.conftest import running_worker, temporal_binary
 

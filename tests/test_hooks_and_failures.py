@@ -17,8 +17,8 @@ from tempo_agents import (
     ToolHooks,
     create_tool,
 )
-from tempo_agents.agent.chunks import ToolErrorChunk, ToolResultChunk
 from tempo_agents.errors import ConfigurationError, ToolNameCollisionError
+from tempo_agents.journal.chunks import ToolErrorChunk, ToolResultChunk
 from tests.conftest import AppFactory, running_worker
 
 

@@ -10,8 +10,8 @@ import pytest
 from pydantic import BaseModel
 
 from tempo_agents import Agent, ScriptedModel, ScriptedResponse, ScriptedToolCall, ToolContext, create_tool
-from tempo_agents.agent.chunks import Chunk
 from tempo_agents.agent.partial_args import ToolInputPreview
+from tempo_agents.journal.chunks import Chunk
 from tempo_agents.models.anthropic import AnthropicModel
 from tempo_agents.models.openai_compatible import openai_compatible
 from tempo_agents.tools import web_search_tool

@@ -28,7 +28,6 @@ def test_histories_are_committed() -> None:
     assert {path.stem for path in HISTORIES} >= {"suspend-resume", "approve-decline", "plan-tasks"}
 
 
-
 @pytest.mark.parametrize("path", HISTORIES, ids=lambda p: p.stem)
 async def test_history_replays(path: Path) -> None:
     replayer = Replayer(workflows=[], plugins=[TempoAgentsPlugin()])

@@ -11,7 +11,7 @@ from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.testing import WorkflowEnvironment
 
 from tempo_agents import Agent, App, ScriptedModel, ScriptedResponse, ScriptedToolCall, create_tool
-from tempo_agents.agent.chunks import DataChunk
+from tempo_agents.journal.chunks import DataChunk
 from tempo_agents.models.model import ModelRequest
 from tempo_agents.signals import TaskSignalProvider
 from tempo_agents.tools import ask_user_tool

@@ -1,49 +1,24 @@
-"""The finish activity: the run's last chunks, and its messages saved to the memory thread."""
+"""The finish activity: ends a segment when no other activity could (a failed or cancelled run, a batch
+whose last call was lost, a step whose calls all ran in the workflow)."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from tempo_agents.activities._journal import RunJournal, apply_workflow_writes, pending_writes, run_output
-from tempo_agents.activities.model_step import HISTORY_STEP
-from tempo_agents.agent.chunks import FinishPayload, StepResult, ToolResultPayload
-from tempo_agents.store.base import ChunkWrite
+from tempo_agents.activities.segment_close import close_segment
+from tempo_agents.journal.writer import RunJournal, outbox_writes, store_outbox_writes
 from tempo_agents.workflows.payloads import FinishInput
 
 if TYPE_CHECKING:
-    from tempo_agents.agent.app import App
+    from tempo_agents.agent.registry import Registry
 
 
-async def run_finish(app: App, finish: FinishInput) -> None:
-    """Close a journal segment: ``step-finish`` of the last step, ``error`` when the run failed, ``finish``.
-
-    The run's messages so far are saved to its memory thread first (a suspended run's too, so a
-    thread reload shows the suspended call).
-    """
-    store = app.store
+async def run_finish(registry: Registry, finish: FinishInput) -> None:
+    """Write the outbox, then the end of the segment."""
+    store = registry.store
     journal = RunJournal(store, finish.run_id)
-    await apply_workflow_writes(store, finish.run_id, finish.writes)
-    transcript = await store.get_transcript(finish.run_id)
-    memory = finish.options.memory
-    if memory is not None:
-        own = [entry.memory_message or entry.message for entry in transcript if entry.step > HISTORY_STEP]
-
-        await store.append_thread_messages(memory.thread, memory.resource, finish.run_id, own)
-
-    writes = pending_writes(finish.run_id, finish.pending, finish.previous_step, transcript)
-    if finish.error is not None:
-        writes.append(ChunkWrite(journal.chunk("error", {"error": finish.error}), f"error:{finish.segment}"))
-    await journal.write(writes)
-
-    results: list[ToolResultPayload] = []
-    offset = 0
-    while batch := await store.read_chunks(finish.run_id, offset, 1000):
-        results += [
-            ToolResultPayload.model_validate(e.chunk["payload"]) for e in batch if e.chunk["type"] == "tool-result"
-        ]
-        offset = batch[-1].offset + 1
-    payload = FinishPayload(
-        step_result=StepResult(reason=finish.reason),
-        output=run_output(transcript, results, finish.steps, finish.usage),
-    )
-    await journal.write([ChunkWrite(journal.chunk("finish", payload), f"finish:{finish.segment}")])
+    await store_outbox_writes(store, finish.run_id, finish.outbox)
+    transcript = await registry.transcripts.get(finish.run_id)
+    await journal.write(outbox_writes(finish.run_id, finish.outbox, transcript.entries))
+    close = finish.close
+    await close_segment(registry, journal, finish.options, close, close.reason or "stop", close.usage)

@@ -3,17 +3,13 @@
 from __future__ import annotations
 
 import json
-import time
 from typing import TYPE_CHECKING, Any
 
-from temporalio import activity
-
-from tempo_agents.activities._journal import (
-    RunJournal,
-    apply_workflow_writes,
-    pending_writes,
-    transcript_messages,
-)
+from tempo_agents.activities._running import attempt
+from tempo_agents.activities.segment_close import close_segment
+from tempo_agents.journal import constructors, keys
+from tempo_agents.journal.outbox import StepFinishNote
+from tempo_agents.journal.writer import RunJournal, outbox_writes, store_outbox_writes
 from tempo_agents.models.messages import Message, TextPart, ToolCallPart, ToolResultPart
 from tempo_agents.models.model import (
     FinishEvent,
@@ -28,7 +24,7 @@ from tempo_agents.models.model import (
 )
 from tempo_agents.models.resolve import resolve_model
 from tempo_agents.models.usage import Usage
-from tempo_agents.store.base import ChunkWrite, TranscriptEntry
+from tempo_agents.store.base import HISTORY_STEP, INPUT_STEP, ChunkWrite, SavedOutcome, TranscriptEntry
 from tempo_agents.tools.builtin.task_list import TASKS_STATE_TYPE, TaskItem
 from tempo_agents.tools.builtin.task_signals import TASK_STATE_SYSTEM_MESSAGE, compute_task_signal
 from tempo_agents.tools.builtin.web_search import SUPPORTED_PROVIDERS, base_provider, web_search_unsupported
@@ -38,13 +34,7 @@ from tempo_agents.workflows.payloads import ModelStepInput, ModelStepResult, Too
 
 if TYPE_CHECKING:
     from tempo_agents.agent.agent import Agent
-    from tempo_agents.agent.app import App
-
-
-INPUT_STEP = -1
-"""Transcript step of the messages a run was started with."""
-HISTORY_STEP = -2
-"""Transcript step of the memory-thread messages of earlier runs."""
+    from tempo_agents.agent.registry import Registry
 
 
 def tool_not_found_message(tool_name: str, available: list[str]) -> str:
@@ -71,13 +61,20 @@ def _parse_args(args_text: str) -> tuple[bool, Any]:
         return False, None
 
 
-async def run_model_step(app: App, step_input: ModelStepInput) -> ModelStepResult:
-    """Run one model step: save new input, call the model, journal what it says, store its message."""
-    agent = app.agent(step_input.agent_id)
-    store = app.store
+async def run_model_step(registry: Registry, step_input: ModelStepInput) -> ModelStepResult:
+    """Run one model step: write the outbox, call the model, journal what it says, store its message.
+
+    A step whose result is saved (its worker died before Temporal heard of it) is answered from the
+    store; a step retried after a failure mid-stream first journals ``step-reset``.
+    """
+    agent = registry.agent(step_input.agent_id)
+    store = registry.store
     run_id = step_input.run_id
     step = step_input.step
     journal = RunJournal(store, run_id)
+    saved = await store.saved_outcome(run_id, keys.model_step_outcome(step))
+    if saved is not None:
+        return await _closed_if_done(registry, journal, step_input, ModelStepResult.model_validate(saved))
 
     if step_input.new_messages:
         entries = [
@@ -89,19 +86,21 @@ async def run_model_step(app: App, step_input: ModelStepInput) -> ModelStepResul
             history = await store.get_thread_messages(memory.thread, memory.resource)
             entries += [TranscriptEntry(HISTORY_STEP, f"history-{i:06d}", i, m) for i, m in enumerate(history)]
         await store.put_transcript(run_id, entries)
-    await apply_workflow_writes(store, run_id, step_input.writes)
-    transcript = await store.get_transcript(run_id)
+    await store_outbox_writes(store, run_id, step_input.outbox)
+    transcript = await registry.transcripts.get(run_id)
 
-    writes = pending_writes(run_id, step_input.pending, step_input.previous_step, transcript)
-    attempt = activity.info().attempt if activity.in_activity() else 1
-    if attempt > 1:
-        writes.append(ChunkWrite(journal.chunk("step-reset", {"stepNumber": step, "attempt": attempt})))
-    writes.append(ChunkWrite(journal.chunk("step-start", {"stepNumber": step, "warnings": []}), f"{step}:step-start"))
+    writes = outbox_writes(run_id, step_input.outbox, transcript.entries)
+    this_attempt = attempt()
+    if this_attempt > 1:
+        started = await store.offset_of(run_id, keys.step_start(step))
+        discard_from = None if started is None else started + 1
+        writes.append(ChunkWrite(constructors.step_reset(run_id, step, this_attempt, discard_from)))
+    writes.append(ChunkWrite(journal.chunk("step-start", {"stepNumber": step, "warnings": []}), keys.step_start(step)))
     await journal.write(writes)
 
     options = step_input.options
     instructions = await agent.resolve_instructions(options.request_context, step_input.mode)
-    messages = transcript_messages(transcript)
+    messages = transcript.messages()
     if agent.projects_tasks:
         instructions = "\n\n".join(part for part in (instructions, TASK_STATE_SYSTEM_MESSAGE) if part)
     if instructions:
@@ -132,14 +131,10 @@ async def run_model_step(app: App, step_input: ModelStepInput) -> ModelStepResul
     if wants_search and provider not in SUPPORTED_PROVIDERS and provider != "openai-compatible":
         raise web_search_unsupported(model.provider)
 
-    streamed = _StreamedStep(agent, journal, step, messages)
+    streamed = _StreamedStep(agent, journal, step, this_attempt, messages)
     try:
-        beat_at = time.monotonic() + 1.0
         async for event in model.stream(request):
             await streamed.handle(event)
-            if activity.in_activity() and time.monotonic() >= beat_at:
-                activity.heartbeat()  # at most once a second while tokens flow
-                beat_at = time.monotonic() + 1.0
         await streamed.close_inputs()
 
     finally:
@@ -168,7 +163,7 @@ async def run_model_step(app: App, step_input: ModelStepInput) -> ModelStepResul
         memory_parts.append(ToolCallPart(tool_call_id=call.tool_call_id, tool_name=call.tool_name, args=kept))
         call_payload = {"toolCallId": call.tool_call_id, "toolName": call.tool_name, "args": shown}
         chunk_writes.append(
-            ChunkWrite(journal.chunk("tool-call", call_payload), f"{step}:{call.tool_call_id}:tool-call")
+            ChunkWrite(journal.chunk("tool-call", call_payload), keys.tool_call(step, call.tool_call_id))
         )
         if call.tool_name not in available:
             error = tool_not_found_message(call.tool_name, available)
@@ -183,13 +178,14 @@ async def run_model_step(app: App, step_input: ModelStepInput) -> ModelStepResul
                     args=args,
                     index=index,
                     operation=operation,
+                    activity=tool.activity if tool is not None else None,
                 )
             )
             continue
         chunk_writes.append(
             ChunkWrite(
                 journal.chunk("tool-error", {**call_payload, "error": error}),
-                f"{step}:{call.tool_call_id}:tool-error",
+                keys.call_outcome(step, call.tool_call_id, "tool-error"),
             )
         )
         result = ToolResultPart(tool_call_id=call.tool_call_id, tool_name=call.tool_name, result=error, is_error=True)
@@ -200,9 +196,7 @@ async def run_model_step(app: App, step_input: ModelStepInput) -> ModelStepResul
     assistant = Message(role="assistant", content=parts).to_wire()
     kept_message = Message(role="assistant", content=memory_parts).to_wire()
     entry = TranscriptEntry(step, "assistant", 0, assistant, kept_message if kept_message != assistant else None)
-    await store.record(run_id, [entry, *error_entries], chunk_writes)
-
-    return ModelStepResult(
+    step_result = ModelStepResult(
         finish_reason=finish.finish_reason,
         usage=finish.usage,
         tool_calls=runnable,
@@ -210,15 +204,34 @@ async def run_model_step(app: App, step_input: ModelStepInput) -> ModelStepResul
         thread_tasks=thread_tasks,
         projects_tasks=agent.projects_tasks,
     )
+    outcome = SavedOutcome(keys.model_step_outcome(step), step_result.model_dump(mode="json", by_alias=True))
+    await store.record(run_id, [entry, *error_entries], chunk_writes, outcome)
+    return await _closed_if_done(registry, journal, step_input, step_result)
+
+
+async def _closed_if_done(
+    registry: Registry, journal: RunJournal, step_input: ModelStepInput, result: ModelStepResult
+) -> ModelStepResult:
+    """A step that called no tool ends the run: write the end of its segment when the workflow asked."""
+    close = step_input.close
+    if close is None or result.tool_calls or result.answered_calls:
+        return result
+    note = StepFinishNote(
+        step=step_input.step, reason=result.finish_reason, usage=result.usage, is_continued=False, segment=close.segment
+    )
+    close = close.model_copy(update={"step_finish": note})
+    await close_segment(registry, journal, step_input.options, close, result.finish_reason, close.usage + result.usage)
+    return result.model_copy(update={"closed_segment": True})
 
 
 class _StreamedStep:
     """Journals what the model streams, as it streams, and keeps what the step needs afterwards."""
 
-    def __init__(self, agent: Agent, journal: RunJournal, step: int, messages: list[Message]) -> None:
+    def __init__(self, agent: Agent, journal: RunJournal, step: int, attempt: int, messages: list[Message]) -> None:
         self._agent = agent
         self._journal = journal
         self._step = step
+        self._attempt = attempt
         self._messages = messages
         self._names: dict[str, str] = {}
         """Tool calls whose arguments streamed, in the order they started."""
@@ -254,7 +267,7 @@ class _StreamedStep:
                 "args": args,
                 "providerExecuted": True,
             }
-            key = f"{self._step}:{event.tool_call_id}:tool-call"
+            key = keys.provider_chunk(self._step, self._attempt, event.tool_call_id, "tool-call")
             await self._journal.write([ChunkWrite(self._journal.chunk("tool-call", payload), key)])
         elif isinstance(event, ToolCallEvent):
             self.calls.append(event)
@@ -265,7 +278,7 @@ class _StreamedStep:
                 "result": event.result,
                 "providerExecuted": event.provider_executed,
             }
-            key = f"{self._step}:{event.tool_call_id}:tool-result"
+            key = keys.provider_chunk(self._step, self._attempt, event.tool_call_id, "tool-result")
             await self._journal.write([ChunkWrite(self._journal.chunk("tool-result", payload), key)])
         elif isinstance(event, FinishEvent):
             self.finish = event

@@ -1,20 +1,28 @@
-"""The tool-call activity: approval, hooks, validation, execute, suspension and ``to_model_output``."""
+"""The tool-call activity: approval, hooks, validation, execute, suspension and ``to_model_output``.
+
+Every way a call can end (result, error, suspension, approval request, declined, refused resume data) is
+recorded in one store transaction together with the call's saved outcome, so a retry after a lost worker
+answers from the store and a tool whose result is saved never runs again (ARCHITECTURE.md, "Crash safety").
+"""
 
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from temporalio import activity
-from temporalio.client import WorkflowUpdateFailedError
-from temporalio.service import RPCError
 
-from tempo_agents.activities._journal import JournalToolWriter, RunJournal, to_jsonable
+from tempo_agents.activities._running import attempt
+from tempo_agents.activities.handoff import CallHandoff
+from tempo_agents.activities.segment_close import close_segment
 from tempo_agents.agent.approval import ApprovalRequest
 from tempo_agents.agent.auto_resume import is_eligible, split_resume_fields
 from tempo_agents.agent.hooks import merge_hooks, run_with_hooks
+from tempo_agents.journal import constructors, keys
+from tempo_agents.journal.writer import JournalToolWriter, RunJournal, outbox_writes, store_outbox_writes
 from tempo_agents.models.messages import Message, ToolResultPart
-from tempo_agents.store.base import ChunkWrite, TranscriptEntry
+from tempo_agents.store.base import ChunkWrite, SavedOutcome, TranscriptEntry
 from tempo_agents.tools._validation import is_validation_result, validate_input, validate_resume_data
 from tempo_agents.tools.context import ToolContext
 from tempo_agents.tools.suspension import (
@@ -26,35 +34,49 @@ from tempo_agents.tools.suspension import (
 )
 from tempo_agents.tools.tool import Tool, call_user_function
 from tempo_agents.tools.transform import Slot, project
-from tempo_agents.workflows.payloads import (
-    HandoffAccepted,
-    HandoffRequest,
-    Resolution,
-    Suspension,
-    ToolCallInput,
-    ToolCallResult,
-)
+from tempo_agents.workflows.payloads import HandoffAccepted, Resolution, Suspension, ToolCallInput, ToolCallResult
 
 if TYPE_CHECKING:
     from tempo_agents.agent.agent import Agent
-    from tempo_agents.agent.app import App
+    from tempo_agents.agent.registry import Registry
+
+to_jsonable = constructors.to_jsonable
 
 
 class _Call:
     """One execution of a tool call: where its chunks and transcript entry go."""
 
-    def __init__(self, app: App, call_input: ToolCallInput) -> None:
-        self.app = app
+    def __init__(self, registry: Registry, call_input: ToolCallInput) -> None:
+        self.registry = registry
         self.input = call_input
-        self.agent: Agent = app.agent(call_input.agent_id)
+        self.agent: Agent = registry.agent(call_input.agent_id)
         self.tool: Tool = self.agent.tools[call_input.call.tool_name]
-        self.journal = RunJournal(app.store, call_input.run_id)
+        self.journal = RunJournal(registry.store, call_input.run_id)
         call = call_input.call
         self.base = {"toolCallId": call.tool_call_id, "toolName": call.tool_name}
-        self.key = f"{call_input.step}:{call.tool_call_id}"
-        self.round_key = f"{self.key}:r{call_input.round}"
-        self.transcript: list[TranscriptEntry] = []
         self.transform = self.agent.transform_for(call.tool_name)
+
+    def outcome_key(self, chunk_type: str) -> str:
+        return keys.call_outcome(self.input.step, self.input.call.tool_call_id, chunk_type)
+
+    def round_key(self, what: str) -> str:
+        return keys.call_round(self.input.step, self.input.call.tool_call_id, self.input.round, what)
+
+    def transcript_entry(self, message: dict[str, Any], memory: dict[str, Any] | None = None) -> TranscriptEntry:
+        """The call's place in the transcript (after the step's assistant message)."""
+        index = self.input.call.index
+        return TranscriptEntry(self.input.step, f"tool-{index:04d}", 1 + index, message, memory)
+
+    async def end(
+        self, result: ToolCallResult, writes: Sequence[ChunkWrite], entries: Sequence[TranscriptEntry] = ()
+    ) -> ToolCallResult:
+        """Record how the call ended, its chunks and its saved outcome, in one transaction."""
+        await self.journal.flush_text()
+        call = self.input.call
+        key = keys.tool_call_outcome(self.input.step, call.tool_call_id, self.input.round)
+        outcome = SavedOutcome(key, result.model_dump(mode="json", by_alias=True))
+        await self.registry.store.record(self.input.run_id, entries, writes, outcome)
+        return result
 
     async def shown(self, slot: Slot, raw: Any, **payload: Any) -> Any:
         """``raw`` as clients may see it (the display projection)."""
@@ -74,14 +96,21 @@ class _Call:
         args = self.input.call.args
         return await self.shown("input", args, input=args)
 
-    async def finish(self, part: ToolResultPart, write: ChunkWrite, kept: ToolResultPart | None = None) -> None:
-        index = self.input.call.index
+    async def answered(
+        self, status: str, part: ToolResultPart, kept: ToolResultPart, writes: list[ChunkWrite], **fields: Any
+    ) -> ToolCallResult:
         message = Message(role="tool", content=[part]).to_wire()
-        memory = Message(role="tool", content=[kept]).to_wire() if kept is not None and kept != part else None
-        entry = TranscriptEntry(self.input.step, f"tool-{index:04d}", 1 + index, message, memory)
-        await self.app.store.record(self.input.run_id, [entry], [write])
+        memory = Message(role="tool", content=[kept]).to_wire() if kept != part else None
+        result = ToolCallResult.model_validate({"status": status, **fields})
+        return await self.end(result, writes, [self.transcript_entry(message, memory)])
 
-    async def result(self, result: Any, model_output: Any, switch_mode_to: str | None = None) -> ToolCallResult:
+    async def result(
+        self,
+        result: Any,
+        model_output: Any,
+        switch_mode_to: str | None = None,
+        before: Sequence[ChunkWrite] = (),
+    ) -> ToolCallResult:
         call = self.input.call
         shown = await self.shown("output", result, input=call.args, output=result)
         chunk = self.journal.chunk("tool-result", {**self.base, "args": await self.shown_args(), "result": shown})
@@ -89,8 +118,8 @@ class _Call:
         kept = part.model_copy(
             update={"result": await self.kept("output", model_output, input=call.args, output=result)}
         )
-        await self.finish(part, ChunkWrite(chunk, f"{self.key}:tool-result"), kept)
-        return ToolCallResult(status="result", switch_mode_to=switch_mode_to)
+        writes = [*before, ChunkWrite(chunk, self.outcome_key("tool-result"))]
+        return await self.answered("result", part, kept, writes, switchModeTo=switch_mode_to)
 
     async def error(self, message: str) -> ToolCallResult:
         call = self.input.call
@@ -100,8 +129,7 @@ class _Call:
         chunk = self.journal.chunk("tool-error", {**self.base, "args": await self.shown_args(), "error": shown})
         part = ToolResultPart(tool_call_id=call.tool_call_id, tool_name=call.tool_name, result=message, is_error=True)
         kept = part.model_copy(update={"result": await self.kept("error", message, input=call.args, error=message)})
-        await self.finish(part, ChunkWrite(chunk, f"{self.key}:tool-error"), kept)
-        return ToolCallResult(status="error")
+        return await self.answered("error", part, kept, [ChunkWrite(chunk, self.outcome_key("tool-error"))])
 
     async def declined(self, reason: str, *, expired: bool) -> ToolCallResult:
         approval: dict[str, Any] = {"id": self.input.call.tool_call_id, "approved": False, "reason": reason}
@@ -110,14 +138,60 @@ class _Call:
         denied = self.journal.chunk(
             "tool-output-denied", {**self.base, "args": self.input.call.args, "approval": approval}
         )
-        await self.journal.write([ChunkWrite(denied, f"{self.key}:tool-output-denied")])
-        return await self.result(reason, reason)
+        return await self.result(reason, reason, before=[ChunkWrite(denied, self.outcome_key("tool-output-denied"))])
 
 
-async def run_tool_call(app: App, call_input: ToolCallInput) -> ToolCallResult:
-    """Run (or decline, or ask approval for) one tool call and record how it ended."""
-    run = _Call(app, call_input)
-    run.transcript = await app.store.get_transcript(call_input.run_id)
+async def run_tool_call(registry: Registry, handoff: CallHandoff | None, call_input: ToolCallInput) -> ToolCallResult:
+    """Run (or decline, or ask approval for) one tool call and record how it ended.
+
+    A call whose outcome is saved is answered from the store without running again. The call that finds
+    every call of its batch ended writes the end of the segment when the workflow asked for it.
+    """
+    store = registry.store
+    call = call_input.call
+    saved = await store.saved_outcome(
+        call_input.run_id, keys.tool_call_outcome(call_input.step, call.tool_call_id, call_input.round)
+    )
+    if saved is not None:
+        result = ToolCallResult.model_validate(saved)
+    else:
+        if not call_input.outbox.is_empty():
+            await store_outbox_writes(store, call_input.run_id, call_input.outbox)
+            transcript = await registry.transcripts.get(call_input.run_id)
+            await store.append_chunks(
+                call_input.run_id, outbox_writes(call_input.run_id, call_input.outbox, transcript.entries)
+            )
+        result = await _run(_Call(registry, call_input), handoff)
+    return await _close_batch_if_last(registry, call_input, result)
+
+
+async def _close_batch_if_last(registry: Registry, call_input: ToolCallInput, result: ToolCallResult) -> ToolCallResult:
+    batch = call_input.batch
+    if batch is None:
+        return result
+    mine = keys.tool_call_outcome(call_input.step, call_input.call.tool_call_id, call_input.round)
+    outcomes = [result]
+    for key in batch.outcome_keys:
+        if key == mine:
+            continue
+        saved = await registry.store.saved_outcome(call_input.run_id, key)
+        if saved is None:
+            return result  # a call of the batch is still running: the last one to end closes
+        outcomes.append(ToolCallResult.model_validate(saved))
+    waiting = batch.suspended_elsewhere or any(o.status in ("suspended", "resume-rejected") for o in outcomes)
+    reason = "suspended" if waiting else batch.reason_if_done
+    if reason is None:
+        return result
+    close = batch.close
+    if close.step_finish is not None and waiting:
+        close = close.model_copy(update={"step_finish": close.step_finish.model_copy(update={"reason": "suspended"})})
+    journal = RunJournal(registry.store, call_input.run_id)
+    await close_segment(registry, journal, call_input.options, close, reason, close.usage)
+    return result.model_copy(update={"closed_segment": True})
+
+
+async def _run(run: _Call, handoff: CallHandoff | None) -> ToolCallResult:
+    call_input = run.input
     resolution = call_input.resolution
     if resolution is not None and resolution.action == "decline":
         expired = resolution.expired
@@ -128,7 +202,8 @@ async def run_tool_call(app: App, call_input: ToolCallInput) -> ToolCallResult:
         taken_by = resolution.data.get("runId") if isinstance(resolution.data, dict) else None
         return await run.result({"resumedInRunId": taken_by}, {"resumedInRunId": taken_by})
 
-    context = _context(run, call_input)
+    transcript = await run.registry.transcripts.get(call_input.run_id)
+    context = _context(run, call_input, transcript.messages())
     raw_input: Any = call_input.input_snapshot if call_input.input_snapshot is not None else call_input.call.args
     if call_input.options.auto_resume_suspended_tools and resolution is None and is_eligible(run.tool):
         raw_input, suspended_run_id, resume_data = split_resume_fields(raw_input)
@@ -137,7 +212,16 @@ async def run_tool_call(app: App, call_input: ToolCallInput) -> ToolCallResult:
             if failure is not None:
                 return await run.result(failure.to_result(), failure.to_result())
             try:
-                taken = await _take_over(run, suspended_run_id)
+                if handoff is None:
+                    raise LookupError("this worker cannot resume calls of other runs (it has no Temporal client)")
+                memory = call_input.options.memory
+                taken: HandoffAccepted = await handoff.take_over(
+                    by_run_id=call_input.run_id,
+                    tool_call_id=call_input.call.tool_call_id,
+                    tool_name=call_input.call.tool_name,
+                    memory=memory,
+                    from_run_id=suspended_run_id,
+                )
             except LookupError as error:
                 return await run.error(str(error))
             raw_input = taken.input_snapshot if taken.input_snapshot is not None else taken.args
@@ -155,14 +239,17 @@ async def run_tool_call(app: App, call_input: ToolCallInput) -> ToolCallResult:
                 "resumeSchema": schema_string(APPROVAL_RESUME_SCHEMA),
             },
         )
-        await run.journal.write([ChunkWrite(chunk, f"{run.round_key}:tool-call-approval")])
-        await _mark_waiting(run, {"awaitingApproval": True, "runId": call_input.run_id})
-        return ToolCallResult(
-            status="suspended",
-            suspension=Suspension(
-                kind="approval",
-                expires_in_seconds=_seconds(run.tool.suspend_expires_in or run.agent.suspend_expires_in),
+        return await run.end(
+            ToolCallResult(
+                status="suspended",
+                suspension=Suspension(
+                    kind="approval",
+                    tool_id=run.tool.id,
+                    expires_in_seconds=_seconds(run.tool.suspend_expires_in or run.agent.suspend_expires_in),
+                ),
             ),
+            [ChunkWrite(chunk, run.round_key("tool-call-approval"))],
+            [_waiting_marker(run, {"awaitingApproval": True, "runId": call_input.run_id})],
         )
 
     if resolution is not None and resolution.action == "resume" and context.resume_data is None:
@@ -172,14 +259,14 @@ async def run_tool_call(app: App, call_input: ToolCallInput) -> ToolCallResult:
         context.resume_data = resolution.data
     if resolution is not None and resolution.action == "expire":
         context.expired = True
-        note = {"type": "data-suspension-expired", "runId": call_input.run_id, "from": "SYSTEM", "data": run.base}
-        await run.journal.write([ChunkWrite(note, f"{run.round_key}:suspension-expired")])
+        note = constructors.data_chunk(call_input.run_id, "data-suspension-expired", run.base)
+        await run.journal.write([ChunkWrite(note, run.round_key("suspension-expired"))])
 
     suspender = Suspender(
         run.tool.id, run.tool.suspend_schema, run.tool.suspend_expires_in or run.agent.suspend_expires_in
     )
     context.suspend = suspender
-    hooks = merge_hooks(run.agent.hooks, app.run_hooks(call_input.options.hooks))
+    hooks = merge_hooks(run.agent.hooks, run.registry.run_hooks(call_input.options.hooks))
     metadata = {"agent_id": run.agent.id, "agent_name": run.agent.name}
     try:
         output = await _watch_cancellation(
@@ -207,20 +294,22 @@ async def run_tool_call(app: App, call_input: ToolCallInput) -> ToolCallResult:
     return await run.result(result, model_output, switch_to)
 
 
-def _context(run: _Call, call_input: ToolCallInput) -> ToolContext:
+def _context(run: _Call, call_input: ToolCallInput, messages: list[Message]) -> ToolContext:
     options = call_input.options
+    call = call_input.call
     return ToolContext(
-        tool_call_id=call_input.call.tool_call_id,
-        tool_name=call_input.call.tool_name,
+        tool_call_id=call.tool_call_id,
+        tool_name=call.tool_name,
         agent_id=run.agent.id,
         run_id=call_input.run_id,
         thread_id=options.memory.thread if options.memory else None,
         resource_id=options.memory.resource if options.memory else None,
         request_context=dict(options.request_context),
-        writer=JournalToolWriter(run.journal, run.round_key, call_input.call.tool_call_id, call_input.call.tool_name),
+        writer=JournalToolWriter(run.journal, call_input.step, call_input.round, call.tool_call_id, call.tool_name),
         suspend_payload=call_input.suspend_payload,
-        messages=[Message.model_validate(entry.message) for entry in run.transcript],
+        messages=messages,
         mode=call_input.mode,
+        attempt=attempt(),
     )
 
 
@@ -233,7 +322,7 @@ async def _needs_approval(run: _Call, context: ToolContext) -> bool:
             return True
         if isinstance(policy, str):
             request = ApprovalRequest(tool_name=call.tool_name, args=call.args, request_context=context.request_context)
-            if await call_user_function(run.app.approval_policy(policy), request):
+            if await call_user_function(run.registry.approval_policy(policy), request):
                 return True
         requirement = run.tool.require_approval
         if callable(requirement):
@@ -258,66 +347,39 @@ async def _suspended(run: _Call, context: ToolContext, suspender: Suspender) -> 
         "tool-call-suspended",
         {**run.base, "suspendPayload": shown, "args": await run.shown_args(), "resumeSchema": resume_schema},
     )
-    await run.journal.write([ChunkWrite(chunk, f"{run.round_key}:tool-call-suspended")])
-    await _mark_waiting(run, {"suspended": True, "runId": run.input.run_id, "suspendPayload": payload})
-    return ToolCallResult(
-        status="suspended",
-        suspension=Suspension(
-            kind="suspension",
-            suspend_payload=payload,
-            resume_schema=resume_schema,
-            input_snapshot=snapshot,
-            expires_in_seconds=_seconds(suspender.expires_in),
+    return await run.end(
+        ToolCallResult(
+            status="suspended",
+            suspension=Suspension(
+                kind="suspension",
+                tool_id=run.tool.id,
+                suspend_payload=payload,
+                resume_schema=resume_schema,
+                input_snapshot=snapshot,
+                expires_in_seconds=_seconds(suspender.expires_in),
+            ),
         ),
+        [ChunkWrite(chunk, run.round_key("tool-call-suspended"))],
+        [_waiting_marker(run, {"suspended": True, "runId": run.input.run_id, "suspendPayload": payload})],
     )
 
 
 async def _reject_resume(run: _Call, message: str) -> ToolCallResult:
-    chunk = {
-        "type": "data-error",
-        "runId": run.input.run_id,
-        "from": "SYSTEM",
-        "data": {"kind": "resume-rejected", "code": "AGENT_RESUME_INVALID_DATA", "message": message, **run.base},
-    }
-    attempt_key = activity.info().activity_id if activity.in_activity() else "direct"
-    await run.journal.write([ChunkWrite(chunk, f"{run.round_key}:resume-rejected:{attempt_key}")])
-    return ToolCallResult(status="resume-rejected", message=message)
-
-
-async def _mark_waiting(run: _Call, marker: dict[str, Any]) -> None:
-    """Until it is answered, the call's place in the transcript says it waits (and in which run)."""
+    """Resume data the tool's schema refused: the call waits again; the journal says why."""
     call = run.input.call
-    index = call.index
-    part = ToolResultPart(tool_call_id=call.tool_call_id, tool_name=call.tool_name, result=marker)
-    message = Message(role="tool", content=[part]).to_wire()
-    await run.app.store.put_transcript(
-        run.input.run_id, [TranscriptEntry(run.input.step, f"tool-{index:04d}", 1 + index, message)]
+    chunk = constructors.resume_rejected(
+        run.input.run_id, "AGENT_RESUME_INVALID_DATA", message, call.tool_call_id, toolName=call.tool_name
+    )
+    return await run.end(
+        ToolCallResult(status="resume-rejected", message=message), [ChunkWrite(chunk, run.round_key("resume-rejected"))]
     )
 
 
-async def _take_over(run: _Call, suspended_run_id: str | None) -> HandoffAccepted:
-    """Auto-resume: take a suspended call of this tool over from an earlier run of the same thread."""
-    options = run.input.options
-    tool_name = run.input.call.tool_name
-    candidates = [suspended_run_id] if suspended_run_id else []
-    if not candidates and options.memory is not None:
-        listed = await run.app.list_suspended_runs(thread_id=options.memory.thread, resource_id=options.memory.resource)
-        candidates = [r.run_id for r in listed.runs if any(c.tool_name == tool_name for c in r.tool_calls)]
-    for candidate in candidates:
-        if candidate == run.input.run_id:
-            continue
-        try:
-            accepted: HandoffAccepted = await run.app.client.get_workflow_handle(candidate).execute_update(
-                "handoff",
-                HandoffRequest(tool_name=tool_name, by_run_id=run.input.run_id),
-                id=f"handoff:{run.input.run_id}:{run.input.call.tool_call_id}",
-                result_type=HandoffAccepted,
-            )
-        except (WorkflowUpdateFailedError, RPCError):
-            continue
-        return accepted
-
-    raise LookupError(f'No suspended call of tool "{tool_name}" was found on this thread to resume.')
+def _waiting_marker(run: _Call, marker: dict[str, Any]) -> TranscriptEntry:
+    """Until it is answered, the call's place in the transcript says it waits (and in which run)."""
+    call = run.input.call
+    part = ToolResultPart(tool_call_id=call.tool_call_id, tool_name=call.tool_name, result=marker)
+    return run.transcript_entry(Message(role="tool", content=[part]).to_wire())
 
 
 def _seconds(duration: Any) -> float | None:

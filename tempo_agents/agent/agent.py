@@ -6,6 +6,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
+from tempo_agents.activity_options import ActivityOptions
 from tempo_agents.agent.auto_resume import is_eligible, with_resume_fields
 from tempo_agents.agent.hooks import ToolHooks
 from tempo_agents.agent.modes import AgentMode, check_modes
@@ -32,6 +33,7 @@ class Agent:
     ``default_options`` are run options merged under every call's options. ``suspend_expires_in``
     is the default deadline of suspensions and approvals of tools that set none. ``modes`` (with
     ``default_mode``, else the first) let a run move between instruction and tool sets.
+    ``model_step_activity`` sets the timeouts and retries of its model steps.
     """
 
     def __init__(
@@ -50,6 +52,7 @@ class Agent:
         default_mode: str | None = None,
         signals: Sequence[TaskSignalProvider] = (),
         transform: ToolTransform | Mapping[str, Any] | None = None,
+        model_step_activity: ActivityOptions | None = None,
     ) -> None:
         if not isinstance(id, str) or not id:
             raise ConfigurationError("Agent() needs a non-empty string id")
@@ -72,6 +75,8 @@ class Agent:
         self.uses_task_tools = any(tool.workflow_operation is not None for tool in self.tools.values())
         self.transform = ToolTransform.coerce(transform, f'agent "{id}"')
         """The agent's transform policy: applies to every tool, each tool's own projections win."""
+        self.model_step_activity = model_step_activity
+        """Timeouts and retries of this agent's model steps (``None``: the defaults)."""
 
         self.hooks = ToolHooks.coerce(hooks, where=f'agent "{id}"')
         self.default_options: dict[str, Any] = dict(default_options or {})
@@ -107,9 +112,16 @@ class Agent:
         """Start a run and wait for its result."""
         return await self.app.generate(self.id, messages, **options)
 
-    async def resume_stream(self, resume_data: Any, *, run_id: str, tool_call_id: str | None = None) -> AgentStream:
-        """Resume a suspended call of one of this agent's runs; returns the resumed stream."""
-        return await self.app.resume_stream(self.id, resume_data, run_id=run_id, tool_call_id=tool_call_id)
+    async def resume_stream(
+        self, resume_data: Any, *, run_id: str, tool_call_id: str | None = None, idempotency_key: str | None = None
+    ) -> AgentStream:
+        """Resume a suspended call of one of this agent's runs; returns the resumed stream.
+
+        A retry of the same request passes the same ``idempotency_key`` and gets the first answer.
+        """
+        return await self.app.resume_stream(
+            self.id, resume_data, run_id=run_id, tool_call_id=tool_call_id, idempotency_key=idempotency_key
+        )
 
     async def resume_generate(
         self, resume_data: Any, *, run_id: str, tool_call_id: str | None = None

@@ -14,24 +14,28 @@ from temporalio.worker import Worker
 
 from tempo_agents.agent.agent import Agent
 from tempo_agents.agent.approval import ApprovalPolicy
+from tempo_agents.agent.auto_resume import SuspendedCallHandoff
 from tempo_agents.agent.hooks import ToolHooks
+from tempo_agents.agent.registry import Registry
 from tempo_agents.agent.resume import resume_request, send_resume
-from tempo_agents.agent.stream import AgentStream, GenerateResult, RunClosedProbe
+from tempo_agents.agent.stream import AgentStream, Follow, GenerateResult, RunClosedProbe
 from tempo_agents.agent.suspended_runs import SuspendedRun, SuspendedRuns, SuspendedToolCall
-from tempo_agents.errors import ConfigurationError, RunNotFoundError, ToolNotFoundError
+from tempo_agents.errors import ConfigurationError, RunNotFoundError
 from tempo_agents.models.messages import MessageInput, normalize_messages
 from tempo_agents.store.base import Store
-from tempo_agents.store.url import DEFAULT_STORE_URL, open_store
+from tempo_agents.store.url import DEFAULT_STORE_URL
 from tempo_agents.tools.tool import Tool
+from tempo_agents.worker.plugin import TempoAgentsPlugin
 from tempo_agents.workflows import search_attributes
 from tempo_agents.workflows.agent_run import AgentRunWorkflow
-from tempo_agents.workflows.payloads import PendingCall, RunInput, RunOptions
+from tempo_agents.workflows.payloads import PendingCall, ResumeRequest, RunInput, RunOptions
 
 DEFAULT_TASK_QUEUE = "tempo-agents"
 
 
 class App:
-    """Everything a worker needs to run agents, and everything a client needs to start them.
+    """The client façade: a :class:`Registry` (what workers look up) and a Temporal client (how runs
+    are started, resumed and followed).
 
     Run options that carry code cannot travel from a client to a worker, so hooks and approval
     policies are registered here by name (``App(hooks={"audit": ToolHooks(...)})``) and a run names
@@ -49,84 +53,38 @@ class App:
         task_queue: str = DEFAULT_TASK_QUEUE,
         client: Client | None = None,
     ) -> None:
-        self._agents: dict[str, Agent] = {}
+        self.registry = Registry(
+            agents=agents, tools=tools, hooks=hooks, approval_policies=approval_policies, store=store
+        )
         for agent in agents:
-            if agent.id in self._agents:
-                raise ConfigurationError(f'two agents share the id "{agent.id}"')
             agent._bind(self)
-            self._agents[agent.id] = agent
-        tool_list = list(tools.values()) if isinstance(tools, Mapping) else list(tools)
-        self._tools: dict[str, Tool] = {tool.id: tool for tool in tool_list}
-        for agent in self._agents.values():
-            for tool in agent.tools.values():
-                self._tools.setdefault(tool.id, tool)
-        self._hooks: dict[str, ToolHooks] = {}
-        for name, value in (hooks or {}).items():
-            coerced = ToolHooks.coerce(value, where=f'App hooks "{name}"')
-            assert coerced is not None
-            self._hooks[name] = coerced
-        self._approval_policies: dict[str, ApprovalPolicy] = dict(approval_policies or {})
-        self._store_source = store
-        self._store: Store | None = store if isinstance(store, Store) else None
         self.task_queue = task_queue
         self._client: Client | None = None
         if client is not None:
             self.use_client(client)
 
-    # Registry -------------------------------------------------------------------------------
+    # Registry lookups -----------------------------------------------------------------------
 
     def agent(self, agent_id: str) -> Agent:
         """The registered agent with this id."""
-        try:
-            return self._agents[agent_id]
-        except KeyError:
-            known = ", ".join(sorted(self._agents)) or "none"
-            raise ConfigurationError(f'no agent "{agent_id}" is registered on this App (registered: {known})') from None
+        return self.registry.agent(agent_id)
 
     @property
     def agents(self) -> list[Agent]:
-        return list(self._agents.values())
+        return self.registry.agents
 
     def tool(self, tool_id: str) -> Tool:
         """A tool by its id, from the App's tools and its agents' tools."""
-        try:
-            return self._tools[tool_id]
-        except KeyError:
-            raise ToolNotFoundError("Tool not found") from None
+        return self.registry.tool(tool_id)
 
     @property
     def tools(self) -> dict[str, Tool]:
-        return dict(self._tools)
-
-    def run_hooks(self, name: str | None) -> ToolHooks | None:
-        """The hooks registered under ``name`` (``None`` for none)."""
-        if name is None:
-            return None
-        try:
-            return self._hooks[name]
-        except KeyError:
-            known = ", ".join(sorted(self._hooks)) or "none"
-            raise ConfigurationError(
-                f'no hooks named "{name}" are registered on this App (registered: {known})'
-            ) from None
-
-    def approval_policy(self, name: str) -> ApprovalPolicy:
-        """The approval policy registered under ``name``."""
-        try:
-            return self._approval_policies[name]
-        except KeyError:
-            known = ", ".join(sorted(self._approval_policies)) or "none"
-            raise ConfigurationError(
-                f'no approval policy named "{name}" is registered on this App (registered: {known})'
-            ) from None
+        return self.registry.tools
 
     @property
     def store(self) -> Store:
         """The store (opened on first use)."""
-        if self._store is None:
-            assert isinstance(self._store_source, str)
-            self._store = open_store(self._store_source)
-        return self._store
+        return self.registry.store
 
     # Temporal -------------------------------------------------------------------------------
 
@@ -151,11 +109,9 @@ class App:
             )
         return self._client
 
-    def plugin(self) -> Any:
+    def plugin(self) -> TempoAgentsPlugin:
         """The Temporal plugin that registers this App's workflow and activities on a worker."""
-        from tempo_agents.worker.plugin import TempoAgentsPlugin
-
-        return TempoAgentsPlugin(self)
+        return TempoAgentsPlugin(self.registry, handoff=SuspendedCallHandoff(self))
 
     def worker(self, client: Client | None = None, **worker_options: Any) -> Worker:
         """A Temporal worker for this App's task queue (run it with ``async with`` or ``await worker.run()``)."""
@@ -182,7 +138,7 @@ class App:
                 f"to a worker, got {type(hooks).__name__}"
             )
         if hooks is not None:
-            self.run_hooks(hooks)
+            self.registry.run_hooks(hooks)
         approval = merged.get("require_tool_approval")
         if approval is not None and not isinstance(approval, (bool, str)):
             raise ConfigurationError(
@@ -191,7 +147,7 @@ class App:
                 f"worker, got {type(approval).__name__}"
             )
         if isinstance(approval, str):
-            self.approval_policy(approval)
+            self.registry.approval_policy(approval)
         if agent.modes:
             merged["mode"] = merged.get("mode") or agent.default_mode
             agent.mode(merged["mode"])
@@ -214,7 +170,11 @@ class App:
         agent = self.agent(agent_id)
         run_options, run_id = self.build_options(agent, options)
         run_input = RunInput(
-            run_id=run_id, agent_id=agent.id, messages=normalize_messages(messages), options=run_options
+            run_id=run_id,
+            agent_id=agent.id,
+            messages=normalize_messages(messages),
+            options=run_options,
+            model_step_activity=agent.model_step_activity,
         )
         attributes = [
             SearchAttributePair(search_attributes.STATUS, "running"),
@@ -250,31 +210,60 @@ class App:
         return await stream.result()
 
     async def resume_stream(
-        self, agent_id: str, resume_data: Any, *, run_id: str, tool_call_id: str | None = None
+        self,
+        agent_id: str,
+        resume_data: Any,
+        *,
+        run_id: str,
+        tool_call_id: str | None = None,
+        idempotency_key: str | None = None,
     ) -> AgentStream:
-        """Resume a suspended call of a run (the only one, or ``tool_call_id``); returns the resumed stream."""
+        """Resume a suspended call of a run (the only one, or ``tool_call_id``); returns the resumed stream.
+
+        Pass the same ``idempotency_key`` when retrying a request whose answer was lost: the run is
+        resumed once and the retry gets the same answer.
+        """
         request = resume_request("resume", resume_data, tool_call_id)
-        return await send_resume(self, self.agent(agent_id), "resume_stream", run_id, request)
+        return await self._resume(agent_id, "resume_stream", run_id, request, idempotency_key)
 
     async def resume_generate(
-        self, agent_id: str, resume_data: Any, *, run_id: str, tool_call_id: str | None = None
+        self,
+        agent_id: str,
+        resume_data: Any,
+        *,
+        run_id: str,
+        tool_call_id: str | None = None,
+        idempotency_key: str | None = None,
     ) -> GenerateResult:
         """Resume and wait until the run finishes or suspends again."""
         request = resume_request("resume", resume_data, tool_call_id)
-        stream = await send_resume(self, self.agent(agent_id), "resume_generate", run_id, request)
-        return await stream.result()
+        return await (await self._resume(agent_id, "resume_generate", run_id, request, idempotency_key)).result()
 
-    async def approve_tool_call(self, agent_id: str, *, run_id: str, tool_call_id: str | None = None) -> AgentStream:
+    async def approve_tool_call(
+        self, agent_id: str, *, run_id: str, tool_call_id: str | None = None, idempotency_key: str | None = None
+    ) -> AgentStream:
         """Approve a call waiting for approval: the tool runs with its original arguments."""
         request = resume_request("approve", None, tool_call_id)
-        return await send_resume(self, self.agent(agent_id), "approve_tool_call", run_id, request)
+        return await self._resume(agent_id, "approve_tool_call", run_id, request, idempotency_key)
 
     async def decline_tool_call(
-        self, agent_id: str, *, run_id: str, tool_call_id: str | None = None, reason: str | None = None
+        self,
+        agent_id: str,
+        *,
+        run_id: str,
+        tool_call_id: str | None = None,
+        reason: str | None = None,
+        idempotency_key: str | None = None,
     ) -> AgentStream:
         """Decline a call waiting for approval: it never runs; the model is told it was not approved."""
         request = resume_request("decline", None, tool_call_id, reason)
-        return await send_resume(self, self.agent(agent_id), "decline_tool_call", run_id, request)
+        return await self._resume(agent_id, "decline_tool_call", run_id, request, idempotency_key)
+
+    async def _resume(
+        self, agent_id: str, method: str, run_id: str, request: ResumeRequest, idempotency_key: str | None
+    ) -> AgentStream:
+        agent = self.agent(agent_id)
+        return await send_resume(self, agent, method, run_id, request, idempotency_key=idempotency_key)
 
     async def signal_resume(self, run_id: str, resume_data: Any, *, tool_call_id: str | None = None) -> None:
         """Resume through a signal: fire-and-forget, for webhooks and other workflows.
@@ -340,10 +329,14 @@ class App:
             )
         return SuspendedRuns(runs=runs, total=len(runs))
 
-    def attach(self, run_id: str, *, offset: int = 0) -> AgentStream:
-        """Follow any run's journal from ``offset``; works from any process that can read the store."""
+    def attach(self, run_id: str, *, offset: int = 0, follow: Follow = "segment") -> AgentStream:
+        """Follow any run's journal from ``offset``; works from any process that can read the store.
+
+        ``follow="segment"`` ends the stream at the next ``finish`` chunk (the run finished or now waits
+        for a person); ``follow="run"`` follows the run across every suspension and resume until it ends.
+        """
         probe = self._run_closed_probe(run_id) if self._client is not None else None
-        return AgentStream(self.store, run_id, offset=offset, probe=probe)
+        return AgentStream(self.store, run_id, offset=offset, probe=probe, follow=follow)
 
     def _run_closed_probe(self, run_id: str) -> RunClosedProbe:
         async def probe() -> str | None:

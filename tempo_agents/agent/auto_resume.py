@@ -9,9 +9,16 @@ original input and the given ``resumeData``.
 from __future__ import annotations
 
 import copy
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+from temporalio.client import WorkflowUpdateFailedError
+from temporalio.service import RPCError
 
 from tempo_agents.tools.tool import Tool
+from tempo_agents.workflows.payloads import HandoffAccepted, HandoffRequest, MemoryRef
+
+if TYPE_CHECKING:
+    from tempo_agents.agent.app import App
 
 RUN_ID_FIELD = "suspendedToolRunId"
 RESUME_DATA_FIELD = "resumeData"
@@ -41,3 +48,34 @@ def split_resume_fields(args: Any) -> tuple[Any, str | None, Any]:
     rest = {k: v for k, v in args.items() if k not in (RUN_ID_FIELD, RESUME_DATA_FIELD)}
     run_id = args.get(RUN_ID_FIELD)
     return rest, run_id if isinstance(run_id, str) and run_id else None, args.get(RESUME_DATA_FIELD)
+
+
+class SuspendedCallHandoff:
+    """The App's side of :class:`~tempo_agents.activities.handoff.CallHandoff`: finds the suspended call
+    through visibility and asks its run to hand it over (the ``handoff`` update)."""
+
+    def __init__(self, app: App) -> None:
+        self._app = app
+
+    async def take_over(
+        self, *, by_run_id: str, tool_call_id: str, tool_name: str, memory: MemoryRef | None, from_run_id: str | None
+    ) -> HandoffAccepted:
+        app = self._app
+        candidates = [from_run_id] if from_run_id else []
+        if not candidates and memory is not None:
+            listed = await app.list_suspended_runs(thread_id=memory.thread, resource_id=memory.resource)
+            candidates = [r.run_id for r in listed.runs if any(c.tool_name == tool_name for c in r.tool_calls)]
+        for candidate in candidates:
+            if candidate == by_run_id:
+                continue
+            try:
+                accepted: HandoffAccepted = await app.client.get_workflow_handle(candidate).execute_update(
+                    "handoff",
+                    HandoffRequest(tool_name=tool_name, by_run_id=by_run_id),
+                    id=f"handoff:{by_run_id}:{tool_call_id}",
+                    result_type=HandoffAccepted,
+                )
+            except (WorkflowUpdateFailedError, RPCError):
+                continue
+            return accepted
+        raise LookupError(f'No suspended call of tool "{tool_name}" was found on this thread to resume.')

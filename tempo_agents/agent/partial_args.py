@@ -11,7 +11,7 @@ from typing import Any
 
 from partial_json_parser import MalformedJSON, loads
 
-from tempo_agents.agent.chunks import Chunk, ToolCallChunk, ToolCallDeltaChunk, ToolInputStreamingStartChunk
+from tempo_agents.journal.chunks import Chunk, ToolCallChunk, ToolCallDeltaChunk, ToolInputStreamingStartChunk
 
 
 def parse_partial_args(text: str) -> Any | None:

@@ -3,17 +3,17 @@
 from __future__ import annotations
 
 import asyncio
+import uuid
 from typing import TYPE_CHECKING, Any
 
-from temporalio.client import WorkflowExecutionStatus, WorkflowUpdateFailedError
+from temporalio.client import WorkflowUpdateFailedError
 from temporalio.exceptions import ApplicationError
 from temporalio.service import RPCError, RPCStatusCode
 
 from tempo_agents.agent.stream import AgentStream
 from tempo_agents.errors import ResumeError, ResumeValidationError
-from tempo_agents.tools._validation import validate_resume_data
 from tempo_agents.workflows import resume_errors
-from tempo_agents.workflows.payloads import PendingCall, ResumeAccepted, ResumeRequest
+from tempo_agents.workflows.payloads import ResumeAccepted, ResumeRequest
 
 if TYPE_CHECKING:
     from tempo_agents.agent.agent import Agent
@@ -44,53 +44,48 @@ def resume_error_text(code: str, *, agent_name: str, method: str, run_id: str, t
     return f'Agent "{agent_name}" {method}() could not resume runId "{run_id}" ({code}).'
 
 
-async def send_resume(app: App, agent: Agent, method: str, run_id: str, request: ResumeRequest) -> AgentStream:
-    """Check the run and the data, send the ``resume`` update, and follow the resumed segment."""
+async def send_resume(
+    app: App,
+    agent: Agent,
+    method: str,
+    run_id: str,
+    request: ResumeRequest,
+    *,
+    idempotency_key: str | None = None,
+) -> AgentStream:
+    """Send the ``resume`` update and follow the resumed segment.
+
+    The workflow decides (its validator checks the call and the data against the call's resume schema),
+    so the client sends the update directly. Every caller's update has its own id: when several callers
+    answer the same call at once, exactly one is accepted and the others are told it is not suspended.
+    A caller retrying the same request passes the same ``idempotency_key`` and gets the first outcome.
+    """
 
     def refuse(code: str, tool_call_id: str | None = request.tool_call_id) -> ResumeError:
         text = resume_error_text(code, agent_name=agent.name, method=method, run_id=run_id, tool_call_id=tool_call_id)
         return ResumeError(text, code=code)
 
     handle = app.client.get_workflow_handle(run_id)
-    try:
-        description = await handle.describe()
-    except RPCError as error:
-        if error.status == RPCStatusCode.NOT_FOUND:
-            raise refuse(resume_errors.NO_SNAPSHOT_FOUND) from None
-        raise
-    if description.workflow_type != "AgentRunWorkflow":
-        raise refuse(resume_errors.NO_SNAPSHOT_FOUND)
-    if description.status != WorkflowExecutionStatus.RUNNING:
-        raise refuse(resume_errors.NOT_SUSPENDED)
-    pending = await handle.query("pending", result_type=list[PendingCall])
-    target = _choose(pending, request.tool_call_id)
-    if target is None:
-        if not pending:
-            raise refuse(resume_errors.NOT_SUSPENDED)
-        if request.tool_call_id is None:
-            raise refuse(resume_errors.AMBIGUOUS_TOOL_CALL)
-        raise refuse(resume_errors.TOOL_CALL_NOT_SUSPENDED)
-    if not target.requires_approval and request.action == "resume":
-        tool = agent.tools.get(target.tool_name)
-        if tool is not None:
-            _, failure = validate_resume_data(tool.id, tool.resume_schema, request.data)
-            if failure is not None:
-                raise ResumeValidationError(failure.message, failure.to_result())
-    request = ResumeRequest(
-        tool_call_id=target.tool_call_id, action=request.action, data=request.data, reason=request.reason
-    )
+    request = request.model_copy(update={"agent_id": agent.id})
     try:
         accepted = await handle.execute_update(
             "resume",
             request,
-            id=f"resume:{target.tool_call_id}:{target.round}",
+            id=f"resume:{idempotency_key or uuid.uuid4()}",
             result_type=ResumeAccepted,
         )
     except WorkflowUpdateFailedError as error:
         cause = error.cause
+        if isinstance(cause, ApplicationError) and cause.type == resume_errors.INVALID_RESUME_DATA:
+            details = cause.details[0] if cause.details else {"error": True, "message": cause.message}
+            raise ResumeValidationError(cause.message, details) from None
         if isinstance(cause, ApplicationError) and cause.type:
-            raise refuse(cause.type, target.tool_call_id) from None
+            raise refuse(cause.type) from None
         raise
+    except RPCError as error:
+        if error.status != RPCStatusCode.NOT_FOUND:
+            raise
+        raise refuse(await _why_not_found(app, run_id)) from None
     offset = await app.store.offset_of(run_id, accepted.after_key)
     while offset is None:  # written before the update returned; a replica may lag a moment
         await asyncio.sleep(0.02)
@@ -98,10 +93,17 @@ async def send_resume(app: App, agent: Agent, method: str, run_id: str, request:
     return app.attach(run_id, offset=offset + 1)
 
 
-def _choose(pending: list[PendingCall], tool_call_id: str | None) -> PendingCall | None:
-    if tool_call_id is None:
-        return pending[0] if len(pending) == 1 else None
-    return next((call for call in pending if call.tool_call_id == tool_call_id), None)
+async def _why_not_found(app: App, run_id: str) -> str:
+    """An update to a run that is closed, or that does not exist: which one (only on this error path)."""
+    try:
+        description = await app.client.get_workflow_handle(run_id).describe()
+    except RPCError as error:
+        if error.status == RPCStatusCode.NOT_FOUND:
+            return resume_errors.NO_SNAPSHOT_FOUND
+        raise
+    if description.workflow_type != "AgentRunWorkflow":
+        return resume_errors.NO_SNAPSHOT_FOUND
+    return resume_errors.NOT_SUSPENDED
 
 
 def resume_request(

@@ -6,9 +6,9 @@ import asyncio
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
-from tempo_agents.agent.chunks import (
+from tempo_agents.journal.chunks import (
     Chunk,
     ErrorChunk,
     FinishChunk,
@@ -22,6 +22,9 @@ from tempo_agents.agent.chunks import (
 )
 from tempo_agents.models.usage import Usage
 from tempo_agents.store.base import Store
+
+Follow = Literal["segment", "run"]
+"""How far a stream reads: to the next ``finish`` chunk, or to the end of the run across suspensions."""
 
 RunClosedProbe = Callable[[], Awaitable[str | None]]
 """Returns the run's closing status (``COMPLETED``, ``TERMINATED`` …), or ``None`` while it runs."""
@@ -56,9 +59,18 @@ class AgentStream:
     text that step had streamed from ``text``; ``text_stream`` has already yielded it.
     """
 
-    def __init__(self, store: Store, run_id: str, *, offset: int = 0, probe: RunClosedProbe | None = None) -> None:
+    def __init__(
+        self,
+        store: Store,
+        run_id: str,
+        *,
+        offset: int = 0,
+        probe: RunClosedProbe | None = None,
+        follow: Follow = "segment",
+    ) -> None:
         self.run_id = run_id
         self.offset = offset
+        self.follow = follow
         self._store = store
         self._probe = probe
         self._chunks: list[Chunk] = []
@@ -82,7 +94,7 @@ class AgentStream:
                         chunk = chunk_from_wire(entry.chunk, entry.offset)
                         self._chunks.append(chunk)
                         offset = entry.offset + 1
-                        if isinstance(chunk, FinishChunk):
+                        if isinstance(chunk, FinishChunk) and self._ends_stream(chunk):
                             return
                     self._wake()
                     continue
@@ -103,6 +115,9 @@ class AgentStream:
         finally:
             self._done = True
             self._wake()
+
+    def _ends_stream(self, finish: FinishChunk) -> bool:
+        return self.follow == "segment" or finish.payload.step_result.reason != "suspended"
 
     def _wake(self) -> None:
         self._changed.set()

@@ -87,11 +87,8 @@ def configure_app(app: App, *, store: str | None = None, task_queue: str | None 
     if task_queue:
         app.task_queue = task_queue
     if store:
-        # App has no public way to swap its store before first use; the CLI is the one caller.
-        app._store_source = store
-        app._store = None
         try:
-            app.store  # noqa: B018 - open it now so a bad URL is reported here
+            app.registry.use_store(store)
         except ConfigurationError as error:
             raise CliError(f"--store: {error.message}", 2) from error
     return app

@@ -6,7 +6,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, TextIO
 
-from tempo_agents.agent.chunks import (
+from tempo_agents.journal.chunks import (
     Chunk,
     DataChunk,
     ErrorChunk,

@@ -26,6 +26,21 @@ class ChunkWrite:
 
 
 @dataclass(frozen=True)
+class SavedOutcome:
+    """What an activity returned, saved in the transaction of its last write: a retry of the activity
+    (its worker died before Temporal heard of the result) answers from here instead of running again."""
+
+    key: str
+    value: dict[str, Any]
+
+
+INPUT_STEP = -1
+"""Transcript step of the messages a run was started with."""
+HISTORY_STEP = -2
+"""Transcript step of the memory-thread messages of earlier runs."""
+
+
+@dataclass(frozen=True)
 class TranscriptEntry:
     """One message of a run transcript, addressed by ``(step, part)``; ``position`` orders a step."""
 
@@ -67,12 +82,28 @@ class Store(ABC):
         """Insert or replace transcript entries."""
 
     @abstractmethod
-    async def record(self, run_id: str, entries: Sequence[TranscriptEntry], writes: Sequence[ChunkWrite]) -> list[int]:
-        """Store transcript entries and append chunks in one transaction (a result and its chunk together)."""
+    async def record(
+        self,
+        run_id: str,
+        entries: Sequence[TranscriptEntry],
+        writes: Sequence[ChunkWrite],
+        outcome: SavedOutcome | None = None,
+    ) -> list[int]:
+        """Store transcript entries, append chunks and save an outcome in one transaction (a result and
+        its chunk together)."""
+
+    @abstractmethod
+    async def saved_outcome(self, run_id: str, key: str) -> dict[str, Any] | None:
+        """The outcome saved under ``key`` by :meth:`record`, or ``None``."""
 
     @abstractmethod
     async def get_transcript(self, run_id: str) -> list[TranscriptEntry]:
         """The whole transcript of a run, ordered by step then position."""
+
+    @abstractmethod
+    async def transcript_changes(self, run_id: str, after_revision: int) -> tuple[list[TranscriptEntry], int]:
+        """Transcript entries inserted or replaced after ``after_revision`` (0: all), and the run's
+        current revision. Every write of a run's transcript raises its revision."""
 
     @abstractmethod
     async def append_thread_messages(

@@ -11,7 +11,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, TypeVar
 
-from tempo_agents.store.base import ChunkWrite, JournalEntry, Store, TranscriptEntry
+from tempo_agents.store.base import ChunkWrite, JournalEntry, SavedOutcome, Store, TranscriptEntry
 
 _T = TypeVar("_T")
 
@@ -31,7 +31,18 @@ CREATE TABLE IF NOT EXISTS transcript (
     position INTEGER NOT NULL,
     body TEXT NOT NULL,
     memory_body TEXT,
+    revision INTEGER NOT NULL DEFAULT 0,
     PRIMARY KEY (run_id, step, part)
+);
+CREATE TABLE IF NOT EXISTS transcript_revision (
+    run_id TEXT PRIMARY KEY,
+    revision INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS outcomes (
+    run_id TEXT NOT NULL,
+    key TEXT NOT NULL,
+    body TEXT NOT NULL,
+    PRIMARY KEY (run_id, key)
 );
 CREATE TABLE IF NOT EXISTS thread_messages (
     thread_id TEXT NOT NULL,
@@ -58,11 +69,20 @@ ON CONFLICT (run_id, key) DO UPDATE SET body = excluded.body
 RETURNING seq
 """
 
-_PUT_TRANSCRIPT = """
-INSERT INTO transcript (run_id, step, part, position, body, memory_body) VALUES (?, ?, ?, ?, ?, ?)
-ON CONFLICT (run_id, step, part) DO UPDATE SET
-    position = excluded.position, body = excluded.body, memory_body = excluded.memory_body
+_NEXT_REVISION = """
+INSERT INTO transcript_revision (run_id, revision) VALUES (?, 1)
+ON CONFLICT (run_id) DO UPDATE SET revision = revision + 1
+RETURNING revision
 """
+
+_PUT_TRANSCRIPT = """
+INSERT INTO transcript (run_id, step, part, position, body, memory_body, revision) VALUES (?, ?, ?, ?, ?, ?, ?)
+ON CONFLICT (run_id, step, part) DO UPDATE SET
+    position = excluded.position, body = excluded.body, memory_body = excluded.memory_body,
+    revision = excluded.revision
+"""
+
+_TRANSCRIPT_COLUMNS = "step, part, position, body, memory_body"
 
 
 class SQLiteStore(Store):
@@ -94,6 +114,9 @@ class SQLiteStore(Store):
             columns = {row[1] for row in connection.execute("PRAGMA table_info(transcript)")}
             if "memory_body" not in columns:  # stores made before transcript projections existed
                 connection.execute("ALTER TABLE transcript ADD COLUMN memory_body TEXT")
+            if "revision" not in columns:  # stores made before incremental transcript reads
+                connection.execute("ALTER TABLE transcript ADD COLUMN revision INTEGER NOT NULL DEFAULT 0")
+            connection.execute("CREATE INDEX IF NOT EXISTS transcript_revision_order ON transcript (run_id, revision)")
             self._connection = connection
         return self._connection
 
@@ -130,14 +153,22 @@ class SQLiteStore(Store):
 
         return await self.record(run_id, (), writes)
 
-    async def record(self, run_id: str, entries: Sequence[TranscriptEntry], writes: Sequence[ChunkWrite]) -> list[int]:
-        rows = _transcript_rows(run_id, entries)
-
+    async def record(
+        self,
+        run_id: str,
+        entries: Sequence[TranscriptEntry],
+        writes: Sequence[ChunkWrite],
+        outcome: SavedOutcome | None = None,
+    ) -> list[int]:
         def work(db: sqlite3.Connection) -> list[int]:
             db.execute("BEGIN IMMEDIATE")
             try:
-                if rows:
-                    db.executemany(_PUT_TRANSCRIPT, rows)
+                _put_transcript(db, run_id, entries)
+                if outcome is not None:
+                    db.execute(
+                        "INSERT OR REPLACE INTO outcomes (run_id, key, body) VALUES (?, ?, ?)",
+                        (run_id, outcome.key, _dumps(outcome.value)),
+                    )
                 offsets = [
                     int(db.execute(_APPEND, (run_id, run_id, w.key, _dumps(w.chunk))).fetchone()[0]) for w in writes
                 ]
@@ -186,27 +217,49 @@ class SQLiteStore(Store):
                 else:
                     self._waiters.pop(run_id, None)
 
+    async def saved_outcome(self, run_id: str, key: str) -> dict[str, Any] | None:
+        def work(db: sqlite3.Connection) -> dict[str, Any] | None:
+            row = db.execute("SELECT body FROM outcomes WHERE run_id = ? AND key = ?", (run_id, key)).fetchone()
+            return None if row is None else dict(json.loads(row[0]))
+
+        return await self._read(work)
+
     async def put_transcript(self, run_id: str, entries: Sequence[TranscriptEntry]) -> None:
-        rows = _transcript_rows(run_id, entries)
-
         def work(db: sqlite3.Connection) -> None:
-            db.executemany(_PUT_TRANSCRIPT, rows)
+            db.execute("BEGIN IMMEDIATE")
+            try:
+                _put_transcript(db, run_id, entries)
+            except BaseException:
+                db.execute("ROLLBACK")
+                raise
+            db.execute("COMMIT")
 
-        await self._run(work)
+        if entries:
+            await self._run(work)
 
     async def get_transcript(self, run_id: str) -> list[TranscriptEntry]:
-        def work(db: sqlite3.Connection) -> list[TranscriptEntry]:
-            rows = db.execute(
-                "SELECT step, part, position, body, memory_body FROM transcript WHERE run_id = ? "
-                "ORDER BY step, position, part",
-                (run_id,),
-            ).fetchall()
-            return [
+        entries, _ = await self.transcript_changes(run_id, 0)
+        return entries
+
+    async def transcript_changes(self, run_id: str, after_revision: int) -> tuple[list[TranscriptEntry], int]:
+        def work(db: sqlite3.Connection) -> tuple[list[TranscriptEntry], int]:
+            db.execute("BEGIN")
+            try:
+                row = db.execute("SELECT revision FROM transcript_revision WHERE run_id = ?", (run_id,)).fetchone()
+                rows = db.execute(
+                    f"SELECT {_TRANSCRIPT_COLUMNS} FROM transcript WHERE run_id = ? AND revision > ? "
+                    "ORDER BY step, position, part",
+                    (run_id, after_revision if row is not None and after_revision > 0 else -1),
+                ).fetchall()
+            finally:
+                db.execute("COMMIT")
+            entries = [
                 TranscriptEntry(
                     step=s, part=p, position=pos, message=json.loads(b), memory_message=json.loads(m) if m else None
                 )
                 for s, p, pos, b, m in rows
             ]
+            return entries, 0 if row is None else int(row[0])
 
         return await self._read(work)
 
@@ -276,18 +329,26 @@ class SQLiteStore(Store):
         self._read_executor.shutdown(wait=False)
 
 
-def _transcript_rows(run_id: str, entries: Sequence[TranscriptEntry]) -> list[tuple[Any, ...]]:
-    return [
-        (
-            run_id,
-            e.step,
-            e.part,
-            e.position,
-            _dumps(e.message),
-            None if e.memory_message is None else _dumps(e.memory_message),
-        )
-        for e in entries
-    ]
+def _put_transcript(db: sqlite3.Connection, run_id: str, entries: Sequence[TranscriptEntry]) -> None:
+    """Upsert entries under the run's next transcript revision (inside the caller's transaction)."""
+    if not entries:
+        return
+    revision = int(db.execute(_NEXT_REVISION, (run_id,)).fetchone()[0])
+    db.executemany(
+        _PUT_TRANSCRIPT,
+        [
+            (
+                run_id,
+                e.step,
+                e.part,
+                e.position,
+                _dumps(e.message),
+                None if e.memory_message is None else _dumps(e.memory_message),
+                revision,
+            )
+            for e in entries
+        ],
+    )
 
 
 def _dumps(value: Any) -> str:

@@ -72,7 +72,12 @@ class ToolContext:
     """Set when the call is run again because its suspension reached its deadline unanswered."""
     cancelled: asyncio.Event = field(default_factory=asyncio.Event)
     accepted_input: Any = field(default=None, repr=False)
-    """The validated input ``execute`` was called with (set by the validation pipeline)."""
+    """The validated input as JSON, taken before ``execute`` ran (set by the validation pipeline): what a
+    resumed call gets back, whatever ``execute`` did to its input object."""
+    attempt: int = 1
+    """Which attempt at this call this is. A call runs again only when its worker was lost before its
+    result was saved (at-least-once); a tool with side effects can use ``(tool_call_id, attempt)`` to
+    make them idempotent."""
     mode: str | None = None
     """The agent mode the run is in, for agents that declare modes."""
     mode_switch: ModeSwitch | None = field(default=None, init=False)

@@ -12,7 +12,9 @@ from datetime import timedelta
 from typing import Any, Literal
 
 from pydantic import BaseModel
+from pydantic_core import to_jsonable_python
 
+from tempo_agents.activity_options import ActivityOptions
 from tempo_agents.errors import ConfigurationError
 from tempo_agents.tools._validation import (
     Schema,
@@ -56,6 +58,7 @@ class Tool:
         on_input_available: LifecycleHook | None = None,
         on_output: LifecycleHook | None = None,
         transform: ToolTransform | Mapping[str, Any] | None = None,
+        activity: ActivityOptions | None = None,
     ) -> None:
         if not isinstance(id, str) or not id:
             raise ConfigurationError("create_tool() needs a non-empty string id")
@@ -82,6 +85,10 @@ class Tool:
         self.on_input_available = on_input_available
         self.on_output = on_output
         self.transform = ToolTransform.coerce(transform, f"tool {id!r}")
+        if activity is not None and not isinstance(activity, ActivityOptions):
+            raise ConfigurationError(f"tool {id!r}: activity must be ActivityOptions, got {type(activity).__name__}")
+        self.activity = activity
+        """Timeouts and retries of this tool's calls (``None``: the defaults)."""
         self._model_schema: dict[str, Any] | None = None
         self.provider_tool: str | None = None
         """Set on markers the model adapter replaces with a provider-native tool (``web_search``)."""
@@ -127,7 +134,7 @@ async def run_tool(tool: Tool, raw_input: Any, context: ToolContext) -> Any:
     validated, failure = validate_input(tool.id, tool.input_schema, raw_input)
     if failure is not None:
         return failure.to_result()
-    context.accepted_input = validated
+    context.accepted_input = _snapshot(validated)
     name = context.tool_name or tool.id
     event = ToolLifecycleEvent(
         tool_call_id=context.tool_call_id or "", tool_name=name, messages=context.messages, input=validated
@@ -147,6 +154,15 @@ async def run_tool(tool: Tool, raw_input: Any, context: ToolContext) -> Any:
             if tool.output_validation == "strict":
                 return output_failure.to_result()
     return output
+
+
+def _snapshot(validated: Any) -> Any:
+    """The accepted input as JSON, taken before ``execute`` may change it: a resumed call gets it back
+    as it was accepted. Kept as it is when it cannot be stored as JSON (suspending then fails readably)."""
+    try:
+        return to_jsonable_python(validated, by_alias=True)
+    except Exception:
+        return validated
 
 
 async def call_user_function(function: Callable[..., Any], *args: Any) -> Any:
@@ -196,6 +212,7 @@ def create_tool(
     on_input_available: LifecycleHook | None = None,
     on_output: LifecycleHook | None = None,
     transform: ToolTransform | Mapping[str, Any] | None = None,
+    activity: ActivityOptions | None = None,
 ) -> Tool:
     """Define a tool.
 
@@ -207,6 +224,7 @@ def create_tool(
     ``on_input_start``, ``on_input_delta``, ``on_input_available`` and ``on_output`` receive a
     :class:`ToolLifecycleEvent`; one that raises is logged and does not fail the call.
     ``transform={"display": {...}, "transcript": {...}}`` projects payloads for clients and for memory.
+    ``activity`` sets the call's timeouts and how many lost workers it survives (:class:`ActivityOptions`).
     """
     return Tool(
         id=id,
@@ -226,4 +244,5 @@ def create_tool(
         on_input_available=on_input_available,
         on_output=on_output,
         transform=transform,
+        activity=activity,
     )

@@ -14,13 +14,29 @@ from tempo_agents.activities.agent_activities import AgentActivities
 from tempo_agents.workflows.agent_run import AgentRunWorkflow
 
 if TYPE_CHECKING:
-    from tempo_agents.agent.app import App
+    from tempo_agents.activities.handoff import CallHandoff
+    from tempo_agents.agent.registry import Registry
 
 HEARTBEAT_THROTTLE = timedelta(seconds=1)
 _SDK_DEFAULT_THROTTLE = timedelta(seconds=60)
+STICKY_QUEUE_TIMEOUT = timedelta(seconds=2)
+_SDK_DEFAULT_STICKY_TIMEOUT = timedelta(seconds=10)
 
-PASSTHROUGH_MODULES = ("tempo_agents", "pydantic", "pydantic_core", "annotated_types", "typing_extensions")
-"""Imported once, outside the sandbox. Runtime restrictions on workflow code still apply."""
+PASSTHROUGH_MODULES = (
+    "tempo_agents",
+    "pydantic",
+    "pydantic_core",
+    "annotated_types",
+    "typing_extensions",
+    "jsonschema",
+    "jsonschema_specifications",
+    "referencing",
+    "rpds",
+    "attrs",
+    "attr",
+)
+"""Imported once, outside the sandbox. Runtime restrictions on workflow code still apply. The
+``jsonschema`` family validates resume data in the ``resume`` update's validator."""
 
 
 def sandbox_runner() -> SandboxedWorkflowRunner:
@@ -34,11 +50,11 @@ class TempoAgentsPlugin(SimplePlugin):
     """Add this to a Temporal ``Worker`` (or ``Client``) to run an App's agents.
 
     Workers built from a client that has the plugin get it too; a ``Replayer`` needs it passed
-    explicitly.
+    explicitly, and needs no registry.
     """
 
-    def __init__(self, app: App | None = None) -> None:
-        activities = AgentActivities(app).all() if app is not None else None
+    def __init__(self, registry: Registry | None = None, *, handoff: CallHandoff | None = None) -> None:
+        activities = AgentActivities(registry, handoff).all() if registry is not None else None
         super().__init__(
             "tempo_agents.TempoAgentsPlugin",
             data_converter=pydantic_data_converter,
@@ -48,9 +64,12 @@ class TempoAgentsPlugin(SimplePlugin):
         )
 
     def configure_worker(self, config: WorkerConfig) -> WorkerConfig:
-        """Also send activity heartbeats promptly (unless the worker was given its own throttle), so a
-        cancelled run reaches its running tools within seconds."""
+        """Unless the worker was given its own values: send activity heartbeats promptly, so a cancelled
+        run reaches its running tools within seconds; and give up on a lost worker's sticky queue after
+        two seconds, so a run whose worker died goes on elsewhere without waiting ten."""
         config = super().configure_worker(config)
         if config.get("max_heartbeat_throttle_interval") == _SDK_DEFAULT_THROTTLE:
             config["max_heartbeat_throttle_interval"] = HEARTBEAT_THROTTLE
+        if config.get("sticky_queue_schedule_to_start_timeout") == _SDK_DEFAULT_STICKY_TIMEOUT:
+            config["sticky_queue_schedule_to_start_timeout"] = STICKY_QUEUE_TIMEOUT
         return config

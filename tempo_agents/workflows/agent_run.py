@@ -1,33 +1,44 @@
 """AgentRunWorkflow: the durable agent loop. Workflow id == run id.
 
-Only small state lives here (step counter, usage, waiting calls, chunks still to journal); every
-model call and tool call is an activity and transcripts stay in the store (DESIGN.md rules 1, 2).
-A run that waits for a person is blocked on ``wait_condition``: no activity, no slot, no polling.
+Only small state lives here (step counter, usage, waiting calls, the outbox of chunks still to write);
+every model call and tool call is an activity and transcripts stay in the store (ARCHITECTURE.md,
+"Durable-execution rules"). A run that waits for a person is blocked on ``wait_condition``: no activity,
+no slot, no polling.
 
-The journal of a run is cut into *segments*, each ending with a ``finish`` chunk: the first ends
-when the run finishes or suspends; every resume opens the next one.
+The journal of a run is cut into *segments*, each ending with a ``finish`` chunk: the first ends when
+the run finishes or suspends; every resume opens the next one. The activity that ends a segment writes
+its end (a model step that called no tool, the last call of a batch that suspended); the finish activity
+does it only when none could.
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 from datetime import timedelta
+from typing import Any
 
+import pydantic
 from temporalio import workflow
-from temporalio.common import RetryPolicy
 from temporalio.exceptions import ActivityError, ApplicationError, CancelledError
 
+from tempo_agents.activity_options import FINISH_DEFAULTS, MODEL_STEP_DEFAULTS, TOOL_CALL_DEFAULTS
+from tempo_agents.errors import TempoAgentsError
+from tempo_agents.journal import constructors, keys
+from tempo_agents.journal.outbox import JournalOutbox, JournalRecord, StepFinishNote, TranscriptRecord
+from tempo_agents.models.messages import Message, ToolResultPart
 from tempo_agents.models.usage import Usage
+from tempo_agents.tools._validation import Schema, validate_resume_data
 from tempo_agents.tools.builtin.task_list import TaskItem
 from tempo_agents.workflows import search_attributes
 from tempo_agents.workflows.activity_names import FINISH_RUN, JOURNAL, MODEL_STEP, TOOL_CALL
 from tempo_agents.workflows.payloads import (
+    BatchClose,
     CarriedState,
     FinishInput,
     HandoffAccepted,
     HandoffRequest,
     JournalInput,
-    JournalRecord,
     ModelStepInput,
     ModelStepResult,
     PendingCall,
@@ -36,38 +47,34 @@ from tempo_agents.workflows.payloads import (
     ResumeRequest,
     RunInput,
     RunResult,
-    StepFinishNote,
+    SegmentClose,
     ToolCallInput,
     ToolCallRequest,
     ToolCallResult,
-    WorkflowWrites,
 )
 from tempo_agents.workflows.resume_errors import (
+    AGENT_MISMATCH,
     AMBIGUOUS_TOOL_CALL,
     INVALID_APPROVAL,
+    INVALID_RESUME_DATA,
     NOT_SUSPENDED,
     TOOL_CALL_NOT_SUSPENDED,
 )
 from tempo_agents.workflows.search_attributes import RunStatus
 from tempo_agents.workflows.task_state import TaskState
 
-MODEL_STEP_TIMEOUT = timedelta(minutes=10)
-TOOL_CALL_TIMEOUT = timedelta(minutes=10)
-HEARTBEAT_TIMEOUT = timedelta(seconds=30)
+SEGMENTS_CLOSED_BY_ACTIVITIES = "segments-closed-by-activities"
+"""Patch id: runs started before it end every segment with the finish activity and journal a resume's
+``start`` with a local activity; their histories replay on that path."""
+
 WAIT_FOR_CANCELLATION = workflow.ActivityCancellationType.WAIT_CANCELLATION_COMPLETED
 """A cancelled run journals ``abort`` only once its running model step and tools have stopped."""
-"""Activities heartbeat every few seconds: a dead worker is noticed, and cancellation reaches them."""
-FINISH_TIMEOUT = timedelta(minutes=1)
-MODEL_STEP_RETRY = RetryPolicy(
-    initial_interval=timedelta(seconds=1), maximum_interval=timedelta(seconds=30), maximum_attempts=5
-)
-TOOL_CALL_RETRY = RetryPolicy(
-    initial_interval=timedelta(seconds=1), maximum_interval=timedelta(seconds=30), maximum_attempts=3
-)
-FINISH_RETRY = RetryPolicy(initial_interval=timedelta(milliseconds=200), maximum_attempts=10)
+
+_RESUME_SCHEMAS: dict[str, Schema] = {}
+"""Resume schemas parsed once per worker (pure: the same string always gives the same schema)."""
 
 
-@workflow.defn(name="AgentRunWorkflow", failure_exception_types=[Exception])
+@workflow.defn(name="AgentRunWorkflow", failure_exception_types=[TempoAgentsError, pydantic.ValidationError])
 class AgentRunWorkflow:
     """One agent run: model step, the step's tool calls in parallel, wait for people, repeat."""
 
@@ -81,16 +88,19 @@ class AgentRunWorkflow:
         self._mode = carried.mode if run_input.carried is not None else run_input.options.mode
         self._tasks = TaskState(carried.tasks, carried.task_signal_state, carried.state_signals)
         self._projects_tasks = carried.projects_tasks
-        self._writes = carried.writes
-        self._pending = list(carried.pending)
-        self._previous_step = carried.previous_step
+        self._outbox = carried.outbox
         self._status: RunStatus = "running"
         self._waiting: dict[str, PendingCall] = {}
         self._resolutions: dict[str, Resolution] = {}
         self._answered: dict[str, PendingCall] = {}
+        self._in_flight: set[str] = set()
         self._handed_off = False
         self._last_closed_segment = carried.segment - 1
         self._notes: list[JournalRecord] = []
+        """Refused signals, journaled at once by a local activity while the run waits."""
+        self._refused_signals = 0
+        self._deferred_signals: list[ResumeRequest] = []
+        self._closes_in_activities = True
 
     # Queries --------------------------------------------------------------------------------
 
@@ -128,34 +138,40 @@ class AgentRunWorkflow:
 
     @workflow.update(name="resume")
     async def resume(self, request: ResumeRequest) -> ResumeAccepted:
-        """Answer a waiting call; returns once the segment it ends is closed in the journal."""
+        """Answer a waiting call; returns once the segment it ends is closed in the journal.
+
+        A resume that arrives while calls run (a suspension already journaled, its activity not yet
+        reported) waits for them to end, then is decided like any other.
+        """
+        if self._awaits_running_call(request):
+            await workflow.wait_condition(lambda: not self._awaits_running_call(request))
         call_id = self._accept(request)
         segment = self._segment
         await workflow.wait_condition(lambda: self._last_closed_segment >= segment)
-        return ResumeAccepted(tool_call_id=call_id, after_key=f"finish:{segment}")
+        return ResumeAccepted(tool_call_id=call_id, after_key=keys.finish(segment))
 
     @resume.validator
     def _validate_resume(self, request: ResumeRequest) -> None:
-        self._target(request)
+        if request.agent_id is not None and request.agent_id != self._run_input.agent_id:
+            raise ApplicationError("run belongs to another agent", type=AGENT_MISMATCH, non_retryable=True)
+        if not self._awaits_running_call(request):
+            self._check_data(self._target(request), request)
 
     @workflow.signal(name="resume")
     def resume_signal(self, request: ResumeRequest) -> None:
-        """The same as the ``resume`` update, for callers that cannot wait for an answer."""
+        """The same as the ``resume`` update, for callers that cannot wait for an answer; a refused one is
+        journaled as a ``data-error`` chunk and the run keeps waiting."""
+        if self._in_flight:
+            self._deferred_signals.append(request)  # decided once the running calls have ended
+            return
         try:
             self._accept(request)
         except ApplicationError as error:
-            chunk = {
-                "type": "data-error",
-                "runId": self._run_input.run_id,
-                "from": "SYSTEM",
-                "data": {
-                    "kind": "resume-rejected",
-                    "code": error.type,
-                    "message": error.message,
-                    "toolCallId": request.tool_call_id,
-                },
-            }
-            self._notes.append(JournalRecord(chunk=chunk))
+            self._refused_signals += 1
+            chunk = constructors.resume_rejected(
+                self._run_input.run_id, error.type or NOT_SUSPENDED, error.message, request.tool_call_id
+            )
+            self._notes.append(JournalRecord(chunk=chunk, key=f"resume-signal-refused:{self._refused_signals}"))
 
     @workflow.update(name="handoff")
     async def handoff(self, request: HandoffRequest) -> HandoffAccepted:
@@ -185,6 +201,11 @@ class AgentRunWorkflow:
             f'no suspended call of tool "{request.tool_name}"', type=TOOL_CALL_NOT_SUSPENDED, non_retryable=True
         )
 
+    def _awaits_running_call(self, request: ResumeRequest) -> bool:
+        """While calls run, which calls wait is not settled (a call's suspension may be journaled before
+        its activity is reported): a resume then waits for the batch to end before it is decided."""
+        return bool(self._in_flight)
+
     def _target(self, request: ResumeRequest) -> str:
         open_calls = [call_id for call_id in self._waiting if call_id not in self._resolutions]
         if not open_calls:
@@ -209,8 +230,21 @@ class AgentRunWorkflow:
                 )
         return call_id
 
+    def _check_data(self, call_id: str, request: ResumeRequest) -> None:
+        """Resume data must match the call's resume schema: the workflow decides, whatever the client."""
+        waiting = self._waiting[call_id]
+        if waiting.requires_approval or request.action != "resume" or not waiting.resume_schema:
+            return
+        schema = _RESUME_SCHEMAS.get(waiting.resume_schema)
+        if schema is None:
+            schema = _RESUME_SCHEMAS[waiting.resume_schema] = Schema(json.loads(waiting.resume_schema))
+        _, failure = validate_resume_data(waiting.tool_id or waiting.tool_name, schema, request.data)
+        if failure is not None:
+            raise ApplicationError(failure.message, failure.to_result(), type=INVALID_RESUME_DATA, non_retryable=True)
+
     def _accept(self, request: ResumeRequest) -> str:
         call_id = self._target(request)
+        self._check_data(call_id, request)
         waiting = self._waiting[call_id]
         if waiting.requires_approval:
             approved = request.action == "approve" or (
@@ -227,59 +261,35 @@ class AgentRunWorkflow:
 
     @workflow.run
     async def run(self, run_input: RunInput) -> RunResult:
+        self._closes_in_activities = workflow.patched(SEGMENTS_CLOSED_BY_ACTIVITIES)
         options = run_input.options
         new_messages = run_input.messages
         if run_input.carried is None:
-            self._pending.append(self._start_record())
+            self._outbox.records.append(constructors.start(run_input.run_id, run_input.agent_id, self._segment))
         try:
             while True:
                 step = self._step
-                signals = self._tasks.refresh_signals() if self._projects_tasks else []
-                writes, self._writes = self._writes, WorkflowWrites()
-                result = await workflow.execute_activity(
-                    MODEL_STEP,
-                    ModelStepInput(
-                        run_id=run_input.run_id,
-                        agent_id=run_input.agent_id,
-                        step=step,
-                        options=options,
-                        new_messages=new_messages,
-                        pending=self._pending,
-                        previous_step=self._previous_step,
-                        mode=self._mode,
-                        writes=writes,
-                        state_signals=signals,
-                    ),
-                    result_type=ModelStepResult,
-                    start_to_close_timeout=MODEL_STEP_TIMEOUT,
-                    heartbeat_timeout=HEARTBEAT_TIMEOUT,
-                    cancellation_type=WAIT_FOR_CANCELLATION,
-                    retry_policy=MODEL_STEP_RETRY,
-                )
-                new_messages, self._pending, self._previous_step = [], [], None
+                result = await self._model_step(step, new_messages)
+                new_messages = []
                 self._usage = self._usage + result.usage
                 self._projects_tasks = result.projects_tasks
                 if result.thread_tasks is not None:
                     self._tasks.load(result.thread_tasks)
+                if result.closed_segment:
+                    self._last_closed_segment = self._segment
                 for call in result.tool_calls:
                     if call.operation is not None:
-                        self._tasks.run_tool(run_input.run_id, step, call, options.memory, self._pending, self._writes)
+                        self._tasks.run_tool(run_input.run_id, step, call, options.memory, self._outbox)
+                step_note = StepFinishNote(
+                    step=step, reason=result.finish_reason, usage=result.usage, is_continued=False, segment=0
+                )
                 await self._run_calls(
-                    [
-                        ToolCallInput(
-                            run_id=run_input.run_id,
-                            agent_id=run_input.agent_id,
-                            step=step,
-                            call=call,
-                            options=options,
-                            mode=self._mode,
-                        )
-                        for call in result.tool_calls
-                        if call.operation is None
-                    ]
+                    [self._call_input(step, call) for call in result.tool_calls if call.operation is None],
+                    step_note,
+                    reason_if_done="length" if step + 1 >= options.max_steps else None,
                 )
                 self._step = step + 1
-                await self._wait_for_people(step, result.usage)
+                await self._wait_for_people(step_note)
                 called_tools = bool(result.tool_calls) or result.answered_calls > 0
                 if self._handed_off:
                     reason = "handed-off"
@@ -289,109 +299,189 @@ class AgentRunWorkflow:
                     reason = "length"
                 else:
                     reason = ""
-                self._previous_step = StepFinishNote(
-                    step=step,
-                    reason=result.finish_reason,
-                    usage=result.usage,
-                    is_continued=not reason,
-                    segment=self._segment,
-                )
                 if reason:
                     self._set_status("completed")
-                    await self._close_segment(reason)
+                    if self._last_closed_segment < self._segment:
+                        self._outbox.step_finish = step_note.model_copy(update={"segment": self._segment})
+                        await self._finish_segment(reason)
                     await workflow.wait_condition(workflow.all_handlers_finished)
                     return RunResult(run_id=run_input.run_id, finish_reason=reason, usage=self._usage, steps=self._step)
+                self._outbox.step_finish = step_note.model_copy(update={"is_continued": True, "segment": self._segment})
                 if workflow.info().is_continue_as_new_suggested():
                     await workflow.wait_condition(workflow.all_handlers_finished)
-                    workflow.continue_as_new(
-                        RunInput(
-                            run_id=run_input.run_id,
-                            agent_id=run_input.agent_id,
-                            messages=[],
-                            options=options,
-                            carried=CarriedState(
-                                step=self._step,
-                                usage=self._usage,
-                                segment=self._segment,
-                                mode=self._mode,
-                                pending=self._pending,
-                                previous_step=self._previous_step,
-                                tasks=self._tasks.tasks,
-                                task_signal_state=self._tasks.signal_state,
-                                state_signals=self._tasks.signals,
-                                projects_tasks=self._projects_tasks,
-                                writes=self._writes,
-                            ),
-                        )
-                    )
+                    workflow.continue_as_new(self._continued_input())
         except ActivityError as error:
             if isinstance(error.cause, CancelledError):  # the run was cancelled while an activity ran
-                await self._abort(run_input)
+                await self._abort()
                 raise asyncio.CancelledError() from error
             message = _failure_message(error)
             self._set_status("failed")
-            await self._close_segment("error", error=message)
-
-            raise ApplicationError(message, type="AgentRunFailed", non_retryable=True) from error
+            await self._finish_segment("error", error=message)
+            raise ApplicationError(message, type="AgentRunFailed", non_retryable=True) from None
         except asyncio.CancelledError:
-            await self._abort(run_input)
+            await self._abort()
             raise
 
-    async def _abort(self, run_input: RunInput) -> None:
-        """Cancelled from outside: running tools were told (``ctx.cancelled``); the journal says so."""
-        abort = {"type": "abort", "runId": run_input.run_id, "from": "AGENT", "payload": {}}
-        self._pending.append(JournalRecord(chunk=abort, key=f"abort:{self._segment}"))
-        self._set_status("failed")
-        await self._close_segment("aborted")
-
-    async def _run_calls(self, inputs: list[ToolCallInput]) -> None:
-        results = await asyncio.gather(
-            *(
-                workflow.execute_activity(
-                    TOOL_CALL,
-                    call_input,
-                    result_type=ToolCallResult,
-                    start_to_close_timeout=TOOL_CALL_TIMEOUT,
-                    heartbeat_timeout=HEARTBEAT_TIMEOUT,
-                    cancellation_type=WAIT_FOR_CANCELLATION,
-                    retry_policy=TOOL_CALL_RETRY,
-                )
-                for call_input in inputs
-            )
+    async def _model_step(self, step: int, new_messages: list[Message]) -> ModelStepResult:
+        run_input = self._run_input
+        signals = self._tasks.refresh_signals() if self._projects_tasks else []
+        close = None
+        if self._closes_in_activities:
+            close = SegmentClose(segment=self._segment, steps=step + 1, usage=self._usage)
+        options = run_input.model_step_activity or MODEL_STEP_DEFAULTS
+        result: ModelStepResult = await workflow.execute_activity(
+            MODEL_STEP,
+            ModelStepInput(
+                run_id=run_input.run_id,
+                agent_id=run_input.agent_id,
+                step=step,
+                options=run_input.options,
+                new_messages=new_messages,
+                outbox=self._take_outbox(),
+                mode=self._mode,
+                state_signals=signals,
+                close=close,
+            ),
+            result_type=ModelStepResult,
+            start_to_close_timeout=options.start_to_close_timeout,
+            heartbeat_timeout=options.heartbeat_timeout,
+            cancellation_type=WAIT_FOR_CANCELLATION,
+            retry_policy=options.retry_policy(),
+            summary=f"model step {step}",
         )
+        return result
+
+    def _call_input(self, step: int, call: ToolCallRequest, **resumed: Any) -> ToolCallInput:
+        return ToolCallInput(
+            run_id=self._run_input.run_id,
+            agent_id=self._run_input.agent_id,
+            step=step,
+            call=call,
+            options=self._run_input.options,
+            mode=self._mode,
+            **resumed,
+        )
+
+    async def _run_calls(
+        self, inputs: list[ToolCallInput], step_note: StepFinishNote, reason_if_done: str | None
+    ) -> None:
+        """Run a batch of calls in parallel. The first takes the outbox; each is told how to end the
+        segment should it find itself the last of the batch to end."""
+        if not inputs:
+            return
+        batch = None
+        if self._closes_in_activities:
+            batch = BatchClose(
+                outcome_keys=[keys.tool_call_outcome(i.step, i.call.tool_call_id, i.round) for i in inputs],
+                close=SegmentClose(
+                    segment=self._segment,
+                    steps=step_note.step + 1,
+                    usage=self._usage,
+                    step_finish=step_note.model_copy(update={"segment": self._segment}),
+                ),
+                reason_if_done=reason_if_done,
+                suspended_elsewhere=bool(self._waiting),
+            )
+        outbox = self._take_outbox()
+        inputs = [
+            i.model_copy(update={"batch": batch, "outbox": outbox if n == 0 else JournalOutbox()})
+            for n, i in enumerate(inputs)
+        ]
+        self._in_flight = {i.call.tool_call_id for i in inputs}
+        try:
+            results = await asyncio.gather(*(self._tool_call(i) for i in inputs), return_exceptions=True)
+        finally:
+            self._in_flight = set()
         now = workflow.now()
         for call_input, result in zip(inputs, results, strict=True):
-            call = call_input.call
-            if result.switch_mode_to is not None and result.switch_mode_to != self._mode:
-                self._switch_mode(result.switch_mode_to)
-            if result.status == "suspended" and result.suspension is not None:
-                suspension = result.suspension
-                expires = suspension.expires_in_seconds
-                self._waiting[call.tool_call_id] = PendingCall(
-                    tool_call_id=call.tool_call_id,
-                    tool_name=call.tool_name,
-                    args=call.args,
-                    suspend_payload=suspension.suspend_payload,
-                    requires_approval=suspension.kind == "approval",
-                    resume_schema=suspension.resume_schema,
-                    suspended_at=now,
-                    expires_at=None if expires is None else now + timedelta(seconds=expires),
-                    round=call_input.round,
-                    step=call_input.step,
-                    index=call.index,
-                    input_snapshot=suspension.input_snapshot,
-                )
-            elif result.status == "resume-rejected":
-                self._waiting[call.tool_call_id] = self._answered[call.tool_call_id]
+            if isinstance(result, BaseException):
+                self._call_lost(call_input, result, given_outbox=outbox if call_input is inputs[0] else None)
+                continue
+            self._call_ended(call_input, result, now)
+        deferred, self._deferred_signals = self._deferred_signals, []
+        for request in deferred:
+            self.resume_signal(request)
 
-    async def _wait_for_people(self, step: int, usage: Usage) -> None:
+    async def _tool_call(self, call_input: ToolCallInput) -> ToolCallResult:
+        options = call_input.call.activity or TOOL_CALL_DEFAULTS
+        result: ToolCallResult = await workflow.execute_activity(
+            TOOL_CALL,
+            call_input,
+            result_type=ToolCallResult,
+            start_to_close_timeout=options.start_to_close_timeout,
+            heartbeat_timeout=options.heartbeat_timeout,
+            cancellation_type=WAIT_FOR_CANCELLATION,
+            retry_policy=options.retry_policy(),
+            summary=f"tool {call_input.call.tool_name} (step {call_input.step})",
+        )
+        return result
+
+    def _call_ended(self, call_input: ToolCallInput, result: ToolCallResult, now: Any) -> None:
+        call = call_input.call
+        if result.closed_segment:
+            self._last_closed_segment = self._segment
+        if result.switch_mode_to is not None and result.switch_mode_to != self._mode:
+            self._switch_mode(result.switch_mode_to)
+        if result.status == "suspended" and result.suspension is not None:
+            suspension = result.suspension
+            expires = suspension.expires_in_seconds
+            self._waiting[call.tool_call_id] = PendingCall(
+                tool_call_id=call.tool_call_id,
+                tool_name=call.tool_name,
+                tool_id=suspension.tool_id,
+                args=call.args,
+                suspend_payload=suspension.suspend_payload,
+                requires_approval=suspension.kind == "approval",
+                resume_schema=suspension.resume_schema,
+                suspended_at=now,
+                expires_at=None if expires is None else now + timedelta(seconds=expires),
+                round=call_input.round,
+                step=call_input.step,
+                index=call.index,
+                input_snapshot=suspension.input_snapshot,
+            )
+        elif result.status == "resume-rejected":
+            self._waiting[call.tool_call_id] = self._answered[call.tool_call_id]
+
+    def _call_lost(self, call_input: ToolCallInput, error: BaseException, given_outbox: JournalOutbox | None) -> None:
+        """A call whose attempts ran out (its workers kept dying) ends with a tool error; the run goes on.
+        Cancellation and configuration errors end the run."""
+        if not isinstance(error, ActivityError) or isinstance(error.cause, CancelledError):
+            raise error
+        cause = error.cause
+        if isinstance(cause, ApplicationError) and cause.non_retryable:
+            raise error
+        if given_outbox is not None:  # the outbox this call carried may not have been written
+            self._outbox = given_outbox.then(self._outbox)
+        call = call_input.call
+        attempts = (call.activity or TOOL_CALL_DEFAULTS).maximum_attempts
+        message = (
+            f'Tool "{call.tool_name}" was stopped: the worker running it was lost {attempts} times in a row '
+            f"({_failure_message(error)}). It may crash its worker; the run goes on without its result."
+        )
+        run_id = self._run_input.run_id
+        self._outbox.records.append(
+            constructors.tool_error(run_id, call_input.step, call.tool_call_id, call.tool_name, call.args, message)
+        )
+        part = ToolResultPart(tool_call_id=call.tool_call_id, tool_name=call.tool_name, result=message, is_error=True)
+        self._outbox.transcript.append(
+            TranscriptRecord(
+                step=call_input.step,
+                part=f"tool-{call.index:04d}",
+                position=1 + call.index,
+                message=Message(role="tool", content=[part]).to_wire(),
+            )
+        )
+
+    async def _wait_for_people(self, step_note: StepFinishNote) -> None:
         while self._waiting:
             if not self._resolutions:
-                self._previous_step = StepFinishNote(
-                    step=step, reason="suspended", usage=usage, is_continued=False, segment=self._segment
-                )
                 self._set_status("suspended")
-                await self._close_segment("suspended")
+                if self._last_closed_segment < self._segment:
+                    self._outbox.step_finish = step_note.model_copy(
+                        update={"reason": "suspended", "segment": self._segment}
+                    )
+                    await self._finish_segment("suspended")
                 while not self._resolutions:
                     await self._sleep_until_answered()
                     records, self._notes = self._notes, []
@@ -403,31 +493,36 @@ class AgentRunWorkflow:
             self._answered = {call_id: self._waiting.pop(call_id) for call_id in batch}
             if self._last_closed_segment == self._segment:
                 self._segment += 1
-                self._pending.append(self._start_record())
+                self._outbox.records.append(
+                    constructors.start(self._run_input.run_id, self._run_input.agent_id, self._segment)
+                )
             self._set_status("running")
-            records, self._pending = self._pending, []
-            await self._journal(records)
+            if not self._closes_in_activities:
+                records, self._outbox.records = self._outbox.records, []
+                await self._journal(records)
+            if self._handed_off:
+                reason_if_done: str | None = "handed-off"
+            else:
+                reason_if_done = "length" if self._step >= self._run_input.options.max_steps else None
             await self._run_calls(
                 [
-                    ToolCallInput(
-                        run_id=self._run_input.run_id,
-                        agent_id=self._run_input.agent_id,
-                        step=waiting.step,
-                        call=ToolCallRequest(
+                    self._call_input(
+                        waiting.step,
+                        ToolCallRequest(
                             tool_call_id=waiting.tool_call_id,
                             tool_name=waiting.tool_name,
                             args=waiting.args,
                             index=waiting.index,
                         ),
-                        options=self._run_input.options,
                         round=waiting.round + 1,
                         resolution=batch[call_id],
                         suspend_payload=waiting.suspend_payload,
                         input_snapshot=waiting.input_snapshot,
-                        mode=self._mode,
                     )
                     for call_id, waiting in self._answered.items()
-                ]
+                ],
+                step_note,
+                reason_if_done,
             )
 
     async def _sleep_until_answered(self) -> None:
@@ -447,58 +542,69 @@ class AgentRunWorkflow:
                         )
 
     def _switch_mode(self, mode: str) -> None:
-        chunk = {
-            "type": "data-mode",
-            "runId": self._run_input.run_id,
-            "from": "SYSTEM",
-            "data": {"mode": mode, "previousMode": self._mode},
-        }
-        self._pending.append(JournalRecord(chunk=chunk, key=f"mode:{self._step}:{mode}"))
+        self._outbox.records.append(constructors.mode_changed(self._run_input.run_id, self._step, mode, self._mode))
         self._mode = mode
 
-    def _start_record(self) -> JournalRecord:
+    def _take_outbox(self) -> JournalOutbox:
+        outbox, self._outbox = self._outbox, JournalOutbox()
+        return outbox
 
+    def _continued_input(self) -> RunInput:
         run_input = self._run_input
-        chunk = {
-            "type": "start",
-            "runId": run_input.run_id,
-            "from": "AGENT",
-            "payload": {"agentId": run_input.agent_id},
-        }
-        return JournalRecord(chunk=chunk, key=f"start:{self._segment}")
+        return run_input.model_copy(
+            update={
+                "messages": [],
+                "carried": CarriedState(
+                    step=self._step,
+                    usage=self._usage,
+                    segment=self._segment,
+                    mode=self._mode,
+                    outbox=self._outbox,
+                    tasks=self._tasks.tasks,
+                    task_signal_state=self._tasks.signal_state,
+                    state_signals=self._tasks.signals,
+                    projects_tasks=self._projects_tasks,
+                ),
+            }
+        )
+
+    async def _abort(self) -> None:
+        """Cancelled from outside: running tools were told (``ctx.cancelled``); the journal says so."""
+        self._outbox.records.append(constructors.abort(self._run_input.run_id, self._segment))
+        self._set_status("failed")
+        await self._finish_segment("aborted")
 
     async def _journal(self, records: list[JournalRecord]) -> None:
+        """Write chunks a waiting run must show at once (no activity of the run is about to run)."""
         if records:
             await workflow.execute_local_activity(
                 JOURNAL,
                 JournalInput(run_id=self._run_input.run_id, records=records),
-                start_to_close_timeout=FINISH_TIMEOUT,
-                retry_policy=FINISH_RETRY,
+                start_to_close_timeout=FINISH_DEFAULTS.start_to_close_timeout,
+                retry_policy=FINISH_DEFAULTS.retry_policy(),
             )
 
-    async def _close_segment(self, reason: str, *, error: str | None = None) -> None:
+    async def _finish_segment(self, reason: str, *, error: str | None = None) -> None:
+        """End the segment with the finish activity (when no other activity could)."""
         run_input = self._run_input
-        records = [*self._pending, *self._notes]
-        previous_step = self._previous_step
-        writes = self._writes
-        self._pending, self._notes, self._previous_step, self._writes = [], [], None, WorkflowWrites()
+        outbox = self._take_outbox()
+        outbox.records.extend(self._notes)
+        self._notes = []
         await workflow.execute_activity(
             FINISH_RUN,
             FinishInput(
                 run_id=run_input.run_id,
                 agent_id=run_input.agent_id,
                 options=run_input.options,
-                reason=reason,
-                usage=self._usage,
-                steps=self._step,
-                segment=self._segment,
-                error=error,
-                pending=records,
-                previous_step=previous_step,
-                writes=writes,
+                close=SegmentClose(
+                    segment=self._segment, steps=self._step, usage=self._usage, reason=reason, error=error
+                ),
+                outbox=outbox,
             ),
-            start_to_close_timeout=FINISH_TIMEOUT,
-            retry_policy=FINISH_RETRY,
+            start_to_close_timeout=FINISH_DEFAULTS.start_to_close_timeout,
+            heartbeat_timeout=FINISH_DEFAULTS.heartbeat_timeout,
+            retry_policy=FINISH_DEFAULTS.retry_policy(),
+            summary=f"finish ({reason})",
         )
         self._last_closed_segment = self._segment
 

@@ -9,9 +9,11 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any, Literal
 
-from pydantic import ConfigDict, Field
+from pydantic import ConfigDict, Field, model_validator
 
 from tempo_agents._wire import WireModel
+from tempo_agents.activity_options import ActivityOptions
+from tempo_agents.journal.outbox import JournalOutbox, JournalRecord, StepFinishNote, legacy_outbox
 from tempo_agents.models.messages import Message
 from tempo_agents.models.model import ToolChoice
 from tempo_agents.models.usage import Usage
@@ -46,48 +48,6 @@ class RunOptions(WireModel):
     """The agent mode the run starts in (agents with modes; default: the agent's default mode)."""
 
 
-class JournalRecord(WireModel):
-    """A chunk the workflow knows of, written to the journal by the next activity that runs."""
-
-    chunk: dict[str, Any]
-    key: str | None = None
-
-
-class TranscriptRecord(WireModel):
-    """A transcript entry the workflow produced (an in-workflow tool's result), stored by the next activity."""
-
-    step: int
-    part: str
-    position: int
-    message: dict[str, Any]
-
-
-class ThreadStateRecord(WireModel):
-    """A thread-state value the workflow changed (the task list), stored by the next activity."""
-
-    thread_id: str
-    type: str
-    value: Any = None
-
-
-class WorkflowWrites(WireModel):
-    """Store writes only the workflow knows of (besides journal chunks); the next activity makes them first."""
-
-    transcript: list[TranscriptRecord] = Field(default_factory=list)
-
-    thread_state: list[ThreadStateRecord] = Field(default_factory=list)
-
-
-class StepFinishNote(WireModel):
-    """What the workflow knows of a finished step; the next activity turns it into ``step-finish``."""
-
-    step: int
-    reason: str
-    usage: Usage
-    is_continued: bool
-    segment: int = 0
-
-
 class CarriedState(WireModel):
     """The small state a run carries across continue-as-new."""
 
@@ -95,13 +55,13 @@ class CarriedState(WireModel):
     usage: Usage
     segment: int = 0
     mode: str | None = None
-    pending: list[JournalRecord] = Field(default_factory=list)
-    previous_step: StepFinishNote | None = None
+    outbox: JournalOutbox = Field(default_factory=JournalOutbox)
     tasks: list[TaskItem] = Field(default_factory=list)
     task_signal_state: TaskSignalState | None = None
     state_signals: list[str] = Field(default_factory=list)
     projects_tasks: bool = False
-    writes: WorkflowWrites = Field(default_factory=WorkflowWrites)
+
+    _legacy = model_validator(mode="before")(legacy_outbox)
 
 
 class RunInput(WireModel):
@@ -112,6 +72,8 @@ class RunInput(WireModel):
     messages: list[Message]
     options: RunOptions
     carried: CarriedState | None = None
+    model_step_activity: ActivityOptions | None = None
+    """The agent's model-step activity options (``None``: the defaults)."""
 
 
 class ToolCallRequest(WireModel):
@@ -126,6 +88,35 @@ class ToolCallRequest(WireModel):
     args: Any = None
     index: int = 0
     operation: str | None = None
+    activity: ActivityOptions | None = None
+    """The tool's activity options (``None``: the defaults)."""
+
+
+class SegmentClose(WireModel):
+    """How the activity that ends a journal segment writes its end: the ``step-finish`` of the step in
+    progress, ``error`` when the run failed, the run's messages saved to memory, and ``finish``."""
+
+    segment: int
+    steps: int
+    usage: Usage
+    """The run's usage before the closing activity's own (a model step adds its step's)."""
+    reason: str | None = None
+    """The finish reason; ``None`` for a model step: its own finish reason."""
+    step_finish: StepFinishNote | None = None
+    error: str | None = None
+
+
+class BatchClose(WireModel):
+    """Given to each tool call of a step: the call that finds every call of the batch ended closes the
+    segment when one of them suspended (``suspended``) or the run ends after them (``reason_if_done``)."""
+
+    outcome_keys: list[str]
+    """The saved-outcome keys of the batch's calls."""
+    close: SegmentClose
+    """``reason`` is unset: chosen by the outcomes."""
+    reason_if_done: str | None = None
+    suspended_elsewhere: bool = False
+    """Calls of earlier batches still wait for a person."""
 
 
 class ModelStepInput(WireModel):
@@ -136,12 +127,14 @@ class ModelStepInput(WireModel):
     step: int
     options: RunOptions
     new_messages: list[Message] = Field(default_factory=list)
-    pending: list[JournalRecord] = Field(default_factory=list)
-    previous_step: StepFinishNote | None = None
+    outbox: JournalOutbox = Field(default_factory=JournalOutbox)
     mode: str | None = None
-    writes: WorkflowWrites = Field(default_factory=WorkflowWrites)
     state_signals: list[str] = Field(default_factory=list)
     """Rendered state signals (task-list snapshot and deltas) shown to the model after the transcript."""
+    close: SegmentClose | None = None
+    """How to end the run's segment when the model calls no tool (the run is done)."""
+
+    _legacy = model_validator(mode="before")(legacy_outbox)
 
 
 class ModelStepResult(WireModel):
@@ -156,6 +149,8 @@ class ModelStepResult(WireModel):
     """On a run's first step: the task list its memory thread carries from earlier runs."""
     projects_tasks: bool = False
     """Whether the agent shows the task list to the model (it has a TaskSignalProvider)."""
+    closed_segment: bool = False
+    """The step ended the segment (``close`` of the input was used)."""
 
 
 class Resolution(WireModel):
@@ -180,12 +175,15 @@ class ToolCallInput(WireModel):
     suspend_payload: Any = None
     input_snapshot: Any = None
     mode: str | None = None
+    outbox: JournalOutbox = Field(default_factory=JournalOutbox)
+    batch: BatchClose | None = None
 
 
 class Suspension(WireModel):
     """A call that stopped to wait for a person."""
 
     kind: Literal["suspension", "approval"]
+    tool_id: str | None = None
     suspend_payload: Any = None
     resume_schema: str = ""
     input_snapshot: Any = None
@@ -200,6 +198,8 @@ class ToolCallResult(WireModel):
     message: str | None = None
     switch_mode_to: str | None = None
     """The mode the tool moved the run to (``submit_plan`` approved)."""
+    closed_segment: bool = False
+    """This call found its batch ended and wrote the end of the segment."""
 
 
 class PendingCall(WireModel):
@@ -207,10 +207,12 @@ class PendingCall(WireModel):
 
     tool_call_id: str
     tool_name: str
+    tool_id: str | None = None
     args: Any = None
     suspend_payload: Any = None
     requires_approval: bool = False
     resume_schema: str = ""
+    """The JSON schema resume data must match (a JSON string; empty: anything goes)."""
     suspended_at: datetime
     expires_at: datetime | None = None
     round: int = 0
@@ -226,6 +228,8 @@ class ResumeRequest(WireModel):
     action: Literal["resume", "approve", "decline", "handoff"] = "resume"
     data: Any = None
     reason: str | None = None
+    agent_id: str | None = None
+    """When set, the run must belong to this agent."""
 
 
 class ResumeAccepted(WireModel):
@@ -236,19 +240,30 @@ class ResumeAccepted(WireModel):
 
 
 class FinishInput(WireModel):
-    """Input of the finish activity, which writes the last chunks of a segment and saves memory."""
+    """Input of the finish activity: ends a segment when no other activity could (an error, a cancelled
+    run, parallel calls whose last one was lost)."""
 
     run_id: str
     agent_id: str
     options: RunOptions
-    reason: str
-    usage: Usage
-    steps: int
-    segment: int = 0
-    error: str | None = None
-    pending: list[JournalRecord] = Field(default_factory=list)
-    previous_step: StepFinishNote | None = None
-    writes: WorkflowWrites = Field(default_factory=WorkflowWrites)
+    close: SegmentClose
+    outbox: JournalOutbox = Field(default_factory=JournalOutbox)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _legacy_fields(cls, data: Any) -> Any:
+        data = legacy_outbox(data)
+        if isinstance(data, dict) and "close" not in data and "reason" in data:
+            data = dict(data)
+            data["close"] = {
+                "segment": data.pop("segment", 0),
+                "steps": data.pop("steps", 0),
+                "usage": data.pop("usage", {}),
+                "reason": data.pop("reason"),
+                "error": data.pop("error", None),
+                "stepFinish": data["outbox"].pop("stepFinish", None),
+            }
+        return data
 
 
 class HandoffRequest(WireModel):
@@ -279,7 +294,7 @@ class RunResult(WireModel):
 
 
 class JournalInput(WireModel):
-    """Input of the journal local activity: chunks only the workflow knows of."""
+    """Input of the journal local activity: chunks a waiting run must show at once (a refused signal)."""
 
     run_id: str
     records: list[JournalRecord]

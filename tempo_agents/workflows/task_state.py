@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from tempo_agents.journal import constructors, keys
+from tempo_agents.journal.outbox import JournalOutbox, JournalRecord, ThreadStateRecord, TranscriptRecord
 from tempo_agents.models.messages import Message, ToolResultPart
 from tempo_agents.tools._validation import Schema, validate_input
 from tempo_agents.tools.builtin.task_list import (
@@ -26,14 +28,7 @@ from tempo_agents.tools.builtin.task_list import (
     write_tasks,
 )
 from tempo_agents.tools.builtin.task_signals import TaskSignalState, compute_task_signal
-from tempo_agents.workflows.payloads import (
-    JournalRecord,
-    MemoryRef,
-    ThreadStateRecord,
-    ToolCallRequest,
-    TranscriptRecord,
-    WorkflowWrites,
-)
+from tempo_agents.workflows.payloads import MemoryRef, ToolCallRequest
 
 _SCHEMAS = {name: Schema(model) for name, model in TASK_TOOL_INPUT_MODELS.items()}
 
@@ -70,39 +65,29 @@ class TaskState:
         step: int,
         call: ToolCallRequest,
         memory: MemoryRef | None,
-        journal: list[JournalRecord],
-        writes: WorkflowWrites,
+        outbox: JournalOutbox,
     ) -> None:
-        """Run one task tool call: its result and any list change go to ``journal`` and ``writes``."""
+        """Run one task tool call: its result and any list change go to the ``outbox``."""
         operation = call.operation or ""
         before = self.tasks
-        result = self._result(operation, call.args, memory, writes)
+        result = self._result(operation, call.args, memory, outbox)
         if self.tasks is not before and memory is not None:
-            journal.append(
+            data = {"threadId": memory.thread, "tasks": [task.to_wire() for task in self.tasks]}
+            outbox.records.append(
                 JournalRecord(
-                    chunk={
-                        "type": "data-task-updated",
-                        "runId": run_id,
-                        "from": "SYSTEM",
-                        "data": {"threadId": memory.thread, "tasks": [task.to_wire() for task in self.tasks]},
-                    },
-                    key=f"{step}:{call.tool_call_id}:task-updated",
+                    chunk=constructors.data_chunk(run_id, "data-task-updated", data),
+                    key=keys.task_update(step, call.tool_call_id),
                 )
             )
-        base = {"toolCallId": call.tool_call_id, "toolName": call.tool_name}
-        journal.append(
+        payload = {"toolCallId": call.tool_call_id, "toolName": call.tool_name, "args": call.args, "result": result}
+        outbox.records.append(
             JournalRecord(
-                chunk={
-                    "type": "tool-result",
-                    "runId": run_id,
-                    "from": "AGENT",
-                    "payload": {**base, "args": call.args, "result": result},
-                },
-                key=f"{step}:{call.tool_call_id}:tool-result",
+                chunk=constructors.chunk(run_id, "tool-result", payload),
+                key=keys.call_outcome(step, call.tool_call_id, "tool-result"),
             )
         )
         part = ToolResultPart(tool_call_id=call.tool_call_id, tool_name=call.tool_name, result=result)
-        writes.transcript.append(
+        outbox.transcript.append(
             TranscriptRecord(
                 step=step,
                 part=f"tool-{call.index:04d}",
@@ -116,7 +101,7 @@ class TaskState:
         operation: str,
         args: Any,
         memory: MemoryRef | None,
-        writes: WorkflowWrites,
+        outbox: JournalOutbox,
     ) -> dict[str, Any]:
         if memory is None:
             return no_memory_result(operation)
@@ -137,8 +122,8 @@ class TaskState:
         if mutation.tasks is not None:
             self.tasks = mutation.tasks
             wire = [task.to_wire() for task in self.tasks]
-            writes.thread_state[:] = [
-                *(r for r in writes.thread_state if r.type != TASKS_STATE_TYPE),
+            outbox.thread_state[:] = [
+                *(r for r in outbox.thread_state if r.type != TASKS_STATE_TYPE),
                 ThreadStateRecord(thread_id=memory.thread, type=TASKS_STATE_TYPE, value=wire),
             ]
         return mutation.result

@@ -7,10 +7,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from tempo_agents.agent.chunks import Chunk, ToolCallSuspendedChunk
 from tempo_agents.cli._console import out
 from tempo_agents.cli._stop_signals import StopSignals
 from tempo_agents.cli.demo.prompter import Prompter
+from tempo_agents.journal.chunks import Chunk, ToolCallSuspendedChunk
 from tempo_agents.workflows.payloads import PendingCall
 
 

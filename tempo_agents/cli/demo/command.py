@@ -16,7 +16,6 @@ from pathlib import Path
 from typing import Any, Literal
 
 from tempo_agents.agent.app import App
-from tempo_agents.agent.chunks import Chunk, TextDeltaChunk
 from tempo_agents.agent.stream import AgentStream
 from tempo_agents.cli._console import CliError, out
 from tempo_agents.cli._stop_signals import StopSignals
@@ -27,6 +26,7 @@ from tempo_agents.cli.demo.app import DEMO_AGENT, DEMO_PROMPT, create_app
 from tempo_agents.cli.demo.printer import DemoPrinter, render_tasks
 from tempo_agents.cli.demo.prompter import Prompter
 from tempo_agents.cli.printing import ChunkPrinter
+from tempo_agents.journal.chunks import Chunk, TextDeltaChunk
 from tempo_agents.tools.builtin.submit_plan import PROJECT_ROOT_ENV
 from tempo_agents.worker.dev_server import DEFAULT_DB_FILENAME, DatabaseInUseError, DevServer
 

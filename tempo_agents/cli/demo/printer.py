@@ -6,8 +6,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from tempo_agents.agent.chunks import Chunk, DataChunk, ToolCallChunk, ToolCallSuspendedChunk, ToolResultChunk
 from tempo_agents.cli.printing import ChunkPrinter, json_preview
+from tempo_agents.journal.chunks import Chunk, DataChunk, ToolCallChunk, ToolCallSuspendedChunk, ToolResultChunk
 
 TASK_ICONS = {"completed": "✓", "in_progress": "▸", "pending": "○"}
 """How the demo marks a task's status."""

@@ -1,4 +1,4 @@
-"""Writing a run's chunks to its journal from activities."""
+"""Writing a run's chunks to its journal, from activities."""
 
 from __future__ import annotations
 
@@ -7,37 +7,15 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
-from pydantic_core import to_jsonable_python
-
-from tempo_agents.agent.chunks import (
-    ChunkSource,
-    RunOutput,
-    StepFinishPayload,
-    StepOutput,
-    StepResult,
-    ToolCallPayload,
-)
+from tempo_agents.journal import constructors, keys
+from tempo_agents.journal.chunks import ChunkSource, StepFinishPayload, StepOutput, StepResult, ToolCallPayload
+from tempo_agents.journal.outbox import JournalOutbox, StepFinishNote
 from tempo_agents.models.messages import Message
 from tempo_agents.store.base import ChunkWrite, Store, TranscriptEntry
 from tempo_agents.tools.context import check_custom_chunk
-from tempo_agents.workflows.payloads import JournalRecord, StepFinishNote, WorkflowWrites
 
 TEXT_FLUSH_SECONDS = 0.03
-
-
-def make_chunk(run_id: str, chunk_type: str, payload: Any, *, source: ChunkSource = "AGENT") -> dict[str, Any]:
-    """A chunk in wire form."""
-    if hasattr(payload, "to_wire"):
-        payload = payload.to_wire()
-    return {"type": chunk_type, "runId": run_id, "from": source, "payload": to_jsonable(payload)}
-
-
-def to_jsonable(value: Any) -> Any:
-    """A JSON-ready copy of a value (pydantic models by alias); raises ``ValueError`` when impossible."""
-    try:
-        return to_jsonable_python(value, by_alias=True)
-    except Exception as error:
-        raise ValueError(str(error)) from error
+"""Text deltas are written at most this often (batched in between)."""
 
 
 class RunJournal:
@@ -52,7 +30,7 @@ class RunJournal:
         self._pending_flush: asyncio.Task[None] | None = None
 
     def chunk(self, chunk_type: str, payload: Any, *, source: ChunkSource = "AGENT") -> dict[str, Any]:
-        return make_chunk(self.run_id, chunk_type, payload, source=source)
+        return constructors.chunk(self.run_id, chunk_type, payload, source=source)
 
     async def write(self, writes: Sequence[ChunkWrite]) -> None:
         await self.flush_text()
@@ -98,16 +76,17 @@ class RunJournal:
 class JournalToolWriter:
     """The ``writer`` of a tool running inside a run: each chunk is durable, keyed by its sequence."""
 
-    def __init__(self, journal: RunJournal, key_prefix: str, tool_call_id: str, tool_name: str) -> None:
+    def __init__(self, journal: RunJournal, step: int, round: int, tool_call_id: str, tool_name: str) -> None:
         self._journal = journal
-        self._key = key_prefix
+        self._step = step
+        self._round = round
         self._tool_call_id = tool_call_id
         self._tool_name = tool_name
         self._sequence = 0
 
     def _next_key(self, kind: str) -> str:
         self._sequence += 1
-        return f"{self._key}:{kind}:{self._sequence}"
+        return keys.call_round(self._step, self._tool_call_id, self._round, f"{kind}:{self._sequence}")
 
     async def write(self, value: Any) -> None:
         payload = {"output": value, "toolCallId": self._tool_call_id, "toolName": self._tool_name}
@@ -116,37 +95,22 @@ class JournalToolWriter:
 
     async def custom(self, chunk: dict[str, Any]) -> None:
         check_custom_chunk(chunk)
-        body = {"runId": self._journal.run_id, "from": "USER", **to_jsonable(chunk)}
+        body = {"runId": self._journal.run_id, "from": "USER", **constructors.to_jsonable(chunk)}
         await self._journal.write([ChunkWrite(body, self._next_key("data"))])
 
 
-def transcript_messages(entries: Sequence[TranscriptEntry]) -> list[Message]:
-    return [Message.model_validate(entry.message) for entry in entries]
-
-
-def pending_writes(
-    run_id: str,
-    pending: Sequence[JournalRecord],
-    previous_step: StepFinishNote | None,
-    transcript: Sequence[TranscriptEntry],
-) -> list[ChunkWrite]:
-    """The chunks the workflow handed over, then the ``step-finish`` of the step before."""
-    writes = [ChunkWrite(record.chunk, record.key) for record in pending]
-    if previous_step is not None:
-        writes.append(
-            ChunkWrite(
-                step_finish_chunk(run_id, previous_step, transcript),
-                f"{previous_step.step}:step-finish:{previous_step.segment}",
-            )
-        )
+def outbox_writes(run_id: str, outbox: JournalOutbox, transcript: Sequence[TranscriptEntry]) -> list[ChunkWrite]:
+    """The chunks of an outbox, then the ``step-finish`` of the step before."""
+    writes = [ChunkWrite(record.chunk, record.key) for record in outbox.records]
+    if outbox.step_finish is not None:
+        writes.append(step_finish_write(run_id, outbox.step_finish, transcript))
     return writes
 
 
-def step_finish_chunk(run_id: str, note: StepFinishNote, transcript: Sequence[TranscriptEntry]) -> dict[str, Any]:
-    assistant = next(
-        (Message.model_validate(e.message) for e in transcript if e.step == note.step and e.part == "assistant"),
-        None,
-    )
+def step_finish_write(run_id: str, note: StepFinishNote, transcript: Sequence[TranscriptEntry]) -> ChunkWrite:
+    """``step-finish`` of a step, with the text and tool calls of its assistant message."""
+    entry = next((e for e in reversed(transcript) if e.step == note.step and e.part == "assistant"), None)
+    assistant = Message.model_validate(entry.message) if entry is not None else None
     output = StepOutput(
         text=assistant.text if assistant else "",
         tool_calls=[
@@ -158,28 +122,13 @@ def step_finish_chunk(run_id: str, note: StepFinishNote, transcript: Sequence[Tr
     payload = StepFinishPayload(
         step_result=StepResult(reason=note.reason, is_continued=note.is_continued), output=output
     )
-    return make_chunk(run_id, "step-finish", payload)
+    return ChunkWrite(constructors.chunk(run_id, "step-finish", payload), keys.step_finish(note.step, note.segment))
 
 
-def run_output(transcript: Sequence[TranscriptEntry], tool_results: list[Any], steps: int, usage: Any) -> RunOutput:
-    assistants = [Message.model_validate(e.message) for e in transcript if e.part == "assistant"]
-    return RunOutput(
-        text="".join(message.text for message in assistants),
-        tool_calls=[
-            ToolCallPayload(tool_call_id=c.tool_call_id, tool_name=c.tool_name, args=c.args)
-            for message in assistants
-            for c in message.tool_calls
-        ],
-        tool_results=tool_results,
-        usage=usage,
-        steps=steps,
-    )
-
-
-async def apply_workflow_writes(store: Store, run_id: str, writes: WorkflowWrites) -> None:
-    """Store the transcript entries and thread state the workflow produced (idempotent upserts)."""
-    if writes.transcript:
-        entries = [TranscriptEntry(r.step, r.part, r.position, r.message) for r in writes.transcript]
+async def store_outbox_writes(store: Store, run_id: str, outbox: JournalOutbox) -> None:
+    """Store the transcript entries and thread state of an outbox (idempotent upserts)."""
+    if outbox.transcript:
+        entries = [TranscriptEntry(r.step, r.part, r.position, r.message) for r in outbox.transcript]
         await store.put_transcript(run_id, entries)
-    for record in writes.thread_state:
+    for record in outbox.thread_state:
         await store.set_thread_state(record.thread_id, record.type, record.value)

@@ -34,8 +34,11 @@ class StepStartPayload(WireModel):
 
 
 class StepResetPayload(WireModel):
+    """A model step is retried: every chunk from ``discard_from`` up to this one belongs to a failed attempt."""
+
     step_number: int
     attempt: int
+    discard_from: int | None = None
 
 
 class TextDeltaPayload(WireModel):

@@ -1,0 +1,56 @@
+"""What every activity does around its work: heartbeats, and errors Temporal can act on."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable
+from datetime import timedelta
+from typing import TypeVar
+
+from temporalio import activity
+from temporalio.exceptions import ApplicationError
+
+from tempo_agents.errors import ConfigurationError, ModelError
+
+_T = TypeVar("_T")
+
+HEARTBEAT_SECONDS = 1.0
+"""Heartbeats keep a worker's claim on its activity: when they stop, Temporal retries it elsewhere."""
+
+MESSAGE_LIMIT = 1000
+"""Failure messages are cut here: Temporal keeps a failure only while it is small."""
+
+
+async def run_activity(work: Awaitable[_T]) -> _T:
+    """Run ``work`` while heartbeating; turn errors that retrying cannot fix into non-retryable failures.
+
+    Failures carry a short message and no chained cause, so the Temporal UI shows why each attempt
+    failed (a failure with stack traces of a long cause chain is over the server's size limit).
+    """
+    beats = asyncio.create_task(_beat())
+    try:
+        return await work
+    except ConfigurationError as error:
+        raise ApplicationError(_short(error.message), type=type(error).__name__, non_retryable=True) from None
+    except ModelError as error:
+        delay = timedelta(seconds=error.retry_after) if error.retry_after else None
+        raise ApplicationError(
+            _short(error.message), type=type(error).__name__, non_retryable=not error.retryable, next_retry_delay=delay
+        ) from None
+    finally:
+        beats.cancel()
+
+
+async def _beat() -> None:
+    while True:
+        activity.heartbeat()
+        await asyncio.sleep(HEARTBEAT_SECONDS)
+
+
+def _short(message: str) -> str:
+    return message if len(message) <= MESSAGE_LIMIT else message[: MESSAGE_LIMIT - 1] + "…"
+
+
+def attempt() -> int:
+    """This attempt's number (1 for the first; also 1 outside an activity)."""
+    return activity.info().attempt if activity.in_activity() else 1

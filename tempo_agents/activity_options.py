@@ -1,0 +1,47 @@
+"""Timeouts and retries of the run's activities, as data so they travel in workflow inputs.
+
+An agent sets its model steps' options (``Agent(model_step_activity=...)``), a tool its calls' options
+(``create_tool(..., activity=...)``); the defaults below serve everything else. Heartbeats run every
+second, so a worker that dies is noticed after ``heartbeat_timeout`` and its activity is retried on
+another worker within seconds.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from temporalio.common import RetryPolicy
+
+from tempo_agents._wire import WireModel
+
+
+class ActivityOptions(WireModel):
+    """How long one attempt may take, how soon a lost worker is noticed, and how often to retry.
+
+    For tool calls, an exception raised by the tool is its result (a ``tool-error`` the model sees), so
+    ``maximum_attempts`` counts only lost attempts: workers that died or stopped heartbeating. When they
+    are used up, the call ends with a tool error that says so and the run goes on.
+    """
+
+    start_to_close_timeout: timedelta = timedelta(minutes=10)
+    heartbeat_timeout: timedelta = timedelta(seconds=5)
+    retry_initial_interval: timedelta = timedelta(milliseconds=500)
+    retry_maximum_interval: timedelta = timedelta(seconds=30)
+    maximum_attempts: int = 20
+
+    def retry_policy(self) -> RetryPolicy:
+        return RetryPolicy(
+            initial_interval=self.retry_initial_interval,
+            maximum_interval=self.retry_maximum_interval,
+            maximum_attempts=self.maximum_attempts,
+        )
+
+
+MODEL_STEP_DEFAULTS = ActivityOptions(retry_initial_interval=timedelta(seconds=1), maximum_attempts=10)
+"""Model steps: provider errors that may pass (429, 5xx, dropped streams) and lost workers are retried."""
+
+TOOL_CALL_DEFAULTS = ActivityOptions()
+"""Tool calls: only lost attempts are retried (a tool's exception is its result)."""
+
+FINISH_DEFAULTS = ActivityOptions(start_to_close_timeout=timedelta(minutes=1), maximum_attempts=20)
+"""The finish activity: store writes only."""

@@ -1,0 +1,120 @@
+"""Registry: what a worker looks up while it runs agents. Lookups only; it holds no Temporal client."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from tempo_agents.agent.agent import Agent
+from tempo_agents.agent.approval import ApprovalPolicy
+from tempo_agents.agent.hooks import ToolHooks
+from tempo_agents.errors import ConfigurationError, ToolNotFoundError
+from tempo_agents.store.base import Store
+from tempo_agents.store.transcript_cache import TranscriptCache
+from tempo_agents.store.url import DEFAULT_STORE_URL, open_store
+from tempo_agents.tools.tool import Tool
+
+
+class Registry:
+    """Agents, tools, hooks and approval policies by name, and the store.
+
+    Run options that carry code cannot travel from a client to a worker, so hooks and approval
+    policies are registered here by name and a run names them (``hooks="audit"``).
+    """
+
+    def __init__(
+        self,
+        *,
+        agents: Sequence[Agent] = (),
+        tools: Mapping[str, Tool] | Sequence[Tool] = (),
+        hooks: Mapping[str, ToolHooks | Mapping[str, Any]] | None = None,
+        approval_policies: Mapping[str, ApprovalPolicy] | None = None,
+        store: str | Store = DEFAULT_STORE_URL,
+    ) -> None:
+        self._agents: dict[str, Agent] = {}
+        for agent in agents:
+            if agent.id in self._agents:
+                raise ConfigurationError(f'two agents share the id "{agent.id}"')
+            self._agents[agent.id] = agent
+        tool_list = list(tools.values()) if isinstance(tools, Mapping) else list(tools)
+        self._tools: dict[str, Tool] = {tool.id: tool for tool in tool_list}
+        for agent in self._agents.values():
+            for tool in agent.tools.values():
+                self._tools.setdefault(tool.id, tool)
+        self._hooks: dict[str, ToolHooks] = {}
+        for name, value in (hooks or {}).items():
+            coerced = ToolHooks.coerce(value, where=f'App hooks "{name}"')
+            if coerced is not None:
+                self._hooks[name] = coerced
+        self._approval_policies: dict[str, ApprovalPolicy] = dict(approval_policies or {})
+        self._store_source: str | Store = store
+        self._store: Store | None = store if isinstance(store, Store) else None
+        self._transcripts: TranscriptCache | None = None
+
+    def agent(self, agent_id: str) -> Agent:
+        """The registered agent with this id."""
+        try:
+            return self._agents[agent_id]
+        except KeyError:
+            known = ", ".join(sorted(self._agents)) or "none"
+            raise ConfigurationError(f'no agent "{agent_id}" is registered on this App (registered: {known})') from None
+
+    @property
+    def agents(self) -> list[Agent]:
+        return list(self._agents.values())
+
+    def tool(self, tool_id: str) -> Tool:
+        """A tool by its id, from the registered tools and the agents' tools."""
+        try:
+            return self._tools[tool_id]
+        except KeyError:
+            raise ToolNotFoundError("Tool not found") from None
+
+    @property
+    def tools(self) -> dict[str, Tool]:
+        return dict(self._tools)
+
+    def run_hooks(self, name: str | None) -> ToolHooks | None:
+        """The hooks registered under ``name`` (``None`` for none)."""
+        if name is None:
+            return None
+        try:
+            return self._hooks[name]
+        except KeyError:
+            known = ", ".join(sorted(self._hooks)) or "none"
+            raise ConfigurationError(
+                f'no hooks named "{name}" are registered on this App (registered: {known})'
+            ) from None
+
+    def approval_policy(self, name: str) -> ApprovalPolicy:
+        """The approval policy registered under ``name``."""
+        try:
+            return self._approval_policies[name]
+        except KeyError:
+            known = ", ".join(sorted(self._approval_policies)) or "none"
+            raise ConfigurationError(
+                f'no approval policy named "{name}" is registered on this App (registered: {known})'
+            ) from None
+
+    @property
+    def store(self) -> Store:
+        """The store (opened on first use)."""
+        if self._store is None:
+            assert isinstance(self._store_source, str)
+            self._store = open_store(self._store_source)
+        return self._store
+
+    def use_store(self, store: str | Store) -> None:
+        """Replace the store (before any run uses it): the CLI's ``--store``."""
+        self._store_source = store
+        self._store = store if isinstance(store, Store) else None
+        self._transcripts = None
+        if self._store is None:
+            _ = self.store  # open it now, so a bad URL is reported here
+
+    @property
+    def transcripts(self) -> TranscriptCache:
+        """Parsed transcripts of the runs this worker works on, read incrementally."""
+        if self._transcripts is None:
+            self._transcripts = TranscriptCache(self.store)
+        return self._transcripts

@@ -1,0 +1,1 @@
+"""The run journal: chunk models, their constructors, identity keys, the workflow's outbox, writer and reader."""

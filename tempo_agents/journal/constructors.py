@@ -1,0 +1,72 @@
+"""Typed constructors of the chunks the runtime writes, called by workflow and activity code alike.
+
+Every function returns the wire form (``{type, runId, from, payload}``, camelCase) that the journal
+stores and clients read; pure and deterministic, so workflow code may call them.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic_core import to_jsonable_python
+
+from tempo_agents._wire import WireModel
+from tempo_agents.journal import keys
+from tempo_agents.journal.chunks import ChunkSource
+from tempo_agents.journal.outbox import JournalRecord
+
+
+def to_jsonable(value: Any) -> Any:
+    """A JSON-ready copy of a value (pydantic models by alias); raises ``ValueError`` when impossible."""
+    try:
+        return to_jsonable_python(value, by_alias=True)
+    except Exception as error:
+        raise ValueError(str(error)) from error
+
+
+def chunk(run_id: str, chunk_type: str, payload: Any, *, source: ChunkSource = "AGENT") -> dict[str, Any]:
+    """A chunk in wire form (a payload model without its unset optional fields)."""
+    if isinstance(payload, WireModel):
+        payload = payload.to_wire()
+    return {"type": chunk_type, "runId": run_id, "from": source, "payload": to_jsonable(payload)}
+
+
+def data_chunk(run_id: str, chunk_type: str, data: dict[str, Any], *, source: ChunkSource = "SYSTEM") -> dict[str, Any]:
+    """A ``data-*`` chunk: its fields sit under ``data``, not ``payload``."""
+    return {"type": chunk_type, "runId": run_id, "from": source, "data": to_jsonable(data)}
+
+
+def start(run_id: str, agent_id: str, segment: int) -> JournalRecord:
+    return JournalRecord(chunk=chunk(run_id, "start", {"agentId": agent_id}), key=keys.start(segment))
+
+
+def abort(run_id: str, segment: int) -> JournalRecord:
+    return JournalRecord(chunk=chunk(run_id, "abort", {}), key=keys.abort(segment))
+
+
+def mode_changed(run_id: str, step: int, mode: str, previous_mode: str | None) -> JournalRecord:
+    return JournalRecord(
+        chunk=data_chunk(run_id, "data-mode", {"mode": mode, "previousMode": previous_mode}),
+        key=keys.mode_change(step, mode),
+    )
+
+
+def resume_rejected(run_id: str, code: str, message: str, tool_call_id: str | None, **fields: Any) -> dict[str, Any]:
+    """A resume that could not be used (a signal's, or data the tool's schema refused): the run keeps waiting."""
+    data = {"kind": "resume-rejected", "code": code, "message": message, "toolCallId": tool_call_id, **fields}
+    return data_chunk(run_id, "data-error", data)
+
+
+def tool_error(run_id: str, step: int, tool_call_id: str, tool_name: str, args: Any, message: str) -> JournalRecord:
+    payload = {"toolCallId": tool_call_id, "toolName": tool_name, "args": args, "error": message}
+    return JournalRecord(
+        chunk=chunk(run_id, "tool-error", payload), key=keys.call_outcome(step, tool_call_id, "tool-error")
+    )
+
+
+def step_reset(run_id: str, step: int, attempt: int, discard_from: int | None) -> dict[str, Any]:
+    """A retried model step: clients drop every chunk from ``discardFrom`` up to this one."""
+    payload: dict[str, Any] = {"stepNumber": step, "attempt": attempt}
+    if discard_from is not None:
+        payload["discardFrom"] = discard_from
+    return chunk(run_id, "step-reset", payload)

@@ -1,0 +1,71 @@
+"""Identity keys of durable journal chunks, spelled in this one module.
+
+A chunk written with a key is durable: writing the same key again (an activity retry, a replayed
+workflow handing the same outbox over twice) replaces the chunk in place instead of appending a
+duplicate. Keys are unique within a run. A *segment* is the part of a journal between a ``start``
+and its ``finish``: the first ends when the run finishes or suspends, every resume opens the next.
+"""
+
+from __future__ import annotations
+
+
+def start(segment: int) -> str:
+    return f"start:{segment}"
+
+
+def finish(segment: int) -> str:
+    return f"finish:{segment}"
+
+
+def error(segment: int) -> str:
+    return f"error:{segment}"
+
+
+def abort(segment: int) -> str:
+    return f"abort:{segment}"
+
+
+def step_start(step: int) -> str:
+    return f"{step}:step-start"
+
+
+def step_finish(step: int, segment: int) -> str:
+    return f"{step}:step-finish:{segment}"
+
+
+def mode_change(step: int, mode: str) -> str:
+    return f"mode:{step}:{mode}"
+
+
+def provider_chunk(step: int, attempt: int, tool_call_id: str, chunk_type: str) -> str:
+    """A provider-executed call or result streamed by one attempt of a model step."""
+    return f"{step}:a{attempt}:{tool_call_id}:{chunk_type}"
+
+
+def tool_call(step: int, tool_call_id: str) -> str:
+    return f"{step}:{tool_call_id}:tool-call"
+
+
+def call_outcome(step: int, tool_call_id: str, chunk_type: str) -> str:
+    """How a call ended: ``tool-result``, ``tool-error`` or ``tool-output-denied`` (once per call)."""
+    return f"{step}:{tool_call_id}:{chunk_type}"
+
+
+def call_round(step: int, tool_call_id: str, round: int, what: str) -> str:
+    """What one round of a call wrote (a call is run once more after every resume)."""
+    return f"{step}:{tool_call_id}:r{round}:{what}"
+
+
+def task_update(step: int, tool_call_id: str) -> str:
+    return f"{step}:{tool_call_id}:task-updated"
+
+
+# Saved outcomes: what an activity returned, stored with its last write so a retry answers from the store.
+
+
+def model_step_outcome(step: int) -> str:
+    return f"model-step:{step}"
+
+
+def tool_call_outcome(step: int, tool_call_id: str, round: int) -> str:
+    return f"tool-call:{step}:{tool_call_id}:r{round}"
