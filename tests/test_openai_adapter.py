@@ -32,6 +32,7 @@ from tempo_agents.models.openai_compatible import (
     WEB_SEARCH_UNSUPPORTED_PROVIDER,
     OpenAICompatibleModel,
     from_model_string,
+    local_model,
     openai_compatible,
     web_search_unsupported,
 )
@@ -900,3 +901,28 @@ async def test_no_error_claims_the_step_is_retried(server: OpenAIServer, model: 
     assert messages[2] == (
         f"{where(server)}: the connection closed before the response was complete; a later attempt may succeed."
     )
+
+
+def test_local_model_uses_the_servers_default_address_and_no_key() -> None:
+    ollama = local_model("qwen2.5:7b", "ollama")
+    assert (ollama.endpoint, ollama.api_key_env, ollama.provider) == (
+        "http://localhost:11434/v1/chat/completions",
+        None,
+        "ollama",
+    )
+    elsewhere = local_model("m", "vllm", base_url="http://gpu:9000/v1", api_key_env="VLLM_API_KEY")
+    assert (elsewhere.base_url, elsewhere.api_key_env, elsewhere.provider) == (
+        "http://gpu:9000/v1",
+        "VLLM_API_KEY",
+        "vllm",
+    )
+    assert local_model("m", "llama.cpp").base_url == "http://localhost:8080/v1"
+    with pytest.raises(ConfigurationError, match="unknown server 'tgi'"):
+        local_model("m", "tgi")  # type: ignore[arg-type]
+
+
+async def test_local_model_runs_against_a_server(server: OpenAIServer) -> None:
+    server.script(text_stream("hi"))
+    events = await collect(local_model("qwen2.5", "llama.cpp", base_url=server.base_url), make_request())
+    assert "".join(e.text for e in events if isinstance(e, TextDelta)) == "hi"
+    assert "authorization" not in server.requests[0].headers

@@ -5,6 +5,7 @@ One adapter covers OpenAI itself and the servers that speak its streaming Chat C
 
     from_model_string("openai/gpt-4o")        # OPENAI_BASE_URL (default https://api.openai.com/v1), OPENAI_API_KEY
     openai_compatible("llama3.1", base_url="http://localhost:11434/v1", api_key_env=None)
+    local_model("llama3.1", "ollama")         # the same, at the server's default address
 
 The adapter streams ``POST {base_url}/chat/completions`` with ``stream: true`` over httpx and turns the
 server-sent events into :mod:`tempo_agents.models.model` events. It never retries: every failure is a
@@ -42,7 +43,7 @@ from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass, field
 from email.utils import parsedate_to_datetime
 from http import HTTPStatus
-from typing import Any
+from typing import Any, Literal, TypeAlias
 from urllib.parse import urlsplit
 
 import httpx
@@ -75,9 +76,12 @@ from tempo_agents.tools.builtin.web_search import WEB_SEARCH_UNSUPPORTED_PROVIDE
 
 __all__ = [
     "DEFAULT_OPENAI_BASE_URL",
+    "LOCAL_SERVER_URLS",
     "WEB_SEARCH_UNSUPPORTED_PROVIDER",
+    "LocalServer",
     "OpenAICompatibleModel",
     "from_model_string",
+    "local_model",
     "openai_compatible",
     "web_search_unsupported",
 ]
@@ -416,6 +420,40 @@ def openai_compatible(
     ``read_timeout``, ``client`` (see :class:`OpenAICompatibleModel`).
     """
     return OpenAICompatibleModel(model, base_url=base_url, api_key_env=api_key_env, provider=provider, **options)
+
+
+LocalServer: TypeAlias = Literal["ollama", "llama.cpp", "vllm", "lm-studio"]
+
+LOCAL_SERVER_URLS: dict[str, str] = {
+    "ollama": "http://localhost:11434/v1",
+    "llama.cpp": "http://localhost:8080/v1",
+    "vllm": "http://localhost:8000/v1",
+    "lm-studio": "http://localhost:1234/v1",
+}
+"""Where each local server listens when started with its defaults (``ollama serve``, ``llama-server``,
+``vllm serve``, LM Studio's server)."""
+
+
+def local_model(
+    model: str,
+    server: LocalServer,
+    *,
+    base_url: str | None = None,
+    api_key_env: str | None = None,
+    **options: Any,
+) -> OpenAICompatibleModel:
+    """A model on a local OpenAI-compatible server, by default at that server's default address.
+
+    ``local_model("llama3.1", "ollama")`` talks to ``http://localhost:11434/v1`` with no key; give
+    ``base_url`` for another host or port, and ``api_key_env`` when the server was started with an API key
+    (``llama-server --api-key``, ``vllm serve --api-key``). ``model`` is the name the server knows the model
+    by. The provider label is ``server``. ``options`` as for :func:`openai_compatible`.
+    """
+    if server not in LOCAL_SERVER_URLS:
+        known = ", ".join(repr(name) for name in LOCAL_SERVER_URLS)
+        raise ConfigurationError(f"local_model: unknown server {server!r}; expected one of {known}")
+    url = base_url if base_url is not None else LOCAL_SERVER_URLS[server]
+    return OpenAICompatibleModel(model, base_url=url, api_key_env=api_key_env, provider=server, **options)
 
 
 def from_model_string(spec: str, **options: Any) -> OpenAICompatibleModel:
