@@ -71,12 +71,18 @@ class ResumeValidationError(ResumeError):
 class ModelError(TempoAgentsError):
     """A model provider call failed.
 
-    ``retryable`` errors (rate limits, 5xx, timeouts, dropped connections) are retried by the
-    model-step activity's retry policy with backoff; the others (missing key, 400, 401, 403, 404)
-    fail the run at once. ``retry_after`` is the provider's hint in seconds, when it gave one.
+    ``retryable`` errors (rate limits, 5xx, timeouts, dropped connections, broken streams) may succeed
+    on a later attempt, and the model-step activity's retry policy decides whether there is one; the
+    others (missing key, 400, 401, 403, 404) fail the run at once. ``retry_after`` is the provider's
+    hint in seconds, when it gave one.
+
+    The message is kept short (at most :attr:`MAX_MESSAGE_CHARS` characters, cut with an ellipsis):
+    Temporal stores an activity's last failure in a few kilobytes, and adapters raise this error
+    without the transport errors chained to it, so the reason for a retry stays readable there.
     """
 
     code = "MODEL_ERROR"
+    MAX_MESSAGE_CHARS = 1000
 
     def __init__(
         self,
@@ -88,6 +94,8 @@ class ModelError(TempoAgentsError):
         status: int | None = None,
         retry_after: float | None = None,
     ) -> None:
+        if len(message) > self.MAX_MESSAGE_CHARS:
+            message = message[: self.MAX_MESSAGE_CHARS - 1] + "…"
         super().__init__(message)
         self.retryable = retryable
         self.provider = provider

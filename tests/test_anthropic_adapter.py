@@ -515,7 +515,7 @@ async def test_malformed_events_and_non_stream_responses(server: AnthropicServer
     server.script(JSONResponse(200, {"type": "error", "error": {"type": "overloaded_error", "message": "busy"}}))
     model = AnthropicModel("claude-test", base_url=server.base_url)
     error = await failure(model, request("x"))
-    assert not error.retryable and "malformed" in str(error)
+    assert error.retryable and "the stream is broken" in str(error)
     error = await failure(model, request("x"))
     assert not error.retryable and "expected an event stream" in str(error)
     error = await failure(model, request("x"))  # an error body with 200 still classifies by its type
@@ -592,3 +592,95 @@ async def test_base_url_from_environment(server: AnthropicServer, monkeypatch: p
     calls = [event for event in events if isinstance(event, ToolCallEvent)]
     assert [json.loads(call.args_text) for call in calls] == [{"city": "Rome"}]
     assert server.requests[0].path == "/v1/messages"
+
+
+# --- damaged streams and message wording -------------------------------------------------------------------------
+
+
+async def test_a_truncated_event_is_a_retryable_broken_stream(server: AnthropicServer) -> None:
+    server.script(MessageStream().text(["The", " answer", " is"]).cut(-3, keep=60).finish().build())
+    events: list[ModelEvent] = []
+    with pytest.raises(ModelError) as caught:
+        async for event in AnthropicModel("claude-test", base_url=server.base_url).stream(request("x")):
+            events.append(event)
+    damaged = {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": " answer"}}
+    line = "data: " + json.dumps(damaged, separators=(",", ":"))[:60]
+    assert text_of(events) == "The"
+    assert caught.value.message == (
+        f"anthropic/claude-test: the stream is broken: a content_block_delta event is not JSON: {line!r}; "
+        "a later attempt may succeed"
+    )
+    assert (caught.value.retryable, caught.value.status) == (True, None)
+    assert caught.value.__cause__ is None and caught.value.__suppress_context__
+
+
+async def test_a_connection_dropped_mid_tool_input_is_retryable_and_unchained(server: AnthropicServer) -> None:
+    stream = MessageStream().tool_use("get_weather", '{"city": "Reykjavik"}', id="toulu_1", chunks=['{"ci', 'ty": "Re'])
+    stream.items.pop()  # no content_block_stop: the connection drops while the input is still streaming
+    server.script(stream.drop().build())
+    model = AnthropicModel("claude-test", base_url=server.base_url)
+    events: list[ModelEvent] = []
+    with pytest.raises(ModelError) as caught:
+        async for event in model.stream(request("x", tools=[WEATHER])):
+            events.append(event)
+    assert [type(event) for event in events] == [ToolInputStart, ToolInputDelta, ToolInputDelta]
+    assert caught.value.message == (
+        f"anthropic/claude-test: connection to {server.base_url} failed or was dropped (RemoteProtocolError: peer "
+        "closed connection without sending complete message body (incomplete chunked read)); "
+        "a later attempt may succeed"
+    )
+    assert caught.value.retryable
+    assert caught.value.__cause__ is None and caught.value.__suppress_context__
+
+
+@pytest.mark.parametrize(
+    ("reply", "retryable", "expected"),
+    [
+        (
+            error_response(429, "rate_limit_error", "Number of requests exceeded."),
+            True,
+            "HTTP 429 rate_limit_error: Number of requests exceeded (request-id {id}); rate limited; "
+            "a later attempt may succeed",
+        ),
+        (
+            error_response(408, "timeout_error", "Request timed out."),
+            True,
+            "HTTP 408 timeout_error: Request timed out (request-id {id}); "
+            "the server timed out waiting for the request; a later attempt may succeed",
+        ),
+        (
+            error_response(409, "api_error", "Conflict."),
+            True,
+            "HTTP 409 api_error: Conflict (request-id {id}); the server reported a conflict; "
+            "a later attempt may succeed",
+        ),
+        (
+            error_response(500, "api_error", "Internal error.", headers={"x-should-retry": "false"}),
+            False,
+            "HTTP 500 api_error: Internal error (request-id {id}); server error; retrying will not help",
+        ),
+        (
+            error_response(400, "invalid_request_error", "messages: roles must alternate."),
+            False,
+            "HTTP 400 invalid_request_error: messages: roles must alternate (request-id {id}); "
+            "fix the request (messages, tools or settings); retrying will not help",
+        ),
+    ],
+    ids=["429", "408", "409", "500-should-not-retry", "400"],
+)
+async def test_status_messages_read_well(
+    server: AnthropicServer, reply: JSONResponse, retryable: bool, expected: str
+) -> None:
+    server.script(reply)
+    error = await failure(AnthropicModel("claude-test", base_url=server.base_url), request("x"))
+    assert error.message == "anthropic/claude-test: " + expected.format(id="req_test0000000000000001")
+    assert error.retryable is retryable
+    assert "retried" not in error.message
+
+
+async def test_error_event_wording(server: AnthropicServer) -> None:
+    server.script(MessageStream().text("partial").error("overloaded_error", "Overloaded.").build())
+    error = await failure(AnthropicModel("claude-test", base_url=server.base_url), request("x"))
+    assert error.message == (
+        "anthropic/claude-test: error event mid-stream: overloaded_error: Overloaded; a later attempt may succeed"
+    )

@@ -32,12 +32,15 @@ from tempo_agents.models.openai_compatible import (
     WEB_SEARCH_UNSUPPORTED_PROVIDER,
     OpenAICompatibleModel,
     from_model_string,
+    local_model,
     openai_compatible,
     web_search_unsupported,
 )
 from tempo_agents.models.usage import Usage
 from tests.provider_servers.openai_server import (
     DONE,
+    LLAMA_CPP_CONTENT_ERROR,
+    Cut,
     Drop,
     OpenAIServer,
     Raw,
@@ -47,8 +50,10 @@ from tests.provider_servers.openai_server import (
     Stall,
     ToolCallSpec,
     chunk,
+    dropped_after,
     error_event,
     error_reply,
+    function_call_stream,
     json_reply,
     text_stream,
     tool_calls_stream,
@@ -307,7 +312,7 @@ async def test_request_mapping_messages_tools_choice_and_settings(
         {"role": "tool", "tool_call_id": "c2", "content": "unavailable"},
         {
             "role": "assistant",
-            "content": None,
+            "content": "",  # not null: llama.cpp and LM Studio reject null content
             "tool_calls": [{"id": "c3", "type": "function", "function": {"name": "get_weather", "arguments": "{}"}}],
         },
     ]
@@ -432,7 +437,7 @@ def test_satisfies_the_model_protocol() -> None:
     [
         (error_reply(429, "Rate limit reached", code="rate_limit_exceeded", retry_after=7), True, 7.0, "Rate limit"),
         (error_reply(429, "You exceeded your quota", code="insufficient_quota"), False, None, "billing"),
-        (error_reply(500, "The server had an error"), True, None, "retried"),
+        (error_reply(500, "The server had an error"), True, None, "a later attempt may succeed"),
         (error_reply(503, "overloaded", retry_after=2), True, 2.0, "overloaded"),
         (error_reply(400, "Invalid 'messages[0].content'"), False, None, "messages[0]"),
         (error_reply(401, "Incorrect API key provided", code="invalid_api_key"), False, None, KEY_ENV),
@@ -487,7 +492,8 @@ async def test_error_event_mid_stream(
     assert events == [TextDelta(text="Par")]
     assert error.retryable is retryable
     assert "mid-stream" in error.message
-    assert event["error"]["message"] in error.message
+    assert event["error"]["message"].rstrip(".") in error.message
+    assert ".." not in error.message
 
 
 async def test_stalled_stream_is_a_retryable_timeout(server: OpenAIServer, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -498,7 +504,7 @@ async def test_stalled_stream_is_a_retryable_timeout(server: OpenAIServer, monke
     assert events == [TextDelta(text="Hello")]
     assert error.retryable is True
     assert "stalled" in error.message
-    assert isinstance(error.__cause__, httpx.ReadTimeout)
+    assert error.__cause__ is None and error.__suppress_context__  # no httpx chain for Temporal to serialise
     await asyncio.wait_for(server.requests[0].disconnected.wait(), 2)
 
 
@@ -647,3 +653,276 @@ async def test_server_handler_and_paced_tokens(server: OpenAIServer, model: Open
     await collect(model, make_request())
     _, error = await collect_until_error(model, make_request())
     assert "no scripted reply left" in error.message
+
+
+# -- local servers and damaged streams ------------------------------------------------------------
+
+TOOL_CALL_HISTORY = [
+    Message(role="user", content=[TextPart(text="Weather in Paris?")]),
+    Message(
+        role="assistant", content=[ToolCallPart(tool_call_id="c1", tool_name="get_weather", args={"city": "Paris"})]
+    ),
+    Message(role="tool", content=[ToolResultPart(tool_call_id="c1", tool_name="get_weather", result={"sky": "clear"})]),
+]
+
+
+def where(server: OpenAIServer, model_name: str = "gpt-test", provider: str = "openai-compatible") -> str:
+    """How error messages name a model on ``server``."""
+    return f'{provider} model "{model_name}" at {server.base_url}/chat/completions'
+
+
+async def test_llama_cpp_dialect_refuses_null_content_like_llama_cpp() -> None:
+    async with OpenAIServer(dialect="llama.cpp") as server:
+        server.script(text_stream("unused"))
+        body = {
+            "model": "m",
+            "stream": True,
+            "messages": [
+                {"role": "user", "content": "hi"},
+                {"role": "assistant", "content": None, "tool_calls": []},
+            ],
+        }
+        async with httpx.AsyncClient() as client:
+            response = await client.post(f"{server.base_url}/chat/completions", json=body)
+        assert response.status_code == 500
+        assert response.json()["error"]["message"].startswith(LLAMA_CPP_CONTENT_ERROR)
+        assert response.json()["error"]["type"] == "server_error"
+        assert len(server.rejected) == 1
+        assert server.pending == 1
+
+
+async def test_tool_call_history_is_accepted_by_a_llama_cpp_server() -> None:
+    async with OpenAIServer(dialect="llama.cpp") as server:
+        model = openai_compatible("qwen2.5", base_url=server.base_url, api_key_env=None, provider="llama.cpp")
+        server.script(text_stream("It is clear."))
+        events = await collect(model, make_request(TOOL_CALL_HISTORY, tools=[WEATHER]))
+    assert server.rejected == []
+    assert "".join(e.text for e in events if isinstance(e, TextDelta)) == "It is clear."
+    assistant = server.requests[0].json["messages"][1]
+    assert assistant == {
+        "role": "assistant",
+        "content": "",
+        "tool_calls": [
+            {"id": "c1", "type": "function", "function": {"name": "get_weather", "arguments": '{"city": "Paris"}'}}
+        ],
+    }
+
+
+async def test_a_servers_long_error_is_quoted_briefly(server: OpenAIServer, model: OpenAICompatibleModel) -> None:
+    conversation = json.dumps([{"role": "user", "content": "x" * 400}] * 20, indent=2)
+    server.script(error_reply(500, LLAMA_CPP_CONTENT_ERROR + conversation))
+    _, error = await collect_until_error(model, make_request())
+    quoted = " ".join((LLAMA_CPP_CONTENT_ERROR + conversation).split())[:299]
+    assert error.message == (
+        f"{where(server)}: HTTP 500 Internal Server Error: {quoted}…. "
+        "The server failed or is overloaded; a later attempt may succeed."
+    )
+    assert error.retryable is True
+
+
+async def test_repeated_call_headers_and_legacy_function_call_make_one_call(
+    server: OpenAIServer, model: OpenAICompatibleModel
+) -> None:
+    server.script(
+        tool_calls_stream(
+            [ToolCallSpec("get_weather", {"city": "Paris"}, id="call_p")],
+            fragment_size=6,
+            repeat_header=True,
+            legacy_function_call=True,
+        )
+    )
+    events = await collect(model, make_request(tools=[WEATHER]))
+    assert events == [
+        ToolInputStart(tool_call_id="call_p", tool_name="get_weather"),
+        ToolInputDelta(tool_call_id="call_p", args_text_delta='{"city'),
+        ToolInputDelta(tool_call_id="call_p", args_text_delta='": "Pa'),
+        ToolInputDelta(tool_call_id="call_p", args_text_delta='ris"}'),
+        ToolInputEnd(tool_call_id="call_p"),
+        ToolCallEvent(tool_call_id="call_p", tool_name="get_weather", args_text='{"city": "Paris"}'),
+        FinishEvent(finish_reason="tool-calls", usage=Usage(input_tokens=30, output_tokens=18, total_tokens=48)),
+    ]
+    # The quirks really were on the wire.
+    raw = server.requests[0]
+    assert raw.completed
+
+
+async def test_a_call_in_the_legacy_function_call_field_alone_is_a_tool_call(
+    server: OpenAIServer, model: OpenAICompatibleModel
+) -> None:
+    server.script(function_call_stream("get_weather", {"city": "Oslo"}, fragment_size=8))
+    events = await collect(model, make_request(tools=[WEATHER], step=3))
+    calls = [e for e in events if isinstance(e, ToolCallEvent)]
+    assert calls == [ToolCallEvent(tool_call_id="call_3_0", tool_name="get_weather", args_text='{"city": "Oslo"}')]
+    assert isinstance(events[-1], FinishEvent)
+    assert events[-1].finish_reason == "tool-calls"
+
+
+async def test_a_truncated_json_event_is_a_retryable_broken_stream(
+    server: OpenAIServer, model: OpenAICompatibleModel
+) -> None:
+    # Envelope fields given in the server's order, so the damaged line is known byte for byte.
+    envelope = {
+        "id": "chatcmpl-9",
+        "object": "chat.completion.chunk",
+        "created": 1700000000,
+        "model": "gpt-test",
+        "service_tier": "default",
+        "system_fingerprint": "fp_tempo",
+    }
+    damaged = {**envelope, **chunk({"content": " answer"})}
+    server.script(
+        Reply(
+            events=[
+                chunk({"content": "The"}),
+                Cut(damaged, keep=150),
+                chunk({"content": " is"}),
+                chunk({}, finish_reason="stop"),
+                DONE,
+            ]
+        )
+    )
+    events, error = await collect_until_error(model, make_request())
+    assert events == [TextDelta(text="The")]
+    line = "data: " + json.dumps(damaged, separators=(",", ":"))
+    assert error.message == (
+        f"{where(server)}: the stream is broken: an event is not JSON: {line[:100]!r}…; a later attempt may succeed."
+    )
+    assert error.retryable is True
+    assert error.status is None
+
+
+async def test_a_connection_dropped_mid_tool_call_arguments_is_retryable_and_unchained(
+    server: OpenAIServer, model: OpenAICompatibleModel
+) -> None:
+    whole = tool_calls_stream([ToolCallSpec("get_weather", {"city": "Reykjavik"}, id="call_r")], fragment_size=4)
+    server.script(dropped_after(whole, 4))
+    events, error = await collect_until_error(model, make_request(tools=[WEATHER]))
+    assert events == [
+        ToolInputStart(tool_call_id="call_r", tool_name="get_weather"),
+        ToolInputDelta(tool_call_id="call_r", args_text_delta='{"ci'),
+        ToolInputDelta(tool_call_id="call_r", args_text_delta='ty":'),
+    ]
+    assert error.message == (
+        f"{where(server)}: the connection dropped (peer closed connection without sending complete message body "
+        "(incomplete chunked read)); a later attempt may succeed."
+    )
+    assert error.retryable is True
+    assert error.__cause__ is None and error.__suppress_context__
+
+
+def test_max_tokens_name_follows_the_server_not_the_provider(monkeypatch: pytest.MonkeyPatch) -> None:
+    settings = {"max_tokens": 64}
+    monkeypatch.setenv("OPENAI_BASE_URL", "http://localhost:8080/v1")
+    local_openai = from_model_string("openai/qwen2.5").build_body(make_request(settings=settings))
+    assert (local_openai.get("max_tokens"), "max_completion_tokens" in local_openai) == (64, False)
+    labelled_compatible = openai_compatible("gpt-4o", base_url="https://api.openai.com/v1", api_key_env=None)
+    body = labelled_compatible.build_body(make_request(settings=settings))
+    assert (body.get("max_completion_tokens"), "max_tokens" in body) == (64, False)
+
+
+async def test_openai_prefix_on_another_server_sends_max_tokens(
+    server: OpenAIServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-local")
+    server.script(text_stream("ok"))
+    await collect(from_model_string("openai/llama3.1"), make_request(settings={"maxOutputTokens": 32}))
+    sent = server.requests[0].json
+    assert sent["max_tokens"] == 32
+    assert "max_completion_tokens" not in sent
+
+
+@pytest.mark.parametrize(
+    ("reply", "retryable", "expected"),
+    [
+        (
+            error_reply(429, "Rate limit exceeded."),
+            True,
+            "HTTP 429 Too Many Requests: Rate limit exceeded. Rate limited by the server; a later attempt may succeed.",
+        ),
+        (
+            error_reply(529, "Overloaded"),
+            True,
+            "HTTP 529: Overloaded. The server failed or is overloaded; a later attempt may succeed.",
+        ),
+        (
+            error_reply(408, "Request timed out."),
+            True,
+            "HTTP 408 Request Timeout: Request timed out. "
+            "The server timed out waiting for the request; a later attempt may succeed.",
+        ),
+        (
+            error_reply(409, "Another request is in progress."),
+            True,
+            "HTTP 409 Conflict: Another request is in progress. "
+            "The server reported a conflict; a later attempt may succeed.",
+        ),
+        (
+            error_reply(400, "Invalid value for 'temperature'."),
+            False,
+            "HTTP 400 Bad Request: Invalid value for 'temperature'. "
+            "The request was rejected; check the messages, tools and model settings.",
+        ),
+    ],
+    ids=["429", "529-no-reason-phrase", "408", "409", "400"],
+)
+async def test_status_messages_read_well(
+    server: OpenAIServer, model: OpenAICompatibleModel, reply: Reply, retryable: bool, expected: str
+) -> None:
+    server.script(reply)
+    _, error = await collect_until_error(model, make_request())
+    assert error.message == f"{where(server)}: {expected}"
+    assert error.retryable is retryable
+
+
+async def test_key_variable_names_keep_their_case(server: OpenAIServer, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-x")
+    server.script(error_reply(403, "Project does not have access to model gpt-4o."))
+    _, error = await collect_until_error(from_model_string("openai/gpt-4o"), make_request())
+    assert error.message == (
+        f"{where(server, 'gpt-4o', 'openai')}: HTTP 403 Forbidden: Project does not have access to model gpt-4o. "
+        "The API key in OPENAI_API_KEY is not allowed to use model 'gpt-4o' (or this endpoint)."
+    )
+
+
+async def test_no_error_claims_the_step_is_retried(server: OpenAIServer, model: OpenAICompatibleModel) -> None:
+    server.script(
+        error_reply(503, "down"),
+        Reply(events=[chunk({"content": "a"}), error_event("boom")]),
+        Reply(events=[chunk({"content": "a"})]),
+        Reply(events=[chunk({"content": "a"}), Drop()]),
+    )
+    messages = [(await collect_until_error(model, make_request()))[1].message for _ in range(4)]
+    assert all("retried" not in message and "a later attempt may succeed" in message for message in messages)
+    assert messages[1] == (
+        f"{where(server)}: the server reported an error mid-stream: boom (a later attempt may succeed)."
+    )
+    assert messages[2] == (
+        f"{where(server)}: the connection closed before the response was complete; a later attempt may succeed."
+    )
+
+
+def test_local_model_uses_the_servers_default_address_and_no_key() -> None:
+    ollama = local_model("qwen2.5:7b", "ollama")
+    assert (ollama.endpoint, ollama.api_key_env, ollama.provider) == (
+        "http://localhost:11434/v1/chat/completions",
+        None,
+        "ollama",
+    )
+    elsewhere = local_model("m", "vllm", base_url="http://gpu:9000/v1", api_key_env="VLLM_API_KEY")
+    assert (elsewhere.base_url, elsewhere.api_key_env, elsewhere.provider) == (
+        "http://gpu:9000/v1",
+        "VLLM_API_KEY",
+        "vllm",
+    )
+    assert local_model("m", "llama.cpp").base_url == "http://localhost:8080/v1"
+    with pytest.raises(ConfigurationError, match="unknown server 'tgi'"):
+        local_model("m", "tgi")  # type: ignore[arg-type]
+
+
+async def test_local_model_runs_against_a_server(server: OpenAIServer) -> None:
+    server.script(text_stream("hi"))
+    events = await collect(local_model("qwen2.5", "llama.cpp", base_url=server.base_url), make_request())
+    assert "".join(e.text for e in events if isinstance(e, TextDelta)) == "hi"
+    assert "authorization" not in server.requests[0].headers

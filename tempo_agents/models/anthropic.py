@@ -19,9 +19,11 @@ Mapping, in short (see :class:`AnthropicModel` for the details):
   count of the last ``message_delta``.
 
 Errors classify themselves as :class:`ModelError`: 408, 409, 429 (with ``retry-after``), 5xx, 529,
-timeouts (including a stream that stalls for ``read_timeout`` seconds), dropped connections and
-``overloaded_error``/``api_error`` events mid-stream are ``retryable``; a missing key, 400, 401, 403, 404,
-413 are not. The adapter never retries on its own: the model-step activity's retry policy does.
+timeouts (including a stream that stalls for ``read_timeout`` seconds), dropped connections, a damaged
+(non-JSON) event and ``overloaded_error``/``api_error`` events mid-stream are ``retryable``; a missing key,
+400, 401, 403, 404, 413 are not. The adapter never retries on its own: the model-step activity's retry
+policy does. Errors wrapping httpx errors are raised ``from None`` and quote the server briefly, so the
+failure Temporal records for a retried attempt stays within its size limit and keeps the reason.
 """
 
 from __future__ import annotations
@@ -38,6 +40,7 @@ from typing import Any, Literal
 import httpx
 
 from tempo_agents.errors import ConfigurationError, ModelError
+from tempo_agents.models._error_text import MAY_SUCCEED_LATER, clipped, quoted_start, retry_outlook, without_full_stop
 from tempo_agents.models.messages import Message, TextPart, ToolCallPart, ToolResultPart
 from tempo_agents.models.model import (
     FinishEvent,
@@ -207,26 +210,28 @@ class AnthropicModel:
                 async with httpx.AsyncClient(timeout=self.timeout) as client:
                     async for event in self._stream(client, headers, content, decoder):
                         yield event
-        except httpx.TimeoutException as exc:
-            if isinstance(exc, httpx.ConnectTimeout):
-                what = f"timed out connecting to {self.base_url}"
-            elif isinstance(exc, httpx.ReadTimeout):
-                what = f"timed out: no data from {self.base_url} for {self.timeout.read} s (stalled stream)"
-            else:
-                what = f"timed out talking to {self.base_url} ({type(exc).__name__})"
-            raise self._error(what, retryable=True) from exc
-        except (httpx.UnsupportedProtocol, httpx.LocalProtocolError) as exc:
-            raise self._error(
-                f"cannot call {self.messages_url}: {exc}; check base_url / ANTHROPIC_BASE_URL", retryable=False
-            ) from exc
-        except httpx.TransportError as exc:
-            raise self._error(
-                f"connection to {self.base_url} failed or was dropped ({type(exc).__name__}: {exc})", retryable=True
-            ) from exc
-        except httpx.HTTPError as exc:  # undecodable body, too many redirects, ...
-            raise self._error(
-                f"bad response from {self.messages_url}: {type(exc).__name__}: {exc}", retryable=False
-            ) from exc
+        except httpx.HTTPError as exc:
+            raise self._transport_error(exc) from None  # without httpx's chain: Temporal keeps failures small
+
+    def _transport_error(self, exc: httpx.HTTPError) -> ModelError:
+        said = clipped(f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__, 200)
+        if isinstance(exc, httpx.ConnectTimeout):
+            what = f"timed out connecting to {self.base_url}"
+        elif isinstance(exc, httpx.ReadTimeout):
+            what = f"timed out: no data from {self.base_url} for {self.timeout.read} s (stalled stream)"
+        elif isinstance(exc, httpx.TimeoutException):
+            what = f"timed out talking to {self.base_url} ({type(exc).__name__})"
+        elif isinstance(exc, (httpx.UnsupportedProtocol, httpx.LocalProtocolError)):
+            return self._error(
+                f"cannot call {self.messages_url}: {said}; check base_url / ANTHROPIC_BASE_URL", retryable=False
+            )
+        elif isinstance(exc, httpx.TransportError):
+            what = f"connection to {self.base_url} failed or was dropped ({said})"
+        elif isinstance(exc, httpx.DecodingError):
+            what = f"the response body from {self.messages_url} could not be decoded ({said})"
+        else:  # too many redirects, ...
+            return self._error(f"bad response from {self.messages_url}: {said}", retryable=False)
+        return self._error(f"{what}; {MAY_SUCCEED_LATER}", retryable=True)
 
     async def _stream(
         self, client: httpx.AsyncClient, headers: dict[str, str], content: bytes, decoder: _StreamDecoder
@@ -246,7 +251,8 @@ class AnthropicModel:
                         yield event
         if decoder.finish is None:
             raise self._error(
-                "the response stream ended before message_stop (connection dropped mid-stream)", retryable=True
+                f"the response stream ended before message_stop (connection dropped mid-stream); {MAY_SUCCEED_LATER}",
+                retryable=True,
             )
         yield decoder.finish
 
@@ -264,37 +270,50 @@ class AnthropicModel:
                 f"{response.headers.get('content-type') or 'no content type'}{where}; check base_url",
                 retryable=False,
             )
-        label = f"HTTP {status}" + (f" {error_type}" if error_type else "") + (f": {detail}" if detail else "")
-        if status == 401:
-            hint = f"check that {self.api_key_env} on the worker holds a valid Anthropic API key"
-        elif status == 403:
-            hint = f"the key in {self.api_key_env} is not allowed to use this model or feature"
-        elif status == 404:
-            hint = f'check the model name "{self._model}" (anthropic/<model>) and the base URL {self.base_url}'
-        elif status == 402:
-            hint = "check the billing of the Anthropic account"
-        elif status == 413:
-            hint = "the request is too large; shorten the conversation or tool results"
-        elif status == 429:
-            hint = "rate limited" + (f"; retry after {retry_after:g} s" if retry_after is not None else "")
-        elif status == 529 or error_type == "overloaded_error":
-            hint = "the API is overloaded; retry later"
-        elif status >= 500:
-            hint = "server error; retry later"
-        else:
-            hint = "fix the request (messages, tools or settings)"
+        said = without_full_stop(detail)
+        label = f"HTTP {status}" + (f" {error_type}" if error_type else "") + (f": {said}" if said else "")
         retryable = status in (408, 409, 429) or status >= 500
         should_retry = response.headers.get("x-should-retry")
         if should_retry in ("true", "false"):
             retryable = should_retry == "true"
-        return self._error(f"{label}{where}; {hint}", retryable=retryable, status=status, retry_after=retry_after)
+        hint = self._status_hint(status, error_type, retry_after)
+        return self._error(
+            f"{label}{where}; {hint}; {retry_outlook(retryable)}",
+            retryable=retryable,
+            status=status,
+            retry_after=retry_after if retryable else None,
+        )
+
+    def _status_hint(self, status: int, error_type: str, retry_after: float | None) -> str:
+        """What HTTP ``status`` means for the user (whether to retry is said separately)."""
+        if status == 401:
+            return f"check that {self.api_key_env} on the worker holds a valid Anthropic API key"
+        if status == 403:
+            return f"the key in {self.api_key_env} is not allowed to use this model or feature"
+        if status == 404:
+            return f'check the model name "{self._model}" (anthropic/<model>) and the base URL {self.base_url}'
+        if status == 402:
+            return "check the billing of the Anthropic account"
+        if status == 408:
+            return "the server timed out waiting for the request"
+        if status == 409:
+            return "the server reported a conflict"
+        if status == 413:
+            return "the request is too large; shorten the conversation or tool results"
+        if status == 429:
+            return "rate limited" + (f"; retry after {retry_after:g} s" if retry_after is not None else "")
+        if status == 529 or error_type == "overloaded_error":
+            return "the API is overloaded"
+        if status >= 500:
+            return "server error"
+        return "fix the request (messages, tools or settings)"
 
     def _event_error(self, error_type: str, detail: str) -> ModelError:
         """The :class:`ModelError` for an ``error`` event (``status`` is the type's HTTP equivalent)."""
         retryable = error_type in _RETRYABLE_ERROR_TYPES
-        text = f"{error_type}: {detail}" if detail else error_type
+        text = f"{error_type}: {without_full_stop(clipped(detail))}" if detail else error_type
         return self._error(
-            f"error event mid-stream: {text}" + ("; retry later" if retryable else ""),
+            f"error event mid-stream: {text}; {retry_outlook(retryable)}",
             retryable=retryable,
             status=_ERROR_TYPE_STATUS.get(error_type),
         )
@@ -546,8 +565,11 @@ class _StreamDecoder:
         try:
             data = json.loads(data_text)
         except ValueError:
+            # A damaged event: this attempt's answer cannot be trusted, but a new stream may be whole.
+            bad_line = quoted_start(f"data: {data_text}")
             raise self._model._error(
-                f"malformed {event_name or 'stream'} event: {data_text[:200]!r}", retryable=False
+                f"the stream is broken: a {event_name or 'stream'} event is not JSON: {bad_line}; {MAY_SUCCEED_LATER}",
+                retryable=True,
             ) from None
         if not isinstance(data, dict):
             return []
@@ -660,11 +682,11 @@ def _error_detail(response: httpx.Response) -> tuple[str, str]:
     try:
         payload = response.json()
     except ValueError:
-        return "", response.text.strip()[:300]
+        return "", clipped(response.text)
     error = _dict(_dict(payload).get("error"))
     if error:
-        return str(error.get("type") or ""), str(error.get("message") or "")
-    return "", response.text.strip()[:300]
+        return str(error.get("type") or ""), clipped(str(error.get("message") or ""))
+    return "", clipped(response.text)
 
 
 def _retry_after(headers: httpx.Headers) -> float | None:

@@ -5,12 +5,21 @@ One adapter covers OpenAI itself and the servers that speak its streaming Chat C
 
     from_model_string("openai/gpt-4o")        # OPENAI_BASE_URL (default https://api.openai.com/v1), OPENAI_API_KEY
     openai_compatible("llama3.1", base_url="http://localhost:11434/v1", api_key_env=None)
+    local_model("llama3.1", "ollama")         # the same, at the server's default address
 
 The adapter streams ``POST {base_url}/chat/completions`` with ``stream: true`` over httpx and turns the
 server-sent events into :mod:`tempo_agents.models.model` events. It never retries: every failure is a
-:class:`~tempo_agents.errors.ModelError` that says whether retrying can help (rate limits, 5xx, timeouts,
-dropped connections) or not (missing key, 400, 401, 403, 404), and the model-step activity's retry policy
-does the rest. The API key is read from the worker's environment on every call and never enters a request.
+:class:`~tempo_agents.errors.ModelError` that says whether retrying can help (rate limits, 408, 409, 5xx,
+timeouts, dropped connections, a damaged event in the stream) or not (missing key, 400, 401, 403, 404), and
+the model-step activity's retry policy does the rest. Errors that wrap httpx errors are raised without them
+(``from None``) and messages quote the server briefly, so Temporal can record the reason for a retry within
+its size limit for an activity failure. The API key is read from the worker's environment on every call and
+never enters a request.
+
+Wire choices that keep local servers working: an assistant message always carries ``content`` as a string
+(``""`` beside tool calls, as llama.cpp and LM Studio reject ``null``); the output limit is sent as
+``max_completion_tokens`` to api.openai.com and as ``max_tokens`` to any other server, whatever the
+provider label; a legacy ``function_call`` delta is read as a tool call when the stream has no ``tool_calls``.
 
 Built-in web search (a :class:`ToolDefinition` with ``kind="web_search"``): Chat Completions has no
 ``web_search`` *tool*. For provider ``openai`` (or a base URL on ``api.openai.com``) the definition is
@@ -33,12 +42,21 @@ import weakref
 from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass, field
 from email.utils import parsedate_to_datetime
-from typing import Any
+from http import HTTPStatus
+from typing import Any, Literal, TypeAlias
 from urllib.parse import urlsplit
 
 import httpx
 
 from tempo_agents.errors import ConfigurationError, ModelError
+from tempo_agents.models._error_text import (
+    MAY_SUCCEED_LATER,
+    capitalized,
+    clipped,
+    quoted_start,
+    retry_outlook,
+    without_full_stop,
+)
 from tempo_agents.models.messages import Message, TextPart, ToolCallPart, ToolResultPart
 from tempo_agents.models.model import (
     FinishEvent,
@@ -58,9 +76,12 @@ from tempo_agents.tools.builtin.web_search import WEB_SEARCH_UNSUPPORTED_PROVIDE
 
 __all__ = [
     "DEFAULT_OPENAI_BASE_URL",
+    "LOCAL_SERVER_URLS",
     "WEB_SEARCH_UNSUPPORTED_PROVIDER",
+    "LocalServer",
     "OpenAICompatibleModel",
     "from_model_string",
+    "local_model",
     "openai_compatible",
     "web_search_unsupported",
 ]
@@ -160,7 +181,7 @@ class OpenAICompatibleModel:
     # -- request ------------------------------------------------------------------------------
 
     def _supports_web_search(self) -> bool:
-        return self._provider == "openai" or urlsplit(self.base_url).hostname == "api.openai.com"
+        return self._provider == "openai" or self._is_openai_api()
 
     def build_body(self, request: ModelRequest) -> dict[str, Any]:
         """The JSON body this adapter sends for ``request`` (the key is not part of it)."""
@@ -184,9 +205,19 @@ class OpenAICompatibleModel:
         body.update(self._settings_to_openai(request.settings))
         return body
 
+    def _is_openai_api(self) -> bool:
+        """True when requests go to OpenAI's own API (host ``api.openai.com``), whatever the provider label."""
+        return urlsplit(self.base_url).hostname == "api.openai.com"
+
+    def _max_tokens_key(self) -> str:
+        """OpenAI's API wants ``max_completion_tokens`` (its reasoning models reject ``max_tokens``); other
+        servers (vLLM, Ollama, llama.cpp, LM Studio, OpenRouter, ...) read ``max_tokens`` and most ignore the
+        newer name, so the limit is sent under the name the server at ``base_url`` reads."""
+        return "max_completion_tokens" if self._is_openai_api() else "max_tokens"
+
     def _settings_to_openai(self, settings: Mapping[str, Any]) -> dict[str, Any]:
         mapped: dict[str, Any] = {}
-        max_key = "max_completion_tokens" if self._provider == "openai" else "max_tokens"
+        max_key = self._max_tokens_key()
         extra: Any = None
         for key, value in settings.items():
             if key in ("provider_options", "providerOptions"):
@@ -262,8 +293,8 @@ class OpenAICompatibleModel:
                 # After [DONE]: read the end of the body so the connection goes back to the pool.
                 with contextlib.suppress(httpx.HTTPError, TimeoutError):
                     await asyncio.wait_for(_drain(lines), _DRAIN_SECONDS)
-        except httpx.TransportError as error:  # timeouts, refused and dropped connections
-            raise self._transport_error(error) from error
+        except httpx.HTTPError as error:  # timeouts, refused and dropped connections, undecodable bodies
+            raise self._transport_error(error) from None
 
     # -- errors -------------------------------------------------------------------------------
 
@@ -280,45 +311,51 @@ class OpenAICompatibleModel:
     def _status_error(self, response: httpx.Response, *, web_search: bool) -> ModelError:
         status = response.status_code
         detail = _ErrorDetail.parse(_json_or_none(response.text), fallback=response.text)
-        retry_after = _retry_after(response.headers)
-        said = f": {detail.message}" if detail.message else ""
-        head = f"{self._describe()}: HTTP {status} {response.reason_phrase}{said}"
-        retryable = False
-        if status == 429:
-            if "insufficient_quota" in (detail.code, detail.type):
-                fix = f"The account has no quota left: check the plan and billing of {self._key_hint()}"
-            else:
-                retryable = True
-                fix = "Rate limited; the step is retried with backoff"
-        elif status in (408, 409) or status >= 500:
-            retryable = True
-            fix = "The provider failed or is overloaded; the step is retried with backoff"
-        elif status == 401:
-            fix = f"Check {self._key_hint()}: it is missing, wrong or revoked"
-        elif status == 403:
-            fix = f"{self._key_hint().capitalize()} is not allowed to use model {self._model!r} (or this endpoint)"
-        elif status == 404:
-            fix = (
-                f"Check the model name {self._model!r} and the base URL {self.base_url} "
-                "(it should end in /v1 for most servers)"
-            )
-        elif web_search and status == 400:
-            fix = (
-                "Web search on Chat Completions needs a search model such as gpt-4o-search-preview; "
-                "otherwise check the request's messages, tools and model settings"
-            )
-        else:
-            fix = "The request was rejected; check the messages, tools and model settings"
+        retryable, advice = self._status_advice(status, detail, web_search=web_search)
         return ModelError(
-            f"{head}. {fix}.",
+            f"{self._describe()}: {_status_text(status, response.reason_phrase, detail.message)}. {advice}.",
             retryable=retryable,
             provider=self._provider,
             model=self._model,
             status=status,
-            retry_after=retry_after if retryable else None,
+            retry_after=_retry_after(response.headers) if retryable else None,
         )
 
+    def _status_advice(self, status: int, detail: _ErrorDetail, *, web_search: bool) -> tuple[bool, str]:
+        """Whether a later attempt can help after HTTP ``status``, and what to tell the user."""
+        if status == 429 and "insufficient_quota" in (detail.code, detail.type):
+            return False, f"The account has no quota left: check the plan and billing of {self._key_hint()}"
+        if status in _RETRYABLE_STATUS_ADVICE:
+            return True, f"{_RETRYABLE_STATUS_ADVICE[status]}; {MAY_SUCCEED_LATER}"
+        if status >= 500:
+            return True, f"The server failed or is overloaded; {MAY_SUCCEED_LATER}"
+        if status == 401:
+            return False, f"Check {self._key_hint()}: it is missing, wrong or revoked"
+        if status == 403:
+            key = capitalized(self._key_hint())
+            return False, f"{key} is not allowed to use model {self._model!r} (or this endpoint)"
+        if status == 404:
+            return False, (
+                f"Check the model name {self._model!r} and the base URL {self.base_url} "
+                "(it should end in /v1 for most servers)"
+            )
+        if web_search and status == 400:
+            return False, (
+                "Web search on Chat Completions needs a search model such as gpt-4o-search-preview; "
+                "otherwise check the request's messages, tools and model settings"
+            )
+        return False, "The request was rejected; check the messages, tools and model settings"
+
     def _transport_error(self, error: httpx.HTTPError) -> ModelError:
+        """The error for a failed connection or body; raise it ``from None`` (keep Temporal's failure small)."""
+        if isinstance(error, (httpx.UnsupportedProtocol, httpx.ProxyError, httpx.TooManyRedirects)):
+            return ModelError(
+                f"{self._describe()}: {without_full_stop(clipped(str(error)))}. Check the base URL and proxy settings.",
+                retryable=False,
+                provider=self._provider,
+                model=self._model,
+            )
+        said = clipped(str(error) or type(error).__name__, 200)
         if isinstance(error, httpx.ConnectTimeout):
             what = f"could not connect within {self._timeout.connect:g}s"
         elif isinstance(error, httpx.ReadTimeout):
@@ -326,18 +363,13 @@ class OpenAICompatibleModel:
         elif isinstance(error, httpx.TimeoutException):
             what = f"timed out ({type(error).__name__})"
         elif isinstance(error, httpx.ConnectError):
-            what = f"could not connect ({error or type(error).__name__}); check that the server is up"
-        elif isinstance(error, (httpx.UnsupportedProtocol, httpx.ProxyError)):
-            return ModelError(
-                f"{self._describe()}: {error}. Check the base URL and proxy settings.",
-                retryable=False,
-                provider=self._provider,
-                model=self._model,
-            )
+            what = f"could not connect ({said}); check that the server is up"
+        elif isinstance(error, httpx.DecodingError):
+            what = f"the response body could not be decoded ({said})"
         else:
-            what = f"the connection dropped ({error or type(error).__name__})"
+            what = f"the connection dropped ({said})"
         return ModelError(
-            f"{self._describe()}: {what}; the step is retried with backoff.",
+            f"{self._describe()}: {what}; {MAY_SUCCEED_LATER}.",
             retryable=True,
             provider=self._provider,
             model=self._model,
@@ -346,20 +378,28 @@ class OpenAICompatibleModel:
     def _stream_error(self, payload: Any) -> ModelError:
         detail = _ErrorDetail.parse(payload, fallback=json.dumps(payload)[:500])
         retryable = detail.looks_transient()
-        fix = "the step is retried with backoff" if retryable else "retrying will not help"
+        said = without_full_stop(clipped(detail.message)) or "unknown error"
         return ModelError(
-            f"{self._describe()}: the provider reported an error mid-stream: {detail.message or 'unknown error'} "
-            f"({fix}).",
+            f"{self._describe()}: the server reported an error mid-stream: {said} ({retry_outlook(retryable)}).",
             retryable=retryable,
             provider=self._provider,
             model=self._model,
             status=detail.status,
         )
 
+    def _malformed_event_error(self, data: str) -> ModelError:
+        """A ``data:`` event that is not JSON: the stream is damaged, so this attempt's answer cannot be trusted."""
+        return ModelError(
+            f"{self._describe()}: the stream is broken: an event is not JSON: {quoted_start('data: ' + data)}; "
+            f"{MAY_SUCCEED_LATER}.",
+            retryable=True,
+            provider=self._provider,
+            model=self._model,
+        )
+
     def _incomplete_error(self) -> ModelError:
         return ModelError(
-            f"{self._describe()}: the connection closed before the response was complete; "
-            "the step is retried with backoff.",
+            f"{self._describe()}: the connection closed before the response was complete; {MAY_SUCCEED_LATER}.",
             retryable=True,
             provider=self._provider,
             model=self._model,
@@ -380,6 +420,40 @@ def openai_compatible(
     ``read_timeout``, ``client`` (see :class:`OpenAICompatibleModel`).
     """
     return OpenAICompatibleModel(model, base_url=base_url, api_key_env=api_key_env, provider=provider, **options)
+
+
+LocalServer: TypeAlias = Literal["ollama", "llama.cpp", "vllm", "lm-studio"]
+
+LOCAL_SERVER_URLS: dict[str, str] = {
+    "ollama": "http://localhost:11434/v1",
+    "llama.cpp": "http://localhost:8080/v1",
+    "vllm": "http://localhost:8000/v1",
+    "lm-studio": "http://localhost:1234/v1",
+}
+"""Where each local server listens when started with its defaults (``ollama serve``, ``llama-server``,
+``vllm serve``, LM Studio's server)."""
+
+
+def local_model(
+    model: str,
+    server: LocalServer,
+    *,
+    base_url: str | None = None,
+    api_key_env: str | None = None,
+    **options: Any,
+) -> OpenAICompatibleModel:
+    """A model on a local OpenAI-compatible server, by default at that server's default address.
+
+    ``local_model("llama3.1", "ollama")`` talks to ``http://localhost:11434/v1`` with no key; give
+    ``base_url`` for another host or port, and ``api_key_env`` when the server was started with an API key
+    (``llama-server --api-key``, ``vllm serve --api-key``). ``model`` is the name the server knows the model
+    by. The provider label is ``server``. ``options`` as for :func:`openai_compatible`.
+    """
+    if server not in LOCAL_SERVER_URLS:
+        known = ", ".join(repr(name) for name in LOCAL_SERVER_URLS)
+        raise ConfigurationError(f"local_model: unknown server {server!r}; expected one of {known}")
+    url = base_url if base_url is not None else LOCAL_SERVER_URLS[server]
+    return OpenAICompatibleModel(model, base_url=url, api_key_env=api_key_env, provider=server, **options)
 
 
 def from_model_string(spec: str, **options: Any) -> OpenAICompatibleModel:
@@ -409,7 +483,7 @@ _SETTINGS = {
     "frequency_penalty": "frequency_penalty",
     "frequencyPenalty": "frequency_penalty",
 }
-"""Model settings the adapter maps (snake_case or camelCase); ``max_tokens`` is renamed per provider."""
+"""Model settings the adapter maps (snake_case or camelCase); ``max_tokens`` is renamed for api.openai.com."""
 
 
 def messages_to_openai(messages: list[Message]) -> list[dict[str, Any]]:
@@ -419,13 +493,7 @@ def messages_to_openai(messages: list[Message]) -> list[dict[str, Any]]:
         if message.role == "system":
             wire.append({"role": "system", "content": message.text})
         elif message.role == "assistant":
-            entry: dict[str, Any] = {"role": "assistant", "content": message.text or None}
-            calls = [_tool_call_to_openai(part) for part in message.content if isinstance(part, ToolCallPart)]
-            if calls:
-                entry["tool_calls"] = calls
-            elif entry["content"] is None:
-                entry["content"] = ""
-            wire.append(entry)
+            wire.append(_assistant_to_openai(message))
         else:
             has_text = any(isinstance(part, TextPart) for part in message.content)
             if message.role == "user" and (has_text or not message.tool_results):
@@ -436,6 +504,19 @@ def messages_to_openai(messages: list[Message]) -> list[dict[str, Any]]:
                 if isinstance(part, ToolResultPart)
             )
     return wire
+
+
+def _assistant_to_openai(message: Message) -> dict[str, Any]:
+    """An assistant message; ``content`` is always a string, ``""`` beside tool calls when there is no text.
+
+    OpenAI and vLLM accept ``null`` there too, but llama.cpp's server and LM Studio reject it (and some
+    llama.cpp versions and lmdeploy reject a missing ``content``); an empty string is accepted by all.
+    """
+    entry: dict[str, Any] = {"role": "assistant", "content": message.text}
+    calls = [_tool_call_to_openai(part) for part in message.content if isinstance(part, ToolCallPart)]
+    if calls:
+        entry["tool_calls"] = calls
+    return entry
 
 
 def _tool_call_to_openai(part: ToolCallPart) -> dict[str, Any]:
@@ -518,6 +599,7 @@ class _StreamState:
         self._sources: dict[str, dict[str, Any]] = {}
         self._data: list[str] = []
         self._event_name = ""
+        self._saw_tool_calls = False
         self.done = False
 
     def feed_line(self, line: str) -> list[ModelEvent]:
@@ -555,11 +637,17 @@ class _StreamState:
         if data.strip() == "[DONE]":
             self.done = True
             return self._final_events()
-        payload = _json_or_none(data)
+        try:
+            payload = json.loads(data)
+        except ValueError:
+            if event_name == "error":
+                raise self._model._stream_error({"error": {"message": data}}) from None
+            # A damaged event: skipping it would silently lose part of the answer.
+            raise self._model._malformed_event_error(data) from None
         if event_name == "error" or (isinstance(payload, dict) and payload.get("error")):
-            raise self._model._stream_error(payload if payload is not None else {"error": {"message": data}})
+            raise self._model._stream_error(payload)
         if not isinstance(payload, dict):
-            return []  # not JSON: ignore, as the official clients do
+            return []
         return self._chunk(payload)
 
     def whole_response(self, payload: Any) -> list[ModelEvent]:
@@ -597,15 +685,28 @@ class _StreamState:
                     text = delta.get(key)
                     if isinstance(text, str) and text:
                         events.append(TextDelta(text=text))
-                for fragment in delta.get("tool_calls") or ():
-                    if isinstance(fragment, dict):
-                        events.extend(self._tool_fragment(fragment))
+                events.extend(self._tool_call_delta(delta))
                 self._annotations(delta.get("annotations"))
             reason = choice.get("finish_reason")
             if isinstance(reason, str) and reason:
                 self._finish_reason = reason
                 events.extend(self._complete_calls())
         return events
+
+    def _tool_call_delta(self, delta: dict[str, Any]) -> list[ModelEvent]:
+        """Tool-call fragments of one delta: ``tool_calls``, else the legacy single ``function_call``.
+
+        Some servers send ``function_call`` beside ``tool_calls`` (a copy of the first call); it is read
+        only from a stream that has not sent ``tool_calls``, so a call is never counted twice.
+        """
+        fragments = delta.get("tool_calls")
+        if isinstance(fragments, list) and fragments:
+            self._saw_tool_calls = True
+            return [event for item in fragments if isinstance(item, dict) for event in self._tool_fragment(item)]
+        legacy = delta.get("function_call")
+        if isinstance(legacy, dict) and not self._saw_tool_calls:
+            return self._tool_fragment({"index": 0, "function": legacy})
+        return []
 
     def _tool_fragment(self, fragment: dict[str, Any]) -> list[ModelEvent]:
         index = fragment.get("index")
@@ -748,6 +849,25 @@ class _ErrorDetail:
         return any(
             mark in text for mark in ("overloaded", "server error", "try again", "temporarily", "timed out", "capacity")
         )
+
+
+_RETRYABLE_STATUS_ADVICE = {
+    408: "The server timed out waiting for the request",
+    409: "The server reported a conflict",
+    429: "Rate limited by the server",
+}
+"""Statuses below 500 that another attempt may get past, and what they mean."""
+
+
+def _status_text(status: int, reason_phrase: str, provider_said: str) -> str:
+    """``HTTP 429 Too Many Requests: <what the server said>``, without empty parts or a final full stop."""
+    phrase = reason_phrase.strip()
+    if not phrase:
+        with contextlib.suppress(ValueError):
+            phrase = HTTPStatus(status).phrase  # HTTP/2 has no reason phrases
+    text = f"HTTP {status} {phrase}" if phrase else f"HTTP {status}"
+    said = without_full_stop(clipped(provider_said))
+    return f"{text}: {said}" if said else text
 
 
 def _retry_after(headers: httpx.Headers) -> float | None:

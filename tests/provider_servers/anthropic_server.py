@@ -361,6 +361,16 @@ class MessageStream:
         self.items.append(RawBytes(data, delay))
         return self
 
+    def cut(self, position: int, keep: int) -> Self:
+        """Damage the event at ``position`` (negative counts from the end): its ``data:`` JSON is cut after
+        ``keep`` characters, and the stream goes on after it."""
+        event = self.items[position]
+        if not isinstance(event, SSEEvent):
+            raise ValueError(f"item {position} is not an event: {event!r}")
+        data = json.dumps(event.data, separators=(",", ":"))[:keep]
+        self.items[position] = RawBytes(f"event: {event.name}\ndata: {data}\n\n".encode(), event.delay)
+        return self
+
     def finish(
         self,
         stop_reason: str | None = "end_turn",

@@ -13,8 +13,14 @@ Every request is recorded (method, path, headers, JSON body) so tests can assert
 Replies are used in order, one per request; when the script is empty, :meth:`OpenAIServer.respond_with`'s
 handler (if any) makes the reply, else the server answers 400 "no scripted reply left". A streamed
 reply is a list of items: chunk dicts (``chunk(...)``; ``id``/``object``/``created``/``model`` are filled
-in), raw ``data:`` strings such as :data:`DONE`, error objects (``error_event(...)``), and the controls
-:class:`Sleep`, :class:`Stall` and :class:`Drop`.
+in), raw ``data:`` strings such as :data:`DONE`, error objects (``error_event(...)``), damaged chunks
+(:class:`Cut`), and the controls :class:`Sleep`, :class:`Stall` and :class:`Drop`.
+
+``OpenAIServer(dialect="llama.cpp")`` checks the request as llama.cpp's server does before replying: an
+assistant message whose ``content`` is ``null`` or missing gets llama.cpp's HTTP 500 (which quotes the
+whole conversation back) and does not use up a scripted reply. :func:`tool_calls_stream` can repeat the call
+id and name in every argument fragment and copy the first call into a legacy ``function_call`` field, as
+some OpenAI-compatible servers do; :func:`function_call_stream` sends only the legacy field.
 """
 
 from __future__ import annotations
@@ -28,10 +34,13 @@ import re
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, TypeAlias
+from typing import Any, Literal, TypeAlias
 
 __all__ = [
     "DONE",
+    "LLAMA_CPP_CONTENT_ERROR",
+    "Cut",
+    "Dialect",
     "Drop",
     "OpenAIServer",
     "Raw",
@@ -41,8 +50,10 @@ __all__ = [
     "Stall",
     "ToolCallSpec",
     "chunk",
+    "dropped_after",
     "error_event",
     "error_reply",
+    "function_call_stream",
     "json_reply",
     "text_stream",
     "tool_calls_stream",
@@ -79,7 +90,22 @@ class Raw:
     data: bytes
 
 
-StreamItem: TypeAlias = Mapping[str, Any] | str | Sleep | Stall | Drop | Raw
+@dataclass(frozen=True)
+class Cut:
+    """A chunk (envelope filled in) whose ``data:`` JSON is cut after ``keep`` characters: a damaged event."""
+
+    chunk: Mapping[str, Any]
+    keep: int
+
+
+StreamItem: TypeAlias = Mapping[str, Any] | str | Sleep | Stall | Drop | Raw | Cut
+Dialect: TypeAlias = Literal["openai", "llama.cpp"]
+
+LLAMA_CPP_CONTENT_ERROR = (
+    "Failed to parse messages: Invalid 'content' type: expected string or array, got null "
+    "(ref: https://github.com/ggml-org/llama.cpp/issues/8367); messages = "
+)
+"""The start of llama.cpp's error for ``"content": null``; the server appends the request's messages."""
 
 
 @dataclass
@@ -213,6 +239,8 @@ def tool_calls_stream(
     fragment_size: int = 4,
     interleave: bool = True,
     include_ids: bool = True,
+    repeat_header: bool = False,
+    legacy_function_call: bool = False,
     delay: float = 0.0,
     usage: tuple[int, int] | None = (30, 18),
     finish_reason: str = "tool_calls",
@@ -221,23 +249,29 @@ def tool_calls_stream(
 
     ``interleave=True`` alternates the calls' fragments by ``index`` (round robin); ``False`` sends one call
     after the other, as OpenAI does. ``include_ids=False`` omits the call ids, as some local servers do.
+    ``repeat_header=True`` repeats the id, type and name in every argument fragment, and
+    ``legacy_function_call=True`` copies the first call's fragments into a ``function_call`` field beside
+    ``tool_calls``: two habits of OpenAI-compatible servers that must not split or double a call.
     """
     fragments: list[list[str]] = []
     for spec in calls:
         args = spec.arguments if isinstance(spec.arguments, str) else json.dumps(spec.arguments)
         fragments.append([args[i : i + fragment_size] for i in range(0, len(args), fragment_size)])
 
-    def opening(index: int) -> dict[str, Any]:
+    def fragment(index: int, arguments: str, *, opening: bool) -> dict[str, Any]:
         spec = calls[index]
         call: dict[str, Any] = {"index": index}
-        if include_ids:
-            call["id"] = spec.id or f"call_{index}_{spec.name}"
-        call["type"] = "function"
-        call["function"] = {"name": spec.name, "arguments": ""}
-        return {"tool_calls": [call]}
-
-    def piece(index: int, text_piece: str) -> dict[str, Any]:
-        return {"tool_calls": [{"index": index, "function": {"arguments": text_piece}}]}
+        if opening or repeat_header:
+            if include_ids:
+                call["id"] = spec.id or f"call_{index}_{spec.name}"
+            call["type"] = "function"
+            call["function"] = {"name": spec.name, "arguments": arguments}
+        else:
+            call["function"] = {"arguments": arguments}
+        delta: dict[str, Any] = {"tool_calls": [call]}
+        if legacy_function_call and index == 0:
+            delta["function_call"] = {"name": spec.name, "arguments": arguments}
+        return delta
 
     pieces: list[dict[str, Any]] = [{"content": token} for token in _TOKEN.findall(text)]
     if interleave:
@@ -245,17 +279,38 @@ def tool_calls_stream(
         for round_number in range(max(rounds, 1)):
             for index in range(len(calls)):
                 if round_number == 0:
-                    pieces.append(opening(index))
+                    pieces.append(fragment(index, "", opening=True))
                 if round_number < len(fragments[index]):
-                    pieces.append(piece(index, fragments[index][round_number]))
+                    pieces.append(fragment(index, fragments[index][round_number], opening=False))
     else:
         for index in range(len(calls)):
-            pieces.append(opening(index))
-            pieces.extend(piece(index, f) for f in fragments[index])
+            pieces.append(fragment(index, "", opening=True))
+            pieces.extend(fragment(index, f, opening=False) for f in fragments[index])
     items: list[StreamItem] = [chunk({"role": "assistant", "content": None})]
     items += _paced(pieces, delay)
     items += _tail(finish_reason, usage)
     return Reply(events=items)
+
+
+def function_call_stream(
+    name: str, arguments: str | Mapping[str, Any], *, fragment_size: int = 4, finish_reason: str = "function_call"
+) -> Reply:
+    """One call sent only in the legacy ``function_call`` field (no ``tool_calls``), as older servers do."""
+    args = arguments if isinstance(arguments, str) else json.dumps(arguments)
+    pieces = [{"function_call": {"name": name, "arguments": ""}}]
+    steps = range(0, len(args), fragment_size)
+    pieces += [{"function_call": {"arguments": args[i : i + fragment_size]}} for i in steps]
+    items: list[StreamItem] = [chunk({"role": "assistant", "content": None})]
+    items += _paced(pieces, 0.0)
+    items += _tail(finish_reason, None)
+    return Reply(events=items)
+
+
+def dropped_after(reply: Reply, items: int, *, reset: bool = False) -> Reply:
+    """``reply`` with the connection dropped after its first ``items`` stream items (e.g. mid tool-call arguments)."""
+    if reply.events is None:
+        raise ValueError("dropped_after needs a streamed reply")
+    return Reply(status=reply.status, events=[*reply.events[:items], Drop(reset=reset)], headers=reply.headers)
 
 
 def error_event(message: str, *, type: str = "server_error", code: str | int | None = None) -> dict[str, Any]:
@@ -366,8 +421,13 @@ class _Connection:
 class OpenAIServer:
     """A real HTTP server speaking OpenAI's streaming Chat Completions, scripted reply by reply."""
 
-    def __init__(self, *, host: str = "127.0.0.1", port: int = 0, default_model: str = "gpt-test") -> None:
+    def __init__(
+        self, *, host: str = "127.0.0.1", port: int = 0, default_model: str = "gpt-test", dialect: Dialect = "openai"
+    ) -> None:
         self._host = host
+        self._dialect = dialect
+        self.rejected: list[RecordedRequest] = []
+        """Requests the dialect's checks refused (they used up no scripted reply)."""
         self._port = port
         self._default_model = default_model
         self._server: asyncio.Server | None = None
@@ -431,12 +491,28 @@ class OpenAIServer:
         return len(self._queue)
 
     async def _reply_for(self, request: RecordedRequest) -> Reply:
+        refusal = self._dialect_refusal(request)
+        if refusal is not None:
+            self.rejected.append(request)
+            return refusal
         if self._queue:
             return self._queue.pop(0)
         if self._handler is not None:
             made = self._handler(request)
             return await made if inspect.isawaitable(made) else made
         return error_reply(400, f"OpenAIServer: no scripted reply left for request #{len(self.requests)}")
+
+    def _dialect_refusal(self, request: RecordedRequest) -> Reply | None:
+        """llama.cpp's answer to a message without string (or array) content: HTTP 500 quoting the messages."""
+        if self._dialect != "llama.cpp":
+            return None
+        messages = request.json.get("messages")
+        if not isinstance(messages, list):
+            return None
+        if all(isinstance(m, dict) and isinstance(m.get("content"), (str, list)) for m in messages):
+            return None
+        message = LLAMA_CPP_CONTENT_ERROR + json.dumps(messages, indent=2)
+        return Reply(status=500, body={"error": {"code": 500, "message": message, "type": "server_error"}})
 
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         task = asyncio.current_task()
@@ -504,7 +580,8 @@ class OpenAIServer:
         if reply.delay and await connection.hangs_up_within(reply.delay):
             request.disconnected.set()
             return False
-        status_line = f"HTTP/1.1 {reply.status} {_REASONS.get(reply.status, 'Status')}\r\n"
+        # Servers send no reason phrase for codes they do not know (and HTTP/2 never does).
+        status_line = f"HTTP/1.1 {reply.status} {_REASONS.get(reply.status, '')}\r\n"
         headers = {"date": time.strftime("%a, %d %b %Y %H:%M:%S GMT", time.gmtime())}
         headers["x-request-id"] = f"req_{len(self.requests)}"
         if reply.events is None:
@@ -547,6 +624,9 @@ class OpenAIServer:
                 return False  # the caller closes the socket without the terminating chunk
             if isinstance(item, Raw):
                 payload = item.data
+            elif isinstance(item, Cut):
+                whole = json.dumps({**envelope, **item.chunk}, separators=(",", ":"))
+                payload = f"data: {whole[: item.keep]}\n\n".encode()
             elif isinstance(item, str):
                 payload = f"data: {item}\n\n".encode()
             else:
