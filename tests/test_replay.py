@@ -7,6 +7,7 @@ here. Guard intentional changes with ``workflow.patched`` and record new histori
 from __future__ import annotations
 
 import asyncio
+import json
 from pathlib import Path
 
 import pytest
@@ -15,6 +16,7 @@ from temporalio.client import WorkflowHistory
 from temporalio.worker import Replayer
 
 from tempo_agents.worker import TempoAgentsPlugin
+from tempo_agents.workflows.agent_run import SEGMENTS_CLOSED_BY_ACTIVITIES
 from tempo_agents.workflows.payloads import RunInput, RunResult
 
 HISTORIES = sorted((Path(__file__).parent / "histories").glob("*.json"))
@@ -25,7 +27,25 @@ def load(path: Path) -> WorkflowHistory:
 
 
 def test_histories_are_committed() -> None:
-    assert {path.stem for path in HISTORIES} >= {"suspend-resume", "approve-decline", "plan-tasks"}
+    """Both paths of the ``segments-closed-by-activities`` patch: runs started before it, and after."""
+    names = {"suspend-resume", "approve-decline", "plan-tasks"}
+    assert {path.stem for path in HISTORIES} >= names | {f"v2-{name}" for name in names}
+
+
+@pytest.mark.parametrize("path", HISTORIES, ids=lambda p: p.stem)
+def test_history_takes_its_path(path: Path) -> None:
+    """The v2 histories carry the patch marker and no finish activity (activities end segments); the older
+    ones have neither."""
+    text = path.read_text()
+    v2 = path.stem.startswith("v2-")
+    patches = [
+        json.loads(payload.data)
+        for event in load(path).events
+        if event.HasField("marker_recorded_event_attributes")
+        for payload in event.marker_recorded_event_attributes.details["patch-data"].payloads
+    ]
+    assert (patches == [{"id": SEGMENTS_CLOSED_BY_ACTIVITIES, "deprecated": False}]) == v2
+    assert ("tempo_agents.finish_run" in text) != v2
 
 
 @pytest.mark.parametrize("path", HISTORIES, ids=lambda p: p.stem)

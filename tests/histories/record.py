@@ -1,12 +1,16 @@
 """Records the committed histories replayed by tests/test_replay.py.
 
-Run ``python -m tests.histories.record`` after an intentional, patched change to AgentRunWorkflow;
-never re-record to make a failing replay pass.
+Run ``python -m tests.histories.record PREFIX`` after an intentional, patched change to AgentRunWorkflow:
+it writes ``PREFIX<name>.json`` beside the histories of earlier versions, which stay and keep replaying
+(their runs take the unpatched path). Never re-record to make a failing replay pass.
+
+The files without a prefix were recorded before segments were closed by activities; ``v2-`` after.
 """
 
 from __future__ import annotations
 
 import asyncio
+import sys
 import tempfile
 import uuid
 from pathlib import Path
@@ -87,7 +91,7 @@ def agents() -> list[Agent]:
     ]
 
 
-async def main() -> None:
+async def main(prefix: str) -> None:
     env = await WorkflowEnvironment.start_local(
         dev_server_existing_path=find_temporal_binary(),
         data_converter=pydantic_data_converter,
@@ -109,11 +113,13 @@ async def main() -> None:
             )
             await app.agent("planner").resume_generate({"action": "approved"}, run_id=third.run_id)
             for run_id in (first.run_id, second.run_id, third.run_id):
-                history = await app.client.get_workflow_handle(run_id).fetch_history()
-                (HERE / f"{run_id}.json").write_text(history.to_json())
-                print(f"wrote tests/histories/{run_id}.json ({len(history.events)} events)")
+                handle = app.client.get_workflow_handle(run_id)
+                await handle.result()  # the journal's finish is written just before the workflow closes
+                history = await handle.fetch_history()
+                (HERE / f"{prefix}{run_id}.json").write_text(history.to_json())
+                print(f"wrote tests/histories/{prefix}{run_id}.json ({len(history.events)} events)")
     await env.shutdown()
 
 
 if __name__ == "__main__":
-    asyncio.run(main())
+    asyncio.run(main(sys.argv[1] if len(sys.argv) > 1 else ""))
