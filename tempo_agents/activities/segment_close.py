@@ -8,7 +8,7 @@ the same segment (two calls of a batch ending at once) write the same chunks onc
 from __future__ import annotations
 
 from tempo_agents.agent.registry import Registry
-from tempo_agents.journal import keys
+from tempo_agents.journal import constructors, keys
 from tempo_agents.journal.chunks import FinishPayload, RunOutput, StepResult, ToolCallPayload, ToolResultPayload
 from tempo_agents.journal.writer import RunJournal, step_finish_write
 from tempo_agents.models.usage import Usage
@@ -35,6 +35,11 @@ async def close_segment(
     writes: list[ChunkWrite] = []
     if close.step_finish is not None:
         writes.append(step_finish_write(run_id, close.step_finish, transcript.entries))
+    if close.abandoned_step is not None:
+        started = await store.offset_of(run_id, keys.step_start(close.abandoned_step))
+        if started is not None:
+            reset = constructors.step_reset(run_id, close.abandoned_step, 0, started + 1)
+            writes.append(ChunkWrite(reset, keys.step_abandoned(close.abandoned_step)))
     if close.error is not None:
         writes.append(ChunkWrite(journal.chunk("error", {"error": close.error}), keys.error(close.segment)))
     results: list[ToolResultPayload] = []

@@ -11,7 +11,13 @@ from typing import Any
 
 from partial_json_parser import MalformedJSON, loads
 
-from tempo_agents.journal.chunks import Chunk, ToolCallChunk, ToolCallDeltaChunk, ToolInputStreamingStartChunk
+from tempo_agents.journal.chunks import (
+    Chunk,
+    StepResetChunk,
+    ToolCallChunk,
+    ToolCallDeltaChunk,
+    ToolInputStreamingStartChunk,
+)
 
 
 def parse_partial_args(text: str) -> Any | None:
@@ -44,6 +50,10 @@ class ToolInputPreview:
         if isinstance(chunk, ToolCallChunk):
             self._buffers.pop(chunk.payload.tool_call_id, None)
             return chunk.payload.args
+        if isinstance(chunk, StepResetChunk):  # arguments still streaming belong to the failed attempt
+            for call_id in self._buffers:
+                self.tool_names.pop(call_id, None)
+            self._buffers.clear()
         return None
 
     def text(self, tool_call_id: str) -> str:

@@ -55,8 +55,9 @@ class AgentStream:
 
     ``full_stream`` and ``text_stream`` may be iterated any number of times, concurrently;
     ``text``, ``tool_calls``, ``tool_results``, ``finish_reason`` and ``usage`` are awaitables
-    that resolve when the run finishes. A ``step-reset`` chunk (a retried model step) drops the
-    text that step had streamed from ``text``; ``text_stream`` has already yielded it.
+    that resolve when the run finishes. A ``step-reset`` chunk (a retried or abandoned model step)
+    drops what the failed attempt had streamed from the result (``effective_chunks``);
+    ``full_stream`` and ``text_stream`` have already yielded it.
     """
 
     def __init__(
@@ -180,20 +181,32 @@ class AgentStream:
         return pick(await self.result())
 
 
+def effective_chunks(chunks: list[Chunk]) -> list[Chunk]:
+    """The chunks a client keeps: every ``step-reset`` drops the chunks of the failed attempt (from its
+    ``discardFrom`` offset on; without one, the text of its step)."""
+    kept: list[Chunk] = []
+    for chunk in chunks:
+        if isinstance(chunk, StepResetChunk):
+            payload = chunk.payload
+            if payload.discard_from is not None:
+                kept = [c for c in kept if c.offset is None or c.offset < payload.discard_from]
+            else:
+                text_id = f"text-{payload.step_number}"
+                kept = [c for c in kept if not (isinstance(c, TextDeltaChunk) and c.payload.id == text_id)]
+        kept.append(chunk)
+    return kept
+
+
 def collect_result(run_id: str, chunks: list[Chunk]) -> GenerateResult:
-    """Fold a run's chunks into its result; text of a reset step is dropped."""
-    text_by_id: dict[str, list[str]] = {}
-    order: list[str] = []
+    """Fold a run's chunks into its result; chunks of a reset step attempt are dropped."""
+    chunks = effective_chunks(chunks)
+    text_parts: list[str] = []
     finish: FinishChunk | None = None
     error: str | None = None
     suspend_payload: dict[str, Any] | None = None
     for chunk in chunks:
         if isinstance(chunk, TextDeltaChunk):
-            if chunk.payload.id not in order:
-                order.append(chunk.payload.id)
-            text_by_id.setdefault(chunk.payload.id, []).append(chunk.payload.text)
-        elif isinstance(chunk, StepResetChunk):
-            text_by_id.pop(f"text-{chunk.payload.step_number}", None)
+            text_parts.append(chunk.payload.text)
         elif isinstance(chunk, FinishChunk):
             finish = chunk
         elif isinstance(chunk, ErrorChunk):
@@ -211,7 +224,7 @@ def collect_result(run_id: str, chunks: list[Chunk]) -> GenerateResult:
             suspend_payload = {"toolCallId": p2.tool_call_id, "toolName": p2.tool_name, "args": p2.args}
     return GenerateResult(
         run_id=run_id,
-        text="".join("".join(text_by_id[i]) for i in order if i in text_by_id),
+        text="".join(text_parts),
         tool_calls=[c for c in chunks if isinstance(c, ToolCallChunk)],
         tool_results=[c for c in chunks if isinstance(c, ToolResultChunk)],
         finish_reason=finish.payload.step_result.reason if finish else "error",

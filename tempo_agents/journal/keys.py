@@ -29,6 +29,11 @@ def step_start(step: int) -> str:
     return f"{step}:step-start"
 
 
+def step_abandoned(step: int) -> str:
+    """The ``step-reset`` that voids a model step that failed for good."""
+    return f"{step}:step-abandoned"
+
+
 def step_finish(step: int, segment: int) -> str:
     return f"{step}:step-finish:{segment}"
 

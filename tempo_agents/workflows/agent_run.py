@@ -100,6 +100,7 @@ class AgentRunWorkflow:
         """Refused signals, journaled at once by a local activity while the run waits."""
         self._refused_signals = 0
         self._deferred_signals: list[ResumeRequest] = []
+        self._model_step_running: int | None = None
         self._closes_in_activities = True
 
     # Queries --------------------------------------------------------------------------------
@@ -316,7 +317,7 @@ class AgentRunWorkflow:
                 raise asyncio.CancelledError() from error
             message = _failure_message(error)
             self._set_status("failed")
-            await self._finish_segment("error", error=message)
+            await self._finish_segment("error", error=message, abandoned_step=self._model_step_running)
             raise ApplicationError(message, type="AgentRunFailed", non_retryable=True) from None
         except asyncio.CancelledError:
             await self._abort()
@@ -329,6 +330,7 @@ class AgentRunWorkflow:
         if self._closes_in_activities:
             close = SegmentClose(segment=self._segment, steps=step + 1, usage=self._usage)
         options = run_input.model_step_activity or MODEL_STEP_DEFAULTS
+        self._model_step_running = step
         result: ModelStepResult = await workflow.execute_activity(
             MODEL_STEP,
             ModelStepInput(
@@ -349,6 +351,7 @@ class AgentRunWorkflow:
             retry_policy=options.retry_policy(),
             summary=f"model step {step}",
         )
+        self._model_step_running = None
         return result
 
     def _call_input(self, step: int, call: ToolCallRequest, **resumed: Any) -> ToolCallInput:
@@ -584,7 +587,9 @@ class AgentRunWorkflow:
                 retry_policy=FINISH_DEFAULTS.retry_policy(),
             )
 
-    async def _finish_segment(self, reason: str, *, error: str | None = None) -> None:
+    async def _finish_segment(
+        self, reason: str, *, error: str | None = None, abandoned_step: int | None = None
+    ) -> None:
         """End the segment with the finish activity (when no other activity could)."""
         run_input = self._run_input
         outbox = self._take_outbox()
@@ -597,7 +602,12 @@ class AgentRunWorkflow:
                 agent_id=run_input.agent_id,
                 options=run_input.options,
                 close=SegmentClose(
-                    segment=self._segment, steps=self._step, usage=self._usage, reason=reason, error=error
+                    segment=self._segment,
+                    steps=self._step,
+                    usage=self._usage,
+                    reason=reason,
+                    error=error,
+                    abandoned_step=abandoned_step,
                 ),
                 outbox=outbox,
             ),

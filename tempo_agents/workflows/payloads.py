@@ -104,6 +104,8 @@ class SegmentClose(WireModel):
     """The finish reason; ``None`` for a model step: its own finish reason."""
     step_finish: StepFinishNote | None = None
     error: str | None = None
+    abandoned_step: int | None = None
+    """A model step that failed for good: what its attempts streamed is dropped (``step-reset``)."""
 
 
 class BatchClose(WireModel):
