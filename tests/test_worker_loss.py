@@ -1,0 +1,128 @@
+"""Workers that die in the middle of a tool call (SIGKILL) never fail a run by themselves.
+
+Real worker processes (``tempo-agents worker``) on the session's dev server; the test restarts a worker
+whenever one dies. One tool kills its worker on its first ten attempts and then succeeds; another kills
+every worker it runs on and is stopped after its configured number of losses with a tool error that
+names it, and the run goes on.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib
+import subprocess
+import sys
+import textwrap
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+from temporalio.testing import WorkflowEnvironment
+
+from tempo_agents import App
+from tempo_agents.journal.chunks import ToolErrorChunk, ToolResultChunk
+
+pytestmark = pytest.mark.timeout(180)
+
+APP = """
+import os
+import signal
+from datetime import timedelta
+from pathlib import Path
+
+from tempo_agents import Agent, App, ScriptedModel, ScriptedResponse, ScriptedToolCall, ToolContext, create_tool
+from tempo_agents.activity_options import ActivityOptions
+
+LOG = Path(__file__).with_name("executions.log")
+FAST = ActivityOptions(heartbeat_timeout=timedelta(seconds=2), retry_initial_interval=timedelta(milliseconds=100))
+
+
+def log(line: str) -> None:
+    with LOG.open("a") as file:
+        file.write(line + "\\n")
+
+
+async def sturdy(data: dict, ctx: ToolContext) -> str:
+    log(f"sturdy {ctx.attempt}")
+    if ctx.attempt <= 10:
+        os.kill(os.getpid(), signal.SIGKILL)
+    return f"done on attempt {ctx.attempt}"
+
+
+async def crasher(data: dict, ctx: ToolContext) -> str:
+    log(f"crasher {ctx.attempt}")
+    os.kill(os.getpid(), signal.SIGKILL)
+    return "never"
+
+
+model = ScriptedModel(
+    [
+        ScriptedResponse(
+            tool_calls=[ScriptedToolCall("sturdy", {}, id="s1"), ScriptedToolCall("crasher", {}, id="c1")]
+        ),
+        ScriptedResponse(text="Survived."),
+    ]
+)
+tools = {
+    "sturdy": create_tool(id="sturdy", description="Kills ten workers", execute=sturdy, activity=FAST),
+    "crasher": create_tool(
+        id="crasher",
+        description="Kills every worker",
+        execute=crasher,
+        activity=FAST.model_copy(update={"maximum_attempts": 3}),
+    ),
+}
+app = App(agents=[Agent(id="survivor", model=model, tools=tools)])
+"""
+
+
+async def test_worker_deaths_never_fail_a_run(tmp_path: Path, temporal_env: WorkflowEnvironment) -> None:
+    (tmp_path / "loss_app.py").write_text(textwrap.dedent(APP))
+    store = f"sqlite:///{tmp_path / 'store.db'}"
+    task_queue = f"tq-{uuid.uuid4()}"
+    address = temporal_env.client.service_client.config.target_host
+    command = [
+        *(sys.executable, "-m", "tempo_agents.cli", "worker", "--app", "loss_app.py:app"),
+        *("--address", address, "--store", store, "--task-queue", task_queue),
+    ]
+    sys.path.insert(0, str(tmp_path))
+    try:
+        client_app: App = importlib.import_module("loss_app").app  # the same App, as a client in this process
+    finally:
+        sys.path.remove(str(tmp_path))
+    client_app.task_queue = task_queue
+    client_app.registry.use_store(store)
+    client_app.use_client(temporal_env.client)
+    deaths = 0
+    # Two workers, so that a retried attempt finds one already polling while the dead one is replaced.
+    workers = [subprocess.Popen(command, cwd=tmp_path, stderr=subprocess.DEVNULL) for _ in range(2)]
+    try:
+        stream = await client_app.agent("survivor").stream("go")
+        done = asyncio.create_task(stream.result())
+        started = time.monotonic()
+        while not done.done() and time.monotonic() - started < 150:
+            for n, worker in enumerate(workers):
+                if worker.poll() is not None:
+                    deaths += 1
+                    workers[n] = subprocess.Popen(command, cwd=tmp_path, stderr=subprocess.DEVNULL)
+            await asyncio.sleep(0.1)
+        result = await done
+    finally:
+        for worker in workers:
+            worker.kill()
+            worker.wait()
+    # A worker killed by one tool may take the other's attempt with it before it ran: attempts, not lines.
+    executions = [line.split() for line in (tmp_path / "executions.log").read_text().splitlines()]
+    sturdy = [int(attempt) for name, attempt in executions if name == "sturdy"]
+    crasher = [int(attempt) for name, attempt in executions if name == "crasher"]
+    assert result.finish_reason == "stop" and result.text == "Survived."
+    assert [c.payload.result for c in result.chunks if isinstance(c, ToolResultChunk)] == ["done on attempt 11"]
+    [error] = [c for c in result.chunks if isinstance(c, ToolErrorChunk)]
+    assert error.payload.tool_name == "crasher"
+    assert error.payload.error.startswith(
+        'Tool "crasher" was stopped: the worker running it was lost 3 times in a row ('
+    )
+    assert sturdy == sorted(set(sturdy)) and sturdy[-1] == 11  # every execution a new attempt, the last one won
+    assert set(crasher) <= {1, 2, 3}
+    assert deaths >= 10
