@@ -574,7 +574,7 @@ async def bench(args: argparse.Namespace) -> int:
     out(f"load average (1 min) at start: {load:.2f}" + (busy_warning() if load > 0.3 else ""))
     out(
         f"journal: text deltas batched every {TEXT_FLUSH_SECONDS * 1000:g} ms (TEXT_FLUSH_SECONDS); "
-        f"SQLite store readers in other processes poll every {POLL_INTERVAL * 1000:g} ms"
+        f"the SQLite store's watcher checks for other processes' appends every {POLL_INTERVAL * 1000:g} ms"
     )
     env = await start_server(args.db_file, stock=args.stock_server)
     records: list[StreamRecord] = []
