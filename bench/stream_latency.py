@@ -2,6 +2,7 @@
 
     python bench/stream_latency.py [--tokens 2000] [--delay-ms 10] [--pause-every 0] [--pause-ms 500]
                                    [--repeats 1] [--no-subprocess] [--db-file PATH] [--stock-server]
+                                   [--journal-chunks 500] [--idle-runs 100] [--idle-seconds 10]
 
 The provider is ``tests.provider_servers.openai_server.OpenAIServer`` in this process (on its own event loop
 in a thread, so the worker's loop does not hold up its cadence), streaming ``--tokens``
@@ -11,8 +12,12 @@ subclass records when the server writes each token (the provider's emit time) an
 - tempo-agents: an agent on ``openai_compatible(..., base_url=server.base_url, api_key_env=None)``, one step, no
   tools, run by an App whose worker runs in this process; a client tails the run in this process
   (``stream.full_stream``) and, unless ``--no-subprocess``, a second client tails the same run from another
-  process (``App(store=...).attach(run_id)``: the SQLite store polls every 50 ms across processes).
+  process (``App(store=...).attach(run_id)``).
 - baseline: the same scripted stream read with ``httpx`` (``client.stream("POST", ...)``, SSE parsed by line).
+- journal (``--journal-chunks``): this process appends chunks straight to the store ~10 ms apart while another
+  process tails them (``attach``): the lag the store adds across processes, without the model step's batching.
+- idle tail (``--idle-runs``): another process tails that many runs that receive no chunks for
+  ``--idle-seconds`` and reports the CPU time it used.
 
 Every arrival is matched to its token's emit time (one ``text-delta`` chunk per provider token). See
 bench/README.md for every figure. The last line is quotable::
@@ -20,7 +25,10 @@ bench/README.md for every figure. The last line is quotable::
     stream_latency: tokens=2000 first-token tempo=XX.Xms baseline=YY.Yms (+ZZ.Zms) rate tempo=..tok/s
     baseline=..tok/s (..x) lag p50 tempo=..ms baseline=..ms p95 tempo=..ms baseline=..ms [other process ...]
 
-(on one line).
+(on one line), after two more quotable lines::
+
+    stream_latency journal: chunks=500 other-process lag p50=..ms p95=..ms max=..ms
+    stream_latency idle tail: runs=100 seconds=10.0 cpu=..% of one core (..ms CPU)
 """
 
 from __future__ import annotations
@@ -30,6 +38,7 @@ import asyncio
 import inspect
 import json
 import os
+import random
 import sys
 import tempfile
 import threading
@@ -49,6 +58,7 @@ from tempo_agents import Agent, App
 from tempo_agents.journal.chunks import TextDeltaChunk
 from tempo_agents.journal.writer import TEXT_FLUSH_SECONDS
 from tempo_agents.models.openai_compatible import openai_compatible
+from tempo_agents.store import ChunkWrite
 from tempo_agents.store.sqlite import SQLiteStore
 from tests.provider_servers.openai_server import (
     DONE,
@@ -66,6 +76,8 @@ TEMPO = "tempo-agents"
 SUBPROCESS = "tempo-agents, other process"
 BASELINE = "httpx direct"
 POLL_INTERVAL: float = inspect.signature(SQLiteStore).parameters["poll_interval"].default
+JOURNAL_GAP_MS = (5.0, 15.0)
+"""The journal phase appends one chunk every 5 to 15 ms (uniform), so appends land at every phase of a poll."""
 RUN_TIMEOUT_MARGIN = 120.0
 """Seconds a stream may take beyond its scripted length before the bench gives up."""
 
@@ -315,6 +327,113 @@ async def finish_tail_process(process: asyncio.subprocess.Process, timeout: floa
     return [float(a) for a in parsed["arrivals"]], [str(t) for t in parsed["texts"]]
 
 
+_JOURNAL_TAIL_SCRIPT = """
+import asyncio, json, sys, time
+from tempo_agents import App
+
+async def main():
+    app = App(store=sys.argv[1])
+    stream = app.attach(sys.argv[2])
+    count = int(sys.argv[3])
+    await app.store.read_chunks(sys.argv[2], 0, 1)  # open the store's connections before the first append
+    print("ready", flush=True)
+    arrivals = {}
+    async for chunk in stream.full_stream:
+        arrivals[chunk.offset] = time.clock_gettime(time.CLOCK_MONOTONIC)
+        if len(arrivals) == count:
+            break
+    print(json.dumps([arrivals[i] for i in range(count)]), flush=True)
+
+asyncio.run(main())
+"""
+
+
+async def run_journal(store_url: str, chunks: int) -> list[float]:
+    """Append ``chunks`` text deltas straight to the journal (``JOURNAL_GAP_MS`` apart) while another process
+    tails them: per chunk, the other process's arrival minus the moment this process called ``append_chunks``."""
+    run_id = f"journal-{uuid.uuid4()}"
+    store = SQLiteStore(store_url.removeprefix("sqlite:///"))
+    process = await asyncio.create_subprocess_exec(
+        sys.executable, "-c", _JOURNAL_TAIL_SCRIPT, store_url, run_id, str(chunks), stdout=asyncio.subprocess.PIPE
+    )
+    assert process.stdout is not None
+    try:
+        ready = await asyncio.wait_for(process.stdout.readline(), 60)
+        if ready.strip() != b"ready":
+            raise RuntimeError(f"the journal tail did not start: {ready!r}")
+        await asyncio.sleep(0.2)  # the tail is waiting
+        gaps = random.Random(0)
+        written: list[float] = []
+        for index in range(chunks):
+            await asyncio.sleep(gaps.uniform(*JOURNAL_GAP_MS) / 1000)
+            written.append(now())
+            delta = {"type": "text-delta", "runId": run_id, "from": "AGENT", "payload": {"id": "t", "text": f"{index}"}}
+            await store.append_chunks(run_id, [ChunkWrite(delta)])
+        line = await asyncio.wait_for(process.stdout.readline(), 60)
+        arrivals = [float(a) for a in json.loads(line)]
+    finally:
+        await store.close()
+        if process.returncode is None:
+            try:
+                await asyncio.wait_for(process.wait(), 10)
+            except TimeoutError:
+                process.kill()
+    return [(a - w) * 1000 for a, w in zip(arrivals, written, strict=True)]
+
+
+_IDLE_TAIL_SCRIPT = """
+import asyncio, json, sys, time
+from tempo_agents import App
+
+async def main():
+    app = App(store=sys.argv[1])
+    runs, seconds = int(sys.argv[2]), float(sys.argv[3])
+
+    async def tail(run_id):
+        async for _ in app.attach(run_id).full_stream:
+            raise RuntimeError(f"{run_id} received a chunk")
+
+    tasks = [asyncio.create_task(tail(f"idle-{i}")) for i in range(runs)]
+    await asyncio.sleep(1.0)  # every tail has read once and waits
+    cpu, wall = time.process_time(), time.monotonic()
+    await asyncio.sleep(seconds)
+    cpu, wall = time.process_time() - cpu, time.monotonic() - wall
+    for task in tasks:
+        if task.done():
+            task.result()
+        task.cancel()
+    await asyncio.gather(*tasks, return_exceptions=True)
+    await app.store.close()
+    print(json.dumps({"cpu_s": cpu, "wall_s": wall}), flush=True)
+
+asyncio.run(main())
+"""
+
+
+@dataclass
+class IdleTail:
+    runs: int
+    cpu_s: float
+    wall_s: float
+
+    @property
+    def percent(self) -> float:
+        """CPU time of the tailing process as a percentage of one core over the measured wall time."""
+        return self.cpu_s / self.wall_s * 100
+
+
+async def run_idle_tail(store_url: str, runs: int, seconds: float) -> IdleTail:
+    """Another process tails ``runs`` runs that receive no chunks; its CPU time over ``seconds``."""
+    process = await asyncio.create_subprocess_exec(
+        sys.executable, "-c", _IDLE_TAIL_SCRIPT, store_url, str(runs), str(seconds), stdout=asyncio.subprocess.PIPE
+    )
+    stdout, _ = await asyncio.wait_for(process.communicate(), seconds + 120)
+    if process.returncode != 0:
+        raise RuntimeError(f"the idle tail failed ({process.returncode})")
+    parsed = json.loads(stdout.strip().splitlines()[-1])
+    return IdleTail(runs, float(parsed["cpu_s"]), float(parsed["wall_s"]))
+
+
 async def run_tempo(
     app: App, server: TimedOpenAIServer, store_url: str, timeout: float, subprocess_tail: bool
 ) -> list[StreamRecord]:
@@ -455,7 +574,7 @@ async def bench(args: argparse.Namespace) -> int:
     out(f"load average (1 min) at start: {load:.2f}" + (busy_warning() if load > 0.3 else ""))
     out(
         f"journal: text deltas batched every {TEXT_FLUSH_SECONDS * 1000:g} ms (TEXT_FLUSH_SECONDS); "
-        f"SQLite store readers in other processes poll every {POLL_INTERVAL * 1000:g} ms"
+        f"the SQLite store's watcher checks for other processes' appends every {POLL_INTERVAL * 1000:g} ms"
     )
     env = await start_server(args.db_file, stock=args.stock_server)
     records: list[StreamRecord] = []
@@ -482,14 +601,39 @@ async def bench(args: argparse.Namespace) -> int:
                             records += batch
                             print_runs(batch)
                     await app.store.close()
+            journal_lags = await run_journal(store_url, args.journal_chunks) if args.journal_chunks else []
+            idle = await run_idle_tail(store_url, args.idle_runs, args.idle_seconds) if args.idle_runs else None
     finally:
         await env.shutdown()
     by_side = {side: figures([r for r in records if r.side == side]) for side in (TEMPO, SUBPROCESS, BASELINE)}
     by_side = {side: f for side, f in by_side.items() if any(r.side == side for r in records)}
     print_summary(by_side, args.repeats)
+    behind = [
+        (o - t) * 1000
+        for tempo, other in zip(
+            [r for r in records if r.side == TEMPO], [r for r in records if r.side == SUBPROCESS], strict=False
+        )
+        for t, o in zip(tempo.arrivals, other.arrivals, strict=True)
+    ]
+    if behind:
+        out(
+            f"{'  other process behind the in-process tail, p50/p95, ms':<60} "
+            f"{quantile(behind, 0.5):.1f} / {quantile(behind, 0.95):.1f}"
+        )
     load = os.getloadavg()[0]
     out()
     out(f"load average (1 min) at the end: {load:.2f}" + (busy_warning() if load > 2.5 else ""))
+    if journal_lags:
+        out(
+            f"stream_latency journal: chunks={len(journal_lags)} other-process lag "
+            f"p50={quantile(journal_lags, 0.5):.1f}ms p95={quantile(journal_lags, 0.95):.1f}ms "
+            f"max={max(journal_lags):.1f}ms"
+        )
+    if idle is not None:
+        out(
+            f"stream_latency idle tail: runs={idle.runs} seconds={idle.wall_s:.1f} cpu={idle.percent:.2f}% of one core "
+            f"({idle.cpu_s * 1000:.0f}ms CPU)"
+        )
     out(quotable(tokens, by_side))
     return 0
 
@@ -508,7 +652,18 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument(
         "--stock-server", action="store_true", help="keep the dev server's default transfer-queue poll limit"
     )
+    parser.add_argument(
+        "--journal-chunks", type=int, default=500, help="chunks appended straight to the journal (default 500; 0: skip)"
+    )
+    parser.add_argument(
+        "--idle-runs", type=int, default=100, help="runs tailed by the idle tail (default 100; 0: skip)"
+    )
+    parser.add_argument(
+        "--idle-seconds", type=float, default=10.0, help="how long the idle tail is measured (default 10)"
+    )
     args = parser.parse_args(argv)
+    if args.journal_chunks < 0 or args.idle_runs < 0 or args.idle_seconds <= 0:
+        parser.error("need --journal-chunks >= 0, --idle-runs >= 0 and --idle-seconds > 0")
     if args.tokens < 2 or args.delay_ms < 0 or args.pause_every < 0 or args.pause_ms < 0 or args.repeats < 1:
         parser.error("need --tokens >= 2, --repeats >= 1 and no negative delays")
     return args
