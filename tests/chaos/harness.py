@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import ctypes
+import ctypes.util
 import json
 import os
 import random
@@ -88,12 +90,30 @@ class ExecLogTail:
 # Worker subprocesses ----------------------------------------------------------------------------
 
 
+def _die_with_parent() -> None:
+    """In the child before exec: SIGKILL it when the harness dies, so no worker outlives a killed test."""
+    if sys.platform == "linux":
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
+        libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+
+
+_PR_SET_PDEATHSIG = 1
+
+
 @dataclass
 class WorkerProcess:
     name: str
     process: subprocess.Popen[bytes]
     log_path: Path
     killed: bool = False
+    _ready: bool = False
+
+    @property
+    def ready(self) -> bool:
+        """Whether it polls its task queue (the CLI says so once the worker runs)."""
+        if not self._ready and self.process.poll() is None:
+            self._ready = "polling task queue" in self.log_path.read_text(errors="replace")
+        return self._ready and self.process.poll() is None
 
     def output_tail(self, lines: int = 8) -> str:
         try:
@@ -133,7 +153,13 @@ class WorkerPool:
         command += ["--store", self.store_url, "--task-queue", self.task_queue]
         with log_path.open("wb") as log:
             process = subprocess.Popen(
-                command, cwd=REPO_ROOT, env=env, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT
+                command,
+                cwd=REPO_ROOT,
+                env=env,
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                preexec_fn=_die_with_parent,  # the harness spawns from its one event-loop thread
             )
         worker = WorkerProcess(name, process, log_path)
         self.slots[slot] = worker
@@ -146,7 +172,7 @@ class WorkerPool:
 
     async def wait_ready(self, worker: WorkerProcess) -> None:
         deadline = time.monotonic() + WORKER_READY_TIMEOUT
-        while "polling task queue" not in worker.log_path.read_text(errors="replace"):
+        while not worker.ready:
             if worker.process.poll() is not None:
                 raise RuntimeError(
                     f"worker {worker.name} exited with {worker.process.returncode}:\n{worker.output_tail()}"
@@ -341,7 +367,9 @@ class ChaosWorld:
     async def kill_worker(self, slot: int) -> Kill:
         """SIGKILL the worker in ``slot``, record what was saved at that moment, and start a new one."""
         worker, sent = await self.pool.kill(slot)
-        kill = Kill("worker", worker.name, sent, self.tail.size(), await saved_outcomes(self.app.store, self.run_ids))
+        # The store first, then the log: an outcome in the snapshot was saved before any line past the position.
+        saved = await saved_outcomes(self.app.store, self.run_ids)
+        kill = Kill("worker", worker.name, sent, self.tail.size(), saved)
         self.kills.append(kill)
         self.pool.restart(slot)
         return kill
@@ -351,6 +379,8 @@ class ChaosWorld:
 
     async def verdict(self, outcomes: dict[str, RunOutcome]) -> Report:
         self.write_kills()
+        runs = {run: {"agentId": o.agent_id, "status": o.status, "detail": o.detail} for run, o in outcomes.items()}
+        (self.work_dir / "outcomes.json").write_text(json.dumps(runs, indent=1))
         return await check(self.app.store, self.exec_log, self.kills, outcomes)
 
 
@@ -371,7 +401,14 @@ tool execution ends (its outcome is being saved and reported: the window where a
 
 
 async def _pick_victim(world: ChaosWorld, moment: str, rng: random.Random) -> int:
-    slots = list(range(len(world.pool.slots)))
+    """A slot whose worker is ready (a worker still starting holds no work: killing it proves nothing)."""
+    deadline = time.monotonic() + WORKER_READY_TIMEOUT
+    while not any(w is not None and w.ready for w in world.pool.slots):
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"no worker became ready within {WORKER_READY_TIMEOUT:.0f} s")
+        world.pool.supervise()
+        await asyncio.sleep(0.05)
+    slots = [s for s in range(len(world.pool.slots)) if world.pool.worker(s).ready]
     if moment == "after-tool-end":
         world.tail.poll()
         seen = len(world.tail.ended)
@@ -380,7 +417,7 @@ async def _pick_victim(world: ChaosWorld, moment: str, rng: random.Random) -> in
             world.tail.poll()
             for worker, key, _ in world.tail.ended[seen:]:
                 slot = world.pool.slot_of(worker)
-                if key[1] == "tool" and slot is not None:
+                if key[1] == "tool" and slot in slots:
                     return slot
             seen = len(world.tail.ended)
             await asyncio.sleep(0.002)
@@ -506,8 +543,6 @@ async def server_kills(
     stalls: list[float] = []
 
     async def kill_and_restart(why: str) -> None:
-        world.tail.poll()
-        before = world.tail.size()
         sent = await server.kill()
         saved = await saved_outcomes(world.app.store, world.run_ids)
         world.kills.append(Kill("server", "server", sent, world.tail.size(), saved))
@@ -516,7 +551,6 @@ async def server_kills(
         await server.restart()
         restarted = time.time()
         world.pool.supervise()
-        del before
         mark = world.tail.size()
         deadline = time.monotonic() + settle
         while time.monotonic() < deadline and not world.all_done():
