@@ -1,0 +1,96 @@
+"""Crash safety from outside: worker subprocesses and the Temporal dev server SIGKILLed under running agent runs.
+
+The guarantees (tests/chaos/README.md) are checked by ``tests/chaos/check.py`` against the store and the tools'
+execution log. The runtime's defaults are used as they are: nothing here tunes heartbeats or retries. Each test
+prints its report (kills, executions, recovery times) and fails with every violation it found.
+"""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import pytest
+from temporalio.testing import WorkflowEnvironment
+
+from tempo_agents.worker.dev_server import free_port
+from tests.chaos.check import RECOVERY_BOUND_SECONDS, Report
+from tests.chaos.harness import (
+    ChaosWorld,
+    ServerChaos,
+    connect,
+    consecutive_kills_of_one_call,
+    random_worker_kills,
+    server_kills,
+)
+
+SETTLE_SECONDS = 150.0
+"""How long runs may take to end after the last disruption before they count as unfinished (generous: this
+bounds the test's length when the runtime misbehaves, it is not a timing assertion)."""
+
+
+def _address(env: WorkflowEnvironment) -> str:
+    return env.client.service_client.config.target_host
+
+
+def _show(title: str, report: Report) -> None:
+    seconds = report.recovery_seconds()
+    print(f"\n{title}: {report.summary()}")
+    if seconds:
+        print(f"recovery after a kill: max {max(seconds):.1f} s over {len(seconds)} interrupted executions")
+
+
+@pytest.mark.timeout(400)
+async def test_random_worker_kills_lose_nothing(temporal_env: WorkflowEnvironment, tmp_path: Path) -> None:
+    """Guarantees 1-5: 8 runs on 2 workers, a random worker SIGKILLed 5 times at random moments."""
+    world = ChaosWorld(tmp_path / "chaos", temporal_env.client, _address(temporal_env))
+    try:
+        report = await random_worker_kills(
+            world, runs=8, suspend_runs=2, kills=5, gap=(0.8, 2.0), settle=SETTLE_SECONDS, rng=random.Random()
+        )
+    finally:
+        await world.pool.stop()
+    _show("random worker kills", report)
+    assert report.violations == [], report.summary()
+    assert report.kills >= 3, "the runs ended before the harness could kill workers"
+    assert report.recoveries, "no kill interrupted an execution"
+
+
+@pytest.mark.timeout(400)
+async def test_ten_consecutive_worker_deaths_during_one_call(temporal_env: WorkflowEnvironment, tmp_path: Path) -> None:
+    """Guarantee 2: the worker executing one call dies 10 times in a row; the run still finishes, and
+    guarantee 3: each time the call starts again elsewhere within the bound."""
+    world = ChaosWorld(tmp_path / "chaos", temporal_env.client, _address(temporal_env))
+    try:
+        report = await consecutive_kills_of_one_call(
+            world, deaths=10, wait_for_restart=RECOVERY_BOUND_SECONDS + 50, settle=SETTLE_SECONDS
+        )
+    finally:
+        await world.pool.stop()
+    _show("consecutive deaths", report)
+    assert report.violations == [], report.summary()
+    assert report.kills == 10, f"only {report.kills} deaths happened during the call"
+
+
+@pytest.mark.timeout(500)
+async def test_server_sigkill_and_restart_with_runs_in_flight_and_suspended(tmp_path: Path) -> None:
+    """Guarantee 6: the dev server (file-backed) is SIGKILLed while runs are in flight, restarted on the same file,
+    SIGKILLed again while runs are suspended, restarted; the suspended runs are resumed; every run finishes."""
+    server = ServerChaos(tmp_path / "temporal.db", free_port())
+    await server.start()
+    try:
+        assert server.server is not None
+        client = await connect(server.server.address)
+        world = ChaosWorld(tmp_path / "chaos", client, server.server.address)
+        try:
+            report, stalls = await server_kills(
+                world, server, runs=6, suspend_runs=3, downtime=2.0, settle=SETTLE_SECONDS
+            )
+        finally:
+            await world.pool.stop()
+    finally:
+        await server.stop()
+    _show("server kills", report)
+    print("work resumed after each server restart (s): " + ", ".join(f"{s:.1f}" for s in stalls))
+    assert server.restarts == 2
+    assert report.violations == [], report.summary()
