@@ -26,19 +26,25 @@ class ActivityOptions(WireModel):
     start_to_close_timeout: timedelta = timedelta(minutes=10)
     heartbeat_timeout: timedelta = timedelta(seconds=5)
     retry_initial_interval: timedelta = timedelta(milliseconds=500)
+    retry_backoff: float = 1.0
+    """Each retry waits ``retry_backoff`` times longer than the one before. A lost worker is noticed after
+    ``heartbeat_timeout`` already, so the default retries at once; errors that need room to pass
+    (a provider's 429 or 5xx) set their own delay."""
     retry_maximum_interval: timedelta = timedelta(seconds=30)
     maximum_attempts: int = 20
 
     def retry_policy(self) -> RetryPolicy:
         return RetryPolicy(
             initial_interval=self.retry_initial_interval,
+            backoff_coefficient=self.retry_backoff,
             maximum_interval=self.retry_maximum_interval,
             maximum_attempts=self.maximum_attempts,
         )
 
 
-MODEL_STEP_DEFAULTS = ActivityOptions(retry_initial_interval=timedelta(seconds=1), maximum_attempts=10)
-"""Model steps: provider errors that may pass (429, 5xx, dropped streams) and lost workers are retried."""
+MODEL_STEP_DEFAULTS = ActivityOptions(maximum_attempts=10)
+"""Model steps: lost workers are retried at once; provider errors that may pass (429, 5xx, dropped streams)
+after the provider's ``retry-after``, else after 1, 2, 4 … 30 seconds."""
 
 TOOL_CALL_DEFAULTS = ActivityOptions()
 """Tool calls: only lost attempts are retried (a tool's exception is its result)."""

@@ -1,9 +1,9 @@
 """Workers that die in the middle of a tool call (SIGKILL) never fail a run by themselves.
 
 Real worker processes (``tempo-agents worker``) on the session's dev server; the test restarts a worker
-whenever one dies. One tool kills its worker on its first ten attempts and then succeeds; another kills
+whenever one dies. One tool kills its worker on its first four attempts and then succeeds; another kills
 every worker it runs on and is stopped after its configured number of losses with a tool error that
-names it, and the run goes on.
+names it, and the run goes on. (Ten deaths in a row with the default options: tests/test_chaos.py.)
 """
 
 from __future__ import annotations
@@ -45,7 +45,7 @@ def log(line: str) -> None:
 
 async def sturdy(data: dict, ctx: ToolContext) -> str:
     log(f"sturdy {ctx.attempt}")
-    if ctx.attempt <= 10:
+    if ctx.attempt <= 4:
         os.kill(os.getpid(), signal.SIGKILL)
     return f"done on attempt {ctx.attempt}"
 
@@ -65,7 +65,7 @@ model = ScriptedModel(
     ]
 )
 tools = {
-    "sturdy": create_tool(id="sturdy", description="Kills ten workers", execute=sturdy, activity=FAST),
+    "sturdy": create_tool(id="sturdy", description="Kills four workers", execute=sturdy, activity=FAST),
     "crasher": create_tool(
         id="crasher",
         description="Kills every worker",
@@ -117,12 +117,12 @@ async def test_worker_deaths_never_fail_a_run(tmp_path: Path, temporal_env: Work
     sturdy = [int(attempt) for name, attempt in executions if name == "sturdy"]
     crasher = [int(attempt) for name, attempt in executions if name == "crasher"]
     assert result.finish_reason == "stop" and result.text == "Survived."
-    assert [c.payload.result for c in result.chunks if isinstance(c, ToolResultChunk)] == ["done on attempt 11"]
+    assert [c.payload.result for c in result.chunks if isinstance(c, ToolResultChunk)] == ["done on attempt 5"]
     [error] = [c for c in result.chunks if isinstance(c, ToolErrorChunk)]
     assert error.payload.tool_name == "crasher"
     assert error.payload.error.startswith(
         'Tool "crasher" was stopped: the worker running it was lost 3 times in a row ('
     )
-    assert sturdy == sorted(set(sturdy)) and sturdy[-1] == 11  # every execution a new attempt, the last one won
+    assert sturdy == sorted(set(sturdy)) and sturdy[-1] == 5  # every execution a new attempt, the last one won
     assert set(crasher) <= {1, 2, 3}
-    assert deaths >= 10
+    assert deaths >= 4

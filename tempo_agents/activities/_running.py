@@ -17,6 +17,9 @@ _T = TypeVar("_T")
 HEARTBEAT_SECONDS = 1.0
 """Heartbeats keep a worker's claim on its activity: when they stop, Temporal retries it elsewhere."""
 
+PROVIDER_RETRY_CAP_SECONDS = 30
+"""A provider error without ``retry-after`` is retried after 1, 2, 4 … seconds, at most this long."""
+
 MESSAGE_LIMIT = 1000
 """Failure messages are cut here: Temporal keeps a failure only while it is small."""
 
@@ -33,7 +36,7 @@ async def run_activity(work: Awaitable[_T]) -> _T:
     except ConfigurationError as error:
         raise ApplicationError(_short(error.message), type=type(error).__name__, non_retryable=True) from None
     except ModelError as error:
-        delay = timedelta(seconds=error.retry_after) if error.retry_after else None
+        delay = timedelta(seconds=error.retry_after or min(2 ** (attempt() - 1), PROVIDER_RETRY_CAP_SECONDS))
         raise ApplicationError(
             _short(error.message), type=type(error).__name__, non_retryable=not error.retryable, next_retry_delay=delay
         ) from None
