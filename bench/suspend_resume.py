@@ -1,23 +1,24 @@
 """Many runs suspended at once, then resumed: throughput, latency and memory against a bare-Temporal baseline.
 
     python bench/suspend_resume.py [--runs 1000] [--concurrency 50] [--warmup 5] [--serial 20] [--db-file PATH]
-                                   [--stock-server] [--baseline-first] [--matched-baseline]
+                                   [--stock-server] [--baseline-first]
 
 tempo-agents side: an agent on a ``ScriptedModel`` whose step 0 calls a tool that suspends
 (``await ctx.suspend(...)``) and whose step 1 answers. ``--runs`` runs are started with at most
 ``--concurrency`` between start and suspended (``app.stream`` + ``stream.result()`` returning ``suspended``);
 then every run is resumed (``resume_generate``), as many at once. Baseline: a bare workflow that executes
 one no-op activity, waits on a signal (``wait_condition``), executes one no-op activity and returns; started,
-seen waiting (its first activity done), signalled and awaited the same way. ``--matched-baseline`` adds a
-third side: the same bare workflow with as many activities as a tempo-agents run. Each side has its own worker
+seen waiting (its first activity done), signalled and awaited the same way. Fair baseline: the work a
+tempo-agents run does, written by hand as a Temporal workflow: a model-step activity, a tool activity,
+wait for an update that answers, a tool activity, a model-step activity. Each side has its own worker
 in this process, one after the other, against one embedded dev server; ``--serial`` runs one at a time come
 first (latency without queueing). See bench/README.md for every figure.
 
 The last line is quotable::
 
-    suspend_resume: N=1000 suspend tempo=XX/s baseline=YY/s (0.NNx) resume tempo=.. baseline=.. (..x)
-    latency p50 tempo=..ms baseline=..ms (..x) p95 tempo=..ms baseline=..ms (..x)
-    worker RSS waiting tempo=..MB (+..) baseline=..MB (+..)
+    suspend_resume: N=1000 suspend tempo=XX/s fair=YY/s (0.NNx) resume tempo=.. fair=.. (..x)
+    latency p50 tempo=..ms fair=..ms (..x) p95 tempo=..ms fair=..ms (..x) bare: suspend (..x) resume (..x)
+    worker RSS waiting tempo=..MB (+..) fair=..MB (+..)
 
 (on one line).
 """
@@ -62,13 +63,13 @@ from tempo_agents.models.model import ModelRequest
 from tempo_agents.store.base import ChunkWrite, JournalEntry
 from tempo_agents.store.sqlite import SQLiteStore
 from tempo_agents.worker.plugin import PASSTHROUGH_MODULES
-from tempo_agents.workflows import activity_names, search_attributes
+from tempo_agents.workflows import search_attributes
 
 AGENT_ID = "bench-suspend"
 TEMPO = "tempo-agents"
 BASELINE = "baseline"
-MATCHED = "matched"
-"""The baseline shaped like a tempo-agents run (``--matched-baseline``)."""
+FAIR = "fair"
+"""The same work as a tempo-agents run, written by hand: two activities, wait for an update, two activities."""
 PHASE_TIMEOUT = 900.0
 """Seconds one phase (all suspends, or all resumes) may take before the bench gives up."""
 
@@ -83,10 +84,8 @@ class BaselineInput(BaseModel):
     question: str
     before: int = 1
     """No-op activities before the wait (the last one tells the bench the run is about to wait)."""
-    local_after: int = 0
-    """No-op local activities right after the wait (tempo-agents journals the resumed segment's start so)."""
     after: int = 1
-    """No-op activities after those."""
+    """No-op activities after the wait."""
 
 
 class BaselineStep(BaseModel):
@@ -136,6 +135,12 @@ class BaselineWorkflow:
     def resume(self, answer: BaselineAnswer) -> None:
         self._answer = answer
 
+    @workflow.update(name="answer")
+    def answer(self, answer: BaselineAnswer) -> bool:
+        """The acknowledged answer (what the fair baseline's client sends)."""
+        self._answer = answer
+        return True
+
     @workflow.query(name="status")
     def status(self) -> str:
         return self._status
@@ -152,12 +157,6 @@ class BaselineWorkflow:
         self._status = "waiting"
         await workflow.wait_condition(lambda: self._answer is not None)
         self._status = "running"
-        for _ in range(run_input.local_after):
-            await workflow.execute_local_activity(
-                after_wait,
-                BaselineStep(run_id=run_input.run_id, phase="local"),
-                start_to_close_timeout=ACTIVITY_TIMEOUT,
-            )
         for _ in range(run_input.after):
             await workflow.execute_activity(
                 after_wait,
@@ -263,10 +262,10 @@ class Latencies:
     to_waiting: list[float] = field(default_factory=list)
     """Start call to seen waiting (finish chunk ``suspended`` / first activity done)."""
     resume: list[float] = field(default_factory=list)
-    """Update (tempo-agents) or signal (baseline) sent, to the result."""
+    """Update (tempo-agents, fair baseline) or signal (bare baseline) sent, to the result."""
     call: list[float] = field(default_factory=list)
-    """The client's resume call to the result (tempo-agents: ``resume_generate`` = describe + pending query +
-    update + tail; baseline: signal + ``handle.result()``)."""
+    """The client's resume call to the result (tempo-agents: ``resume_generate`` = the update + tail;
+    baselines: signal or update + ``handle.result()``)."""
 
 
 @dataclass(frozen=True)
@@ -531,18 +530,13 @@ async def run_tempo_side(env: WorkflowEnvironment, tmp: Path, options: Options) 
     return result
 
 
-async def run_baseline_side(
-    env: WorkflowEnvironment, options: Options, shape: HistoryShape | None = None
-) -> SideResult:
-    """The baseline, or with ``shape`` (a tempo-agents run's) a baseline with as many activities, local
-    activities before the wait and after it."""
+async def run_baseline_side(env: WorkflowEnvironment, options: Options, *, fair: bool = False) -> SideResult:
+    """The bare baseline (one activity, a signal, one activity), or the fair one (two activities, an update
+    that answers, two activities)."""
     client = env.client
     task_queue = f"bench-baseline-{uuid.uuid4()}"
-    result = SideResult(BASELINE if shape is None else MATCHED, options.runs)
-    counts = {"before": 1, "local_after": 0, "after": 1}
-    if shape is not None:
-        before = shape.activity_types.index(activity_names.FINISH_RUN) + 1 if shape.activity_types else 1
-        counts = {"before": before, "local_after": shape.local_activities, "after": shape.activities - before}
+    result = SideResult(FAIR if fair else BASELINE, options.runs)
+    counts = {"before": 2, "after": 2} if fair else {"before": 1, "after": 1}
 
     async def suspend(run_id: str, series: Latencies | None) -> None:
         loop = asyncio.get_running_loop()
@@ -564,7 +558,10 @@ async def run_baseline_side(
     async def resume(run_id: str, series: Latencies | None) -> None:
         handle = client.get_workflow_handle_for(BaselineWorkflow.run, run_id)
         start = time.perf_counter()
-        await handle.signal(BaselineWorkflow.resume, BaselineAnswer(ok=True))
+        if fair:
+            await handle.execute_update(BaselineWorkflow.answer, BaselineAnswer(ok=True), id=f"answer-{uuid.uuid4()}")
+        else:
+            await handle.signal(BaselineWorkflow.resume, BaselineAnswer(ok=True))
         done = await handle.result()
         end = time.perf_counter()
         if not done.ok:
@@ -684,11 +681,12 @@ def print_summary(sides: Sequence[SideResult], options: Options) -> None:
     if tempo.reads_per_run is not None and tempo.appends_per_run is not None:
         out(
             f"tempo-agents journal, suspend phase: {tempo.appends_per_run:.1f} appends and {tempo.reads_per_run:.1f} "
-            "reads per run (every tailing client reads after any append in this process, and every 50 ms)"
+            "reads per run (every tailing client reads after any append it is woken for)"
         )
 
 
-def quotable(tempo: SideResult, base: SideResult) -> str:
+def quotable(tempo: SideResult, base: SideResult, bare: SideResult) -> str:
+    """The last line: tempo-agents against the fair baseline, and the throughput ratios against the bare one."""
     t50, b50 = quantile(tempo.loaded.resume, 0.5), quantile(base.loaded.resume, 0.5)
     t95, b95 = quantile(tempo.loaded.resume, 0.95), quantile(base.loaded.resume, 0.95)
     rss = []
@@ -698,13 +696,15 @@ def quotable(tempo: SideResult, base: SideResult) -> str:
         rss.append(f"{_mb(waiting)}MB ({_delta_mb(waiting, before)})")
     return (
         f"suspend_resume: N={tempo.runs} "
-        f"suspend tempo={tempo.suspend_rate:.1f}/s baseline={base.suspend_rate:.1f}/s "
+        f"suspend tempo={tempo.suspend_rate:.1f}/s fair={base.suspend_rate:.1f}/s "
         f"({_ratio(tempo.suspend_rate, base.suspend_rate)}) "
-        f"resume tempo={tempo.resume_rate:.1f}/s baseline={base.resume_rate:.1f}/s "
+        f"resume tempo={tempo.resume_rate:.1f}/s fair={base.resume_rate:.1f}/s "
         f"({_ratio(tempo.resume_rate, base.resume_rate)}) "
-        f"latency p50 tempo={t50:.0f}ms baseline={b50:.0f}ms ({_ratio(t50, b50)}) "
-        f"p95 tempo={t95:.0f}ms baseline={b95:.0f}ms ({_ratio(t95, b95)}) "
-        f"worker RSS waiting tempo={rss[0]} baseline={rss[1]}"
+        f"latency p50 tempo={t50:.0f}ms fair={b50:.0f}ms ({_ratio(t50, b50)}) "
+        f"p95 tempo={t95:.0f}ms fair={b95:.0f}ms ({_ratio(t95, b95)}) "
+        f"bare: suspend ({_ratio(tempo.suspend_rate, bare.suspend_rate)}) "
+        f"resume ({_ratio(tempo.resume_rate, bare.resume_rate)}) "
+        f"worker RSS waiting tempo={rss[0]} fair={rss[1]}"
     )
 
 
@@ -729,17 +729,15 @@ async def bench(args: argparse.Namespace) -> int:
     env = await start_server(args.db_file, stock=args.stock_server)
     options = Options(args.runs, args.concurrency, args.warmup, args.serial, server_pid())
     sides: dict[str, SideResult] = {}
-    order = [BASELINE, TEMPO] if args.baseline_first else [TEMPO, BASELINE]
-    if args.matched_baseline:
-        order.append(MATCHED)
+    order = [BASELINE, FAIR, TEMPO] if args.baseline_first else [TEMPO, FAIR, BASELINE]
     try:
         with tempfile.TemporaryDirectory(prefix="tempo-bench-") as directory:
             for side in order:
                 side_began = time.perf_counter()
                 if side == TEMPO:
                     result = await run_tempo_side(env, Path(directory), options)
-                elif side == MATCHED:
-                    result = await run_baseline_side(env, options, sides[TEMPO].shape)
+                elif side == FAIR:
+                    result = await run_baseline_side(env, options, fair=True)
                 else:
                     result = await run_baseline_side(env, options)
                 sides[side] = result
@@ -749,13 +747,13 @@ async def bench(args: argparse.Namespace) -> int:
                 )
     finally:
         await env.shutdown()
-    tempo, base = sides[TEMPO], sides[BASELINE]
-    print_summary([tempo, base, *([sides[MATCHED]] if MATCHED in sides else [])], options)
+    tempo, fair, base = sides[TEMPO], sides[FAIR], sides[BASELINE]
+    print_summary([tempo, fair, base], options)
     load = os.getloadavg()[0]
     out()
     out(f"load average (1 min) at the end: {load:.2f}" + (busy_warning() if load > 2.5 else ""))
     out(f"total time: {time.perf_counter() - began:.0f} s")
-    out(quotable(tempo, base))
+    out(quotable(tempo, fair, base))
     return 0
 
 
@@ -776,16 +774,9 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         help="keep the dev server's default transfer-queue poll limit (20/s), which adds ~40 ms per workflow task",
     )
     parser.add_argument("--baseline-first", action="store_true", help="run the baseline side first")
-    parser.add_argument(
-        "--matched-baseline",
-        action="store_true",
-        help="also run a baseline with as many activities as a tempo-agents run (needs --serial >= 1)",
-    )
     args = parser.parse_args(argv)
     if args.runs < 1 or args.concurrency < 1 or args.warmup < 0 or args.serial < 0:
         parser.error("need --runs >= 1, --concurrency >= 1, --warmup >= 0, --serial >= 0")
-    if args.matched_baseline and args.warmup + args.serial < 1:
-        parser.error("--matched-baseline takes its shape from a one-at-a-time run: need --warmup or --serial >= 1")
     return args
 
 

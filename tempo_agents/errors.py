@@ -37,12 +37,6 @@ class ToolNotFoundError(TempoAgentsError):
     code = "TOOL_NOT_FOUND"
 
 
-class ToolExecutionError(TempoAgentsError):
-    """A tool's own code raised; the message is the original error's message."""
-
-    code = "TOOL_EXECUTION_FAILED"
-
-
 class RunNotFoundError(TempoAgentsError):
     """No run with the given id exists."""
 

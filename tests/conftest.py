@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import uuid
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
@@ -9,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from temporalio.client import Client
+from temporalio.client import Client, WorkflowFailureError, WorkflowHistory
 from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.testing import WorkflowEnvironment
 
@@ -63,3 +64,12 @@ async def running_worker(app: App, client: Client | None = None) -> AsyncIterato
     """Run a worker for the app for the duration of the block."""
     async with app.worker(client):
         yield
+
+
+async def closed_history(client: Client, run_id: str) -> WorkflowHistory:
+    """The run's whole history: the finish chunk is written by the run's last activity, just before the
+    workflow closes, so a caller who saw it waits for the close before reading the history."""
+    handle = client.get_workflow_handle(run_id)
+    with contextlib.suppress(WorkflowFailureError):
+        await handle.result()
+    return await handle.fetch_history()

@@ -16,7 +16,7 @@ from temporalio.testing import WorkflowEnvironment
 from tempo_agents import Agent, App, ScriptedModel, ScriptedResponse, ScriptedToolCall, ToolContext, create_tool
 from tempo_agents.journal.chunks import DataChunk, ToolOutputDeniedChunk
 from tempo_agents.workflows import search_attributes
-from tests.conftest import running_worker, temporal_binary
+from tests.conftest import closed_history, running_worker, temporal_binary
 
 
 @pytest.fixture(scope="module")
@@ -65,7 +65,7 @@ async def test_suspension_deadline_reruns_the_tool_as_expired(
         chunks = [c async for c in app.attach(stream.run_id).full_stream]
         while chunks[-1].type != "finish" or chunks[-1].payload.step_result.reason == "suspended":  # type: ignore[union-attr]
             chunks += [c async for c in app.attach(stream.run_id, offset=(chunks[-1].offset or 0) + 1).full_stream]
-        history = await app.client.get_workflow_handle(stream.run_id).fetch_history()
+        history = await closed_history(app.client, stream.run_id)
     elapsed = time.monotonic() - started
 
     assert first.finish_reason == "suspended"

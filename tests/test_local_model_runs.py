@@ -21,7 +21,7 @@ from tempo_agents import Agent, ToolContext, create_tool
 from tempo_agents.agent.app import App
 from tempo_agents.models.anthropic import AnthropicModel
 from tempo_agents.models.openai_compatible import openai_compatible
-from tests.conftest import AppFactory, running_worker
+from tests.conftest import AppFactory, closed_history, running_worker
 from tests.provider_servers.anthropic_server import AnthropicServer, MessageStream, text_response
 from tests.provider_servers.openai_server import (
     LLAMA_CPP_CONTENT_ERROR,
@@ -63,7 +63,7 @@ def where(server: OpenAIServer) -> str:
 async def run_history(app: App, agent_id: str, prompt: str) -> tuple[Any, WorkflowHistory]:
     async with running_worker(app):
         result = await app.agent(agent_id).generate(prompt)
-        history = await app.client.get_workflow_handle(result.run_id).fetch_history()
+        history = await closed_history(app.client, result.run_id)
     return result, history
 
 

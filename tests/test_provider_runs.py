@@ -15,7 +15,7 @@ from tempo_agents.journal.chunks import Chunk
 from tempo_agents.models.anthropic import AnthropicModel
 from tempo_agents.models.openai_compatible import openai_compatible
 from tempo_agents.tools import web_search_tool
-from tests.conftest import AppFactory, running_worker
+from tests.conftest import AppFactory, closed_history, running_worker
 from tests.provider_servers.anthropic_server import AnthropicServer, error_response, text_response, tool_use_response
 from tests.provider_servers.openai_server import OpenAIServer, ToolCallSpec, error_reply, text_stream, tool_calls_stream
 
@@ -129,7 +129,7 @@ async def test_rate_limit_is_retried_with_a_reset_chunk(make_app: AppFactory, op
     app = make_app([agent_with(model, "limited")])
     async with running_worker(app):
         result = await app.agent("limited").generate("hi")
-        history = await app.client.get_workflow_handle(result.run_id).fetch_history()
+        history = await closed_history(app.client, result.run_id)
     assert result.finish_reason == "stop"
     assert result.text == "Recovered fine."
     assert [c.type for c in result.chunks][:3] == ["start", "step-start", "step-reset"]
@@ -149,7 +149,7 @@ async def test_unauthorized_fails_the_run_at_once(
     app = make_app([agent_with(AnthropicModel("claude-test", base_url=anthropic_server.base_url), "denied")])
     async with running_worker(app):
         result = await app.agent("denied").generate("hi")
-        history = await app.client.get_workflow_handle(result.run_id).fetch_history()
+        history = await closed_history(app.client, result.run_id)
     assert result.finish_reason == "error"
     assert result.error is not None
     assert "anthropic" in result.error and "claude-test" in result.error and "ANTHROPIC_API_KEY" in result.error

@@ -1,4 +1,6 @@
-"""Committed histories of real runs replay against today's AgentRunWorkflow (DESIGN.md rule 8).
+"""Committed histories of real runs replay against today's AgentRunWorkflow.
+
+(ARCHITECTURE.md, "Durable-execution rules" 6.)
 
 A change that breaks in-flight runs (an inserted, removed or reordered activity, a new timer) fails
 here. Guard intentional changes with ``workflow.patched`` and record new histories alongside.

@@ -17,7 +17,7 @@ from tempo_agents.signals import TaskSignalProvider
 from tempo_agents.tools import ask_user_tool
 from tempo_agents.tools.builtin.task_signals import TASK_STATE_SYSTEM_MESSAGE
 from tempo_agents.workflows import search_attributes
-from tests.conftest import AppFactory, running_worker, temporal_binary
+from tests.conftest import AppFactory, closed_history, running_worker, temporal_binary
 
 MEMORY = {"thread": "thread-tasks", "resource": "user-1"}
 
@@ -50,7 +50,7 @@ async def test_task_write_changes_workflow_state_without_an_activity(make_app: A
         result = await app.agent("tasker").generate("work", memory=MEMORY)
         handle = app.client.get_workflow_handle(result.run_id)
         tasks = await handle.query("tasks")
-        history = await handle.fetch_history()
+        history = await closed_history(app.client, result.run_id)
         stored = await app.store.get_thread_state("thread-tasks", "task")
 
     assert activity_names(history).count("tempo_agents.tool_call") == 0

@@ -45,9 +45,9 @@ async def run_activity(work: Awaitable[_T]) -> _T:
 
 
 async def _beat() -> None:
-    while True:
-        activity.heartbeat()
+    while True:  # the first after a second: most activities are done by then and never pay for one
         await asyncio.sleep(HEARTBEAT_SECONDS)
+        activity.heartbeat()
 
 
 def _short(message: str) -> str:

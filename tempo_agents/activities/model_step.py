@@ -72,7 +72,8 @@ async def run_model_step(registry: Registry, step_input: ModelStepInput) -> Mode
     run_id = step_input.run_id
     step = step_input.step
     journal = RunJournal(store, run_id)
-    saved = await store.saved_outcome(run_id, keys.model_step_outcome(step))
+    this_attempt = attempt()
+    saved = await store.saved_outcome(run_id, keys.model_step_outcome(step)) if this_attempt > 1 else None
     if saved is not None:
         return await _closed_if_done(registry, journal, step_input, ModelStepResult.model_validate(saved))
 
@@ -90,7 +91,6 @@ async def run_model_step(registry: Registry, step_input: ModelStepInput) -> Mode
     transcript = await registry.transcripts.get(run_id)
 
     writes = outbox_writes(run_id, step_input.outbox, transcript.entries)
-    this_attempt = attempt()
     if this_attempt > 1:
         started = await store.offset_of(run_id, keys.step_start(step))
         discard_from = None if started is None else started + 1
@@ -136,9 +136,10 @@ async def run_model_step(registry: Registry, step_input: ModelStepInput) -> Mode
         async for event in model.stream(request):
             await streamed.handle(event)
         await streamed.close_inputs()
-
-    finally:
-        await journal.flush_text()
+    except BaseException:
+        await journal.flush_text()  # what the failed attempt streamed, for the reset to discard
+        raise
+    buffered = await journal.take_buffered()  # written with the step's last write
     text_parts, calls, finish = streamed.text_parts, streamed.calls, streamed.finish
 
     available = agent.active_tool_names(options.active_tools, step_input.mode)
@@ -205,7 +206,7 @@ async def run_model_step(registry: Registry, step_input: ModelStepInput) -> Mode
         projects_tasks=agent.projects_tasks,
     )
     outcome = SavedOutcome(keys.model_step_outcome(step), step_result.model_dump(mode="json", by_alias=True))
-    await store.record(run_id, [entry, *error_entries], chunk_writes, outcome)
+    await store.record(run_id, [entry, *error_entries], [*buffered, *chunk_writes], outcome)
     return await _closed_if_done(registry, journal, step_input, step_result)
 
 

@@ -149,9 +149,10 @@ async def run_tool_call(registry: Registry, handoff: CallHandoff | None, call_in
     """
     store = registry.store
     call = call_input.call
-    saved = await store.saved_outcome(
-        call_input.run_id, keys.tool_call_outcome(call_input.step, call.tool_call_id, call_input.round)
-    )
+    saved = None
+    if attempt() > 1:  # an earlier attempt may have saved how the call ended before its worker was lost
+        key = keys.tool_call_outcome(call_input.step, call.tool_call_id, call_input.round)
+        saved = await store.saved_outcome(call_input.run_id, key)
     if saved is not None:
         result = ToolCallResult.model_validate(saved)
     else:

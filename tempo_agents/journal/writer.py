@@ -14,7 +14,7 @@ from tempo_agents.models.messages import Message
 from tempo_agents.store.base import ChunkWrite, Store, TranscriptEntry
 from tempo_agents.tools.context import check_custom_chunk
 
-TEXT_FLUSH_SECONDS = 0.03
+TEXT_FLUSH_SECONDS = 0.008
 """Text deltas are written at most this often (batched in between)."""
 
 
@@ -65,6 +65,16 @@ class RunJournal:
         if self._pending_flush is not None and not self._pending_flush.done():
             await self._pending_flush
         await self._write_batch()
+
+    async def take_buffered(self) -> list[ChunkWrite]:
+        """The deltas not written yet, handed to the caller to write with its own last write."""
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        if self._pending_flush is not None and not self._pending_flush.done():
+            await self._pending_flush
+        buffered, self._text = self._text, []
+        return buffered
 
     async def _write_batch(self) -> None:
         self._last_flush = time.monotonic()

@@ -75,6 +75,13 @@ class DevServerError(TempoAgentsError):
     code = "DEV_SERVER_ERROR"
 
 
+class _ExitedWhileStarting(DevServerError):
+    """The server process ended before it answered."""
+
+
+_START_ATTEMPTS = 3
+
+
 class DatabaseInUseError(DevServerError):
     """Another dev server holds the database file."""
 
@@ -217,20 +224,33 @@ class DevServer:
         return args + list(DEV_SERVER_TUNING) + self.extra_args
 
     async def start(self) -> None:
-        """Start the server and wait until its frontend answers; raises :class:`DevServerError`."""
+        """Start the server and wait until its frontend answers; raises :class:`DevServerError`.
+
+        With a port chosen here (``port=None``), a server that exits while starting (another process took
+        the port between our check and its bind) is started again on another port, up to three times.
+        """
         if self._process is not None:
             raise DevServerError("this dev server is already started")
         if self._binary is not None and not (Path(self._binary).is_file() and os.access(self._binary, os.X_OK)):
             raise DevServerError(f"the temporal binary {self._binary} does not exist or is not executable")
-        if self._requested_port is None or self._requested_port == 0:
-            self._port = free_port(self.ip)
-        else:
+        chosen_here = self._requested_port is None or self._requested_port == 0
+        if not chosen_here:
+            assert self._requested_port is not None
             if port_in_use(self._requested_port, self.ip):
                 raise DevServerError(
                     f"port {self._requested_port} on {self.ip} is already in use; choose another port "
                     "(or stop the process using it)"
                 )
-            self._port = self._requested_port
+        for attempt in range(1, _START_ATTEMPTS + 1):
+            self._port = free_port(self.ip) if chosen_here else self._requested_port
+            try:
+                await self._start_once()
+                return
+            except _ExitedWhileStarting:
+                if not chosen_here or attempt == _START_ATTEMPTS:
+                    raise
+
+    async def _start_once(self) -> None:
         command = self.command()
         try:
             self._open_files()
@@ -313,7 +333,9 @@ class DevServer:
         assert self._process is not None
         code = self._process.poll()
         if code is not None:
-            raise DevServerError(f"the Temporal dev server exited with code {code} while starting{self._tail_text()}")
+            raise _ExitedWhileStarting(
+                f"the Temporal dev server exited with code {code} while starting{self._tail_text()}"
+            )
 
     def stderr_tail(self, lines: int = _STDERR_TAIL_LINES) -> str:
         """The last lines the server wrote (stdout and stderr)."""

@@ -619,10 +619,13 @@ class AgentRunWorkflow:
         self._last_closed_segment = self._segment
 
     def _set_status(self, status: RunStatus) -> None:
+        """The ``TempoAgentStatus`` search attribute; a suspended run's memo lists what it waits on (read
+        only while the status says ``suspended``, so later changes of status leave it as it is)."""
         if status != self._status:
             self._status = status
             workflow.upsert_search_attributes([search_attributes.STATUS.value_set(status)])
-            workflow.upsert_memo({"pending": [call.to_wire() for call in self.pending()]})
+            if status == "suspended" or not self._closes_in_activities:
+                workflow.upsert_memo({"pending": [call.to_wire() for call in self.pending()]})
 
 
 def _failure_message(error: ActivityError) -> str:

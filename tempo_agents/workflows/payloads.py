@@ -1,6 +1,6 @@
 """Inputs and results that cross the workflow boundary.
 
-Kept small on purpose (DESIGN.md rule 2): transcripts and tool outputs live in the store and
+Kept small on purpose (ARCHITECTURE.md, "Durable-execution rules" 2): transcripts and tool outputs live in the store and
 travel by run id; these models carry ids, names, arguments, counters and usage.
 """
 
