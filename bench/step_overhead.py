@@ -48,7 +48,7 @@ from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # `bench`, from any directory
 
 from bench._common import SERVER_ARGS, busy_warning, median, out, run_as_module, start_server
-from tempo_agents import Agent, App, ScriptedModel, ScriptedResponse, ScriptedToolCall, ToolContext, create_tool
+from tempo_agents import Agent, App, ScriptedModel, ScriptedResponse, ScriptedToolCall, ToolContext, Usage, create_tool
 from tempo_agents.store.base import Store
 from tempo_agents.workflows import activity_names
 
@@ -191,10 +191,14 @@ async def _noop(data: Any, context: ToolContext) -> dict[str, Any]:
 def build_app(steps: int, store: str | Store, task_queue: str, client: Client) -> App:
     """An App with one agent whose every step but the last calls the no-op tool once."""
     noop = create_tool(id="noop", description="Does nothing and returns an empty object.", execute=_noop)
+    # Usage is given, so the scripted model does not estimate it from the whole conversation each step (work a
+    # real provider does on its side, not tempo-agents' overhead).
+    usage = Usage(input_tokens=10, output_tokens=2, total_tokens=12)
     responses = [
-        ScriptedResponse(text=f"Step {i}.", tool_calls=[ScriptedToolCall("noop", {})]) for i in range(steps - 1)
+        ScriptedResponse(text=f"Step {i}.", tool_calls=[ScriptedToolCall("noop", {})], usage=usage)
+        for i in range(steps - 1)
     ]
-    responses.append(ScriptedResponse(text="Done."))
+    responses.append(ScriptedResponse(text="Done.", usage=usage))
     agent = Agent(
         id=AGENT_ID,
         instructions="Call noop until you are done.",

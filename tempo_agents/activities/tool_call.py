@@ -32,8 +32,9 @@ from tempo_agents.tools.suspension import (
     Suspender,
     schema_string,
 )
-from tempo_agents.tools.tool import Tool, call_user_function
+from tempo_agents.tools.tool import Tool
 from tempo_agents.tools.transform import Slot, project
+from tempo_agents.tools.user_code import call_user_function
 from tempo_agents.workflows.payloads import HandoffAccepted, Resolution, Suspension, ToolCallInput, ToolCallResult
 
 if TYPE_CHECKING:

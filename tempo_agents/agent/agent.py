@@ -15,8 +15,9 @@ from tempo_agents.errors import ConfigurationError
 from tempo_agents.models.messages import MessageInput
 from tempo_agents.models.model import Model, ToolDefinition
 from tempo_agents.signals import TaskSignalProvider
-from tempo_agents.tools.tool import Tool, call_user_function
+from tempo_agents.tools.tool import Tool
 from tempo_agents.tools.transform import ToolTransform, merge_transforms
+from tempo_agents.tools.user_code import call_user_function
 
 if TYPE_CHECKING:
     from tempo_agents.agent.app import App

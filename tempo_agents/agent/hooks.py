@@ -8,7 +8,8 @@ from typing import Any
 
 from tempo_agents.errors import ConfigurationError
 from tempo_agents.tools.context import ToolContext
-from tempo_agents.tools.tool import Tool, call_user_function, run_tool
+from tempo_agents.tools.tool import Tool, run_tool
+from tempo_agents.tools.user_code import call_user_function
 
 
 @dataclass(frozen=True)

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tempo_agents.models.messages import Message
+from tempo_agents.tools.user_code import call_user_function
 
 _log = logging.getLogger("tempo_agents.tools")
 
@@ -36,8 +37,6 @@ async def run_lifecycle_hook(hook: LifecycleHook | None, name: str, event: ToolL
     """Call a lifecycle hook; log and swallow what it raises."""
     if hook is None:
         return
-    from tempo_agents.tools.tool import call_user_function
-
     try:
         await call_user_function(hook, event)
     except Exception:

@@ -2,10 +2,7 @@
 
 from __future__ import annotations
 
-import asyncio
 import copy
-import functools
-import inspect
 import logging
 from collections.abc import Awaitable, Callable, Mapping
 from datetime import timedelta
@@ -27,6 +24,7 @@ from tempo_agents.tools.context import ToolContext
 from tempo_agents.tools.lifecycle import LifecycleHook, ToolLifecycleEvent, run_lifecycle_hook
 from tempo_agents.tools.suspension import Suspender
 from tempo_agents.tools.transform import ToolTransform
+from tempo_agents.tools.user_code import call_user_function
 
 ExecuteFunction = Callable[..., Any]
 ApprovalPredicate = Callable[[Any, ToolContext], bool | Awaitable[bool]]
@@ -163,34 +161,6 @@ def _snapshot(validated: Any) -> Any:
         return to_jsonable_python(validated, by_alias=True)
     except Exception:
         return validated
-
-
-async def call_user_function(function: Callable[..., Any], *args: Any) -> Any:
-    """Call user code that may be sync or async and may take fewer arguments than offered.
-
-    Sync functions run in a worker thread so they never block the event loop.
-    """
-    arguments = args[: _positional_arity(function, len(args))]
-    if inspect.iscoroutinefunction(function):
-        return await function(*arguments)
-    result = await asyncio.to_thread(functools.partial(function, *arguments))
-    if inspect.isawaitable(result):
-        return await result
-    return result
-
-
-def _positional_arity(function: Callable[..., Any], offered: int) -> int:
-    try:
-        parameters = inspect.signature(function).parameters.values()
-    except (TypeError, ValueError):
-        return offered
-    count = 0
-    for parameter in parameters:
-        if parameter.kind is inspect.Parameter.VAR_POSITIONAL:
-            return offered
-        if parameter.kind in (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD):
-            count += 1
-    return min(count, offered)
 
 
 def create_tool(

@@ -16,6 +16,7 @@ from dataclasses import dataclass, fields
 from typing import Any, Literal, TypeAlias
 
 from tempo_agents.errors import ConfigurationError
+from tempo_agents.tools.user_code import call_user_function
 
 _log = logging.getLogger("tempo_agents.tools")
 
@@ -144,8 +145,6 @@ async def project(
     function = transform.function(target, slot) if transform is not None else None
     if function is None:
         return raw
-    from tempo_agents.tools.tool import call_user_function
-
     context = TransformContext(
         target=target, phase=_PHASES[slot], tool_name=tool_name, tool_call_id=tool_call_id, **payload
     )
