@@ -30,6 +30,7 @@ RunClosedProbe = Callable[[], Awaitable[str | None]]
 """Returns the run's closing status (``COMPLETED``, ``TERMINATED`` …), or ``None`` while it runs."""
 
 PROBE_AFTER_IDLE_SECONDS = 2.0
+READ_BATCH = 1000
 
 
 @dataclass(frozen=True)
@@ -88,7 +89,7 @@ class AgentStream:
         idle_since = time.monotonic()
         try:
             while True:
-                entries = await self._store.read_chunks(self.run_id, offset, 1000)
+                entries = await self._store.read_chunks(self.run_id, offset, READ_BATCH)
                 if entries:
                     idle_since = time.monotonic()
                     for entry in entries:
@@ -98,7 +99,9 @@ class AgentStream:
                         if isinstance(chunk, FinishChunk) and self._ends_stream(chunk):
                             return
                     self._wake()
-                    continue
+                    if len(entries) == READ_BATCH:
+                        continue  # more may be there already; otherwise wait: the store wakes us for the next
+
                 if self._probe is not None and time.monotonic() - idle_since > PROBE_AFTER_IDLE_SECONDS:
                     idle_since = time.monotonic()
                     closed = await self._probe()
