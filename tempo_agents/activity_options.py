@@ -42,9 +42,13 @@ class ActivityOptions(WireModel):
         )
 
 
-MODEL_STEP_DEFAULTS = ActivityOptions(maximum_attempts=10)
+MODEL_STEP_DEFAULTS = ActivityOptions()
 """Model steps: lost workers are retried at once; provider errors that may pass (429, 5xx, dropped streams)
-after the provider's ``retry-after``, else after 1, 2, 4 … 30 seconds."""
+after the provider's ``retry-after``, else after 1, 2, 4 … 30 seconds, and at most until the step's
+``PROVIDER_ATTEMPTS``-th attempt."""
+
+PROVIDER_ATTEMPTS = 10
+"""A provider error on this attempt of a model step (or later) is final: the run fails with it."""
 
 TOOL_CALL_DEFAULTS = ActivityOptions()
 """Tool calls: only lost attempts are retried (a tool's exception is its result)."""

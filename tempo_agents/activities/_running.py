@@ -10,6 +10,7 @@ from typing import TypeVar
 from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
+from tempo_agents.activity_options import PROVIDER_ATTEMPTS
 from tempo_agents.errors import ConfigurationError, ModelError
 
 _T = TypeVar("_T")
@@ -36,9 +37,11 @@ async def run_activity(work: Awaitable[_T]) -> _T:
     except ConfigurationError as error:
         raise ApplicationError(_short(error.message), type=type(error).__name__, non_retryable=True) from None
     except ModelError as error:
-        delay = timedelta(seconds=error.retry_after or min(2 ** (attempt() - 1), PROVIDER_RETRY_CAP_SECONDS))
+        this_attempt = attempt()
+        delay = timedelta(seconds=error.retry_after or min(2 ** (this_attempt - 1), PROVIDER_RETRY_CAP_SECONDS))
+        final = not error.retryable or this_attempt >= PROVIDER_ATTEMPTS
         raise ApplicationError(
-            _short(error.message), type=type(error).__name__, non_retryable=not error.retryable, next_retry_delay=delay
+            _short(error.message), type=type(error).__name__, non_retryable=final, next_retry_delay=delay
         ) from None
     finally:
         beats.cancel()
