@@ -6,6 +6,7 @@ from typing import Any
 
 from pydantic import ValidationError
 from temporalio.exceptions import WorkflowAlreadyStartedError
+from temporalio.service import RPCError, RPCStatusCode
 
 from tempo_agents.agent.agent import Agent
 from tempo_agents.agent.app import App
@@ -112,7 +113,20 @@ def start_request(app: App, agent: Agent, body: StreamBody) -> StartRequest:
 
 
 async def start_run(app: App, agent: Agent, request: StartRequest) -> AgentStream:
-    """Start the run; a run id that is already taken is the caller's mistake (409)."""
+    """Start the run; a run id that is already taken is the caller's mistake (409).
+
+    Temporal would accept a closed workflow's id again, but a run's journal is addressed by its id,
+    so a taken id is refused whether its run is still going or not.
+    """
+    run_id = request.options.get("run_id")
+    if run_id is not None:
+        try:
+            await app.client.get_workflow_handle(run_id).describe()
+        except RPCError as error:
+            if error.status != RPCStatusCode.NOT_FOUND:
+                raise
+        else:
+            raise ApiError(409, f'a run with id "{run_id}" already exists')
     try:
         return await app.stream(agent.id, request.messages, **request.options)
     except WorkflowAlreadyStartedError:

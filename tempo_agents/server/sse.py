@@ -40,6 +40,7 @@ async def _events(
     to_wire: Callable[[Chunk], dict[str, Any]],
     with_ids: bool,
     heartbeat: float,
+    skip: frozenset[str],
 ) -> AsyncIterator[bytes]:
     """The stream's chunks as SSE blocks, with heartbeats while idle, then ``[DONE]``.
 
@@ -66,6 +67,8 @@ async def _events(
                 continue
             if chunk is None:
                 break
+            if chunk.type in skip:
+                continue
             yield encode_event(to_wire(chunk), chunk.offset if with_ids else None)
         if task.done() and not task.cancelled() and task.exception() is not None:
             error = task.exception()
@@ -86,8 +89,10 @@ def stream_response(
     *,
     with_ids: bool = False,
     heartbeat: float = HEARTBEAT_SECONDS,
+    skip: frozenset[str] = frozenset(),
 ) -> StreamingResponse:
-    """A 200 ``text/event-stream`` response that sends the stream's chunks as they are journaled."""
+    """A 200 ``text/event-stream`` response that sends the stream's chunks as they are journaled
+    (except the types in ``skip``)."""
     return StreamingResponse(
-        _events(stream, to_wire, with_ids, heartbeat), media_type="text/event-stream", headers=SSE_HEADERS
+        _events(stream, to_wire, with_ids, heartbeat, skip), media_type="text/event-stream", headers=SSE_HEADERS
     )

@@ -27,6 +27,9 @@ from tempo_agents.server.sse import stream_response
 
 __all__ = ["router"]
 
+CONTINUATION_SKIPS = frozenset({"start"})
+"""A resumed segment's journal opens with ``start``; the reference's continuations have none."""
+
 router = APIRouter(prefix="/agents", tags=["agents"])
 
 
@@ -62,19 +65,19 @@ async def resume_stream(app: AppDep, agent_id: str, body: ResumeBody, request: R
         "resume", body.run_id, body.tool_call_id, data=body.resume_data, request_id=request_id(request)
     )
     _, resumed = await resume_run(app, find_agent(app, agent_id), command)
-    return stream_response(resumed, chunk_wire)
+    return stream_response(resumed, chunk_wire, skip=CONTINUATION_SKIPS)
 
 
 @router.post("/{agent_id}/approve-tool-call", summary="Approve a call and stream the continuation (SSE)")
 async def approve(app: AppDep, agent_id: str, body: ApproveBody, request: Request) -> StreamingResponse:
     _, resumed = await resume_run(app, find_agent(app, agent_id), _approval(body, request))
-    return stream_response(resumed, chunk_wire)
+    return stream_response(resumed, chunk_wire, skip=CONTINUATION_SKIPS)
 
 
 @router.post("/{agent_id}/decline-tool-call", summary="Decline a call and stream the continuation (SSE)")
 async def decline(app: AppDep, agent_id: str, body: DeclineBody, request: Request) -> StreamingResponse:
     _, resumed = await resume_run(app, find_agent(app, agent_id), _decline(body, request))
-    return stream_response(resumed, chunk_wire)
+    return stream_response(resumed, chunk_wire, skip=CONTINUATION_SKIPS)
 
 
 @router.post("/{agent_id}/approve-tool-call-generate", summary="Approve a call and answer with the result")
