@@ -143,13 +143,17 @@ def react(request: ModelRequest) -> ScriptedResponse:
     return ScriptedResponse(text="Hello there.", usage=_USAGE)
 
 
-assistant = Agent(
-    id="assistant",
-    name="Assistant",
-    description="Scripted test agent",
-    instructions="You answer weather questions.",
-    model=ScriptedModel(react),
-    tools={"weather": weather, "confirm": confirm, "danger": danger, "boom": boom},
-)
+def build_assistant(**overrides: Any) -> Agent:
+    """The ``assistant`` agent (a new one per App: an agent belongs to one App)."""
+    options: dict[str, Any] = {
+        "id": "assistant",
+        "name": "Assistant",
+        "description": "Scripted test agent",
+        "instructions": "You answer weather questions.",
+        "model": ScriptedModel(react),
+        "tools": {"weather": weather, "confirm": confirm, "danger": danger, "boom": boom},
+    }
+    return Agent(**{**options, **overrides})
 
-app = App(agents=[assistant], tools=[weather, confirm, danger])
+
+app = App(agents=[build_assistant()], tools=[weather, confirm, danger])
