@@ -14,6 +14,7 @@ from typing import Any
 import httpx
 
 from tempo_agents import Agent, App
+from tempo_agents.server.auth import Authorize, allow_all
 from tempo_agents.server.serving import ApiServer
 
 EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "reference_parity.py"
@@ -37,9 +38,9 @@ def parity_agent(**overrides: Any) -> Agent:
 
 
 @asynccontextmanager
-async def served(app: App) -> AsyncIterator[httpx.AsyncClient]:
+async def served(app: App, authorize: Authorize = allow_all) -> AsyncIterator[httpx.AsyncClient]:
     """The App's HTTP API on 127.0.0.1 (a free port) and an httpx client for its ``/api``."""
-    server = ApiServer(app, port=0)
+    server = ApiServer(app, port=0, authorize=authorize)
     await server.start()
     try:
         async with httpx.AsyncClient(base_url=server.url + "/api", timeout=60) as http:

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+from temporalio.testing import WorkflowEnvironment
 
 from tests.conftest import AppFactory, running_worker
 from tests.http_support import EXAMPLE, parity_agent, served, types
@@ -106,8 +107,37 @@ async def test_dev_serves_the_http_api(tmp_path: Path) -> None:
             assert list((await http.get("/agents")).json()) == ["assistant"]
             result = (await http.post("/agents/assistant/generate", json={"messages": "weather"})).json()
             assert result["finishReason"] == "stop"
+            waiting = (await http.post("/agents/assistant/generate", json={"messages": "charge"})).json()
+            async with http.stream("GET", f"/runs/{waiting['runId']}/stream") as following:
+                assert following.status_code == 200
+                await following.aiter_bytes().__anext__()  # a client follows the waiting run while dev stops
+                process.send_signal(signal.SIGTERM)
+                stdout, stderr = await asyncio.wait_for(process.communicate(), 30)
     finally:
-        process.send_signal(signal.SIGTERM)
+        if process.returncode is None:
+            process.send_signal(signal.SIGTERM)
+            stdout, stderr = await asyncio.wait_for(process.communicate(), 30)
+    assert process.returncode == 0, stderr.decode()
+    assert stdout.decode().strip().endswith("stopped")
+
+
+async def test_serve_answers_against_a_running_temporal(tmp_path: Path, temporal_env: WorkflowEnvironment) -> None:
+    address = temporal_env.client.service_client.config.target_host
+    process = await asyncio.create_subprocess_exec(
+        *CLI, "serve", "--app", f"{EXAMPLE}:app", "--address", address, "--api-port", "0",
+        cwd=tmp_path, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+    )  # fmt: skip
+    assert process.stdout is not None
+    try:
+        async with asyncio.timeout(60):
+            line = (await process.stdout.readline()).decode()
+        assert line.startswith("HTTP API at http://127.0.0.1:"), line
+        url = line.split()[3]
+        async with httpx.AsyncClient(base_url=url, timeout=30) as http:
+            assert list((await http.get("/agents")).json()) == ["assistant"]
+            assert (await http.get("/runs", params={"agent": "nobody-here"})).json()["runs"] == []
+    finally:
+        process.send_signal(signal.SIGINT)
         stdout, stderr = await asyncio.wait_for(process.communicate(), 30)
     assert process.returncode == 0, stderr.decode()
     assert stdout.decode().strip().endswith("stopped")

@@ -166,3 +166,25 @@ async def test_a_resume_whose_response_is_lost(make_app: AppFactory) -> None:
             "/agents/assistant/decline-tool-call-generate", json={"runId": run_id, "toolCallId": "call-d1"}
         )
         assert other.status_code == 409
+
+
+def journal_readers() -> int:
+    """Journal readers (``AgentStream`` tails) alive in this process."""
+    return sum(1 for task in asyncio.all_tasks() if getattr(task.get_coro(), "__qualname__", "") == "AgentStream._read")
+
+
+async def test_a_client_that_goes_away_stops_its_journal_reader(make_app: AppFactory) -> None:
+    app = make_app([parity_agent()])
+    async with served(app) as http, running_worker(app):
+        run_id = (await http.post("/agents/assistant/generate", json={"messages": "charge"})).json()["runId"]
+        before = journal_readers()
+        async with http.stream("GET", f"/runs/{run_id}/stream") as following:
+            await following.aiter_bytes().__anext__()
+            assert journal_readers() == before + 1  # it follows the waiting run
+        for _ in range(100):
+            if journal_readers() == before:
+                break
+            await asyncio.sleep(0.05)
+        assert journal_readers() == before
+        detail = (await http.get(f"/runs/{run_id}")).json()
+        assert detail["status"] == "suspended"  # the run is unaffected

@@ -6,6 +6,9 @@ import asyncio
 import json
 from typing import Any
 
+from fastapi import Request
+
+from tempo_agents.server import ApiError
 from tests.conftest import AppFactory, running_worker
 from tests.http_support import parity_agent, served, sse_chunks, types
 
@@ -295,3 +298,22 @@ async def test_openapi_document(make_app: AppFactory) -> None:
         "/api/runs/{run_id}/stream",
     ):
         assert path in paths
+
+
+async def test_every_route_runs_the_authorization_dependency(make_app: AppFactory) -> None:
+    def deny(request: Request) -> None:
+        if request.headers.get("authorization") != "Bearer good":
+            raise ApiError(401, "Invalid or expired token")
+
+    app = parity_app(make_app)
+    async with served(app, authorize=deny) as http:
+        for method, path in (
+            ("GET", "/tools"),
+            ("GET", "/agents"),
+            ("POST", "/agents/assistant/stream"),
+            ("GET", "/runs"),
+        ):
+            refused = await http.request(method, path, json={"messages": "hi"} if method == "POST" else None)
+            assert (refused.status_code, refused.json()) == (401, {"error": "Invalid or expired token"})
+        allowed = await http.get("/tools", headers={"authorization": "Bearer good"})
+        assert allowed.status_code == 200
