@@ -181,6 +181,11 @@ async def test_suspension_resume_and_suspended_runs(make_app: AppFactory) -> Non
             }
         ]
 
+        later = await http.get("/agents/assistant/suspended-runs", params={"fromDate": "2999-01-01T00:00:00Z"})
+        assert later.json() == {"runs": [], "total": 0}
+        naive = await http.get("/agents/assistant/suspended-runs", params={"fromDate": "2000-01-01T00:00:00"})
+        assert naive.json()["total"] == 1
+
         invalid = await http.post(
             "/agents/assistant/resume-stream", json={"runId": run_id, "resumeData": {"confirmed": "yes"}}
         )

@@ -9,7 +9,7 @@ depend on its HTTP connection: a client that goes away leaves it running, and ``
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Query, Request
@@ -118,13 +118,9 @@ async def suspended_runs(
 ) -> dict[str, Any]:
     agent = find_agent(app, agent_id)
     found = await app.list_suspended_runs(thread_id=thread_id, resource_id=resource_id, agent_id=agent.id)
-    runs = [
-        run
-        for run in found.runs
-        if (from_date is None or (run.suspended_at is not None and run.suspended_at >= from_date))
-        and (to_date is None or (run.suspended_at is not None and run.suspended_at <= to_date))
-    ]
-    runs.sort(key=lambda run: run.suspended_at or datetime.min, reverse=True)
+    since, until = _utc(from_date), _utc(to_date)
+    runs = [run for run in found.runs if _within(_utc(run.suspended_at), since, until)]
+    runs.sort(key=lambda run: _utc(run.suspended_at) or _EARLIEST, reverse=True)
     total = len(runs)
     if per_page is not None:
         runs = runs[page * per_page : (page + 1) * per_page]
@@ -154,6 +150,24 @@ async def suspended_runs(
         item["toolCalls"] = calls
         shown.append(item)
     return {"runs": shown, "total": total}
+
+
+_EARLIEST = datetime.min.replace(tzinfo=UTC)
+
+
+def _utc(moment: datetime | None) -> datetime | None:
+    """A time with a zone (a time without one is taken as UTC), so that any two compare."""
+    if moment is None or moment.tzinfo is not None:
+        return moment
+    return moment.replace(tzinfo=UTC)
+
+
+def _within(moment: datetime | None, since: datetime | None, until: datetime | None) -> bool:
+    if since is None and until is None:
+        return True
+    if moment is None:
+        return False
+    return (since is None or moment >= since) and (until is None or moment <= until)
 
 
 @router.post("/{agent_id}/observe", summary="Replay a run from an offset, then follow it to its next stop (SSE)")
