@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import json
 import socket
+from collections.abc import AsyncGenerator
 from typing import Any
 
 import httpx
@@ -188,3 +189,14 @@ async def test_a_client_that_goes_away_stops_its_journal_reader(make_app: AppFac
         assert journal_readers() == before
         detail = (await http.get(f"/runs/{run_id}")).json()
         assert detail["status"] == "suspended"  # the run is unaffected
+
+
+async def test_idle_streams_get_heartbeat_comments(make_app: AppFactory) -> None:
+    from tempo_agents.server.sse import stream_response
+
+    app = make_app([parity_agent()])
+    response = stream_response(app.attach("nothing-yet"), chunk_wire, heartbeat=0.05)
+    body = response.body_iterator
+    assert isinstance(body, AsyncGenerator)
+    assert await anext(body) == b": ping\n\n"  # comment blocks: every SSE parser skips them
+    await body.aclose()
