@@ -65,7 +65,7 @@ async def test_list_show_resume_and_follow(make_app: AppFactory) -> None:
             await asyncio.sleep(0.05)
         assert done["status"] == "completed" and done["closedAt"] is not None and done["pending"] == []
         missing = await http.get("/runs/nope")
-        assert missing.status_code == 404
+        assert (missing.status_code, missing.json()) == (404, {"error": 'no run "nope" exists'})
 
 
 async def test_pagination_approve_decline_and_cancel(make_app: AppFactory) -> None:

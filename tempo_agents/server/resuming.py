@@ -86,21 +86,27 @@ def idempotency_key(command: ResumeCommand, call_round: int) -> str:
 
 
 async def describe_run(
-    app: App, run_id: str, *, method: str = "resumeStream", agent_name: str = ""
+    app: App, run_id: str, *, resuming: tuple[str, str] | None = None
 ) -> WorkflowExecutionDescription:
-    """The run's workflow description; an unknown run is a 404 with the reference's text."""
+    """The run's workflow description; an unknown run is a 404.
+
+    ``resuming=(agent name, method)`` words the 404 as the reference does for a resume of an unknown run.
+    """
     try:
         description = await app.client.get_workflow_handle(run_id).describe()
     except RPCError as error:
         if error.status != RPCStatusCode.NOT_FOUND:
             raise
         description = None
-    if description is None or description.workflow_type != "AgentRunWorkflow":
-        text = resume_error_text(
-            resume_errors.NO_SNAPSHOT_FOUND, agent_name=agent_name, method=method, run_id=run_id, tool_call_id=None
-        )
-        raise ApiError(404, text, code=resume_errors.NO_SNAPSHOT_FOUND)
-    return description
+    if description is not None and description.workflow_type == "AgentRunWorkflow":
+        return description
+    if resuming is None:
+        raise ApiError(404, f'no run "{run_id}" exists')
+    agent_name, method = resuming
+    text = resume_error_text(
+        resume_errors.NO_SNAPSHOT_FOUND, agent_name=agent_name, method=method, run_id=run_id, tool_call_id=None
+    )
+    raise ApiError(404, text, code=resume_errors.NO_SNAPSHOT_FOUND)
 
 
 def run_agent(app: App, description: WorkflowExecutionDescription) -> Agent:
@@ -153,7 +159,7 @@ async def resume_run(app: App, agent: Agent | None, command: ResumeCommand) -> t
     ``agent=None`` takes the run's own agent. Refusals raise :class:`ApiError` with a 4xx status.
     """
     method = _METHODS[command.action]
-    description = await describe_run(app, command.run_id, method=method, agent_name=agent.name if agent else "")
+    description = await describe_run(app, command.run_id, resuming=(agent.name if agent else "", method))
     owner = run_agent(app, description)
     if agent is not None and owner.id != agent.id:
         text = resume_error_text(

@@ -124,7 +124,7 @@ async def run_detail(app: App, run_id: str) -> dict[str, Any]:
     """A run's workflow description and its queries (``status``, ``mode``, ``steps``, ``usage``,
     ``pending``, ``tasks``). A closed run is queried too (a worker replays it); when no worker answers,
     ``queryError`` says why and the query fields are ``null``."""
-    description = await describe_run(app, run_id, method="show")
+    description = await describe_run(app, run_id)
     attributes = description.typed_search_attributes
     agent_id = attributes.get(search_attributes.AGENT_ID)
     detail: dict[str, Any] = {

@@ -173,7 +173,7 @@ def _within(moment: datetime | None, since: datetime | None, until: datetime | N
 @router.post("/{agent_id}/observe", summary="Replay a run from an offset, then follow it to its next stop (SSE)")
 async def observe(app: AppDep, agent_id: str, body: ObserveBody) -> StreamingResponse:
     agent: Agent = find_agent(app, agent_id)
-    description = await describe_run(app, body.run_id, method="observe", agent_name=agent.name)
+    description = await describe_run(app, body.run_id)
     if run_agent(app, description).id != agent.id:
         raise ApiError(404, f'run "{body.run_id}" does not belong to agent {agent.id}')
     return stream_response(app.attach(body.run_id, offset=body.offset), chunk_wire)

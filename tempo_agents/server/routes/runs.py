@@ -51,7 +51,7 @@ async def run(app: AppDep, run_id: str) -> dict[str, Any]:
 
 @router.get("/{run_id}/tasks", summary="A run's task list")
 async def tasks(app: AppDep, run_id: str) -> list[dict[str, Any]]:
-    await describe_run(app, run_id, method="tasks")
+    await describe_run(app, run_id)
     items = await app.client.get_workflow_handle(run_id).query("tasks", result_type=list[TaskItem])
     return [item.to_wire() for item in items]
 
@@ -63,7 +63,7 @@ async def run_stream(
     offset: Annotated[int, Query(ge=0, description="first journal offset to send")] = 0,
     last_event_id: Annotated[str | None, Header(alias="Last-Event-ID")] = None,
 ) -> StreamingResponse:
-    await describe_run(app, run_id, method="stream")
+    await describe_run(app, run_id)
     if last_event_id is not None and last_event_id.strip().isdigit():
         offset = max(offset, int(last_event_id) + 1)
     return stream_response(app.attach(run_id, offset=offset, follow="run"), chunk_wire, with_ids=True)
@@ -96,7 +96,7 @@ async def decline(app: AppDep, run_id: str, body: RunDeclineBody, request: Reque
 
 @router.post("/{run_id}/cancel", summary="Cancel a running run", status_code=202)
 async def cancel(app: AppDep, run_id: str) -> JSONResponse:
-    description = await describe_run(app, run_id, method="cancel")
+    description = await describe_run(app, run_id)
     if description.status != WorkflowExecutionStatus.RUNNING:
         raise ApiError(409, f'run "{run_id}" is not running')
     await app.cancel_run(run_id)
