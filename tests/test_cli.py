@@ -285,7 +285,7 @@ async def test_worker_and_run_against_a_server(temporal_env: WorkflowEnvironment
 
 async def test_dev_serves_an_app_until_interrupted(tmp_path: Path) -> None:
     app_spec = write_app(tmp_path)
-    dev = await start_cli(["dev", "--port", "0", "--app", app_spec], tmp_path)
+    dev = await start_cli(["dev", "--port", "0", "--api-port", "0", "--app", app_spec], tmp_path)
     try:
         line = await read_until(dev, "Temporal dev server at ")
         address = line.split(" at ", 1)[1].split()[0]

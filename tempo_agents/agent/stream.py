@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
@@ -120,6 +121,14 @@ class AgentStream:
             self._done = True
             self._wake()
 
+    async def aclose(self) -> None:
+        """Stop reading the journal (the reader went away); the run itself is not affected."""
+        reader = self._reader
+        if reader is not None and not reader.done():
+            reader.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await reader
+
     def _ends_stream(self, finish: FinishChunk) -> bool:
         return self.follow == "segment" or finish.payload.step_result.reason != "suspended"
 
@@ -140,8 +149,9 @@ class AgentStream:
                 yield self._chunks[index]
                 index += 1
             if self._done:
-                if self._reader is not None and self._reader.done() and self._reader.exception():
-                    raise self._reader.exception()  # type: ignore[misc]
+                reader = self._reader
+                if reader is not None and reader.done() and not reader.cancelled() and reader.exception():
+                    raise reader.exception()  # type: ignore[misc]
                 return
             await self._changed.wait()
 

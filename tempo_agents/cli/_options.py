@@ -24,3 +24,18 @@ def add_server_options(command: argparse.ArgumentParser) -> None:
     """``--address`` and ``--namespace`` of the Temporal server."""
     command.add_argument("--address", default=DEFAULT_ADDRESS, help=f"Temporal frontend (default {DEFAULT_ADDRESS})")
     command.add_argument("--namespace", default=DEFAULT_NAMESPACE, help="Temporal namespace (default default)")
+
+
+def add_api_options(command: argparse.ArgumentParser) -> None:
+    """``--api-host`` and ``--api-port`` of the HTTP API."""
+    from tempo_agents.server.serving import DEFAULT_API_HOST, DEFAULT_API_PORT
+
+    command.add_argument(
+        "--api-host", default=DEFAULT_API_HOST, help=f"address the HTTP API listens on (default {DEFAULT_API_HOST})"
+    )
+    command.add_argument(
+        "--api-port",
+        type=int,
+        default=DEFAULT_API_PORT,
+        help=f"port of the HTTP API (default {DEFAULT_API_PORT}; 0 picks a free one)",
+    )

@@ -12,8 +12,9 @@ import traceback
 from collections.abc import Callable, Coroutine, Sequence
 from typing import Any, NoReturn
 
-from tempo_agents.cli import run, worker
+from tempo_agents.cli import run, serve, worker
 from tempo_agents.cli._console import CliError, err, exit_now, one_line
+from tempo_agents.cli.api import command as api
 from tempo_agents.cli.demo import command as demo
 from tempo_agents.errors import TempoAgentsError
 
@@ -22,11 +23,16 @@ def build_parser() -> argparse.ArgumentParser:
     """The parser of every command; each parsed command carries its ``handler``."""
     parser = argparse.ArgumentParser(
         prog="tempo-agents",
-        description="Durable agents on Temporal: run workers, a local dev server, single runs and a demo.",
+        description=(
+            "Durable agents on Temporal: run workers, a local dev server, the HTTP API and its client, "
+            "single runs and a demo."
+        ),
     )
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     worker.add_commands(commands)
     run.add_command(commands)
+    serve.add_command(commands)
+    api.add_command(commands)
     demo.add_command(commands)
     return parser
 

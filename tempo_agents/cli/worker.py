@@ -10,9 +10,10 @@ from datetime import timedelta
 
 from tempo_agents.agent.app import App
 from tempo_agents.cli._console import CliError, one_line, out
-from tempo_agents.cli._options import add_app_options, add_server_options
+from tempo_agents.cli._options import add_api_options, add_app_options, add_server_options
 from tempo_agents.cli._stop_signals import StopSignals
 from tempo_agents.cli.app_loading import configure_app, connect, load_app
+from tempo_agents.cli.serve import print_api_urls, start_api
 from tempo_agents.errors import TempoAgentsError
 from tempo_agents.worker.dev_server import DEFAULT_DB_FILENAME, DevServer
 
@@ -37,11 +38,12 @@ def add_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) 
         help="start the embedded Temporal dev server and a worker",
         description=(
             "Start the embedded Temporal dev server (data in .tempo-agents/temporal.db, so runs survive "
-            "restarts) and, with --app, a worker for that App. The HTTP API and the dashboard are not "
-            "part of this command yet; they come in a later release."
+            "restarts) and, with --app, a worker for that App and its HTTP API (on --api-port). The "
+            "dashboard is not part of this command yet."
         ),
     )
     add_app_options(dev, required=False)
+    add_api_options(dev)
     dev.add_argument("--port", type=int, default=7233, help="frontend port (default 7233; 0 picks a free one)")
     dev.add_argument(
         "--db-filename", default=DEFAULT_DB_FILENAME, help=f"server database (default {DEFAULT_DB_FILENAME})"
@@ -69,7 +71,7 @@ async def cmd_worker(args: argparse.Namespace) -> int:
 
 
 async def cmd_dev(args: argparse.Namespace) -> int:
-    """Start the embedded dev server and, with ``--app``, a worker, until SIGINT/SIGTERM."""
+    """Start the embedded dev server and, with ``--app``, a worker and the HTTP API, until SIGINT/SIGTERM."""
     app = configure_app(load_app(args.app), store=args.store, task_queue=args.task_queue) if args.app else None
     signals = StopSignals()
     signals.install()
@@ -91,11 +93,16 @@ async def cmd_dev(args: argparse.Namespace) -> int:
             await signals.stop.wait()
         else:
             await connect(app, server.address, "default")
+            api = await start_api(app, args.api_host, args.api_port)
+            try:
 
-            def ready() -> None:
-                out(f"worker for {args.app} polling task queue '{app.task_queue}'; Ctrl-C to stop")
+                def ready() -> None:
+                    print_api_urls(api)
+                    out(f"worker for {args.app} polling task queue '{app.task_queue}'; Ctrl-C to stop")
 
-            await _run_worker(app, signals, args.graceful_timeout, ready)
+                await _run_worker(app, signals, args.graceful_timeout, ready)
+            finally:
+                await api.stop()
     finally:
         await server.stop()
     out("stopped")

@@ -1,0 +1,1 @@
+"""``tempo-agents api``: a command-line client of the HTTP API."""

@@ -1,0 +1,95 @@
+"""Request bodies of the HTTP API, as the official client sends them (camelCase, unknown keys allowed)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+from pydantic.alias_generators import to_camel
+
+__all__ = [
+    "ApproveBody",
+    "DeclineBody",
+    "ObserveBody",
+    "ResumeBody",
+    "RunDeclineBody",
+    "RunResumeBody",
+    "RunToolCallBody",
+    "StreamBody",
+    "ToolExecuteBody",
+]
+
+
+class _Body(BaseModel):
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="allow")
+
+
+class StreamBody(_Body):
+    """``POST /agents/:agentId/stream`` and ``/generate``: the messages and the run options."""
+
+    messages: Any = Field(description="a string, a list of strings, or a list of {role, content} messages")
+    run_id: str | None = None
+    max_steps: int | None = Field(default=None, ge=1)
+    memory: dict[str, Any] | None = None
+    request_context: dict[str, Any] | None = None
+    tool_choice: Any = None
+    active_tools: list[str] | None = None
+    require_tool_approval: bool | None = None
+    model_settings: dict[str, Any] | None = None
+    provider_options: dict[str, Any] | None = None
+    client_tools: dict[str, Any] | None = None
+
+
+class ResumeBody(_Body):
+    """``POST /agents/:agentId/resume-stream``."""
+
+    run_id: str
+    tool_call_id: str | None = None
+    resume_data: Any = Field(description="what the suspended tool is resumed with")
+    request_context: dict[str, Any] | None = None
+
+
+class ApproveBody(_Body):
+    """``POST /agents/:agentId/approve-tool-call`` (and ``-generate``)."""
+
+    run_id: str
+    tool_call_id: str | None = None
+    request_context: dict[str, Any] | None = None
+
+
+class DeclineBody(ApproveBody):
+    """``POST /agents/:agentId/decline-tool-call`` (and ``-generate``)."""
+
+    reason: str | None = None
+
+
+class ObserveBody(_Body):
+    """``POST /agents/:agentId/observe``: replay from ``offset`` (inclusive), then follow."""
+
+    run_id: str
+    offset: int = Field(default=0, ge=0)
+
+
+class ToolExecuteBody(_Body):
+    """``POST /tools/:toolId/execute``: the tool's input under ``data``."""
+
+    data: Any = Field(description="the tool's input")
+    request_context: dict[str, Any] | None = None
+
+
+class RunToolCallBody(_Body):
+    """``POST /runs/:runId/approve``: which call (optional when only one waits)."""
+
+    tool_call_id: str | None = None
+
+
+class RunResumeBody(RunToolCallBody):
+    """``POST /runs/:runId/resume``."""
+
+    resume_data: Any = None
+
+
+class RunDeclineBody(RunToolCallBody):
+    """``POST /runs/:runId/decline``."""
+
+    reason: str | None = None

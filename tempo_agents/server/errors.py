@@ -1,0 +1,124 @@
+"""HTTP errors: every failure is JSON ``{"error": "..."}`` with a status that says whose fault it is.
+
+The official client retries any 5xx (POSTs included), so everything that can be the caller's fault is
+answered with a 4xx before any work starts, and only genuine server faults are 5xx.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from starlette.exceptions import HTTPException
+
+from tempo_agents.errors import (
+    ConfigurationError,
+    ResumeError,
+    ResumeValidationError,
+    RunNotFoundError,
+    ToolNotFoundError,
+)
+from tempo_agents.workflows import resume_errors
+
+__all__ = ["ApiError", "install_error_handlers", "resume_error_status"]
+
+_log = logging.getLogger("tempo_agents.server")
+
+_RESUME_STATUS = {
+    resume_errors.NO_SNAPSHOT_FOUND: 404,
+    resume_errors.AGENT_MISMATCH: 404,
+    resume_errors.NOT_SUSPENDED: 409,
+    resume_errors.TOOL_CALL_NOT_SUSPENDED: 409,
+    resume_errors.AMBIGUOUS_TOOL_CALL: 409,
+    resume_errors.INVALID_APPROVAL: 422,
+    resume_errors.INVALID_RESUME_DATA: 422,
+}
+
+
+class ApiError(Exception):
+    """An error answered as ``{"error": message, **extra}`` with ``status``."""
+
+    def __init__(self, status: int, message: str, **extra: Any) -> None:
+        super().__init__(message)
+        self.status = status
+        self.message = message
+        self.extra = extra
+
+    def response(self) -> JSONResponse:
+        """The JSON response for this error."""
+        return JSONResponse({"error": self.message, **self.extra}, status_code=self.status)
+
+
+def resume_error_status(code: str) -> int:
+    """The status of a refused resume, by the reference's error id."""
+    return _RESUME_STATUS.get(code, 409)
+
+
+def api_error_from(error: Exception) -> ApiError | None:
+    """The HTTP form of an error the core raises for a caller's mistake (``None``: not one of those)."""
+    if isinstance(error, ApiError):
+        return error
+    if isinstance(error, ResumeValidationError):
+        errors = error.result.get("validationErrors") if isinstance(error.result, dict) else None
+        return ApiError(422, error.message, validationErrors=errors)
+    if isinstance(error, ResumeError):
+        return ApiError(resume_error_status(error.code), error.message, code=error.code)
+    if isinstance(error, RunNotFoundError):
+        return ApiError(404, error.message)
+    if isinstance(error, ToolNotFoundError):
+        return ApiError(404, "Tool not found")
+    if isinstance(error, ConfigurationError):
+        return ApiError(400, error.message)
+    return None
+
+
+def _issues(errors: Sequence[Any]) -> list[dict[str, str]]:
+    issues = []
+    for error in errors:
+        location = [str(part) for part in error.get("loc", ())[1:]]
+        if error.get("type") == "json_invalid":
+            field, message = "body", str(error.get("ctx", {}).get("error", error.get("msg", "Invalid JSON")))
+        else:
+            field, message = ".".join(location) or "root", str(error.get("msg", "Invalid input"))
+        issues.append({"field": field, "message": message})
+    return issues
+
+
+async def _on_api_error(_: Request, error: Exception) -> JSONResponse:
+    found = api_error_from(error)
+    assert found is not None
+    return found.response()
+
+
+async def _on_validation_error(_: Request, error: Exception) -> JSONResponse:
+    assert isinstance(error, RequestValidationError)
+    errors = error.errors()
+    in_query = any(e.get("loc", ("",))[0] in ("query", "path", "header") for e in errors)
+    title = "Invalid query parameters" if in_query else "Invalid request body"
+    return JSONResponse({"error": title, "issues": _issues(errors)}, status_code=400)
+
+
+async def _on_http_exception(_: Request, error: Exception) -> JSONResponse:
+    assert isinstance(error, HTTPException)
+    return JSONResponse({"error": str(error.detail)}, status_code=error.status_code, headers=error.headers)
+
+
+async def _on_unexpected(_: Request, error: Exception) -> JSONResponse:
+    found = api_error_from(error)
+    if found is not None:
+        return found.response()
+    _log.exception("unhandled error in the HTTP API")
+    return JSONResponse({"error": str(error) or type(error).__name__}, status_code=500)
+
+
+def install_error_handlers(api: FastAPI) -> None:
+    """Answer every error as JSON ``{"error": ...}``."""
+    for kind in (ApiError, ResumeError, RunNotFoundError, ToolNotFoundError, ConfigurationError):
+        api.add_exception_handler(kind, _on_api_error)
+    api.add_exception_handler(RequestValidationError, _on_validation_error)
+    api.add_exception_handler(HTTPException, _on_http_exception)
+    api.add_exception_handler(Exception, _on_unexpected)

@@ -1,0 +1,195 @@
+"""Resuming, approving and declining over HTTP, safely retried.
+
+The official client retries a request whose answer it did not get (a 5xx, a dropped connection), so
+the same resume may arrive twice. Each request gets an idempotency key made of what identifies it: the
+run, the tool call it names, the round of that call (a call may suspend again after a resume), the
+action, the data, the reason and the caller's ``Idempotency-Key``/``X-Request-Id`` header when sent.
+The key becomes the id of the run's ``resume`` update, so Temporal answers a repeated request with the
+first outcome instead of resuming twice, while a different answer to the same call is refused
+(exactly one of two racing callers wins).
+
+The round comes from the run's ``pending`` query. When the call no longer waits, the request may be a
+retry of one that was accepted: the earlier rounds' updates are looked up by their ids, and the
+latest one found answers again.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import Any, Literal
+
+from temporalio.client import WorkflowExecutionDescription, WorkflowExecutionStatus
+from temporalio.service import RPCError, RPCStatusCode
+
+from tempo_agents.agent.agent import Agent
+from tempo_agents.agent.app import App
+from tempo_agents.agent.resume import resume_error_text
+from tempo_agents.agent.stream import AgentStream
+from tempo_agents.errors import ConfigurationError
+from tempo_agents.server.errors import ApiError, resume_error_status
+from tempo_agents.workflows import resume_errors, search_attributes
+from tempo_agents.workflows.payloads import PendingCall, ResumeAccepted
+
+__all__ = ["ResumeAction", "ResumeCommand", "describe_run", "idempotency_key", "resume_run"]
+
+ResumeAction = Literal["resume", "approve", "decline"]
+
+_METHODS: dict[ResumeAction, str] = {
+    "resume": "resumeStream",
+    "approve": "approveToolCall",
+    "decline": "declineToolCall",
+}
+_ROUNDS_LOOKED_UP = 8
+_LOOKUP_TIMEOUT = timedelta(seconds=5)
+
+
+@dataclass(frozen=True)
+class ResumeCommand:
+    """One resume, approval or decline of a run's waiting call."""
+
+    action: ResumeAction
+    run_id: str
+    tool_call_id: str | None = None
+    data: Any = None
+    reason: str | None = None
+    request_id: str | None = None
+    """The caller's own idempotency key (a header), when it sent one."""
+
+
+def idempotency_key(command: ResumeCommand, call_round: int) -> str:
+    """The key that makes a repeated request resume once: the same request in the same round, the same key.
+
+    A caller that sends its own request id is identified by it alone (with the run, call and answer),
+    whatever round the call is in by the time a retry arrives.
+    """
+    if command.request_id is not None:
+        call_round = 0
+    material = json.dumps(
+        [
+            command.run_id,
+            command.tool_call_id or "",
+            call_round,
+            command.action,
+            command.data,
+            command.reason,
+            command.request_id or "",
+        ],
+        sort_keys=True,
+        separators=(",", ":"),
+        default=str,
+    )
+    return "http-" + hashlib.sha256(material.encode()).hexdigest()[:40]
+
+
+async def describe_run(
+    app: App, run_id: str, *, resuming: tuple[str, str] | None = None
+) -> WorkflowExecutionDescription:
+    """The run's workflow description; an unknown run is a 404.
+
+    ``resuming=(agent name, method)`` words the 404 as the reference does for a resume of an unknown run.
+    """
+    try:
+        description = await app.client.get_workflow_handle(run_id).describe()
+    except RPCError as error:
+        if error.status != RPCStatusCode.NOT_FOUND:
+            raise
+        description = None
+    if description is not None and description.workflow_type == "AgentRunWorkflow":
+        return description
+    if resuming is None:
+        raise ApiError(404, f'no run "{run_id}" exists')
+    agent_name, method = resuming
+    text = resume_error_text(
+        resume_errors.NO_SNAPSHOT_FOUND, agent_name=agent_name, method=method, run_id=run_id, tool_call_id=None
+    )
+    raise ApiError(404, text, code=resume_errors.NO_SNAPSHOT_FOUND)
+
+
+def run_agent(app: App, description: WorkflowExecutionDescription) -> Agent:
+    """The agent a run belongs to (from its search attribute)."""
+    agent_id = description.typed_search_attributes.get(search_attributes.AGENT_ID)
+    try:
+        return app.agent(agent_id or "")
+    except ConfigurationError:
+        raise ApiError(404, f"Agent with id {agent_id} not found") from None
+
+
+def _target(pending: list[PendingCall], tool_call_id: str | None) -> PendingCall | None:
+    if tool_call_id is not None:
+        return next((call for call in pending if call.tool_call_id == tool_call_id), None)
+    return pending[0] if len(pending) == 1 else None
+
+
+async def _earlier_answer(app: App, command: ResumeCommand) -> ResumeAccepted | None:
+    """What this very request was answered before, if it was accepted already (the latest round's)."""
+    handle = app.client.get_workflow_handle(command.run_id)
+
+    async def accepted(call_round: int) -> ResumeAccepted | None:
+        update = handle.get_update_handle(f"resume:{idempotency_key(command, call_round)}", result_type=ResumeAccepted)
+        try:
+            answer: ResumeAccepted = await update.result(rpc_timeout=_LOOKUP_TIMEOUT)
+        except Exception:
+            return None
+        return answer
+
+    rounds = [0] if command.request_id is not None else list(range(_ROUNDS_LOOKED_UP))
+    found = [answer for answer in await asyncio.gather(*(accepted(r) for r in rounds)) if answer is not None]
+    return found[-1] if found else None
+
+
+async def _stream_after(app: App, run_id: str, answer: ResumeAccepted) -> AgentStream:
+    offset = await app.store.offset_of(run_id, answer.after_key)
+    for _ in range(100):  # written before the update returned; a replica may lag a moment
+        if offset is not None:
+            break
+        await asyncio.sleep(0.02)
+        offset = await app.store.offset_of(run_id, answer.after_key)
+    if offset is None:
+        raise ApiError(409, f'run "{run_id}" was resumed, but its journal does not show where yet; try again')
+    return app.attach(run_id, offset=offset + 1)
+
+
+async def resume_run(app: App, agent: Agent | None, command: ResumeCommand) -> tuple[Agent, AgentStream]:
+    """Send the resume (once, however often the request is repeated) and return the resumed stream.
+
+    ``agent=None`` takes the run's own agent. Refusals raise :class:`ApiError` with a 4xx status.
+    """
+    method = _METHODS[command.action]
+    description = await describe_run(app, command.run_id, resuming=(agent.name if agent else "", method))
+    owner = run_agent(app, description)
+    if agent is not None and owner.id != agent.id:
+        text = resume_error_text(
+            resume_errors.AGENT_MISMATCH, agent_name=agent.name, method=method, run_id=command.run_id, tool_call_id=None
+        )
+        raise ApiError(resume_error_status(resume_errors.AGENT_MISMATCH), text, code=resume_errors.AGENT_MISMATCH)
+    agent = owner
+    target: PendingCall | None = None
+    if description.status == WorkflowExecutionStatus.RUNNING:
+        target = _target(await app.pending(command.run_id), command.tool_call_id)
+    if target is None:
+        earlier = await _earlier_answer(app, command)
+        if earlier is not None:
+            return agent, await _stream_after(app, command.run_id, earlier)
+    # A call the run does not wait on is still asked about: the workflow refuses it with the exact reason.
+    key = idempotency_key(command, target.round if target is not None else 0)
+    if command.action == "resume":
+        stream = await app.resume_stream(
+            agent.id, command.data, run_id=command.run_id, tool_call_id=command.tool_call_id, idempotency_key=key
+        )
+    elif command.action == "approve":
+        stream = await app.approve_tool_call(
+            agent.id, run_id=command.run_id, tool_call_id=command.tool_call_id, idempotency_key=key
+        )
+    else:
+        stream = await app.decline_tool_call(
+            agent.id,
+            run_id=command.run_id,
+            tool_call_id=command.tool_call_id,
+            reason=command.reason,
+            idempotency_key=key,
+        )
+    return agent, stream

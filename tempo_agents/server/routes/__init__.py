@@ -1,0 +1,1 @@
+"""The HTTP API's routers: agents and tools (the reference's routes) and runs (operations)."""

@@ -1,0 +1,103 @@
+"""Operations routes (ours, not the reference's): find runs, inspect them, answer them, follow them.
+
+``GET /runs/:runId/stream`` is the durable face of a run: SSE with ``id: <offset>`` lines, from
+``?offset=N`` or from after the ``Last-Event-ID`` a reconnecting client sends, following the run
+across every suspension and resume until its workflow closes.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Header, Query, Request
+from fastapi.responses import JSONResponse
+from starlette.responses import StreamingResponse
+from temporalio.client import WorkflowExecutionStatus
+
+from tempo_agents.agent.stream import AgentStream
+from tempo_agents.server.bodies import RunDeclineBody, RunResumeBody, RunToolCallBody
+from tempo_agents.server.dependencies import AppDep, request_id
+from tempo_agents.server.errors import ApiError
+from tempo_agents.server.resuming import ResumeCommand, describe_run, resume_run
+from tempo_agents.server.run_views import list_runs, run_detail
+from tempo_agents.server.shapes import chunk_wire
+from tempo_agents.server.sse import stream_response
+from tempo_agents.tools.builtin.task_list import TaskItem
+
+__all__ = ["router"]
+
+router = APIRouter(prefix="/runs", tags=["runs"])
+
+
+@router.get("", summary="Runs, newest first, from Temporal visibility")
+async def runs(
+    app: AppDep,
+    status: Annotated[str | None, Query(description="running, suspended, completed, failed, cancelled …")] = None,
+    agent: Annotated[str | None, Query(description="agent id")] = None,
+    thread: Annotated[str | None, Query(description="memory thread id")] = None,
+    resource: Annotated[str | None, Query(description="memory resource id")] = None,
+    per_page: Annotated[int, Query(alias="perPage", ge=1, le=1000)] = 20,
+    cursor: Annotated[str | None, Query(description="nextCursor of the previous page")] = None,
+) -> dict[str, Any]:
+    return await list_runs(
+        app, status=status, agent=agent, thread=thread, resource=resource, per_page=per_page, cursor=cursor
+    )
+
+
+@router.get("/{run_id}", summary="A run: status, mode, step, usage, pending calls, tasks, times")
+async def run(app: AppDep, run_id: str) -> dict[str, Any]:
+    return await run_detail(app, run_id)
+
+
+@router.get("/{run_id}/tasks", summary="A run's task list")
+async def tasks(app: AppDep, run_id: str) -> list[dict[str, Any]]:
+    await describe_run(app, run_id)
+    items = await app.client.get_workflow_handle(run_id).query("tasks", result_type=list[TaskItem])
+    return [item.to_wire() for item in items]
+
+
+@router.get("/{run_id}/stream", summary="Follow a whole run from an offset (SSE with id lines)")
+async def run_stream(
+    app: AppDep,
+    run_id: str,
+    offset: Annotated[int, Query(ge=0, description="first journal offset to send")] = 0,
+    last_event_id: Annotated[str | None, Header(alias="Last-Event-ID")] = None,
+) -> StreamingResponse:
+    await describe_run(app, run_id)
+    if last_event_id is not None and last_event_id.strip().isdigit():
+        offset = max(offset, int(last_event_id) + 1)
+    return stream_response(app.attach(run_id, offset=offset, follow="run"), chunk_wire, with_ids=True)
+
+
+def _accepted(resumed: AgentStream, tool_call_id: str | None) -> dict[str, Any]:
+    return {"runId": resumed.run_id, "accepted": True, "toolCallId": tool_call_id, "offset": resumed.offset}
+
+
+@router.post("/{run_id}/resume", summary="Resume a suspended call; the continuation starts at offset")
+async def resume(app: AppDep, run_id: str, body: RunResumeBody, request: Request) -> dict[str, Any]:
+    command = ResumeCommand("resume", run_id, body.tool_call_id, data=body.resume_data, request_id=request_id(request))
+    _, resumed = await resume_run(app, None, command)
+    return _accepted(resumed, body.tool_call_id)
+
+
+@router.post("/{run_id}/approve", summary="Approve a call waiting for approval")
+async def approve(app: AppDep, run_id: str, body: RunToolCallBody, request: Request) -> dict[str, Any]:
+    command = ResumeCommand("approve", run_id, body.tool_call_id, request_id=request_id(request))
+    _, resumed = await resume_run(app, None, command)
+    return _accepted(resumed, body.tool_call_id)
+
+
+@router.post("/{run_id}/decline", summary="Decline a call waiting for approval")
+async def decline(app: AppDep, run_id: str, body: RunDeclineBody, request: Request) -> dict[str, Any]:
+    command = ResumeCommand("decline", run_id, body.tool_call_id, reason=body.reason, request_id=request_id(request))
+    _, resumed = await resume_run(app, None, command)
+    return _accepted(resumed, body.tool_call_id)
+
+
+@router.post("/{run_id}/cancel", summary="Cancel a running run", status_code=202)
+async def cancel(app: AppDep, run_id: str) -> JSONResponse:
+    description = await describe_run(app, run_id)
+    if description.status != WorkflowExecutionStatus.RUNNING:
+        raise ApiError(409, f'run "{run_id}" is not running')
+    await app.cancel_run(run_id)
+    return JSONResponse({"runId": run_id, "cancelRequested": True}, status_code=202)

@@ -1,0 +1,175 @@
+"""Runs as the operations routes show them: found through Temporal visibility, detailed by queries."""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import binascii
+from typing import Any
+
+from temporalio.client import WorkflowExecution, WorkflowExecutionStatus
+from temporalio.service import RPCError
+
+from tempo_agents.agent.app import App
+from tempo_agents.errors import ConfigurationError
+from tempo_agents.models.usage import Usage
+from tempo_agents.server.errors import ApiError
+from tempo_agents.server.pending_view import iso, pending_view
+from tempo_agents.server.resuming import describe_run
+from tempo_agents.tools.builtin.task_list import TaskItem
+from tempo_agents.workflows import search_attributes
+from tempo_agents.workflows.payloads import PendingCall
+
+__all__ = ["RUN_STATUSES", "list_runs", "run_detail", "run_status", "run_summary"]
+
+_CLOSED = {
+    WorkflowExecutionStatus.FAILED: "failed",
+    WorkflowExecutionStatus.CANCELED: "cancelled",
+    WorkflowExecutionStatus.TERMINATED: "terminated",
+    WorkflowExecutionStatus.TIMED_OUT: "timed-out",
+}
+_FILTERS = {
+    "running": "ExecutionStatus = 'Running' AND TempoAgentStatus = 'running'",
+    "suspended": "ExecutionStatus = 'Running' AND TempoAgentStatus = 'suspended'",
+    "completed": "ExecutionStatus = 'Completed' AND TempoAgentStatus = 'completed'",
+    "failed": "(ExecutionStatus = 'Failed' OR TempoAgentStatus = 'failed')",
+    "cancelled": "ExecutionStatus = 'Canceled'",
+    "terminated": "ExecutionStatus = 'Terminated'",
+    "timed-out": "ExecutionStatus = 'TimedOut'",
+}
+RUN_STATUSES = tuple(_FILTERS)
+"""The ``status`` values runs are shown with and filtered by."""
+
+
+def run_status(execution_status: WorkflowExecutionStatus | None, agent_status: str | None) -> str:
+    """One status from the workflow's and the run's own (``TempoAgentStatus``)."""
+    if execution_status in (None, WorkflowExecutionStatus.RUNNING, WorkflowExecutionStatus.CONTINUED_AS_NEW):
+        return agent_status or "running"
+    if execution_status in _CLOSED:
+        return _CLOSED[execution_status]
+    return "failed" if agent_status == "failed" else "completed"
+
+
+def run_summary(execution: WorkflowExecution) -> dict[str, Any]:
+    """A run as ``GET /runs`` lists it."""
+    attributes = execution.typed_search_attributes
+    return {
+        "runId": execution.id,
+        "agentId": attributes.get(search_attributes.AGENT_ID),
+        "status": run_status(execution.status, attributes.get(search_attributes.STATUS)),
+        "threadId": attributes.get(search_attributes.THREAD_ID),
+        "resourceId": attributes.get(search_attributes.RESOURCE_ID),
+        "startedAt": iso(execution.start_time),
+        "closedAt": iso(execution.close_time),
+    }
+
+
+def _quote(value: str) -> str:
+    return "'" + value.replace("\\", "\\\\").replace("'", "\\'") + "'"
+
+
+def _query(status: str | None, agent: str | None, thread: str | None, resource: str | None) -> str:
+    clauses = ["WorkflowType = 'AgentRunWorkflow'", "ExecutionStatus != 'ContinuedAsNew'"]
+    if status is not None:
+        if status not in _FILTERS:
+            raise ApiError(
+                400,
+                "Invalid query parameters",
+                issues=[{"field": "status", "message": f"use one of {', '.join(RUN_STATUSES)}"}],
+            )
+        clauses.append(_FILTERS[status])
+    for key, value in (
+        (search_attributes.AGENT_ID, agent),
+        (search_attributes.THREAD_ID, thread),
+        (search_attributes.RESOURCE_ID, resource),
+    ):
+        if value is not None:
+            clauses.append(f"{key.name} = {_quote(value)}")
+    return " AND ".join(clauses)
+
+
+async def list_runs(
+    app: App,
+    *,
+    status: str | None = None,
+    agent: str | None = None,
+    thread: str | None = None,
+    resource: str | None = None,
+    per_page: int = 20,
+    cursor: str | None = None,
+) -> dict[str, Any]:
+    """One page of runs, newest first, and the cursor of the next page (``None`` on the last)."""
+    query = _query(status, agent, thread, resource)
+    token: bytes | None = None
+    if cursor:
+        try:
+            token = base64.urlsafe_b64decode(cursor.encode())
+        except (binascii.Error, ValueError):
+            raise ApiError(
+                400, "Invalid query parameters", issues=[{"field": "cursor", "message": "bad cursor"}]
+            ) from None
+    pages = app.client.list_workflows(query, page_size=per_page, next_page_token=token)
+    count = app.client.count_workflows(query)
+    await pages.fetch_next_page()
+    total = (await count).count
+    next_token = pages.next_page_token
+    return {
+        "runs": [run_summary(execution) for execution in pages.current_page or ()],
+        "total": total,
+        "nextCursor": base64.urlsafe_b64encode(next_token).decode() if next_token else None,
+    }
+
+
+async def run_detail(app: App, run_id: str) -> dict[str, Any]:
+    """A run's workflow description and its queries (``status``, ``mode``, ``steps``, ``usage``,
+    ``pending``, ``tasks``). A closed run is queried too (a worker replays it); when no worker answers,
+    ``queryError`` says why and the query fields are ``null``."""
+    description = await describe_run(app, run_id)
+    attributes = description.typed_search_attributes
+    agent_id = attributes.get(search_attributes.AGENT_ID)
+    detail: dict[str, Any] = {
+        "runId": run_id,
+        "agentId": agent_id,
+        "status": run_status(description.status, attributes.get(search_attributes.STATUS)),
+        "threadId": attributes.get(search_attributes.THREAD_ID),
+        "resourceId": attributes.get(search_attributes.RESOURCE_ID),
+        "startedAt": iso(description.start_time),
+        "closedAt": iso(description.close_time),
+        "taskQueue": description.task_queue,
+        "historyLength": description.history_length,
+    }
+    handle = app.client.get_workflow_handle(run_id)
+    try:
+        agent_status, mode, steps, usage, pending, tasks = await asyncio.wait_for(
+            asyncio.gather(
+                handle.query("status", result_type=str),
+                handle.query("mode", result_type=str | None),  # type: ignore[arg-type]
+                handle.query("steps", result_type=int),
+                handle.query("usage", result_type=Usage),
+                handle.query("pending", result_type=list[PendingCall]),
+                handle.query("tasks", result_type=list[TaskItem]),
+            ),
+            timeout=10,
+        )
+    except (RPCError, TimeoutError) as error:
+        message = error.message if isinstance(error, RPCError) else "no worker answered within 10 s"
+        detail.update(
+            {"runStatus": None, "mode": None, "step": None, "usage": None, "pending": None, "tasks": None,
+             "queryError": message}
+        )  # fmt: skip
+        return detail
+    try:
+        agent = app.agent(agent_id or "")
+    except ConfigurationError:
+        agent = None
+    detail.update(
+        {
+            "runStatus": agent_status,
+            "mode": mode,
+            "step": steps,
+            "usage": usage.to_wire(),
+            "pending": [await pending_view(agent, call) for call in pending],
+            "tasks": [task.to_wire() for task in tasks],
+        }
+    )
+    return detail
