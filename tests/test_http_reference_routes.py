@@ -163,7 +163,7 @@ async def test_suspension_resume_and_suspended_runs(make_app: AppFactory) -> Non
         assert json.loads(suspended["payload"]["resumeSchema"])["required"] == ["confirmed"]
         assert chunks[-1]["type"] == "finish" and chunks[-1]["payload"]["stepResult"]["reason"] == "suspended"
 
-        for _ in range(100):  # visibility is eventually consistent
+        for _ in range(300):  # visibility is eventually consistent (up to seconds on a loaded machine)
             listing = (await http.get("/agents/assistant/suspended-runs?perPage=5&page=0")).json()
             if listing["total"]:
                 break

@@ -26,7 +26,7 @@ async def test_list_show_resume_and_follow(make_app: AppFactory) -> None:
         assert started.json()["suspendPayload"]["suspendPayload"] == {"amount": "***"}
 
         listing = (await http.get("/runs", params={"status": "suspended", "agent": "masked"})).json()
-        for _ in range(100):  # visibility is eventually consistent
+        for _ in range(300):  # visibility is eventually consistent (up to seconds on a loaded machine)
             if listing["runs"]:
                 break
             await asyncio.sleep(0.05)

@@ -1,7 +1,8 @@
 """The unchanged official client, ``@mastra/client-js`` 1.47.0 from npm, against ``tempo-agents dev``.
 
 ``tests/clients/official_client.mjs`` makes the calls and prints what it got; ``.ci/run`` installs the
-client (``npm ci`` in ``tests/clients``). Without Node or the installed client the test is skipped.
+client (``npm ci`` in ``tests/clients``, which ``scripts/test`` runs). Without Node or the installed client the
+test fails and says what to install.
 """
 
 from __future__ import annotations
@@ -14,18 +15,14 @@ import signal
 import sys
 from pathlib import Path
 
-import pytest
-
 from tests.http_support import EXAMPLE
 
 CLIENTS = Path(__file__).resolve().parent / "clients"
-pytestmark = pytest.mark.skipif(
-    shutil.which("node") is None or not (CLIENTS / "node_modules" / "@mastra" / "client-js").is_dir(),
-    reason="needs node and `npm ci` in tests/clients",
-)
 
 
 async def test_official_client_against_dev(tmp_path: Path) -> None:
+    assert shutil.which("node") is not None, "this test needs Node.js (Debian: apt-get install nodejs npm)"
+    assert (CLIENTS / "node_modules" / "@mastra" / "client-js").is_dir(), "run `npm ci` in tests/clients"
     dev = await asyncio.create_subprocess_exec(
         sys.executable, "-m", "tempo_agents.cli", "dev", "--port", "0", "--api-port", "0",
         "--app", f"{EXAMPLE}:app", cwd=tmp_path, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,

@@ -67,7 +67,7 @@ async def test_suspend_then_resume_without_tool_call_id(make_app: AppFactory) ->
         first = await app.agent("pay").generate("charge me")
         suspended = [c for c in first.chunks if isinstance(c, ToolCallSuspendedChunk)]
         handle = app.client.get_workflow_handle(first.run_id)
-        for _ in range(100):  # the tool activity has journaled the end; its completion may still be in flight
+        for _ in range(300):  # the tool activity has journaled the end; its completion may still be in flight
             description = await handle.describe()
             status = description.typed_search_attributes.get(search_attributes.STATUS)
             if not description.raw_description.pending_activities and status == "suspended":
@@ -423,12 +423,12 @@ async def test_pending_query_and_list_suspended_runs(make_app: AppFactory) -> No
         await app.agent("lister").generate("go", memory={"thread": "thread-B", "resource": "user-1"})
         pending = await app.pending(mine.run_id)
         listed = None
-        for _ in range(100):
+        for _ in range(300):
             listed = await app.list_suspended_runs(thread_id="thread-A", resource_id="user-1")
             if listed.total == 1:
                 break
             await asyncio.sleep(0.05)
-        for _ in range(100):  # visibility is eventually consistent
+        for _ in range(300):  # visibility is eventually consistent (up to seconds on a loaded machine)
             by_user = await app.list_suspended_runs(resource_id="user-1", agent_id="lister")
             if by_user.total == 2:
                 break
