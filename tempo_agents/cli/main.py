@@ -12,7 +12,7 @@ import traceback
 from collections.abc import Callable, Coroutine, Sequence
 from typing import Any, NoReturn
 
-from tempo_agents.cli import run, worker
+from tempo_agents.cli import run, store, worker
 from tempo_agents.cli._console import CliError, err, exit_now, one_line
 from tempo_agents.cli.demo import command as demo
 from tempo_agents.errors import TempoAgentsError
@@ -27,6 +27,7 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     worker.add_commands(commands)
     run.add_command(commands)
+    store.add_commands(commands)
     demo.add_command(commands)
     return parser
 
