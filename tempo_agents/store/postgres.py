@@ -1,6 +1,7 @@
 """PostgreSQL store: several workers on several machines, and their readers, share one database.
 
-The same semantics as the SQLite store (ARCHITECTURE.md, "The store"), kept the PostgreSQL way:
+The same contract as the SQLite store (:class:`~tempo_agents.store.base.Store`; tests/test_store.py runs one
+suite on both), kept the PostgreSQL way:
 
 - **Offsets.** Each run has a row in ``journal_head`` holding its next offset. An append locks that row first
   (``INSERT ... ON CONFLICT DO UPDATE ... RETURNING``), so appends to one run from any number of processes or
@@ -630,7 +631,8 @@ class _Listener:
                     while not self._stopping:
                         for notify in conn.notifies(timeout=_NOTIFY_TIMEOUT):
                             last, _, run_id = notify.payload.partition(" ")
-                            self.wake_up_to(run_id, int(last))
+                            if last.lstrip("-").isdigit():  # anything else on the channel is not ours
+                                self.wake_up_to(run_id, int(last))
             except psycopg.Error as error:
                 self.ready.clear()
                 if self._stopping:
