@@ -233,8 +233,9 @@ def announce():
     time.sleep(600)  # killed here, after every write of the transaction and before its commit
 
 if inspect.iscoroutinefunction(original):
-    async def record_in(*args):
-        done = await original(*args)
+    async def record_in(conn, *args):
+        done = await original(conn, *args)
+        await (await conn.execute("SELECT 1")).fetchone()  # every statement queued in the pipeline has run
         announce()
         return done
 else:

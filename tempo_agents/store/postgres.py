@@ -127,6 +127,12 @@ INSERT INTO tempo_agents.journal (run_id, seq, key, body) VALUES (%s, %s, %s, %s
 ON CONFLICT (run_id, seq) DO UPDATE SET key = excluded.key, body = excluded.body
 """
 
+_ADVANCE_AND_NOTIFY = """
+WITH advanced AS (UPDATE tempo_agents.journal_head SET next_seq = %s WHERE run_id = %s)
+SELECT pg_notify(%s, %s)
+"""
+"""Move the run's next offset past the chunks written and tell listeners, who hear of it once committed."""
+
 _NEXT_REVISION = """
 INSERT INTO tempo_agents.transcript_revision (run_id, revision) VALUES (%s, 1)
 ON CONFLICT (run_id) DO UPDATE SET revision = tempo_agents.transcript_revision.revision + 1
@@ -481,11 +487,22 @@ async def _record_in(
     outcome: SavedOutcome | None,
 ) -> tuple[list[int], int]:
     """The writes of :meth:`PostgresStore.record` inside the caller's transaction; returns the chunks' offsets
-    and the run's last offset (-1 without chunks)."""
-    async with conn.cursor() as cursor:
+    and the run's last offset (-1 without chunks).
+
+    The run's offset row is locked first (appends to one run take turns until commit); the transcript's
+    revision row after it, the same order in every write, so two writers never wait for each other in a cycle.
+    """
+    keys = [w.key for w in writes if w.key is not None]
+    async with conn.cursor() as head, conn.cursor() as found, conn.cursor() as rev, conn.cursor() as cursor:
+        if writes:
+            await head.execute(_LOCK_HEAD, (run_id,))
+        if keys:  # runs after the lock is held: no other writer of this run can add one of these keys meanwhile
+            await found.execute(
+                "SELECT key, seq FROM tempo_agents.journal WHERE run_id = %s AND key = ANY(%s)", (run_id, keys)
+            )
         if entries:
-            await cursor.execute(_NEXT_REVISION, (run_id,))
-            row = await cursor.fetchone()
+            await rev.execute(_NEXT_REVISION, (run_id,))
+            row = await rev.fetchone()
             assert row is not None
             revision = int(row[0])
             await cursor.executemany(
@@ -511,17 +528,10 @@ async def _record_in(
             )
         if not writes:
             return [], -1
-        await cursor.execute(_LOCK_HEAD, (run_id,))
-        row = await cursor.fetchone()
+        row = await head.fetchone()
         assert row is not None
-        start = next_seq = int(row[0])
-        keys = [w.key for w in writes if w.key is not None]
-        seq_of: dict[str, int] = {}
-        if keys:  # read under the lock: no other writer of this run can add one of these keys meanwhile
-            await cursor.execute(
-                "SELECT key, seq FROM tempo_agents.journal WHERE run_id = %s AND key = ANY(%s)", (run_id, keys)
-            )
-            seq_of = {key: int(seq) for key, seq in await cursor.fetchall()}
+        next_seq = int(row[0])
+        seq_of: dict[str, int] = {key: int(seq) for key, seq in await found.fetchall()} if keys else {}
         offsets: list[int] = []
         rows: list[tuple[str, int, str | None, str]] = []
         for write in writes:
@@ -532,13 +542,12 @@ async def _record_in(
                     seq_of[write.key] = seq
             offsets.append(seq)
             rows.append((run_id, seq, write.key, _dumps(write.chunk)))
-        await cursor.executemany(_PUT_CHUNK, rows)
-        if next_seq != start:
-            await cursor.execute(
-                "UPDATE tempo_agents.journal_head SET next_seq = %s WHERE run_id = %s", (next_seq, run_id)
-            )
+        if len(rows) == 1:
+            await cursor.execute(_PUT_CHUNK, rows[0])  # executemany would set up a pipeline for one row
+        else:
+            await cursor.executemany(_PUT_CHUNK, rows)
         last = next_seq - 1
-        await cursor.execute("SELECT pg_notify(%s, %s)", (CHANNEL, f"{last} {run_id}"))
+        await cursor.execute(_ADVANCE_AND_NOTIFY, (next_seq, run_id, CHANNEL, f"{last} {run_id}"))
         return offsets, last
 
 
