@@ -6,7 +6,7 @@ import argparse
 
 from tempo_agents.cli._console import CliError, out
 from tempo_agents.errors import ConfigurationError
-from tempo_agents.store.url import STORE_ENV, default_store_url, open_store
+from tempo_agents.store.url import DEFAULT_STORE_URL, STORE_ENV, open_store
 
 
 def add_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -28,7 +28,7 @@ def add_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) 
     migrate.add_argument(
         "--store",
         metavar="URL",
-        help=f"e.g. postgresql://user:password@host:5432/db (default ${STORE_ENV}, else {default_store_url()})",
+        help=f"e.g. postgresql://user:password@host:5432/db (default ${STORE_ENV}, else {DEFAULT_STORE_URL})",
     )
     migrate.set_defaults(handler=cmd_migrate)
 
