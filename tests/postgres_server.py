@@ -76,7 +76,13 @@ class PostgresServer:
             account = pwd.getpwnam("postgres")
             uid, gid = account.pw_uid, account.pw_gid
             os.chown(self.root, uid, gid)
-        preexec = _as_user(uid, gid)
+        try:
+            self._start(bindir, _as_user(uid, gid))
+        except BaseException:
+            self.stop()
+            raise
+
+    def _start(self, bindir: Path, preexec: Callable[[], None]) -> None:
         data = self.root / "data"
         subprocess.run(
             [str(bindir / "initdb"), "-D", str(data), "-U", USER, "--auth=trust", "-E", "UTF8", "--no-sync"],
@@ -129,13 +135,16 @@ class PostgresServer:
 
     def stop(self) -> None:
         """Stop the server at once (its data is thrown away) and remove its directory."""
-        if self.process.poll() is None:
-            self.process.send_signal(signal.SIGQUIT)
+        process = getattr(self, "process", None)
+        if process is not None and process.poll() is None:
+            process.send_signal(signal.SIGQUIT)
             try:
-                self.process.wait(30)
+                process.wait(30)
             except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
-        self._log.close()
+                process.kill()
+                process.wait()
+        log = getattr(self, "_log", None)
+        if log is not None:
+            log.close()
         with contextlib.suppress(OSError):
             shutil.rmtree(self.root)
