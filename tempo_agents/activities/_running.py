@@ -11,7 +11,7 @@ from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
 from tempo_agents.activity_options import PROVIDER_ATTEMPTS
-from tempo_agents.errors import ConfigurationError, ModelError
+from tempo_agents.errors import ConfigurationError, ModelError, StoreUnavailableError
 
 _T = TypeVar("_T")
 
@@ -19,7 +19,8 @@ HEARTBEAT_SECONDS = 1.0
 """Heartbeats keep a worker's claim on its activity: when they stop, Temporal retries it elsewhere."""
 
 PROVIDER_RETRY_CAP_SECONDS = 30
-"""A provider error without ``retry-after`` is retried after 1, 2, 4 … seconds, at most this long."""
+"""A provider error without ``retry-after`` is retried after 1, 2, 4 … seconds, at most this long; so is an
+unreachable store."""
 
 MESSAGE_LIMIT = 1000
 """Failure messages are cut here: Temporal keeps a failure only while it is small."""
@@ -42,6 +43,12 @@ async def run_activity(work: Awaitable[_T]) -> _T:
         final = not error.retryable or this_attempt >= PROVIDER_ATTEMPTS
         raise ApplicationError(
             _short(error.message), type=type(error).__name__, non_retryable=final, next_retry_delay=delay
+        ) from None
+    except StoreUnavailableError as error:
+        # The store already retried for a while; Temporal tries the activity again later (maybe elsewhere).
+        delay = timedelta(seconds=min(2 ** (attempt() - 1), PROVIDER_RETRY_CAP_SECONDS))
+        raise ApplicationError(
+            _short(error.message), type=type(error).__name__, non_retryable=False, next_retry_delay=delay
         ) from None
     finally:
         beats.cancel()

@@ -23,7 +23,6 @@ from tempo_agents.agent.suspended_runs import SuspendedRun, SuspendedRuns, Suspe
 from tempo_agents.errors import ConfigurationError, RunNotFoundError
 from tempo_agents.models.messages import MessageInput, normalize_messages
 from tempo_agents.store.base import Store
-from tempo_agents.store.url import DEFAULT_STORE_URL
 from tempo_agents.tools.tool import Tool
 from tempo_agents.worker.plugin import TempoAgentsPlugin
 from tempo_agents.workflows import search_attributes
@@ -40,6 +39,9 @@ class App:
     Run options that carry code cannot travel from a client to a worker, so hooks and approval
     policies are registered here by name (``App(hooks={"audit": ToolHooks(...)})``) and a run names
     them (``hooks="audit"``, ``require_tool_approval="risky-only"``).
+
+    ``store`` is a URL (``sqlite:///path.db``, ``postgresql://user:password@host/db``) or a :class:`Store`;
+    without one, ``$TEMPO_AGENTS_STORE`` or ``sqlite:///.tempo-agents/store.db``.
     """
 
     def __init__(
@@ -49,7 +51,7 @@ class App:
         tools: Mapping[str, Tool] | Sequence[Tool] = (),
         hooks: Mapping[str, ToolHooks | Mapping[str, Any]] | None = None,
         approval_policies: Mapping[str, ApprovalPolicy] | None = None,
-        store: str | Store = DEFAULT_STORE_URL,
+        store: str | Store | None = None,
         task_queue: str = DEFAULT_TASK_QUEUE,
         client: Client | None = None,
     ) -> None:

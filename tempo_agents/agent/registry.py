@@ -11,7 +11,7 @@ from tempo_agents.agent.hooks import ToolHooks
 from tempo_agents.errors import ConfigurationError, ToolNotFoundError
 from tempo_agents.store.base import Store
 from tempo_agents.store.transcript_cache import TranscriptCache
-from tempo_agents.store.url import DEFAULT_STORE_URL, open_store
+from tempo_agents.store.url import open_store
 from tempo_agents.tools.tool import Tool
 
 
@@ -29,7 +29,7 @@ class Registry:
         tools: Mapping[str, Tool] | Sequence[Tool] = (),
         hooks: Mapping[str, ToolHooks | Mapping[str, Any]] | None = None,
         approval_policies: Mapping[str, ApprovalPolicy] | None = None,
-        store: str | Store = DEFAULT_STORE_URL,
+        store: str | Store | None = None,
     ) -> None:
         self._agents: dict[str, Agent] = {}
         for agent in agents:
@@ -47,7 +47,7 @@ class Registry:
             if coerced is not None:
                 self._hooks[name] = coerced
         self._approval_policies: dict[str, ApprovalPolicy] = dict(approval_policies or {})
-        self._store_source: str | Store = store
+        self._store_source: str | Store | None = store
         self._store: Store | None = store if isinstance(store, Store) else None
         self._transcripts: TranscriptCache | None = None
 
@@ -100,8 +100,8 @@ class Registry:
     def store(self) -> Store:
         """The store (opened on first use)."""
         if self._store is None:
-            assert isinstance(self._store_source, str)
-            self._store = open_store(self._store_source)
+            assert not isinstance(self._store_source, Store)
+            self._store = open_store(self._store_source)  # None: $TEMPO_AGENTS_STORE or the default
         return self._store
 
     def use_store(self, store: str | Store) -> None:

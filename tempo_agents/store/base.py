@@ -124,5 +124,10 @@ class Store(ABC):
         """Store a value for ``(thread_id, state_type)``, replacing any earlier one."""
 
     @abstractmethod
+    async def migrate(self) -> str:
+        """Create or upgrade the store's tables now (every store also does it on first use); returns a line
+        saying what it did, for ``tempo-agents store migrate``."""
+
+    @abstractmethod
     async def close(self) -> None:
         """Release connections and threads."""

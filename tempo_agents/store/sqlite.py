@@ -26,17 +26,18 @@ an idle tail of 100 runs and put another process ~25 ms (p95 ~48 ms) behind an a
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import logging
 import sqlite3
 import threading
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, TypeVar
 
+from tempo_agents.store._waiters import Waiter as _Waiter
+from tempo_agents.store._waiters import wake as _wake
 from tempo_agents.store.base import ChunkWrite, JournalEntry, SavedOutcome, Store, TranscriptEntry
 
 _T = TypeVar("_T")
@@ -254,15 +255,7 @@ class SQLiteStore(Store):
         def work(db: sqlite3.Connection) -> list[int]:
             db.execute("BEGIN IMMEDIATE")
             try:
-                _put_transcript(db, run_id, entries)
-                if outcome is not None:
-                    db.execute(
-                        "INSERT OR REPLACE INTO outcomes (run_id, key, body) VALUES (?, ?, ?)",
-                        (run_id, outcome.key, _dumps(outcome.value)),
-                    )
-                offsets = [
-                    int(db.execute(_APPEND, (run_id, run_id, w.key, _dumps(w.chunk))).fetchone()[0]) for w in writes
-                ]
+                offsets = _record_in(db, run_id, entries, writes, outcome)
             except BaseException:
                 db.execute("ROLLBACK")
                 raise
@@ -418,6 +411,10 @@ class SQLiteStore(Store):
 
         await self._run(work)
 
+    async def migrate(self) -> str:
+        await self._run(lambda db: None)  # opening the file creates or upgrades its tables
+        return f"{self.url}: schema up to date"
+
     async def close(self) -> None:
         def work(db: sqlite3.Connection) -> None:
             db.close()
@@ -436,6 +433,23 @@ class SQLiteStore(Store):
             self._read_connection = None
         self._executor.shutdown(wait=False)
         self._read_executor.shutdown(wait=False)
+
+
+def _record_in(
+    db: sqlite3.Connection,
+    run_id: str,
+    entries: Sequence[TranscriptEntry],
+    writes: Sequence[ChunkWrite],
+    outcome: SavedOutcome | None,
+) -> list[int]:
+    """The writes of :meth:`SQLiteStore.record`, inside the caller's transaction."""
+    _put_transcript(db, run_id, entries)
+    if outcome is not None:
+        db.execute(
+            "INSERT OR REPLACE INTO outcomes (run_id, key, body) VALUES (?, ?, ?)",
+            (run_id, outcome.key, _dumps(outcome.value)),
+        )
+    return [int(db.execute(_APPEND, (run_id, run_id, w.key, _dumps(w.chunk))).fetchone()[0]) for w in writes]
 
 
 def _put_transcript(db: sqlite3.Connection, run_id: str, entries: Sequence[TranscriptEntry]) -> None:
@@ -462,26 +476,3 @@ def _put_transcript(db: sqlite3.Connection, run_id: str, entries: Sequence[Trans
 
 def _dumps(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
-
-
-class _Waiter:
-    """A reader in :meth:`SQLiteStore.wait_for_chunks`, waiting for a chunk at ``offset`` or later."""
-
-    __slots__ = ("future", "loop", "offset")
-
-    def __init__(self, offset: int, loop: asyncio.AbstractEventLoop, future: asyncio.Future[None]) -> None:
-        self.offset = offset
-        self.loop = loop
-        self.future = future
-
-
-def _wake(waiters: Iterable[_Waiter]) -> None:
-    for waiter in waiters:
-        if not waiter.loop.is_closed():
-            with contextlib.suppress(RuntimeError):  # the loop closed meanwhile
-                waiter.loop.call_soon_threadsafe(_resolve, waiter.future)
-
-
-def _resolve(future: asyncio.Future[None]) -> None:
-    if not future.done():
-        future.set_result(None)

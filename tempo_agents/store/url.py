@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from tempo_agents.errors import ConfigurationError
 from tempo_agents.store.base import Store
@@ -10,10 +12,50 @@ from tempo_agents.store.sqlite import SQLiteStore
 
 DEFAULT_STORE_URL = "sqlite:///.tempo-agents/store.db"
 
+STORE_ENV = "TEMPO_AGENTS_STORE"
+"""The environment variable that names the store of an App that does not name one."""
 
-def open_store(url: str = DEFAULT_STORE_URL) -> Store:
-    """Open the store a URL names: ``sqlite:///relative/path.db`` or ``sqlite:////absolute/path.db``."""
+_POSTGRES_SCHEMES = ("postgresql://", "postgres://")
+
+
+def default_store_url() -> str:
+    """``$TEMPO_AGENTS_STORE`` when set, else :data:`DEFAULT_STORE_URL`."""
+    return os.environ.get(STORE_ENV) or DEFAULT_STORE_URL
+
+
+def open_store(url: str | None = None) -> Store:
+    """Open the store a URL names: ``sqlite:///relative/path.db``, ``sqlite:////absolute/path.db`` or
+    ``postgresql://user:password@host:5432/database`` (also ``postgres://``; needs the ``postgresql`` extra).
+    Without a URL: :func:`default_store_url`."""
+    if url is None:
+        url = default_store_url()
     if url.startswith("sqlite:///"):
         return SQLiteStore(Path(url.removeprefix("sqlite:///")))
+    if url.startswith(_POSTGRES_SCHEMES):
+        try:
+            from tempo_agents.store.postgres import PostgresStore
+        except ImportError as error:
+            raise ConfigurationError(
+                f"PostgreSQL stores need psycopg ({error.name} is missing): pip install 'tempo-agents[postgresql]'"
+            ) from None
+        return PostgresStore(url)
     scheme = url.split(":", 1)[0] if ":" in url else url
-    raise ConfigurationError(f"unsupported store URL {url!r} (scheme {scheme!r}); use sqlite:///path/to/store.db")
+    raise ConfigurationError(
+        f"unsupported store URL {redact(url)!r} (scheme {scheme!r}); use sqlite:///path/to/store.db "
+        "or postgresql://user:password@host:5432/database"
+    )
+
+
+def redact(url: str) -> str:
+    """The URL without its password (in the user part or a ``password=`` parameter)."""
+    parts = urlsplit(url)
+    netloc = parts.netloc
+    if "@" in netloc:
+        userinfo, host = netloc.rsplit("@", 1)
+        if ":" in userinfo:
+            netloc = f"{userinfo.split(':', 1)[0]}:***@{host}"
+    query = parts.query
+    if query:
+        pairs = parse_qsl(query, keep_blank_values=True)
+        query = urlencode([(k, "***" if k == "password" else v) for k, v in pairs], safe="*")
+    return urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))

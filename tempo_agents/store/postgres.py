@@ -1,0 +1,667 @@
+"""PostgreSQL store: several workers on several machines, and their readers, share one database.
+
+The same contract as the SQLite store (:class:`~tempo_agents.store.base.Store`; tests/test_store.py runs one
+suite on both), kept the PostgreSQL way:
+
+- **Offsets.** Each run has a row in ``journal_head`` holding its next offset. An append locks that row first
+  (``INSERT ... ON CONFLICT DO UPDATE ... RETURNING``), so appends to one run from any number of processes or
+  hosts take turns: offsets stay contiguous, a keyed chunk is found (and replaced in place) by the writer that
+  holds the lock, and an offset is visible to readers only after every smaller one is. Appends to different
+  runs never wait for each other.
+- **One transaction per write.** A tool result, its chunk and its saved outcome commit together or not at all;
+  a writer killed mid-transaction leaves nothing behind (the server rolls it back and releases the lock).
+- **Tailing.** Every append ends with ``pg_notify('tempo_agents_journal', '<last offset> <run id>')`` inside
+  its transaction, so the notification is delivered only after the commit. Each process keeps one listening
+  connection per database (a thread, shared by every store object on that URL) and wakes the readers of that
+  run whose offset now exists; a reader on another host is woken within milliseconds, and nothing polls.
+  A reader registers, then checks the run's latest offset once, so a commit landing between its last read and
+  its registration is not missed. If the listening connection drops, every reader is woken to re-read once it
+  is back, and meanwhile readers return at their timeout (tailing degrades to polling, never to silence).
+- **Schema.** Tables live in the ``tempo_agents`` schema; ``tempo_agents.schema_version`` says which of
+  :data:`MIGRATIONS` have run. The store applies missing ones on first use under an advisory lock (so workers
+  starting together migrate once), and ``tempo-agents store migrate --store URL`` does the same on demand.
+- **Lost connections.** A failure to reach the server is retried with backoff (0.05 s doubling to 2 s) for
+  ``retry_seconds``, then raised as :class:`~tempo_agents.errors.StoreUnavailableError`, which names the URL
+  without its password and stays retryable in activities. A write is retried in place only if it cannot have
+  committed, or if repeating it is harmless (every chunk keyed): an unkeyed chunk whose commit may have
+  happened is left to the activity's own retry rather than risk appending it twice.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import threading
+import time
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Any, ClassVar, TypeVar
+
+import psycopg
+from psycopg.conninfo import conninfo_to_dict
+from psycopg_pool import AsyncConnectionPool
+
+from tempo_agents.errors import ConfigurationError, StoreUnavailableError
+from tempo_agents.store._waiters import Waiter, wake
+from tempo_agents.store.base import ChunkWrite, JournalEntry, SavedOutcome, Store, TranscriptEntry
+from tempo_agents.store.url import redact
+
+_T = TypeVar("_T")
+_Conn = psycopg.AsyncConnection[Any]
+
+_log = logging.getLogger(__name__)
+
+CHANNEL = "tempo_agents_journal"
+"""The NOTIFY channel of journal appends; the payload is ``'<last offset> <run id>'``."""
+
+_MIGRATION_LOCK = 0x7465_6D70_6F5F_6167  # "tempo_ag": the advisory lock migrations run under
+_NOTIFY_TIMEOUT = 1.0
+"""How often the listening thread looks up from its connection to see whether it should stop."""
+
+MIGRATIONS: tuple[str, ...] = (
+    # 1: the tables of the SQLite store, with a per-run offset counter.
+    """
+    CREATE TABLE tempo_agents.journal (
+        run_id text NOT NULL,
+        seq bigint NOT NULL,
+        key text,
+        body text NOT NULL,
+        PRIMARY KEY (run_id, seq)
+    );
+    CREATE UNIQUE INDEX journal_key ON tempo_agents.journal (run_id, key);
+    CREATE TABLE tempo_agents.journal_head (
+        run_id text PRIMARY KEY,
+        next_seq bigint NOT NULL
+    );
+    CREATE TABLE tempo_agents.transcript (
+        run_id text NOT NULL,
+        step integer NOT NULL,
+        part text NOT NULL,
+        position integer NOT NULL,
+        body text NOT NULL,
+        memory_body text,
+        revision bigint NOT NULL,
+        PRIMARY KEY (run_id, step, part)
+    );
+    CREATE INDEX transcript_revision_order ON tempo_agents.transcript (run_id, revision);
+    CREATE TABLE tempo_agents.transcript_revision (
+        run_id text PRIMARY KEY,
+        revision bigint NOT NULL
+    );
+    CREATE TABLE tempo_agents.outcomes (
+        run_id text NOT NULL,
+        key text NOT NULL,
+        body text NOT NULL,
+        PRIMARY KEY (run_id, key)
+    );
+    CREATE SEQUENCE tempo_agents.thread_messages_created;
+    CREATE TABLE tempo_agents.thread_messages (
+        thread_id text NOT NULL,
+        resource_id text NOT NULL,
+        run_id text NOT NULL,
+        idx integer NOT NULL,
+        created bigint NOT NULL,
+        body text NOT NULL,
+        PRIMARY KEY (thread_id, resource_id, run_id, idx)
+    );
+    CREATE INDEX thread_messages_order ON tempo_agents.thread_messages (thread_id, resource_id, created, idx);
+    CREATE TABLE tempo_agents.thread_state (
+        thread_id text NOT NULL,
+        type text NOT NULL,
+        body text NOT NULL,
+        PRIMARY KEY (thread_id, type)
+    );
+    """,
+)
+"""Schema versions, in order: version N is ``MIGRATIONS[N - 1]``. Append; never edit one that shipped."""
+
+_LOCK_HEAD = """
+INSERT INTO tempo_agents.journal_head (run_id, next_seq) VALUES (%s, 0)
+ON CONFLICT (run_id) DO UPDATE SET next_seq = tempo_agents.journal_head.next_seq
+RETURNING next_seq
+"""
+"""The run's next offset, with its row locked until the transaction ends (appends to a run take turns)."""
+
+_PUT_CHUNK = """
+INSERT INTO tempo_agents.journal (run_id, seq, key, body) VALUES (%s, %s, %s, %s)
+ON CONFLICT (run_id, seq) DO UPDATE SET key = excluded.key, body = excluded.body
+"""
+
+_ADVANCE_AND_NOTIFY = """
+WITH advanced AS (UPDATE tempo_agents.journal_head SET next_seq = %s WHERE run_id = %s)
+SELECT pg_notify(%s, %s)
+"""
+"""Move the run's next offset past the chunks written and tell listeners, who hear of it once committed."""
+
+_NEXT_REVISION = """
+INSERT INTO tempo_agents.transcript_revision (run_id, revision) VALUES (%s, 1)
+ON CONFLICT (run_id) DO UPDATE SET revision = tempo_agents.transcript_revision.revision + 1
+RETURNING revision
+"""
+
+_PUT_TRANSCRIPT = """
+INSERT INTO tempo_agents.transcript (run_id, step, part, position, body, memory_body, revision)
+VALUES (%s, %s, %s, %s, %s, %s, %s)
+ON CONFLICT (run_id, step, part) DO UPDATE SET
+    position = excluded.position, body = excluded.body, memory_body = excluded.memory_body,
+    revision = excluded.revision
+"""
+
+_TRANSCRIPT_CHANGES = """
+SELECT rev.revision, t.step, t.part, t.position, t.body, t.memory_body
+FROM (SELECT (SELECT revision FROM tempo_agents.transcript_revision WHERE run_id = %(run)s) AS revision) rev
+LEFT JOIN tempo_agents.transcript t
+    ON t.run_id = %(run)s
+    AND t.revision > CASE WHEN rev.revision IS NOT NULL AND %(after)s > 0 THEN %(after)s ELSE -1 END
+ORDER BY t.step, t.position, t.part
+"""
+"""One statement, so one snapshot: the revision returned covers exactly the rows returned."""
+
+
+class _Attempt:
+    """What one try of an operation got to: past this point a lost connection may hide a commit."""
+
+    __slots__ = ("committing",)
+
+    def __init__(self) -> None:
+        self.committing = False
+
+
+class PostgresStore(Store):
+    """A :class:`Store` in a PostgreSQL database (module docstring): ``postgresql://user:pw@host:5432/db``.
+
+    Connections come from a psycopg ``AsyncConnectionPool`` opened on first use (``min_size``..``max_size``),
+    after one direct connection has created or upgraded the schema.
+    """
+
+    def __init__(
+        self,
+        url: str,
+        *,
+        min_size: int = 1,
+        max_size: int = 10,
+        retry_seconds: float = 20.0,
+        connect_timeout: float = 10.0,
+    ) -> None:
+        self.url = url
+        self.display_url = redact(url)
+        try:
+            conninfo_to_dict(url)
+        except psycopg.ProgrammingError as error:
+            raise ConfigurationError(f"invalid PostgreSQL store URL {self.display_url}: {_one_line(error)}") from None
+        self.min_size = min_size
+        self.max_size = max_size
+        self.retry_seconds = retry_seconds
+        self.connect_timeout = connect_timeout
+        self._pool: AsyncConnectionPool[_Conn] | None = None
+        self._pool_loop: asyncio.AbstractEventLoop | None = None
+        self._opening: dict[asyncio.AbstractEventLoop, asyncio.Lock] = {}
+        self._listener: _Listener | None = None
+        self._closed = False
+
+    # Connections
+
+    def _unavailable(self, error: BaseException, waited: float) -> StoreUnavailableError:
+        tried = f" (retried for {waited:.0f} s)" if waited >= 1 else ""
+        return StoreUnavailableError(
+            f"cannot reach the PostgreSQL store at {self.display_url}{tried}: {_one_line(error)}"
+        )
+
+    async def _connect(self) -> _Conn:
+        """One connection of its own (schema changes), retried like any operation."""
+        started = time.monotonic()
+        delay = 0.05
+        while True:
+            try:
+                return await psycopg.AsyncConnection.connect(
+                    self.url, autocommit=True, connect_timeout=max(1, round(self.connect_timeout))
+                )
+            except psycopg.OperationalError as error:
+                waited = time.monotonic() - started
+                if waited + delay > self.retry_seconds:
+                    raise self._unavailable(error, waited) from None
+                await asyncio.sleep(delay)
+                delay = min(delay * 2, 2.0)
+
+    async def _ready_pool(self) -> AsyncConnectionPool[_Conn]:
+        if self._closed:
+            raise RuntimeError(f"the store {self.display_url} is closed")
+        loop = asyncio.get_running_loop()
+        if self._pool is not None and self._pool_loop is loop:
+            return self._pool
+        async with self._opening.setdefault(loop, asyncio.Lock()):
+            if self._pool is not None and self._pool_loop is loop:
+                return self._pool
+            await self.migrate()
+            # A pool belongs to the event loop that opened it; a store used from a new loop (a second
+            # asyncio.run) gets a new pool, and the old one is dropped with its loop.
+            pool: AsyncConnectionPool[_Conn] = AsyncConnectionPool(
+                self.url,
+                min_size=self.min_size,
+                max_size=self.max_size,
+                kwargs={"autocommit": True, "connect_timeout": max(1, round(self.connect_timeout))},
+                timeout=min(self.retry_seconds, 5.0) or 5.0,
+                name=f"tempo-agents {self.display_url}",
+                open=False,
+            )
+            await pool.open(wait=False)
+            self._pool, self._pool_loop = pool, loop
+            return pool
+
+    async def _run(self, op: Callable[[_Conn, _Attempt], Awaitable[_T]], *, idempotent: bool = True) -> _T:
+        """Run ``op`` on a pooled connection, retrying lost connections with backoff (module docstring)."""
+        pool = await self._ready_pool()
+        started = time.monotonic()
+        delay = 0.05
+        while True:
+            attempt = _Attempt()
+            try:
+                async with pool.connection() as conn:
+                    return await op(conn, attempt)
+            except psycopg.OperationalError as error:
+                waited = time.monotonic() - started
+                if (attempt.committing and not idempotent) or waited + delay > self.retry_seconds or self._closed:
+                    raise self._unavailable(error, waited) from None
+                _log.debug("store %s: retrying after %s", self.display_url, _one_line(error))
+                await asyncio.sleep(delay)
+                delay = min(delay * 2, 2.0)
+
+    async def migrate(self) -> str:
+        conn = await self._connect()
+        try:
+            before, after = await _migrate(conn)
+        finally:
+            await conn.close()
+        if before == after:
+            return f"{self.display_url}: schema version {after}, up to date"
+        return f"{self.display_url}: schema upgraded from version {before} to {after}"
+
+    # Journal
+
+    async def append_chunks(self, run_id: str, writes: Sequence[ChunkWrite]) -> list[int]:
+        if not writes:
+            return []
+        return await self.record(run_id, (), writes)
+
+    async def record(
+        self,
+        run_id: str,
+        entries: Sequence[TranscriptEntry],
+        writes: Sequence[ChunkWrite],
+        outcome: SavedOutcome | None = None,
+    ) -> list[int]:
+        async def op(conn: _Conn, attempt: _Attempt) -> tuple[list[int], int]:
+            async with conn.transaction():
+                done = await _record_in(conn, run_id, entries, writes, outcome)
+                attempt.committing = True
+            return done
+
+        if not (entries or writes or outcome):
+            return []
+        offsets, last = await self._run(op, idempotent=all(w.key is not None for w in writes))
+        if writes and self._listener is not None:
+            self._listener.wake_up_to(run_id, last)  # readers in this process need not wait for the NOTIFY
+        return offsets
+
+    async def read_chunks(self, run_id: str, offset: int = 0, limit: int = 1000) -> list[JournalEntry]:
+        async def op(conn: _Conn, attempt: _Attempt) -> list[JournalEntry]:
+            cursor = await conn.execute(
+                "SELECT seq, body FROM tempo_agents.journal WHERE run_id = %s AND seq >= %s ORDER BY seq LIMIT %s",
+                (run_id, offset, limit),
+            )
+            return [JournalEntry(offset=int(seq), chunk=json.loads(body)) for seq, body in await cursor.fetchall()]
+
+        return await self._run(op)
+
+    async def offset_of(self, run_id: str, key: str) -> int | None:
+        async def op(conn: _Conn, attempt: _Attempt) -> int | None:
+            cursor = await conn.execute(
+                "SELECT seq FROM tempo_agents.journal WHERE run_id = %s AND key = %s", (run_id, key)
+            )
+            row = await cursor.fetchone()
+            return None if row is None else int(row[0])
+
+        return await self._run(op)
+
+    async def _latest_offset(self, run_id: str) -> int:
+        async def op(conn: _Conn, attempt: _Attempt) -> int:
+            cursor = await conn.execute("SELECT next_seq FROM tempo_agents.journal_head WHERE run_id = %s", (run_id,))
+            row = await cursor.fetchone()
+            return -1 if row is None else int(row[0]) - 1
+
+        return await self._run(op)
+
+    async def wait_for_chunks(self, run_id: str, offset: int, timeout: float) -> None:
+        if self._closed:
+            return
+        await self._ready_pool()  # the schema exists before anyone listens
+        if self._listener is None:
+            self._listener = _Listener.acquire(self.url, self.display_url)
+        listener = self._listener
+        if not listener.ready.is_set():
+            await asyncio.to_thread(listener.ready.wait, min(timeout, self.connect_timeout))
+        waiter = Waiter.here(offset)
+        listener.add(run_id, waiter)
+        try:
+            # Registered first, then checked: a commit before the check is seen by it, one after is notified.
+            if await self._latest_offset(run_id) >= offset:
+                return
+            await asyncio.wait_for(waiter.future, timeout=timeout)
+        except TimeoutError:
+            pass
+        finally:
+            listener.remove(run_id, waiter)
+
+    async def saved_outcome(self, run_id: str, key: str) -> dict[str, Any] | None:
+        async def op(conn: _Conn, attempt: _Attempt) -> dict[str, Any] | None:
+            cursor = await conn.execute(
+                "SELECT body FROM tempo_agents.outcomes WHERE run_id = %s AND key = %s", (run_id, key)
+            )
+            row = await cursor.fetchone()
+            return None if row is None else dict(json.loads(row[0]))
+
+        return await self._run(op)
+
+    # Transcripts
+
+    async def put_transcript(self, run_id: str, entries: Sequence[TranscriptEntry]) -> None:
+        if entries:
+            await self.record(run_id, entries, ())
+
+    async def get_transcript(self, run_id: str) -> list[TranscriptEntry]:
+        entries, _ = await self.transcript_changes(run_id, 0)
+        return entries
+
+    async def transcript_changes(self, run_id: str, after_revision: int) -> tuple[list[TranscriptEntry], int]:
+        async def op(conn: _Conn, attempt: _Attempt) -> tuple[list[TranscriptEntry], int]:
+            cursor = await conn.execute(_TRANSCRIPT_CHANGES, {"run": run_id, "after": after_revision})
+            rows = await cursor.fetchall()
+            revision = 0 if not rows or rows[0][0] is None else int(rows[0][0])
+            entries = [
+                TranscriptEntry(
+                    step=s, part=p, position=pos, message=json.loads(b), memory_message=json.loads(m) if m else None
+                )
+                for _, s, p, pos, b, m in rows
+                if s is not None
+            ]
+            return entries, revision
+
+        return await self._run(op)
+
+    # Memory threads and thread state
+
+    async def append_thread_messages(
+        self, thread_id: str, resource_id: str, run_id: str, messages: Sequence[dict[str, Any]]
+    ) -> None:
+        async def op(conn: _Conn, attempt: _Attempt) -> None:
+            async with conn.transaction(), conn.cursor() as cursor:
+                await cursor.execute(
+                    "SELECT COALESCE(MIN(created), nextval('tempo_agents.thread_messages_created')) "
+                    "FROM tempo_agents.thread_messages WHERE thread_id = %s AND resource_id = %s AND run_id = %s",
+                    (thread_id, resource_id, run_id),
+                )
+                row = await cursor.fetchone()
+                assert row is not None
+                await cursor.executemany(
+                    "INSERT INTO tempo_agents.thread_messages (thread_id, resource_id, run_id, idx, created, body) "
+                    "VALUES (%s, %s, %s, %s, %s, %s) ON CONFLICT (thread_id, resource_id, run_id, idx) "
+                    "DO UPDATE SET created = excluded.created, body = excluded.body",
+                    [(thread_id, resource_id, run_id, i, row[0], _dumps(m)) for i, m in enumerate(messages)],
+                )
+
+        if messages:
+            await self._run(op)
+
+    async def get_thread_messages(self, thread_id: str, resource_id: str) -> list[dict[str, Any]]:
+        async def op(conn: _Conn, attempt: _Attempt) -> list[dict[str, Any]]:
+            cursor = await conn.execute(
+                "SELECT body FROM tempo_agents.thread_messages WHERE thread_id = %s AND resource_id = %s "
+                "ORDER BY created, idx",
+                (thread_id, resource_id),
+            )
+            return [json.loads(body) for (body,) in await cursor.fetchall()]
+
+        return await self._run(op)
+
+    async def get_thread_state(self, thread_id: str, state_type: str) -> Any | None:
+        async def op(conn: _Conn, attempt: _Attempt) -> Any | None:
+            cursor = await conn.execute(
+                "SELECT body FROM tempo_agents.thread_state WHERE thread_id = %s AND type = %s",
+                (thread_id, state_type),
+            )
+            row = await cursor.fetchone()
+            return None if row is None else json.loads(row[0])
+
+        return await self._run(op)
+
+    async def set_thread_state(self, thread_id: str, state_type: str, value: Any) -> None:
+        async def op(conn: _Conn, attempt: _Attempt) -> None:
+            await conn.execute(
+                "INSERT INTO tempo_agents.thread_state (thread_id, type, body) VALUES (%s, %s, %s) "
+                "ON CONFLICT (thread_id, type) DO UPDATE SET body = excluded.body",
+                (thread_id, state_type, _dumps(value)),
+            )
+
+        await self._run(op)
+
+    async def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        if self._listener is not None:
+            self._listener.release()
+            self._listener = None
+        pool, self._pool = self._pool, None
+        if pool is not None and self._pool_loop is asyncio.get_running_loop():
+            await pool.close()
+
+
+async def _migrate(conn: _Conn) -> tuple[int, int]:
+    """Apply the missing :data:`MIGRATIONS` under an advisory lock; returns the versions before and after."""
+    async with conn.transaction():
+        await conn.execute("SELECT pg_advisory_xact_lock(%s)", (_MIGRATION_LOCK,))
+        await conn.execute("CREATE SCHEMA IF NOT EXISTS tempo_agents")
+        await conn.execute("CREATE TABLE IF NOT EXISTS tempo_agents.schema_version (version integer NOT NULL)")
+        row = await (await conn.execute("SELECT version FROM tempo_agents.schema_version")).fetchone()
+        before = 0 if row is None else int(row[0])
+        latest = len(MIGRATIONS)
+        if before > latest:
+            raise ConfigurationError(
+                f"the store's schema is at version {before}, newer than this tempo-agents knows ({latest}): "
+                "upgrade tempo-agents"
+            )
+        for version in range(before + 1, latest + 1):
+            await conn.execute(MIGRATIONS[version - 1])
+        if row is None:
+            await conn.execute("INSERT INTO tempo_agents.schema_version (version) VALUES (%s)", (latest,))
+        elif before != latest:
+            await conn.execute("UPDATE tempo_agents.schema_version SET version = %s", (latest,))
+    return before, latest
+
+
+async def _record_in(
+    conn: _Conn,
+    run_id: str,
+    entries: Sequence[TranscriptEntry],
+    writes: Sequence[ChunkWrite],
+    outcome: SavedOutcome | None,
+) -> tuple[list[int], int]:
+    """The writes of :meth:`PostgresStore.record` inside the caller's transaction; returns the chunks' offsets
+    and the run's last offset (-1 without chunks).
+
+    The run's offset row is locked first (appends to one run take turns until commit); the transcript's
+    revision row after it, the same order in every write, so two writers never wait for each other in a cycle.
+    """
+    keys = [w.key for w in writes if w.key is not None]
+    async with conn.cursor() as head, conn.cursor() as found, conn.cursor() as rev, conn.cursor() as cursor:
+        if writes:
+            await head.execute(_LOCK_HEAD, (run_id,))
+        if keys:  # runs after the lock is held: no other writer of this run can add one of these keys meanwhile
+            await found.execute(
+                "SELECT key, seq FROM tempo_agents.journal WHERE run_id = %s AND key = ANY(%s)", (run_id, keys)
+            )
+        if entries:
+            await rev.execute(_NEXT_REVISION, (run_id,))
+            row = await rev.fetchone()
+            assert row is not None
+            revision = int(row[0])
+            await cursor.executemany(
+                _PUT_TRANSCRIPT,
+                [
+                    (
+                        run_id,
+                        e.step,
+                        e.part,
+                        e.position,
+                        _dumps(e.message),
+                        None if e.memory_message is None else _dumps(e.memory_message),
+                        revision,
+                    )
+                    for e in entries
+                ],
+            )
+        if outcome is not None:
+            await cursor.execute(
+                "INSERT INTO tempo_agents.outcomes (run_id, key, body) VALUES (%s, %s, %s) "
+                "ON CONFLICT (run_id, key) DO UPDATE SET body = excluded.body",
+                (run_id, outcome.key, _dumps(outcome.value)),
+            )
+        if not writes:
+            return [], -1
+        row = await head.fetchone()
+        assert row is not None
+        next_seq = int(row[0])
+        seq_of: dict[str, int] = {key: int(seq) for key, seq in await found.fetchall()} if keys else {}
+        offsets: list[int] = []
+        rows: list[tuple[str, int, str | None, str]] = []
+        for write in writes:
+            seq = seq_of.get(write.key) if write.key is not None else None
+            if seq is None:
+                seq, next_seq = next_seq, next_seq + 1
+                if write.key is not None:
+                    seq_of[write.key] = seq
+            offsets.append(seq)
+            rows.append((run_id, seq, write.key, _dumps(write.chunk)))
+        if len(rows) == 1:
+            await cursor.execute(_PUT_CHUNK, rows[0])  # executemany would set up a pipeline for one row
+        else:
+            await cursor.executemany(_PUT_CHUNK, rows)
+        last = next_seq - 1
+        await cursor.execute(_ADVANCE_AND_NOTIFY, (next_seq, run_id, CHANNEL, f"{last} {run_id}"))
+        return offsets, last
+
+
+class _Listener:
+    """The one listening connection of this process for a database, and the readers waiting on it.
+
+    A thread with a blocking psycopg connection: it sleeps in ``select`` until a notification arrives (no CPU
+    while nothing is appended) and wakes readers on their own event loops, so it serves every store object
+    and every event loop of the process alike.
+    """
+
+    _instances: ClassVar[dict[str, _Listener]] = {}
+    """One per database URL, process-wide."""
+    _instances_lock: ClassVar[threading.Lock] = threading.Lock()
+
+    def __init__(self, url: str, display_url: str) -> None:
+        self.url = url
+        self.display_url = display_url
+        self.ready = threading.Event()
+        self._users = 0
+        self._stopping = False
+        self._lock = threading.Lock()
+        self._waiters: dict[str, list[Waiter]] = {}
+        self._thread = threading.Thread(target=self._listen, name="tempo-agents-pg-listen", daemon=True)
+
+    @classmethod
+    def acquire(cls, url: str, display_url: str) -> _Listener:
+        with cls._instances_lock:
+            listener = cls._instances.get(url)
+            if listener is None:
+                listener = cls._instances[url] = _Listener(url, display_url)
+                listener._thread.start()
+            listener._users += 1
+            return listener
+
+    def release(self) -> None:
+        with self._instances_lock:
+            self._users -= 1
+            if self._users == 0:
+                self._stopping = True  # the thread leaves within _NOTIFY_TIMEOUT
+                if self._instances.get(self.url) is self:
+                    del self._instances[self.url]
+        if self._stopping:
+            self.wake_all()
+
+    def add(self, run_id: str, waiter: Waiter) -> None:
+        with self._lock:
+            self._waiters.setdefault(run_id, []).append(waiter)
+
+    def remove(self, run_id: str, waiter: Waiter) -> None:
+        with self._lock:
+            remaining = [w for w in self._waiters.get(run_id, ()) if w is not waiter]
+            if remaining:
+                self._waiters[run_id] = remaining
+            else:
+                self._waiters.pop(run_id, None)
+
+    def wake_up_to(self, run_id: str, last: int) -> None:
+        """Wake the run's readers whose offset is at most ``last``."""
+        with self._lock:
+            waiters = self._waiters.get(run_id)
+            if not waiters:
+                return
+            due = [w for w in waiters if w.offset <= last]
+            if not due:
+                return
+            keep = [w for w in waiters if w.offset > last]
+            if keep:
+                self._waiters[run_id] = keep
+            else:
+                del self._waiters[run_id]
+        wake(due)
+
+    def wake_all(self) -> None:
+        with self._lock:
+            due = [w for waiters in self._waiters.values() for w in waiters]
+            self._waiters.clear()
+        wake(due)
+
+    def _listen(self) -> None:
+        delay = 0.1
+        failing = False
+        while not self._stopping:
+            try:
+                with psycopg.connect(self.url, autocommit=True, connect_timeout=10) as conn:
+                    conn.execute(f"LISTEN {CHANNEL}")
+                    self.ready.set()
+                    delay, failing = 0.1, False
+                    self.wake_all()  # anything committed while nobody listened: every reader re-reads
+                    while not self._stopping:
+                        for notify in conn.notifies(timeout=_NOTIFY_TIMEOUT):
+                            last, _, run_id = notify.payload.partition(" ")
+                            if last.lstrip("-").isdigit():  # anything else on the channel is not ours
+                                self.wake_up_to(run_id, int(last))
+            except psycopg.Error as error:
+                self.ready.clear()
+                if self._stopping:
+                    return
+                # Readers still return at their timeout and re-read: tailing degrades to polling meanwhile.
+                _log.log(
+                    logging.DEBUG if failing else logging.WARNING,
+                    "listening to %s for appends failed (retrying): %s",
+                    self.display_url,
+                    _one_line(error),
+                )
+                failing = True
+                time.sleep(delay)
+                delay = min(delay * 2, 5.0)
+
+
+def _one_line(error: BaseException) -> str:
+    text = " ".join(str(error).split())
+    return text or type(error).__name__
+
+
+def _dumps(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
