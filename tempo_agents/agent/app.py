@@ -20,6 +20,7 @@ from tempo_agents.agent.registry import Registry
 from tempo_agents.agent.resume import resume_request, send_resume
 from tempo_agents.agent.stream import AgentStream, Follow, GenerateResult, RunClosedProbe
 from tempo_agents.agent.suspended_runs import SuspendedRun, SuspendedRuns, SuspendedToolCall
+from tempo_agents.agent.visibility import runs_query
 from tempo_agents.errors import ConfigurationError, RunNotFoundError
 from tempo_agents.models.messages import MessageInput, normalize_messages
 from tempo_agents.store.base import Store
@@ -292,21 +293,16 @@ class App:
     async def list_suspended_runs(
         self, *, thread_id: str | None = None, resource_id: str | None = None, agent_id: str | None = None
     ) -> SuspendedRuns:
-        """Runs waiting for a person, found through Temporal visibility (no scan, no replay)."""
-        clauses = [
-            "WorkflowType = 'AgentRunWorkflow'",
-            "ExecutionStatus = 'Running'",
-            f"{search_attributes.STATUS.name} = 'suspended'",
-        ]
-        for key, value in (
-            (search_attributes.THREAD_ID, thread_id),
-            (search_attributes.RESOURCE_ID, resource_id),
-            (search_attributes.AGENT_ID, agent_id),
-        ):
-            if value is not None:
-                clauses.append(f"{key.name} = {_quote(value)}")
+        """Runs of this App waiting for a person, found through Temporal visibility (no scan, no replay)."""
+        query = runs_query(
+            self.task_queue,
+            agent_id=agent_id,
+            thread_id=thread_id,
+            resource_id=resource_id,
+            clauses=["ExecutionStatus = 'Running'", f"{search_attributes.STATUS.name} = 'suspended'"],
+        )
         runs: list[SuspendedRun] = []
-        async for execution in self.client.list_workflows(" AND ".join(clauses)):
+        async for execution in self.client.list_workflows(query):
             memo = await execution.memo()
             attributes = execution.typed_search_attributes
             pending = [PendingCall.model_validate(item) for item in memo.get("pending", [])]
@@ -354,7 +350,3 @@ class App:
             return status.name
 
         return probe
-
-
-def _quote(value: str) -> str:
-    return "'" + value.replace("\\", "\\\\").replace("'", "\\'") + "'"

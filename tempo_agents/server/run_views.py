@@ -11,6 +11,7 @@ from temporalio.client import WorkflowExecution, WorkflowExecutionStatus
 from temporalio.service import RPCError
 
 from tempo_agents.agent.app import App
+from tempo_agents.agent.visibility import runs_query
 from tempo_agents.errors import ConfigurationError
 from tempo_agents.models.usage import Usage
 from tempo_agents.server.errors import ApiError
@@ -64,12 +65,8 @@ def run_summary(execution: WorkflowExecution) -> dict[str, Any]:
     }
 
 
-def _quote(value: str) -> str:
-    return "'" + value.replace("\\", "\\\\").replace("'", "\\'") + "'"
-
-
-def _query(status: str | None, agent: str | None, thread: str | None, resource: str | None) -> str:
-    clauses = ["WorkflowType = 'AgentRunWorkflow'", "ExecutionStatus != 'ContinuedAsNew'"]
+def _query(task_queue: str, status: str | None, agent: str | None, thread: str | None, resource: str | None) -> str:
+    clauses = ["ExecutionStatus != 'ContinuedAsNew'"]
     if status is not None:
         if status not in _FILTERS:
             raise ApiError(
@@ -78,14 +75,7 @@ def _query(status: str | None, agent: str | None, thread: str | None, resource: 
                 issues=[{"field": "status", "message": f"use one of {', '.join(RUN_STATUSES)}"}],
             )
         clauses.append(_FILTERS[status])
-    for key, value in (
-        (search_attributes.AGENT_ID, agent),
-        (search_attributes.THREAD_ID, thread),
-        (search_attributes.RESOURCE_ID, resource),
-    ):
-        if value is not None:
-            clauses.append(f"{key.name} = {_quote(value)}")
-    return " AND ".join(clauses)
+    return runs_query(task_queue, agent_id=agent, thread_id=thread, resource_id=resource, clauses=clauses)
 
 
 async def list_runs(
@@ -99,7 +89,7 @@ async def list_runs(
     cursor: str | None = None,
 ) -> dict[str, Any]:
     """One page of runs, newest first, and the cursor of the next page (``None`` on the last)."""
-    query = _query(status, agent, thread, resource)
+    query = _query(app.task_queue, status, agent, thread, resource)
     token: bytes | None = None
     if cursor:
         try:

@@ -1,0 +1,33 @@
+"""Visibility queries that find an App's runs (Temporal's list filter), spelled in one place."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from tempo_agents.workflows import search_attributes
+
+
+def quote(value: str) -> str:
+    """A string literal of Temporal's list filter."""
+    return "'" + value.replace("\\", "\\\\").replace("'", "\\'") + "'"
+
+
+def runs_query(
+    task_queue: str,
+    *,
+    agent_id: str | None = None,
+    thread_id: str | None = None,
+    resource_id: str | None = None,
+    clauses: Sequence[str] = (),
+) -> str:
+    """Agent runs on ``task_queue`` (an App's own: Apps that share a namespace do not see each other's
+    runs), narrowed by agent, thread, resource and any further ``clauses``."""
+    parts = ["WorkflowType = 'AgentRunWorkflow'", f"TaskQueue = {quote(task_queue)}", *clauses]
+    for key, value in (
+        (search_attributes.AGENT_ID, agent_id),
+        (search_attributes.THREAD_ID, thread_id),
+        (search_attributes.RESOURCE_ID, resource_id),
+    ):
+        if value is not None:
+            parts.append(f"{key.name} = {quote(value)}")
+    return " AND ".join(parts)
