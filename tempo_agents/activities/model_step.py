@@ -96,7 +96,6 @@ async def run_model_step(registry: Registry, step_input: ModelStepInput) -> Mode
         discard_from = None if started is None else started + 1
         writes.append(ChunkWrite(constructors.step_reset(run_id, step, this_attempt, discard_from)))
     writes.append(ChunkWrite(journal.chunk("step-start", {"stepNumber": step, "warnings": []}), keys.step_start(step)))
-    await journal.write(writes)
 
     options = step_input.options
     instructions = await agent.resolve_instructions(options.request_context, step_input.mode)
@@ -132,6 +131,7 @@ async def run_model_step(registry: Registry, step_input: ModelStepInput) -> Mode
         raise web_search_unsupported(model.provider)
 
     streamed = _StreamedStep(agent, journal, step, this_attempt, messages)
+    journal.write_soon(writes)  # the outbox, a reset and step-start go with the first tokens
     try:
         async for event in model.stream(request):
             await streamed.handle(event)

@@ -36,6 +36,14 @@ class RunJournal:
         await self.flush_text()
         await self.store.append_chunks(self.run_id, writes)
 
+    def write_soon(self, writes: Sequence[ChunkWrite]) -> None:
+        """Write chunks within ``TEXT_FLUSH_SECONDS``, together with whatever streams by then (a step's
+        ``step-start`` and the model's first tokens share one write)."""
+        self._text.extend(writes)
+        self._last_flush = time.monotonic()
+        if self._timer is None:
+            self._timer = asyncio.get_running_loop().call_later(TEXT_FLUSH_SECONDS, self._flush_soon)
+
     async def text_delta(self, step: int, text: str) -> None:
         await self.streamed(self.chunk("text-delta", {"id": f"text-{step}", "text": text}))
 
@@ -67,7 +75,7 @@ class RunJournal:
         await self._write_batch()
 
     async def take_buffered(self) -> list[ChunkWrite]:
-        """The deltas not written yet, handed to the caller to write with its own last write."""
+        """The chunks not written yet, handed to the caller to write with its own last write."""
         if self._timer is not None:
             self._timer.cancel()
             self._timer = None
