@@ -542,7 +542,7 @@ async def server_kills(
     await world.start_runs(mix(runs, suspend_runs))
     stalls: list[float] = []
 
-    async def kill_and_restart(why: str) -> None:
+    async def kill_and_restart(why: str, *, then: Callable[[], None] = lambda: None) -> None:
         sent = await server.kill()
         saved = await saved_outcomes(world.app.store, world.run_ids)
         world.kills.append(Kill("server", "server", sent, world.tail.size(), saved))
@@ -551,6 +551,7 @@ async def server_kills(
         await server.restart()
         restarted = time.time()
         world.pool.supervise()
+        then()  # suspended runs can only make progress once they are resumed
         mark = world.tail.size()
         deadline = time.monotonic() + settle
         while time.monotonic() < deadline and not world.all_done():
@@ -574,7 +575,6 @@ async def server_kills(
     suspending = [f for f in world.followers if f.agent_id == "chaos-suspend"]
     with contextlib.suppress(TimeoutError):
         await asyncio.wait_for(asyncio.gather(*(f.suspended.wait() for f in suspending)), settle)
-    await kill_and_restart("runs suspended")
-    world.may_resume.set()
+    await kill_and_restart("runs suspended", then=world.may_resume.set)
     outcomes = await world.wait_runs(settle)
     return await world.verdict(outcomes), stalls
