@@ -19,7 +19,7 @@ from tempo_agents.server.pending_view import iso, pending_view
 from tempo_agents.server.resuming import describe_run
 from tempo_agents.tools.builtin.task_list import TaskItem
 from tempo_agents.workflows import search_attributes
-from tempo_agents.workflows.payloads import PendingCall
+from tempo_agents.workflows.payloads import Answer, PendingCall
 
 __all__ = ["RUN_STATUSES", "list_runs", "run_detail", "run_status", "run_summary"]
 
@@ -112,7 +112,8 @@ async def list_runs(
 
 async def run_detail(app: App, run_id: str) -> dict[str, Any]:
     """A run's workflow description and its queries (``status``, ``mode``, ``steps``, ``usage``,
-    ``pending``, ``tasks``). A closed run is queried too (a worker replays it); when no worker answers,
+    ``pending``, ``tasks``, ``answers``: who answered which call). A closed run is queried too (a worker
+    replays it); when no worker answers,
     ``queryError`` says why and the query fields are ``null``."""
     description = await describe_run(app, run_id)
     attributes = description.typed_search_attributes
@@ -145,9 +146,13 @@ async def run_detail(app: App, run_id: str) -> dict[str, Any]:
         message = error.message if isinstance(error, RPCError) else "no worker answered within 10 s"
         detail.update(
             {"runStatus": None, "mode": None, "step": None, "usage": None, "pending": None, "tasks": None,
-             "queryError": message}
+             "answers": None, "queryError": message}
         )  # fmt: skip
         return detail
+    try:  # a run whose worker predates the query has no answers to show
+        answers: list[Answer] | None = await handle.query("answers", result_type=list[Answer])
+    except RPCError:
+        answers = None
     try:
         agent = app.agent(agent_id or "")
     except ConfigurationError:
@@ -160,6 +165,7 @@ async def run_detail(app: App, run_id: str) -> dict[str, Any]:
             "usage": usage.to_wire(),
             "pending": [await pending_view(agent, call) for call in pending],
             "tasks": [task.to_wire() for task in tasks],
+            "answers": None if answers is None else [answer.to_wire() for answer in answers],
         }
     )
     return detail

@@ -162,6 +162,8 @@ class Resolution(WireModel):
     data: Any = None
     reason: str | None = None
     expired: bool = False
+    answered_by: str | None = None
+    """The principal that answered (the HTTP API's token name), when known."""
 
 
 class ToolCallInput(WireModel):
@@ -232,6 +234,18 @@ class ResumeRequest(WireModel):
     reason: str | None = None
     agent_id: str | None = None
     """When set, the run must belong to this agent."""
+    answered_by: str | None = None
+    """Who answers (a principal name): kept with the answer and shown as ``answeredBy`` in its chunk."""
+
+
+class Answer(WireModel):
+    """One accepted answer to a waiting call, as the ``answers`` query lists it."""
+
+    tool_call_id: str
+    tool_name: str
+    action: str
+    answered_by: str | None = None
+    answered_at: datetime | None = None
 
 
 class ResumeAccepted(WireModel):

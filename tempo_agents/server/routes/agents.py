@@ -16,6 +16,7 @@ from fastapi import APIRouter, Query, Request
 from starlette.responses import StreamingResponse
 
 from tempo_agents.agent.agent import Agent
+from tempo_agents.server.auth import principal
 from tempo_agents.server.bodies import ApproveBody, DeclineBody, ObserveBody, ResumeBody, StreamBody
 from tempo_agents.server.dependencies import AppDep, RequestContextDep, find_agent, request_id
 from tempo_agents.server.errors import ApiError
@@ -62,7 +63,12 @@ async def generate(app: AppDep, agent_id: str, body: StreamBody) -> dict[str, An
 @router.post("/{agent_id}/resume-stream", summary="Resume a suspended call and stream the continuation (SSE)")
 async def resume_stream(app: AppDep, agent_id: str, body: ResumeBody, request: Request) -> StreamingResponse:
     command = ResumeCommand(
-        "resume", body.run_id, body.tool_call_id, data=body.resume_data, request_id=request_id(request)
+        "resume",
+        body.run_id,
+        body.tool_call_id,
+        data=body.resume_data,
+        request_id=request_id(request),
+        answered_by=principal(request),
     )
     _, resumed = await resume_run(app, find_agent(app, agent_id), command)
     return stream_response(resumed, chunk_wire, skip=CONTINUATION_SKIPS)
@@ -95,13 +101,22 @@ async def decline_generate(app: AppDep, agent_id: str, body: DeclineBody, reques
 def _approval(body: ApproveBody, request: Request) -> ResumeCommand:
     if not body.tool_call_id:
         raise ApiError(400, "Tool call id is required")
-    return ResumeCommand("approve", body.run_id, body.tool_call_id, request_id=request_id(request))
+    return ResumeCommand(
+        "approve", body.run_id, body.tool_call_id, request_id=request_id(request), answered_by=principal(request)
+    )
 
 
 def _decline(body: DeclineBody, request: Request) -> ResumeCommand:
     if not body.tool_call_id:
         raise ApiError(400, "Tool call id is required")
-    return ResumeCommand("decline", body.run_id, body.tool_call_id, reason=body.reason, request_id=request_id(request))
+    return ResumeCommand(
+        "decline",
+        body.run_id,
+        body.tool_call_id,
+        reason=body.reason,
+        request_id=request_id(request),
+        answered_by=principal(request),
+    )
 
 
 @router.get("/{agent_id}/suspended-runs", summary="This agent's runs that wait for a person")
