@@ -10,7 +10,7 @@ from pydantic import BaseModel
 
 from tempo_agents.agent.app import App
 from tempo_agents.server.auth import Authorize, BearerTokens, allow_all, authorization_dependency
-from tempo_agents.server.errors import install_error_handlers
+from tempo_agents.server.errors import ERROR_RESPONSES, install_error_handlers
 from tempo_agents.server.routes import agents, runs, tools
 
 __all__ = ["DEFAULT_PREFIX", "create_server"]
@@ -57,7 +57,7 @@ def create_server(
     api.include_router(_health_router(), prefix=base)
     dependencies = [Depends(authorization_dependency(authorize))]
     for router in (agents.router, tools.router, runs.router):
-        api.include_router(router, prefix=base, dependencies=dependencies)
+        api.include_router(router, prefix=base, dependencies=dependencies, responses=ERROR_RESPONSES)
     install_error_handlers(api)
     if tokens:
         api.add_middleware(BearerTokens, tokens=dict(tokens), open_paths=[f"{base}/health"])

@@ -98,9 +98,9 @@ async def describe_run(
     try:
         description = await app.client.get_workflow_handle(run_id).describe()
     except RPCError as error:
-        if error.status != RPCStatusCode.NOT_FOUND:
+        if error.status not in (RPCStatusCode.NOT_FOUND, RPCStatusCode.INVALID_ARGUMENT):
             raise
-        description = None
+        description = None  # no such run, or an id no run can have (empty, too long)
     if description is not None and description.workflow_type == "AgentRunWorkflow":
         return description
     if resuming is None:

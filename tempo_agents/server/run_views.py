@@ -8,7 +8,7 @@ import binascii
 from typing import Any
 
 from temporalio.client import WorkflowExecution, WorkflowExecutionStatus
-from temporalio.service import RPCError
+from temporalio.service import RPCError, RPCStatusCode
 
 from tempo_agents.agent.app import App
 from tempo_agents.agent.visibility import runs_query
@@ -90,17 +90,21 @@ async def list_runs(
 ) -> dict[str, Any]:
     """One page of runs, newest first, and the cursor of the next page (``None`` on the last)."""
     query = _query(app.task_queue, status, agent, thread, resource)
+    bad_cursor = ApiError(400, "Invalid query parameters", issues=[{"field": "cursor", "message": "bad cursor"}])
     token: bytes | None = None
     if cursor:
         try:
-            token = base64.urlsafe_b64decode(cursor.encode())
+            token = base64.b64decode(cursor.encode("ascii"), altchars=b"-_", validate=True)
         except (binascii.Error, ValueError):
-            raise ApiError(
-                400, "Invalid query parameters", issues=[{"field": "cursor", "message": "bad cursor"}]
-            ) from None
+            raise bad_cursor from None
     pages = app.client.list_workflows(query, page_size=per_page, next_page_token=token)
     count = app.client.count_workflows(query)
-    await pages.fetch_next_page()
+    try:
+        await pages.fetch_next_page()
+    except RPCError as error:  # a cursor that is base64 but no page token of Temporal's
+        if token is None or error.status not in (RPCStatusCode.INVALID_ARGUMENT, RPCStatusCode.UNKNOWN):
+            raise
+        raise bad_cursor from None
     total = (await count).count
     next_token = pages.next_page_token
     return {

@@ -17,12 +17,12 @@ from temporalio.client import WorkflowExecutionStatus
 from tempo_agents.agent.stream import AgentStream
 from tempo_agents.server.auth import principal
 from tempo_agents.server.bodies import RunDeclineBody, RunResumeBody, RunToolCallBody
-from tempo_agents.server.dependencies import AppDep, request_id
+from tempo_agents.server.dependencies import PRINTABLE, AppDep, request_id
 from tempo_agents.server.errors import ApiError
 from tempo_agents.server.resuming import ResumeCommand, describe_run, resume_run
 from tempo_agents.server.run_views import list_runs, run_detail
 from tempo_agents.server.shapes import chunk_wire
-from tempo_agents.server.sse import stream_response
+from tempo_agents.server.sse import SSE_RESPONSES, EventStream, stream_response
 from tempo_agents.tools.builtin.task_list import TaskItem
 
 __all__ = ["router"]
@@ -34,9 +34,9 @@ router = APIRouter(prefix="/runs", tags=["runs"])
 async def runs(
     app: AppDep,
     status: Annotated[str | None, Query(description="running, suspended, completed, failed, cancelled …")] = None,
-    agent: Annotated[str | None, Query(description="agent id")] = None,
-    thread: Annotated[str | None, Query(description="memory thread id")] = None,
-    resource: Annotated[str | None, Query(description="memory resource id")] = None,
+    agent: Annotated[str | None, Query(description="agent id", pattern=PRINTABLE)] = None,
+    thread: Annotated[str | None, Query(description="memory thread id", pattern=PRINTABLE)] = None,
+    resource: Annotated[str | None, Query(description="memory resource id", pattern=PRINTABLE)] = None,
     per_page: Annotated[int, Query(alias="perPage", ge=1, le=1000)] = 20,
     cursor: Annotated[str | None, Query(description="nextCursor of the previous page")] = None,
 ) -> dict[str, Any]:
@@ -57,7 +57,12 @@ async def tasks(app: AppDep, run_id: str) -> list[dict[str, Any]]:
     return [item.to_wire() for item in items]
 
 
-@router.get("/{run_id}/stream", summary="Follow a whole run from an offset (SSE with id lines)")
+@router.get(
+    "/{run_id}/stream",
+    summary="Follow a whole run from an offset (SSE with id lines)",
+    response_class=EventStream,
+    responses=SSE_RESPONSES,
+)
 async def run_stream(
     app: AppDep,
     run_id: str,
