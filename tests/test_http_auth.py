@@ -15,7 +15,7 @@ from tempo_agents.errors import ConfigurationError
 from tempo_agents.journal.chunks import chunk_to_wire
 from tempo_agents.server import create_server
 from tempo_agents.server.auth import load_tokens_file
-from tempo_agents.server.serving import is_loopback
+from tempo_agents.server.serving import ApiServer, ApiServerError, is_loopback
 from tests.conftest import AppFactory, running_worker
 from tests.http_support import parity_agent, served, sse_chunks
 
@@ -191,3 +191,11 @@ def test_tokens_files(tmp_path: Path) -> None:
 )  # fmt: skip
 def test_is_loopback(host: str, loopback: bool) -> None:
     assert is_loopback(host) is loopback
+
+
+def test_an_open_server_listens_on_loopback_only(tmp_path: Path) -> None:
+    app = App(agents=[parity_agent()], store=f"sqlite:///{tmp_path / 'store.db'}")
+    with pytest.raises(ApiServerError, match=r"refusing to serve the HTTP API on 0\.0\.0\.0"):
+        ApiServer(app, host="0.0.0.0", port=0)
+    ApiServer(app, host="0.0.0.0", port=0, tokens=TOKENS)  # a token, or a hook of one's own, allows it
+    ApiServer(app, host="0.0.0.0", port=0, authorize=lambda request: None)

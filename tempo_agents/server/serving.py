@@ -50,7 +50,8 @@ def is_loopback(host: str) -> bool:
 
 class ApiServer:
     """The HTTP API of ``app`` on ``host:port`` (``port=0`` picks a free one); ``tokens`` and
-    ``cors_origins`` as :func:`create_server` takes them."""
+    ``cors_origins`` as :func:`create_server` takes them. Without tokens or an ``authorize`` hook it listens
+    on a loopback address only (another ``host`` is refused)."""
 
     def __init__(
         self,
@@ -64,6 +65,11 @@ class ApiServer:
         cors_origins: Sequence[str] = (),
         log_level: str = "warning",
     ) -> None:
+        if not tokens and authorize is allow_all and not is_loopback(host):
+            raise ApiServerError(
+                f"refusing to serve the HTTP API on {host} with neither tokens nor an authorize hook: anyone who "
+                "can reach it could start and answer runs; pass tokens= (or authorize=), or listen on 127.0.0.1"
+            )
         config = uvicorn.Config(
             create_server(app, prefix=prefix, authorize=authorize, tokens=tokens, cors_origins=cors_origins),
             host=host,
