@@ -33,6 +33,7 @@ from tempo_agents.tools.builtin.task_list import TaskItem
 from tempo_agents.workflows import search_attributes
 from tempo_agents.workflows.activity_names import FINISH_RUN, JOURNAL, MODEL_STEP, TOOL_CALL
 from tempo_agents.workflows.payloads import (
+    MAX_CARRIED_ANSWERS,
     Answer,
     BatchClose,
     CarriedState,
@@ -93,7 +94,7 @@ class AgentRunWorkflow:
         self._status: RunStatus = "running"
         self._waiting: dict[str, PendingCall] = {}
         self._resolutions: dict[str, Resolution] = {}
-        self._answers: list[Answer] = []
+        self._answers: list[Answer] = list(carried.answers)
         self._answered: dict[str, PendingCall] = {}
         self._in_flight: set[str] = set()
         self._handed_off = False
@@ -134,7 +135,8 @@ class AgentRunWorkflow:
 
     @workflow.query(name="answers")
     def answers(self) -> list[Answer]:
-        """The answers accepted so far (this run's history since its last continue-as-new): who, what, when."""
+        """The answers accepted so far (the latest ``MAX_CARRIED_ANSWERS`` across continue-as-new): who, what,
+        when."""
         return list(self._answers)
 
     @workflow.query(name="pending")
@@ -586,6 +588,7 @@ class AgentRunWorkflow:
                     task_signal_state=self._tasks.signal_state,
                     state_signals=self._tasks.signals,
                     projects_tasks=self._projects_tasks,
+                    answers=self._answers[-MAX_CARRIED_ANSWERS:],
                 ),
             }
         )
