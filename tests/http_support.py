@@ -38,9 +38,11 @@ def parity_agent(**overrides: Any) -> Agent:
 
 
 @asynccontextmanager
-async def served(app: App, authorize: Authorize = allow_all) -> AsyncIterator[httpx.AsyncClient]:
+async def served(
+    app: App, authorize: Authorize = allow_all, tokens: dict[str, str] | None = None
+) -> AsyncIterator[httpx.AsyncClient]:
     """The App's HTTP API on 127.0.0.1 (a free port) and an httpx client for its ``/api``."""
-    server = ApiServer(app, port=0, authorize=authorize)
+    server = ApiServer(app, port=0, authorize=authorize, tokens=tokens)
     await server.start()
     try:
         async with httpx.AsyncClient(base_url=server.url + "/api", timeout=60) as http:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import signal
 import sys
 from pathlib import Path
@@ -141,3 +142,30 @@ async def test_serve_answers_against_a_running_temporal(tmp_path: Path, temporal
         stdout, stderr = await asyncio.wait_for(process.communicate(), 30)
     assert process.returncode == 0, stderr.decode()
     assert stdout.decode().strip().endswith("stopped")
+
+
+async def test_api_cli_sends_a_token(make_app: AppFactory) -> None:
+    app = make_app([parity_agent()])
+    async with served(app, tokens={"cli-secret": "ops"}) as http:
+        url = str(http.base_url).removesuffix("/").removesuffix("/api")
+
+        async def run(*args: str, token_env: str | None = None) -> tuple[int, str, str]:
+            env = {k: v for k, v in os.environ.items() if k != "TEMPO_AGENTS_API_TOKEN"}
+            if token_env is not None:
+                env["TEMPO_AGENTS_API_TOKEN"] = token_env
+            process = await asyncio.create_subprocess_exec(
+                *CLI, "api", "--url", url, *args, env=env,
+                stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+            )  # fmt: skip
+            stdout, stderr = await asyncio.wait_for(process.communicate(), 90)
+            assert process.returncode is not None
+            return process.returncode, stdout.decode(), stderr.decode()
+
+        code, _, err = await run("agent", "list")
+        assert code == 1 and json.loads(err)["error"]["details"]["status"] == 401
+        code, out, err = await run("--token", "cli-secret", "agent", "list")
+        assert code == 0 and list(data(out)) == ["assistant"], err
+        code, out, err = await run("agent", "list", token_env="cli-secret")
+        assert code == 0 and list(data(out)) == ["assistant"], err
+        code, _, err = await run("--token", "wrong", "agent", "list")
+        assert code == 1 and json.loads(err)["error"]["details"]["body"] == {"error": "Invalid or expired token"}

@@ -289,6 +289,7 @@ async def test_dev_serves_an_app_until_interrupted(tmp_path: Path) -> None:
     try:
         line = await read_until(dev, "Temporal dev server at ")
         address = line.split(" at ", 1)[1].split()[0]
+        said = await read_until(dev, "no token: listening on 127.0.0.1 only")
         await read_until(dev, "polling task queue")
         run = await asyncio.to_thread(
             run_cli, ["run", "calc", "add", "--app", app_spec, "--address", address], tmp_path
@@ -297,6 +298,7 @@ async def test_dev_serves_an_app_until_interrupted(tmp_path: Path) -> None:
         code, stdout, stderr = await stop_cli(dev, signal.SIGINT)
     assert run.returncode == 0, run.stderr
     assert "The sum is 5." in run.stdout
+    assert "pass --auth-token to require one" in said
     assert code == 0, stderr
     assert stdout.strip().endswith("stopped")
     assert (tmp_path / ".tempo-agents" / "temporal.db").is_file()
@@ -313,6 +315,9 @@ async def test_dev_serves_an_app_until_interrupted(tmp_path: Path) -> None:
         (["run", "nobody", "hi", "--app", "calcapp:app"], 2, 'no agent "nobody" is registered'),
         (["worker", "--app", "calcapp:app", "--address", "127.0.0.1:{port}"], 1, "cannot reach Temporal at"),
         (["demo", "--feedback", "Shorter"], 2, "--feedback goes with --reject"),
+        (["serve", "--app", "calcapp:app", "--api-host", "0.0.0.0"], 2, "refusing to serve the HTTP API on 0.0.0.0"),
+        (["dev", "--app", "calcapp:app", "--api-host", "192.0.2.7"], 2, "without a token"),
+        (["serve", "--app", "calcapp:app", "--tokens-file", "nope.json"], 2, "cannot read the tokens file"),
     ],
 )
 def test_errors_are_one_line(tmp_path: Path, args: list[str], code: int, message: str) -> None:

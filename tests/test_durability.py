@@ -16,6 +16,7 @@ from temporalio.testing import WorkflowEnvironment
 from tempo_agents import Agent, App, ScriptedModel, ScriptedResponse, ScriptedToolCall, create_tool
 from tempo_agents.models.model import ModelRequest
 from tempo_agents.workflows import AgentRunWorkflow, search_attributes
+from tempo_agents.workflows.payloads import Answer
 from tests.conftest import AppFactory, running_worker, temporal_binary
 
 DURABLE_TYPES = {"start", "step-start", "tool-call", "tool-result", "tool-error", "step-finish", "finish"}
@@ -210,5 +211,45 @@ async def test_continue_as_new_keeps_run_id_journal_and_transcript(tmp_path: Pat
         assert [r.payload.result for r in result.tool_results] == list(range(steps - 1))
         # Every model step saw the whole conversation so far, across continue-as-new boundaries.
         assert [len(r.messages) for r in model.requests] == [1 + 2 * i for i in range(steps)]
+    finally:
+        await env.shutdown()
+
+
+async def test_answers_outlive_continue_as_new(tmp_path: Path) -> None:
+    env = await WorkflowEnvironment.start_local(
+        dev_server_existing_path=temporal_binary(),
+        data_converter=pydantic_data_converter,
+        ui=False,
+        dev_server_log_level="error",
+        dev_server_extra_args=["--dynamic-config-value", "limit.historyCount.suggestContinueAsNew=30"],
+        search_attributes=search_attributes.ALL,
+    )
+    try:
+        steps = 10
+
+        def script(request: ModelRequest) -> ScriptedResponse:
+            if request.step == 0:
+                return ScriptedResponse(tool_calls=[ScriptedToolCall("guarded", {"n": 0}, id="call-g")])
+            if request.step < steps - 1:
+                return ScriptedResponse(tool_calls=[ScriptedToolCall("echo", {"n": request.step})])
+            return ScriptedResponse(text="end")
+
+        echo = create_tool(id="echo", description="Echo", execute=lambda data: data["n"])
+        guarded = create_tool(id="guarded", description="Guarded", require_approval=True, execute=lambda data: 1)
+        app = App(
+            agents=[Agent(id="can", model=ScriptedModel(script), tools={"echo": echo, "guarded": guarded})],
+            store=f"sqlite:///{tmp_path / 'store.db'}",
+            task_queue=f"tq-{uuid.uuid4()}",
+            client=env.client,
+        )
+        async with running_worker(app):
+            first = await app.generate("can", "go", max_steps=steps)
+            assert first.finish_reason == "suspended"
+            resumed = await app.approve_tool_call("can", run_id=first.run_id, answered_by="dana")
+            assert (await resumed.result()).finish_reason == "stop"
+            runs = [w async for w in app.client.list_workflows(f"WorkflowId = '{first.run_id}'")]
+            answers = await app.client.get_workflow_handle(first.run_id).query("answers", result_type=list[Answer])
+        assert len(runs) >= 2, "the run should have continued as new"
+        assert [(a.tool_call_id, a.action, a.answered_by) for a in answers] == [("call-g", "approve", "dana")]
     finally:
         await env.shutdown()

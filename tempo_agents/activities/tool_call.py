@@ -55,6 +55,10 @@ class _Call:
         self.journal = RunJournal(registry.store, call_input.run_id)
         call = call_input.call
         self.base = {"toolCallId": call.tool_call_id, "toolName": call.tool_name}
+        resolution = call_input.resolution
+        answered_by = resolution.answered_by if resolution is not None else None
+        self.answer: dict[str, Any] = {"answeredBy": answered_by} if answered_by is not None else {}
+        """Added to the chunk that ends an answered call: who answered it."""
         self.transform = self.agent.transform_for(call.tool_name)
 
     def outcome_key(self, chunk_type: str) -> str:
@@ -114,7 +118,9 @@ class _Call:
     ) -> ToolCallResult:
         call = self.input.call
         shown = await self.shown("output", result, input=call.args, output=result)
-        chunk = self.journal.chunk("tool-result", {**self.base, "args": await self.shown_args(), "result": shown})
+        chunk = self.journal.chunk(
+            "tool-result", {**self.base, "args": await self.shown_args(), "result": shown, **self.answer}
+        )
         part = ToolResultPart(tool_call_id=call.tool_call_id, tool_name=call.tool_name, result=model_output)
         kept = part.model_copy(
             update={"result": await self.kept("output", model_output, input=call.args, output=result)}
@@ -127,7 +133,9 @@ class _Call:
         shown = await self.shown("error", message, input=call.args, error=message)
         if not isinstance(shown, str):
             shown = str(shown)
-        chunk = self.journal.chunk("tool-error", {**self.base, "args": await self.shown_args(), "error": shown})
+        chunk = self.journal.chunk(
+            "tool-error", {**self.base, "args": await self.shown_args(), "error": shown, **self.answer}
+        )
         part = ToolResultPart(tool_call_id=call.tool_call_id, tool_name=call.tool_name, result=message, is_error=True)
         kept = part.model_copy(update={"result": await self.kept("error", message, input=call.args, error=message)})
         return await self.answered("error", part, kept, [ChunkWrite(chunk, self.outcome_key("tool-error"))])
@@ -137,7 +145,7 @@ class _Call:
         if expired:
             approval["expired"] = True
         denied = self.journal.chunk(
-            "tool-output-denied", {**self.base, "args": self.input.call.args, "approval": approval}
+            "tool-output-denied", {**self.base, "args": self.input.call.args, "approval": approval, **self.answer}
         )
         return await self.result(reason, reason, before=[ChunkWrite(denied, self.outcome_key("tool-output-denied"))])
 

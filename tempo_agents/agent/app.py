@@ -220,13 +220,15 @@ class App:
         run_id: str,
         tool_call_id: str | None = None,
         idempotency_key: str | None = None,
+        answered_by: str | None = None,
     ) -> AgentStream:
         """Resume a suspended call of a run (the only one, or ``tool_call_id``); returns the resumed stream.
 
         Pass the same ``idempotency_key`` when retrying a request whose answer was lost: the run is
-        resumed once and the retry gets the same answer.
+        resumed once and the retry gets the same answer. ``answered_by`` names who answers: it is kept
+        in the run's history and shown as ``answeredBy`` on the chunk that ends the call.
         """
-        request = resume_request("resume", resume_data, tool_call_id)
+        request = resume_request("resume", resume_data, tool_call_id, answered_by=answered_by)
         return await self._resume(agent_id, "resume_stream", run_id, request, idempotency_key)
 
     async def resume_generate(
@@ -237,16 +239,23 @@ class App:
         run_id: str,
         tool_call_id: str | None = None,
         idempotency_key: str | None = None,
+        answered_by: str | None = None,
     ) -> GenerateResult:
         """Resume and wait until the run finishes or suspends again."""
-        request = resume_request("resume", resume_data, tool_call_id)
+        request = resume_request("resume", resume_data, tool_call_id, answered_by=answered_by)
         return await (await self._resume(agent_id, "resume_generate", run_id, request, idempotency_key)).result()
 
     async def approve_tool_call(
-        self, agent_id: str, *, run_id: str, tool_call_id: str | None = None, idempotency_key: str | None = None
+        self,
+        agent_id: str,
+        *,
+        run_id: str,
+        tool_call_id: str | None = None,
+        idempotency_key: str | None = None,
+        answered_by: str | None = None,
     ) -> AgentStream:
         """Approve a call waiting for approval: the tool runs with its original arguments."""
-        request = resume_request("approve", None, tool_call_id)
+        request = resume_request("approve", None, tool_call_id, answered_by=answered_by)
         return await self._resume(agent_id, "approve_tool_call", run_id, request, idempotency_key)
 
     async def decline_tool_call(
@@ -257,9 +266,10 @@ class App:
         tool_call_id: str | None = None,
         reason: str | None = None,
         idempotency_key: str | None = None,
+        answered_by: str | None = None,
     ) -> AgentStream:
         """Decline a call waiting for approval: it never runs; the model is told it was not approved."""
-        request = resume_request("decline", None, tool_call_id, reason)
+        request = resume_request("decline", None, tool_call_id, reason, answered_by=answered_by)
         return await self._resume(agent_id, "decline_tool_call", run_id, request, idempotency_key)
 
     async def _resume(

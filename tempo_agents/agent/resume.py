@@ -107,6 +107,13 @@ async def _why_not_found(app: App, run_id: str) -> str:
 
 
 def resume_request(
-    action: str, data: Any = None, tool_call_id: str | None = None, reason: str | None = None
+    action: str,
+    data: Any = None,
+    tool_call_id: str | None = None,
+    reason: str | None = None,
+    *,
+    answered_by: str | None = None,
 ) -> ResumeRequest:
-    return ResumeRequest.model_validate({"toolCallId": tool_call_id, "action": action, "data": data, "reason": reason})
+    return ResumeRequest.model_validate(
+        {"toolCallId": tool_call_id, "action": action, "data": data, "reason": reason, "answeredBy": answered_by}
+    )

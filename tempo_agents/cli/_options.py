@@ -6,6 +6,9 @@ import argparse
 
 DEFAULT_ADDRESS = "localhost:7233"
 DEFAULT_NAMESPACE = "default"
+TOKEN_ENV = "TEMPO_AGENTS_API_TOKEN"
+SINGLE_TOKEN_PRINCIPAL = "api"
+"""The principal named by ``--auth-token`` (or ``TEMPO_AGENTS_API_TOKEN``)."""
 
 
 def add_app_options(command: argparse.ArgumentParser, *, required: bool) -> None:
@@ -38,4 +41,24 @@ def add_api_options(command: argparse.ArgumentParser) -> None:
         type=int,
         default=DEFAULT_API_PORT,
         help=f"port of the HTTP API (default {DEFAULT_API_PORT}; 0 picks a free one)",
+    )
+    command.add_argument(
+        "--auth-token",
+        metavar="TOKEN",
+        help=(
+            f"every request but GET /api/health needs 'Authorization: Bearer TOKEN' (principal "
+            f"'{SINGLE_TOKEN_PRINCIPAL}'); default ${TOKEN_ENV}"
+        ),
+    )
+    command.add_argument(
+        "--tokens-file",
+        metavar="PATH",
+        help='tokens and the principals they name: JSON {"token": "name"} or lines "token name"',
+    )
+    command.add_argument(
+        "--cors-origin",
+        action="append",
+        default=[],
+        metavar="ORIGIN",
+        help="a browser origin allowed to call the API, e.g. http://localhost:3000 (repeatable; * allows any)",
     )

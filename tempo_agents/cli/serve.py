@@ -3,13 +3,22 @@
 from __future__ import annotations
 
 import argparse
+import os
 
 from tempo_agents.agent.app import App
 from tempo_agents.cli._console import CliError, out
-from tempo_agents.cli._options import add_api_options, add_app_options, add_server_options
+from tempo_agents.cli._options import (
+    SINGLE_TOKEN_PRINCIPAL,
+    TOKEN_ENV,
+    add_api_options,
+    add_app_options,
+    add_server_options,
+)
 from tempo_agents.cli._stop_signals import StopSignals
 from tempo_agents.cli.app_loading import configure_app, connect, load_app
-from tempo_agents.server.serving import ApiServer, ApiServerError
+from tempo_agents.errors import ConfigurationError
+from tempo_agents.server.auth import load_tokens_file
+from tempo_agents.server.serving import ApiServer, ApiServerError, is_loopback
 
 
 def add_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -29,9 +38,38 @@ def add_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
     serve.set_defaults(handler=cmd_serve)
 
 
-async def start_api(app: App, host: str, port: int) -> ApiServer:
-    """Start the HTTP API of ``app``; a port in use is a one-line CLI error."""
-    server = ApiServer(app, host=host, port=port)
+def api_tokens(args: argparse.Namespace) -> dict[str, str]:
+    """The tokens of ``--tokens-file`` and ``--auth-token`` (or ``TEMPO_AGENTS_API_TOKEN``): token → principal.
+
+    Without a token the API may listen on the loopback interface only: a non-loopback ``--api-host`` is
+    refused here, before anything starts.
+    """
+    tokens: dict[str, str] = {}
+    if args.tokens_file:
+        try:
+            tokens.update(load_tokens_file(args.tokens_file))
+        except ConfigurationError as error:
+            raise CliError(error.message, exit_code=2) from None
+    single = args.auth_token or os.environ.get(TOKEN_ENV) or None
+    if single:
+        tokens[single] = SINGLE_TOKEN_PRINCIPAL
+    if not tokens and not is_loopback(args.api_host):
+        raise CliError(
+            f"refusing to serve the HTTP API on {args.api_host} without a token: anyone who can reach it could "
+            f"start and answer runs. Pass --auth-token TOKEN (or set {TOKEN_ENV}, or --tokens-file PATH), "
+            "or listen on 127.0.0.1",
+            exit_code=2,
+        )
+    return tokens
+
+
+async def start_api(app: App, args: argparse.Namespace) -> ApiServer:
+    """Start the HTTP API of ``app`` with the command's ``--api-*``, token and CORS options (:func:`api_tokens`).
+
+    A port in use is a one-line CLI error.
+    """
+    tokens = api_tokens(args)
+    server = ApiServer(app, host=args.api_host, port=args.api_port, tokens=tokens, cors_origins=args.cors_origin)
     try:
         await server.start()
     except ApiServerError as error:
@@ -40,17 +78,24 @@ async def start_api(app: App, host: str, port: int) -> ApiServer:
 
 
 def print_api_urls(server: ApiServer) -> None:
-    """Where the API and its OpenAPI document are."""
+    """Where the API and its OpenAPI document are, and who may call it."""
     out(f"HTTP API at {server.url}/api (OpenAPI document at {server.url}/openapi.json)")
+    if server.token_count:
+        out(
+            f"  every request but GET /api/health needs 'Authorization: Bearer <token>' ({server.token_count} token(s))"
+        )
+    else:
+        out(f"  no token: listening on {server.host} only (loopback); pass --auth-token to require one")
 
 
 async def cmd_serve(args: argparse.Namespace) -> int:
     """Serve ``--app``'s HTTP API until SIGINT/SIGTERM."""
     app = configure_app(load_app(args.app), store=args.store, task_queue=args.task_queue)
+    api_tokens(args)  # a refused --api-host fails before anything connects
     await connect(app, args.address, args.namespace)
     signals = StopSignals()
     signals.install()
-    server = await start_api(app, args.api_host, args.api_port)
+    server = await start_api(app, args)
     try:
         print_api_urls(server)
         out(f"serving {args.app} against Temporal at {args.address} (namespace {args.namespace}); Ctrl-C to stop")

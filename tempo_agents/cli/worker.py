@@ -13,7 +13,7 @@ from tempo_agents.cli._console import CliError, one_line, out
 from tempo_agents.cli._options import add_api_options, add_app_options, add_server_options
 from tempo_agents.cli._stop_signals import StopSignals
 from tempo_agents.cli.app_loading import configure_app, connect, load_app
-from tempo_agents.cli.serve import print_api_urls, start_api
+from tempo_agents.cli.serve import api_tokens, print_api_urls, start_api
 from tempo_agents.errors import TempoAgentsError
 from tempo_agents.worker.dev_server import DEFAULT_DB_FILENAME, DevServer
 
@@ -73,6 +73,8 @@ async def cmd_worker(args: argparse.Namespace) -> int:
 async def cmd_dev(args: argparse.Namespace) -> int:
     """Start the embedded dev server and, with ``--app``, a worker and the HTTP API, until SIGINT/SIGTERM."""
     app = configure_app(load_app(args.app), store=args.store, task_queue=args.task_queue) if args.app else None
+    if app is not None:
+        api_tokens(args)  # a refused --api-host fails before the dev server starts
     signals = StopSignals()
     signals.install()
     server = DevServer(db_filename=args.db_filename, port=args.port)
@@ -93,7 +95,7 @@ async def cmd_dev(args: argparse.Namespace) -> int:
             await signals.stop.wait()
         else:
             await connect(app, server.address, "default")
-            api = await start_api(app, args.api_host, args.api_port)
+            api = await start_api(app, args)
             try:
 
                 def ready() -> None:

@@ -81,6 +81,7 @@ class ToolResultPayload(WireModel):
     is_error: bool | None = None
     args: Any = None
     provider_executed: bool | None = None
+    answered_by: str | None = None
 
 
 class ToolErrorPayload(WireModel):
@@ -88,6 +89,7 @@ class ToolErrorPayload(WireModel):
     tool_name: str
     args: Any = None
     error: str
+    answered_by: str | None = None
 
 
 class ToolCallSuspendedPayload(WireModel):
@@ -117,6 +119,7 @@ class ToolOutputDeniedPayload(WireModel):
     tool_name: str
     args: Any = None
     approval: Approval
+    answered_by: str | None = None
 
 
 class StepResult(WireModel):

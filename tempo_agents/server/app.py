@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
-from fastapi import Depends, FastAPI
+from collections.abc import Mapping, Sequence
+
+from fastapi import APIRouter, Depends, FastAPI
+from fastapi.middleware.cors import CORSMiddleware
+from pydantic import BaseModel
 
 from tempo_agents.agent.app import App
-from tempo_agents.server.auth import Authorize, allow_all, authorization_dependency
-from tempo_agents.server.errors import install_error_handlers
+from tempo_agents.server.auth import Authorize, BearerTokens, allow_all, authorization_dependency
+from tempo_agents.server.errors import ERROR_RESPONSES, install_error_handlers
 from tempo_agents.server.routes import agents, runs, tools
 
 __all__ = ["DEFAULT_PREFIX", "create_server"]
@@ -14,10 +18,34 @@ __all__ = ["DEFAULT_PREFIX", "create_server"]
 DEFAULT_PREFIX = "/api"
 
 
-def create_server(app: App, *, prefix: str = DEFAULT_PREFIX, authorize: Authorize = allow_all) -> FastAPI:
+class Health(BaseModel):
+    status: str
+
+
+def _health_router() -> APIRouter:
+    router = APIRouter(tags=["health"])
+
+    @router.get("/health", summary="Whether the server answers (open to everyone, even with tokens)")
+    async def health() -> Health:
+        return Health(status="ok")
+
+    return router
+
+
+def create_server(
+    app: App,
+    *,
+    prefix: str = DEFAULT_PREFIX,
+    authorize: Authorize = allow_all,
+    tokens: Mapping[str, str] | None = None,
+    cors_origins: Sequence[str] = (),
+) -> FastAPI:
     """The HTTP API serving ``app`` (which must have a Temporal client) under ``prefix``.
 
-    Every route runs ``authorize`` first; the default allows everything.
+    ``tokens`` (token → principal name): every request but ``GET {prefix}/health`` needs
+    ``Authorization: Bearer <token>`` (401 otherwise), and the token's name is recorded as ``answeredBy``
+    with each answer it sends. ``cors_origins``: browser origins allowed to call the API. Every route
+    runs ``authorize`` first; the default allows everything.
     """
     api = FastAPI(
         title="tempo-agents",
@@ -25,8 +53,20 @@ def create_server(app: App, *, prefix: str = DEFAULT_PREFIX, authorize: Authoriz
         openapi_url="/openapi.json",
     )
     api.state.tempo_app = app
+    base = prefix.rstrip("/")
+    api.include_router(_health_router(), prefix=base)
     dependencies = [Depends(authorization_dependency(authorize))]
     for router in (agents.router, tools.router, runs.router):
-        api.include_router(router, prefix=prefix.rstrip("/"), dependencies=dependencies)
+        api.include_router(router, prefix=base, dependencies=dependencies, responses=ERROR_RESPONSES)
     install_error_handlers(api)
+    if tokens:
+        api.add_middleware(BearerTokens, tokens=dict(tokens), open_paths=[f"{base}/health"])
+    if cors_origins:  # outermost, so preflights (which carry no token) are answered and 401s carry CORS headers
+        api.add_middleware(
+            CORSMiddleware,
+            allow_origins=list(cors_origins),
+            allow_methods=["*"],
+            allow_headers=["*"],
+            expose_headers=["*"],
+        )
     return api

@@ -15,7 +15,11 @@ from tempo_agents.errors import ConfigurationError, ToolNotFoundError
 from tempo_agents.server.errors import ApiError
 from tempo_agents.tools.tool import Tool
 
-__all__ = ["AppDep", "RequestContextDep", "find_agent", "find_agent_tool", "find_tool", "request_id"]
+__all__ = ["PRINTABLE", "AppDep", "RequestContextDep", "find_agent", "find_agent_tool", "find_tool", "request_id"]
+
+
+PRINTABLE = r"^[^\x00-\x1f\x7f]*$"
+"""The pattern of ids used in visibility filters: no control characters (a NUL ends a filter's string early)."""
 
 
 def _served_app(request: Request) -> App:

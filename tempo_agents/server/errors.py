@@ -13,6 +13,7 @@ from typing import Any
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
+from pydantic import BaseModel, ConfigDict
 from starlette.exceptions import HTTPException
 
 from tempo_agents.errors import (
@@ -24,7 +25,7 @@ from tempo_agents.errors import (
 )
 from tempo_agents.workflows import resume_errors
 
-__all__ = ["ApiError", "install_error_handlers", "resume_error_status"]
+__all__ = ["ERROR_RESPONSES", "ApiError", "ErrorBody", "install_error_handlers", "resume_error_status"]
 
 _log = logging.getLogger("tempo_agents.server")
 
@@ -37,6 +38,33 @@ _RESUME_STATUS = {
     resume_errors.INVALID_APPROVAL: 422,
     resume_errors.INVALID_RESUME_DATA: 422,
 }
+
+
+class ErrorBody(BaseModel):
+    """Every error answer: ``error`` says what went wrong; some carry more (``issues``, ``validationErrors``,
+    ``code``)."""
+
+    model_config = ConfigDict(extra="allow")
+
+    error: str
+
+
+def _error(description: str) -> dict[str, Any]:
+    # Always JSON, also on routes whose success is an event stream (so no ``model``, which would take the route's
+    # media type).
+    return {"description": description, "content": {"application/json": {"schema": ErrorBody.model_json_schema()}}}
+
+
+ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
+    400: _error("The request is invalid (its body, query or path)"),
+    401: _error("No token, or an unknown one"),
+    403: _error("Refused by the server's authorize hook"),
+    404: _error("No such agent, tool or run"),
+    409: _error("The run or call is not in a state that allows this"),
+    422: _error("Refused data (resume data against its schema, a failing tool)"),
+}
+"""The errors every route may answer, for the OpenAPI document (the official client retries 5xx, so none are
+expected)."""
 
 
 class ApiError(Exception):

@@ -58,6 +58,8 @@ class ResumeCommand:
     reason: str | None = None
     request_id: str | None = None
     """The caller's own idempotency key (a header), when it sent one."""
+    answered_by: str | None = None
+    """The principal that sends it (its token's name), recorded with the answer."""
 
 
 def idempotency_key(command: ResumeCommand, call_round: int) -> str:
@@ -77,6 +79,7 @@ def idempotency_key(command: ResumeCommand, call_round: int) -> str:
             command.data,
             command.reason,
             command.request_id or "",
+            command.answered_by or "",
         ],
         sort_keys=True,
         separators=(",", ":"),
@@ -95,9 +98,9 @@ async def describe_run(
     try:
         description = await app.client.get_workflow_handle(run_id).describe()
     except RPCError as error:
-        if error.status != RPCStatusCode.NOT_FOUND:
+        if error.status not in (RPCStatusCode.NOT_FOUND, RPCStatusCode.INVALID_ARGUMENT):
             raise
-        description = None
+        description = None  # no such run, or an id no run can have (empty, too long)
     if description is not None and description.workflow_type == "AgentRunWorkflow":
         return description
     if resuming is None:
@@ -178,11 +181,20 @@ async def resume_run(app: App, agent: Agent | None, command: ResumeCommand) -> t
     key = idempotency_key(command, target.round if target is not None else 0)
     if command.action == "resume":
         stream = await app.resume_stream(
-            agent.id, command.data, run_id=command.run_id, tool_call_id=command.tool_call_id, idempotency_key=key
+            agent.id,
+            command.data,
+            run_id=command.run_id,
+            tool_call_id=command.tool_call_id,
+            idempotency_key=key,
+            answered_by=command.answered_by,
         )
     elif command.action == "approve":
         stream = await app.approve_tool_call(
-            agent.id, run_id=command.run_id, tool_call_id=command.tool_call_id, idempotency_key=key
+            agent.id,
+            run_id=command.run_id,
+            tool_call_id=command.tool_call_id,
+            idempotency_key=key,
+            answered_by=command.answered_by,
         )
     else:
         stream = await app.decline_tool_call(
@@ -191,5 +203,6 @@ async def resume_run(app: App, agent: Agent | None, command: ResumeCommand) -> t
             tool_call_id=command.tool_call_id,
             reason=command.reason,
             idempotency_key=key,
+            answered_by=command.answered_by,
         )
     return agent, stream

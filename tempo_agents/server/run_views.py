@@ -8,7 +8,7 @@ import binascii
 from typing import Any
 
 from temporalio.client import WorkflowExecution, WorkflowExecutionStatus
-from temporalio.service import RPCError
+from temporalio.service import RPCError, RPCStatusCode
 
 from tempo_agents.agent.app import App
 from tempo_agents.agent.visibility import runs_query
@@ -19,7 +19,7 @@ from tempo_agents.server.pending_view import iso, pending_view
 from tempo_agents.server.resuming import describe_run
 from tempo_agents.tools.builtin.task_list import TaskItem
 from tempo_agents.workflows import search_attributes
-from tempo_agents.workflows.payloads import PendingCall
+from tempo_agents.workflows.payloads import Answer, PendingCall
 
 __all__ = ["RUN_STATUSES", "list_runs", "run_detail", "run_status", "run_summary"]
 
@@ -90,17 +90,21 @@ async def list_runs(
 ) -> dict[str, Any]:
     """One page of runs, newest first, and the cursor of the next page (``None`` on the last)."""
     query = _query(app.task_queue, status, agent, thread, resource)
+    bad_cursor = ApiError(400, "Invalid query parameters", issues=[{"field": "cursor", "message": "bad cursor"}])
     token: bytes | None = None
     if cursor:
         try:
-            token = base64.urlsafe_b64decode(cursor.encode())
+            token = base64.b64decode(cursor.encode("ascii"), altchars=b"-_", validate=True)
         except (binascii.Error, ValueError):
-            raise ApiError(
-                400, "Invalid query parameters", issues=[{"field": "cursor", "message": "bad cursor"}]
-            ) from None
+            raise bad_cursor from None
     pages = app.client.list_workflows(query, page_size=per_page, next_page_token=token)
     count = app.client.count_workflows(query)
-    await pages.fetch_next_page()
+    try:
+        await pages.fetch_next_page()
+    except RPCError as error:  # a cursor that is base64 but no page token of Temporal's
+        if token is None or error.status not in (RPCStatusCode.INVALID_ARGUMENT, RPCStatusCode.UNKNOWN):
+            raise
+        raise bad_cursor from None
     total = (await count).count
     next_token = pages.next_page_token
     return {
@@ -112,7 +116,8 @@ async def list_runs(
 
 async def run_detail(app: App, run_id: str) -> dict[str, Any]:
     """A run's workflow description and its queries (``status``, ``mode``, ``steps``, ``usage``,
-    ``pending``, ``tasks``). A closed run is queried too (a worker replays it); when no worker answers,
+    ``pending``, ``tasks``, ``answers``: who answered which call). A closed run is queried too (a worker
+    replays it); when no worker answers,
     ``queryError`` says why and the query fields are ``null``."""
     description = await describe_run(app, run_id)
     attributes = description.typed_search_attributes
@@ -145,9 +150,13 @@ async def run_detail(app: App, run_id: str) -> dict[str, Any]:
         message = error.message if isinstance(error, RPCError) else "no worker answered within 10 s"
         detail.update(
             {"runStatus": None, "mode": None, "step": None, "usage": None, "pending": None, "tasks": None,
-             "queryError": message}
+             "answers": None, "queryError": message}
         )  # fmt: skip
         return detail
+    try:  # a run whose worker predates the query has no answers to show
+        answers: list[Answer] | None = await handle.query("answers", result_type=list[Answer])
+    except RPCError:
+        answers = None
     try:
         agent = app.agent(agent_id or "")
     except ConfigurationError:
@@ -160,6 +169,7 @@ async def run_detail(app: App, run_id: str) -> dict[str, Any]:
             "usage": usage.to_wire(),
             "pending": [await pending_view(agent, call) for call in pending],
             "tasks": [task.to_wire() for task in tasks],
+            "answers": None if answers is None else [answer.to_wire() for answer in answers],
         }
     )
     return detail

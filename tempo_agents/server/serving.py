@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import ipaddress
 import logging
-from collections.abc import Generator
+from collections.abc import Generator, Mapping, Sequence
 
 import uvicorn
 
@@ -18,7 +19,7 @@ from tempo_agents.errors import TempoAgentsError
 from tempo_agents.server.app import DEFAULT_PREFIX, create_server
 from tempo_agents.server.auth import Authorize, allow_all
 
-__all__ = ["DEFAULT_API_HOST", "DEFAULT_API_PORT", "ApiServer", "ApiServerError"]
+__all__ = ["DEFAULT_API_HOST", "DEFAULT_API_PORT", "ApiServer", "ApiServerError", "is_loopback"]
 
 DEFAULT_API_HOST = "127.0.0.1"
 DEFAULT_API_PORT = 4111
@@ -37,8 +38,20 @@ class _Uvicorn(uvicorn.Server):
         yield  # signals belong to the command that runs the server
 
 
+def is_loopback(host: str) -> bool:
+    """Whether ``host`` is reachable from this machine only (``localhost``, 127.0.0.0/8, ``::1``)."""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
 class ApiServer:
-    """The HTTP API of ``app`` on ``host:port`` (``port=0`` picks a free one)."""
+    """The HTTP API of ``app`` on ``host:port`` (``port=0`` picks a free one); ``tokens`` and
+    ``cors_origins`` as :func:`create_server` takes them. Without tokens or an ``authorize`` hook it listens
+    on a loopback address only (another ``host`` is refused)."""
 
     def __init__(
         self,
@@ -48,10 +61,17 @@ class ApiServer:
         port: int = DEFAULT_API_PORT,
         prefix: str = DEFAULT_PREFIX,
         authorize: Authorize = allow_all,
+        tokens: Mapping[str, str] | None = None,
+        cors_origins: Sequence[str] = (),
         log_level: str = "warning",
     ) -> None:
+        if not tokens and authorize is allow_all and not is_loopback(host):
+            raise ApiServerError(
+                f"refusing to serve the HTTP API on {host} with neither tokens nor an authorize hook: anyone who "
+                "can reach it could start and answer runs; pass tokens= (or authorize=), or listen on 127.0.0.1"
+            )
         config = uvicorn.Config(
-            create_server(app, prefix=prefix, authorize=authorize),
+            create_server(app, prefix=prefix, authorize=authorize, tokens=tokens, cors_origins=cors_origins),
             host=host,
             port=port,
             log_level=log_level,
@@ -62,6 +82,8 @@ class ApiServer:
         self._task: asyncio.Task[None] | None = None
         self.host = host
         self.port = port
+        self.token_count = len(tokens or {})
+        """How many bearer tokens the server accepts (0: it asks for none)."""
 
     @property
     def url(self) -> str:

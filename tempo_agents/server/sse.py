@@ -20,12 +20,47 @@ from starlette.responses import StreamingResponse
 from tempo_agents.agent.stream import AgentStream
 from tempo_agents.journal.chunks import Chunk
 
-__all__ = ["DONE", "HEARTBEAT_SECONDS", "SSE_HEADERS", "encode_event", "stream_response"]
+__all__ = [
+    "DONE",
+    "HEARTBEAT_SECONDS",
+    "SSE_HEADERS",
+    "SSE_RESPONSES",
+    "EventStream",
+    "encode_event",
+    "stream_response",
+]
 
 SSE_HEADERS = {"cache-control": "no-cache", "connection": "keep-alive", "x-accel-buffering": "no"}
 HEARTBEAT_SECONDS = 15.0
 DONE = b"data: [DONE]\n\n"
 _PING = b": ping\n\n"
+
+
+class EventStream(StreamingResponse):
+    """An SSE response (``text/event-stream``); as ``response_class=`` it tells the OpenAPI document so."""
+
+    media_type = "text/event-stream"
+
+
+SSE_RESPONSES: dict[int | str, dict[str, Any]] = {
+    200: {
+        "description": "Server-sent events: each `data` is one chunk as JSON, the last is `[DONE]`",
+        "content": {
+            "text/event-stream": {
+                "schema": {  # before OpenAPI 3.2, the schema of an event stream describes each event
+                    "type": "object",
+                    "properties": {
+                        "data": {"type": "string", "description": "a chunk as one line of JSON, or [DONE]"},
+                        "id": {"type": "string", "description": "the chunk's journal offset (run streams only)"},
+                        "event": {"type": "string"},
+                    },
+                    "required": ["data"],
+                }
+            }
+        },
+    }
+}
+"""The OpenAPI form of an SSE route's answer."""
 
 
 def encode_event(data: dict[str, Any], event_id: int | None = None) -> bytes:
@@ -93,6 +128,4 @@ def stream_response(
 ) -> StreamingResponse:
     """A 200 ``text/event-stream`` response that sends the stream's chunks as they are journaled
     (except the types in ``skip``)."""
-    return StreamingResponse(
-        _events(stream, to_wire, with_ids, heartbeat, skip), media_type="text/event-stream", headers=SSE_HEADERS
-    )
+    return EventStream(_events(stream, to_wire, with_ids, heartbeat, skip), headers=SSE_HEADERS)

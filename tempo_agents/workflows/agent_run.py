@@ -33,6 +33,8 @@ from tempo_agents.tools.builtin.task_list import TaskItem
 from tempo_agents.workflows import search_attributes
 from tempo_agents.workflows.activity_names import FINISH_RUN, JOURNAL, MODEL_STEP, TOOL_CALL
 from tempo_agents.workflows.payloads import (
+    MAX_CARRIED_ANSWERS,
+    Answer,
     BatchClose,
     CarriedState,
     FinishInput,
@@ -92,6 +94,7 @@ class AgentRunWorkflow:
         self._status: RunStatus = "running"
         self._waiting: dict[str, PendingCall] = {}
         self._resolutions: dict[str, Resolution] = {}
+        self._answers: list[Answer] = list(carried.answers)
         self._answered: dict[str, PendingCall] = {}
         self._in_flight: set[str] = set()
         self._handed_off = False
@@ -129,6 +132,12 @@ class AgentRunWorkflow:
     def mode(self) -> str | None:
         """The agent mode the run is in (``None`` for agents without modes)."""
         return self._mode
+
+    @workflow.query(name="answers")
+    def answers(self) -> list[Answer]:
+        """The answers accepted so far (the latest ``MAX_CARRIED_ANSWERS`` across continue-as-new): who, what,
+        when."""
+        return list(self._answers)
 
     @workflow.query(name="pending")
     def pending(self) -> list[PendingCall]:
@@ -251,11 +260,23 @@ class AgentRunWorkflow:
             approved = request.action == "approve" or (
                 request.action == "resume" and isinstance(request.data, dict) and request.data.get("approved") is True
             )
-            self._resolutions[call_id] = Resolution(action="approve" if approved else "decline", reason=request.reason)
+            resolution = Resolution(action="approve" if approved else "decline", reason=request.reason)
         elif request.action == "resume":
-            self._resolutions[call_id] = Resolution(action="resume", data=request.data)
+            resolution = Resolution(action="resume", data=request.data)
         else:
-            self._resolutions[call_id] = Resolution(action="resume", data={"approved": request.action == "approve"})
+            resolution = Resolution(action="resume", data={"approved": request.action == "approve"})
+        if request.answered_by is not None:
+            resolution = resolution.model_copy(update={"answered_by": request.answered_by})
+        self._resolutions[call_id] = resolution
+        self._answers.append(
+            Answer(
+                tool_call_id=call_id,
+                tool_name=waiting.tool_name,
+                action=resolution.action,
+                answered_by=request.answered_by,
+                answered_at=workflow.now(),
+            )
+        )
         return call_id
 
     # The loop -------------------------------------------------------------------------------
@@ -567,6 +588,7 @@ class AgentRunWorkflow:
                     task_signal_state=self._tasks.signal_state,
                     state_signals=self._tasks.signals,
                     projects_tasks=self._projects_tasks,
+                    answers=self._answers[-MAX_CARRIED_ANSWERS:],
                 ),
             }
         )

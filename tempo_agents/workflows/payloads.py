@@ -48,6 +48,20 @@ class RunOptions(WireModel):
     """The agent mode the run starts in (agents with modes; default: the agent's default mode)."""
 
 
+MAX_CARRIED_ANSWERS = 100
+"""How many answers a run carries across continue-as-new (its history stays small)."""
+
+
+class Answer(WireModel):
+    """One accepted answer to a waiting call, as the ``answers`` query lists it."""
+
+    tool_call_id: str
+    tool_name: str
+    action: str
+    answered_by: str | None = None
+    answered_at: datetime | None = None
+
+
 class CarriedState(WireModel):
     """The small state a run carries across continue-as-new."""
 
@@ -60,6 +74,8 @@ class CarriedState(WireModel):
     task_signal_state: TaskSignalState | None = None
     state_signals: list[str] = Field(default_factory=list)
     projects_tasks: bool = False
+    answers: list[Answer] = Field(default_factory=list)
+    """The latest answers (``MAX_CARRIED_ANSWERS``), so the ``answers`` query outlives continue-as-new."""
 
     _legacy = model_validator(mode="before")(legacy_outbox)
 
@@ -162,6 +178,8 @@ class Resolution(WireModel):
     data: Any = None
     reason: str | None = None
     expired: bool = False
+    answered_by: str | None = None
+    """The principal that answered (the HTTP API's token name), when known."""
 
 
 class ToolCallInput(WireModel):
@@ -232,6 +250,8 @@ class ResumeRequest(WireModel):
     reason: str | None = None
     agent_id: str | None = None
     """When set, the run must belong to this agent."""
+    answered_by: str | None = None
+    """Who answers (a principal name): kept with the answer and shown as ``answeredBy`` in its chunk."""
 
 
 class ResumeAccepted(WireModel):

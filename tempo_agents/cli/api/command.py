@@ -30,6 +30,11 @@ def add_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
     )
     api.add_argument("--url", default=os.environ.get("TEMPO_AGENTS_URL", DEFAULT_URL), help="server base URL")
     api.add_argument("--header", action="append", default=[], metavar='"NAME: VALUE"', help="extra request header")
+    api.add_argument(
+        "--token",
+        default=os.environ.get("TEMPO_AGENTS_API_TOKEN"),
+        help="bearer token of a server started with one (default $TEMPO_AGENTS_API_TOKEN)",
+    )
     api.add_argument("--timeout", type=int, default=30_000, metavar="MS", help="request timeout (default 30000)")
     groups = api.add_subparsers(dest="group", required=True, metavar="GROUP")
 
@@ -100,7 +105,10 @@ def _command(
 async def _dispatch(handler: Handler, args: argparse.Namespace) -> int:
     output = Output()
     try:
-        async with ApiClient(args.url, headers=parse_headers(args.header), timeout_ms=args.timeout) as client:
+        headers = parse_headers(args.header)
+        if args.token and not any(name.lower() == "authorization" for name in headers):
+            headers["Authorization"] = f"Bearer {args.token}"
+        async with ApiClient(args.url, headers=headers, timeout_ms=args.timeout) as client:
             return await handler(client, args, output)
     except ApiCommandError as error:
         readable = f"error: {error.message}"

@@ -16,14 +16,15 @@ from fastapi import APIRouter, Query, Request
 from starlette.responses import StreamingResponse
 
 from tempo_agents.agent.agent import Agent
+from tempo_agents.server.auth import principal
 from tempo_agents.server.bodies import ApproveBody, DeclineBody, ObserveBody, ResumeBody, StreamBody
-from tempo_agents.server.dependencies import AppDep, RequestContextDep, find_agent, request_id
+from tempo_agents.server.dependencies import PRINTABLE, AppDep, RequestContextDep, find_agent, request_id
 from tempo_agents.server.errors import ApiError
 from tempo_agents.server.pending_view import iso, shown_call
 from tempo_agents.server.resuming import ResumeCommand, describe_run, resume_run, run_agent
 from tempo_agents.server.run_start import start_request, start_run
 from tempo_agents.server.shapes import agent_details, chunk_wire, full_output
-from tempo_agents.server.sse import stream_response
+from tempo_agents.server.sse import SSE_RESPONSES, EventStream, stream_response
 
 __all__ = ["router"]
 
@@ -45,7 +46,12 @@ async def get_agent(app: AppDep, agent_id: str, _: RequestContextDep) -> dict[st
     return agent_details(find_agent(app, agent_id))
 
 
-@router.post("/{agent_id}/stream", summary="Start a run and stream its chunks (SSE)")
+@router.post(
+    "/{agent_id}/stream",
+    summary="Start a run and stream its chunks (SSE)",
+    response_class=EventStream,
+    responses=SSE_RESPONSES,
+)
 async def stream(app: AppDep, agent_id: str, body: StreamBody) -> StreamingResponse:
     agent = find_agent(app, agent_id)
     started = await start_run(app, agent, start_request(app, agent, body))
@@ -59,22 +65,42 @@ async def generate(app: AppDep, agent_id: str, body: StreamBody) -> dict[str, An
     return full_output(await started.result())
 
 
-@router.post("/{agent_id}/resume-stream", summary="Resume a suspended call and stream the continuation (SSE)")
+@router.post(
+    "/{agent_id}/resume-stream",
+    summary="Resume a suspended call and stream the continuation (SSE)",
+    response_class=EventStream,
+    responses=SSE_RESPONSES,
+)
 async def resume_stream(app: AppDep, agent_id: str, body: ResumeBody, request: Request) -> StreamingResponse:
     command = ResumeCommand(
-        "resume", body.run_id, body.tool_call_id, data=body.resume_data, request_id=request_id(request)
+        "resume",
+        body.run_id,
+        body.tool_call_id,
+        data=body.resume_data,
+        request_id=request_id(request),
+        answered_by=principal(request),
     )
     _, resumed = await resume_run(app, find_agent(app, agent_id), command)
     return stream_response(resumed, chunk_wire, skip=CONTINUATION_SKIPS)
 
 
-@router.post("/{agent_id}/approve-tool-call", summary="Approve a call and stream the continuation (SSE)")
+@router.post(
+    "/{agent_id}/approve-tool-call",
+    summary="Approve a call and stream the continuation (SSE)",
+    response_class=EventStream,
+    responses=SSE_RESPONSES,
+)
 async def approve(app: AppDep, agent_id: str, body: ApproveBody, request: Request) -> StreamingResponse:
     _, resumed = await resume_run(app, find_agent(app, agent_id), _approval(body, request))
     return stream_response(resumed, chunk_wire, skip=CONTINUATION_SKIPS)
 
 
-@router.post("/{agent_id}/decline-tool-call", summary="Decline a call and stream the continuation (SSE)")
+@router.post(
+    "/{agent_id}/decline-tool-call",
+    summary="Decline a call and stream the continuation (SSE)",
+    response_class=EventStream,
+    responses=SSE_RESPONSES,
+)
 async def decline(app: AppDep, agent_id: str, body: DeclineBody, request: Request) -> StreamingResponse:
     _, resumed = await resume_run(app, find_agent(app, agent_id), _decline(body, request))
     return stream_response(resumed, chunk_wire, skip=CONTINUATION_SKIPS)
@@ -95,13 +121,22 @@ async def decline_generate(app: AppDep, agent_id: str, body: DeclineBody, reques
 def _approval(body: ApproveBody, request: Request) -> ResumeCommand:
     if not body.tool_call_id:
         raise ApiError(400, "Tool call id is required")
-    return ResumeCommand("approve", body.run_id, body.tool_call_id, request_id=request_id(request))
+    return ResumeCommand(
+        "approve", body.run_id, body.tool_call_id, request_id=request_id(request), answered_by=principal(request)
+    )
 
 
 def _decline(body: DeclineBody, request: Request) -> ResumeCommand:
     if not body.tool_call_id:
         raise ApiError(400, "Tool call id is required")
-    return ResumeCommand("decline", body.run_id, body.tool_call_id, reason=body.reason, request_id=request_id(request))
+    return ResumeCommand(
+        "decline",
+        body.run_id,
+        body.tool_call_id,
+        reason=body.reason,
+        request_id=request_id(request),
+        answered_by=principal(request),
+    )
 
 
 @router.get("/{agent_id}/suspended-runs", summary="This agent's runs that wait for a person")
@@ -109,8 +144,8 @@ async def suspended_runs(
     app: AppDep,
     agent_id: str,
     _: RequestContextDep,
-    thread_id: Annotated[str | None, Query(alias="threadId")] = None,
-    resource_id: Annotated[str | None, Query(alias="resourceId")] = None,
+    thread_id: Annotated[str | None, Query(alias="threadId", pattern=PRINTABLE)] = None,
+    resource_id: Annotated[str | None, Query(alias="resourceId", pattern=PRINTABLE)] = None,
     from_date: Annotated[datetime | None, Query(alias="fromDate")] = None,
     to_date: Annotated[datetime | None, Query(alias="toDate")] = None,
     per_page: Annotated[int | None, Query(alias="perPage", ge=1)] = None,
@@ -170,7 +205,12 @@ def _within(moment: datetime | None, since: datetime | None, until: datetime | N
     return (since is None or moment >= since) and (until is None or moment <= until)
 
 
-@router.post("/{agent_id}/observe", summary="Replay a run from an offset, then follow it to its next stop (SSE)")
+@router.post(
+    "/{agent_id}/observe",
+    summary="Replay a run from an offset, then follow it to its next stop (SSE)",
+    response_class=EventStream,
+    responses=SSE_RESPONSES,
+)
 async def observe(app: AppDep, agent_id: str, body: ObserveBody) -> StreamingResponse:
     agent: Agent = find_agent(app, agent_id)
     description = await describe_run(app, body.run_id)

@@ -15,13 +15,14 @@ from starlette.responses import StreamingResponse
 from temporalio.client import WorkflowExecutionStatus
 
 from tempo_agents.agent.stream import AgentStream
+from tempo_agents.server.auth import principal
 from tempo_agents.server.bodies import RunDeclineBody, RunResumeBody, RunToolCallBody
-from tempo_agents.server.dependencies import AppDep, request_id
+from tempo_agents.server.dependencies import PRINTABLE, AppDep, request_id
 from tempo_agents.server.errors import ApiError
 from tempo_agents.server.resuming import ResumeCommand, describe_run, resume_run
 from tempo_agents.server.run_views import list_runs, run_detail
 from tempo_agents.server.shapes import chunk_wire
-from tempo_agents.server.sse import stream_response
+from tempo_agents.server.sse import SSE_RESPONSES, EventStream, stream_response
 from tempo_agents.tools.builtin.task_list import TaskItem
 
 __all__ = ["router"]
@@ -33,9 +34,9 @@ router = APIRouter(prefix="/runs", tags=["runs"])
 async def runs(
     app: AppDep,
     status: Annotated[str | None, Query(description="running, suspended, completed, failed, cancelled …")] = None,
-    agent: Annotated[str | None, Query(description="agent id")] = None,
-    thread: Annotated[str | None, Query(description="memory thread id")] = None,
-    resource: Annotated[str | None, Query(description="memory resource id")] = None,
+    agent: Annotated[str | None, Query(description="agent id", pattern=PRINTABLE)] = None,
+    thread: Annotated[str | None, Query(description="memory thread id", pattern=PRINTABLE)] = None,
+    resource: Annotated[str | None, Query(description="memory resource id", pattern=PRINTABLE)] = None,
     per_page: Annotated[int, Query(alias="perPage", ge=1, le=1000)] = 20,
     cursor: Annotated[str | None, Query(description="nextCursor of the previous page")] = None,
 ) -> dict[str, Any]:
@@ -56,7 +57,12 @@ async def tasks(app: AppDep, run_id: str) -> list[dict[str, Any]]:
     return [item.to_wire() for item in items]
 
 
-@router.get("/{run_id}/stream", summary="Follow a whole run from an offset (SSE with id lines)")
+@router.get(
+    "/{run_id}/stream",
+    summary="Follow a whole run from an offset (SSE with id lines)",
+    response_class=EventStream,
+    responses=SSE_RESPONSES,
+)
 async def run_stream(
     app: AppDep,
     run_id: str,
@@ -75,21 +81,37 @@ def _accepted(resumed: AgentStream, tool_call_id: str | None) -> dict[str, Any]:
 
 @router.post("/{run_id}/resume", summary="Resume a suspended call; the continuation starts at offset")
 async def resume(app: AppDep, run_id: str, body: RunResumeBody, request: Request) -> dict[str, Any]:
-    command = ResumeCommand("resume", run_id, body.tool_call_id, data=body.resume_data, request_id=request_id(request))
+    command = ResumeCommand(
+        "resume",
+        run_id,
+        body.tool_call_id,
+        data=body.resume_data,
+        request_id=request_id(request),
+        answered_by=principal(request),
+    )
     _, resumed = await resume_run(app, None, command)
     return _accepted(resumed, body.tool_call_id)
 
 
 @router.post("/{run_id}/approve", summary="Approve a call waiting for approval")
 async def approve(app: AppDep, run_id: str, body: RunToolCallBody, request: Request) -> dict[str, Any]:
-    command = ResumeCommand("approve", run_id, body.tool_call_id, request_id=request_id(request))
+    command = ResumeCommand(
+        "approve", run_id, body.tool_call_id, request_id=request_id(request), answered_by=principal(request)
+    )
     _, resumed = await resume_run(app, None, command)
     return _accepted(resumed, body.tool_call_id)
 
 
 @router.post("/{run_id}/decline", summary="Decline a call waiting for approval")
 async def decline(app: AppDep, run_id: str, body: RunDeclineBody, request: Request) -> dict[str, Any]:
-    command = ResumeCommand("decline", run_id, body.tool_call_id, reason=body.reason, request_id=request_id(request))
+    command = ResumeCommand(
+        "decline",
+        run_id,
+        body.tool_call_id,
+        reason=body.reason,
+        request_id=request_id(request),
+        answered_by=principal(request),
+    )
     _, resumed = await resume_run(app, None, command)
     return _accepted(resumed, body.tool_call_id)
 

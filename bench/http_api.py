@@ -1,0 +1,223 @@
+"""The HTTP API next to the Python client, in the same run on the same server and worker.
+
+    python bench/http_api.py [--runs 200] [--concurrency 8] [--first-chunk 30] [--tokens 300] [--delay-ms 10]
+                             [--db-file PATH] [--stock-server]
+
+One embedded dev server, one App (SQLite store in a temporary directory) whose worker runs in this process, and
+its HTTP API (``ApiServer``, uvicorn in this process, as ``tempo-agents dev`` runs it, with a bearer token). The
+HTTP client (httpx) runs on its own event loop in a thread, so its parsing does not hold up the worker's loop
+(it still shares the GIL); the Python client runs on the worker's loop, as an App embedded in a service would.
+
+- **starts/s**: ``--runs`` runs of a one-word answer started ``--concurrency`` at a time. HTTP: ``POST
+  /api/agents/:id/stream`` until the response's status line (the run has started; the client then closes
+  the stream, which leaves the run going). Python: ``app.stream(...)`` (returns once the workflow started).
+- **first chunk**: ``--first-chunk`` runs one after the other, from the start call to the first chunk in the
+  client's hands (HTTP: the first ``data:`` line of the same POST's stream; Python: ``full_stream``'s first).
+- **per-token lag**: one run whose model streams ``--tokens`` distinct words ``--delay-ms`` apart; per token, the
+  arrival minus the moment the model yielded it on the worker (one monotonic clock), read at once by an HTTP
+  client (``GET /api/runs/:id/stream``, SSE) and by the Python client (``app.attach``). Text deltas are
+  batched by the journal writer (``TEXT_FLUSH_SECONDS``), which both sides see alike.
+
+The last line is quotable::
+
+    http_api: starts/s http=.. python=.. (..x) first-chunk p50 http=..ms python=..ms (..x)
+    token-lag p50 http=..ms python=..ms p95 http=..ms python=..ms
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import sys
+import tempfile
+import time
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import httpx
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from bench._common import busy_warning, median, out, quantile, run_as_module, start_server
+from tempo_agents import Agent, App, ScriptedModel, ScriptedResponse
+from tempo_agents.journal.writer import TEXT_FLUSH_SECONDS
+from tempo_agents.models.model import ModelEvent, ModelRequest, TextDelta
+from tempo_agents.server.serving import ApiServer
+
+TOKEN = "bench-token"
+HEADERS = {"Authorization": f"Bearer {TOKEN}"}
+
+
+class TimedModel(ScriptedModel):
+    """A scripted model that records when it yields each word (the worker's side of the per-token lag)."""
+
+    def __init__(self, text: str, delay: float) -> None:
+        super().__init__(lambda request: ScriptedResponse(text=text), delta_delay=delay)
+        self.emitted: dict[str, float] = {}
+
+    async def stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
+        async for event in super().stream(request):
+            if isinstance(event, TextDelta):
+                self.emitted.setdefault(event.text, time.monotonic())
+            yield event
+
+
+def _in_thread(coro_factory: object) -> asyncio.Future[object]:
+    """Run an async function on its own event loop in a thread (the HTTP client's side)."""
+    return asyncio.ensure_future(asyncio.to_thread(asyncio.run, coro_factory()))  # type: ignore[operator]
+
+
+async def _http_starts(url: str, runs: int, concurrency: int) -> float:
+    limits = httpx.Limits(max_connections=concurrency)
+    async with httpx.AsyncClient(base_url=url, headers=HEADERS, timeout=60, limits=limits) as http:
+        gate = asyncio.Semaphore(concurrency)
+
+        async def one() -> None:
+            async with gate, http.stream("POST", "/api/agents/quick/stream", json={"messages": "hi"}) as answer:
+                assert answer.status_code == 200, answer.status_code
+
+        started = time.perf_counter()
+        await asyncio.gather(*(one() for _ in range(runs)))
+        return runs / (time.perf_counter() - started)
+
+
+async def _python_starts(app: App, runs: int, concurrency: int) -> float:
+    gate = asyncio.Semaphore(concurrency)
+
+    async def one() -> None:
+        async with gate:
+            await app.stream("quick", "hi")
+
+    started = time.perf_counter()
+    await asyncio.gather(*(one() for _ in range(runs)))
+    return runs / (time.perf_counter() - started)
+
+
+async def _http_first_chunks(url: str, count: int) -> list[float]:
+    times = []
+    async with httpx.AsyncClient(base_url=url, headers=HEADERS, timeout=60) as http:
+        for _ in range(count):
+            started = time.perf_counter()
+            async with http.stream("POST", "/api/agents/quick/stream", json={"messages": "hi"}) as answer:
+                async for line in answer.aiter_lines():
+                    if line.startswith("data: {"):
+                        times.append((time.perf_counter() - started) * 1000)
+                        break
+    return times
+
+
+async def _python_first_chunks(app: App, count: int) -> list[float]:
+    times = []
+    for _ in range(count):
+        started = time.perf_counter()
+        stream = await app.stream("quick", "hi")
+        async for _chunk in stream.full_stream:
+            times.append((time.perf_counter() - started) * 1000)
+            break
+        await stream.result()
+    return times
+
+
+async def _http_tail(url: str, run_id: str) -> dict[str, float]:
+    arrivals: dict[str, float] = {}
+    async with (
+        httpx.AsyncClient(base_url=url, headers=HEADERS, timeout=120) as http,
+        http.stream("GET", f"/api/runs/{run_id}/stream") as answer,
+    ):
+        async for line in answer.aiter_lines():
+            if line.startswith("data: {"):
+                chunk = json.loads(line[6:])
+                if chunk["type"] == "text-delta":
+                    arrivals.setdefault(chunk["payload"]["text"], time.monotonic())
+    return arrivals
+
+
+async def _python_tail(app: App, run_id: str) -> dict[str, float]:
+    arrivals: dict[str, float] = {}
+    async for chunk in app.attach(run_id, offset=0, follow="run").full_stream:
+        if chunk.type == "text-delta":
+            arrivals.setdefault(chunk.payload.text, time.monotonic())  # type: ignore[union-attr]
+    return arrivals
+
+
+def _lags(emitted: dict[str, float], arrivals: dict[str, float]) -> list[float]:
+    return [(arrivals[word] - at) * 1000 for word, at in emitted.items() if word in arrivals]
+
+
+async def _main(args: argparse.Namespace) -> int:
+    load = os.getloadavg()[0]
+    out(f"http_api: load average {load:.2f} at start" + (busy_warning() if load > 0.5 else ""))
+    words = "".join(f"w{i:05d} " for i in range(args.tokens))
+    timed = TimedModel(words, args.delay_ms / 1000)
+    env = await start_server(args.db_file, stock=args.stock_server)
+    with tempfile.TemporaryDirectory() as scratch:
+        app = App(
+            agents=[
+                Agent(id="quick", instructions="", model=ScriptedModel(lambda r: ScriptedResponse(text="ok"))),
+                Agent(id="tokens", instructions="", model=timed),
+            ],
+            store=f"sqlite:///{scratch}/store.db",
+            client=env.client,
+            task_queue="bench-http-api",
+        )
+        server = ApiServer(app, port=0, tokens={TOKEN: "bench"})
+        await server.start()
+        url = server.url
+        try:
+            async with app.worker():
+                await _python_starts(app, 10, 2)  # warm-up, both sides
+                await _in_thread(lambda: _http_starts(url, 10, 2))
+                http_rate = float(await _in_thread(lambda: _http_starts(url, args.runs, args.concurrency)))  # type: ignore[arg-type]
+                python_rate = await _python_starts(app, args.runs, args.concurrency)
+                out(f"starts/s ({args.runs} runs, {args.concurrency} at a time): http {http_rate:.1f}  "
+                    f"python {python_rate:.1f}  ratio python/http {python_rate / http_rate:.2f}x")  # fmt: skip
+                await asyncio.sleep(2)  # let the started runs finish before timing latencies
+                http_first: list[float] = await _in_thread(lambda: _http_first_chunks(url, args.first_chunk))  # type: ignore[assignment]
+                python_first = await _python_first_chunks(app, args.first_chunk)
+                out(f"first chunk ({args.first_chunk} runs, ms): http p50 {median(http_first):.1f} "
+                    f"p95 {quantile(http_first, 0.95):.1f}  python p50 {median(python_first):.1f} "
+                    f"p95 {quantile(python_first, 0.95):.1f}  ratio http/python "
+                    f"{median(http_first) / median(python_first):.2f}x")  # fmt: skip
+                stream = await app.stream("tokens", "go")
+                http_task = _in_thread(lambda: _http_tail(url, stream.run_id))
+                python_arrivals = await _python_tail(app, stream.run_id)
+                http_arrivals: dict[str, float] = await http_task  # type: ignore[assignment]
+                http_lags = _lags(timed.emitted, http_arrivals)
+                python_lags = _lags(timed.emitted, python_arrivals)
+                out(f"per-token lag ({args.tokens} tokens {args.delay_ms} ms apart; text deltas batched every "
+                    f"{TEXT_FLUSH_SECONDS * 1000:.0f} ms; ms from the model's yield on the worker): "
+                    f"http p50 {median(http_lags):.1f} p95 {quantile(http_lags, 0.95):.1f} "
+                    f"({len(http_lags)} tokens)  python p50 {median(python_lags):.1f} "
+                    f"p95 {quantile(python_lags, 0.95):.1f} ({len(python_lags)} tokens)")  # fmt: skip
+        finally:
+            await server.stop()
+            await app.store.close()
+    await env.shutdown()
+    load = os.getloadavg()[0]
+    out(f"http_api: load average {load:.2f} at end")
+    out(
+        f"http_api: starts/s http={http_rate:.1f} python={python_rate:.1f} ({python_rate / http_rate:.2f}x) "
+        f"first-chunk p50 http={median(http_first):.1f}ms python={median(python_first):.1f}ms "
+        f"({median(http_first) / median(python_first):.2f}x) token-lag p50 http={median(http_lags):.1f}ms "
+        f"python={median(python_lags):.1f}ms p95 http={quantile(http_lags, 0.95):.1f}ms "
+        f"python={quantile(python_lags, 0.95):.1f}ms"
+    )
+    return 0
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--runs", type=int, default=200)
+    parser.add_argument("--concurrency", type=int, default=8)
+    parser.add_argument("--first-chunk", type=int, default=30)
+    parser.add_argument("--tokens", type=int, default=300)
+    parser.add_argument("--delay-ms", type=float, default=10.0)
+    parser.add_argument("--db-file", type=Path)
+    parser.add_argument("--stock-server", action="store_true")
+    return asyncio.run(_main(parser.parse_args()))
+
+
+if __name__ == "__main__":
+    run_as_module("http_api")
