@@ -91,7 +91,7 @@ async def test_api_cli_tools_agents_and_runs(make_app: AppFactory) -> None:
 
 async def test_dev_serves_the_http_api(tmp_path: Path) -> None:
     process = await asyncio.create_subprocess_exec(
-        *CLI, "dev", "--port", "0", "--api-port", "0", "--app", f"{EXAMPLE}:app",
+        *CLI, "dev", "--port", "0", "--ui-port", "0", "--api-port", "0", "--app", f"{EXAMPLE}:app",
         cwd=tmp_path, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
     )  # fmt: skip
     assert process.stdout is not None

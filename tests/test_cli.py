@@ -13,6 +13,7 @@ import uuid
 from collections.abc import Sequence
 from pathlib import Path
 
+import httpx
 import pytest
 from pydantic import BaseModel
 from temporalio.api.enums.v1 import IndexedValueType
@@ -285,10 +286,13 @@ async def test_worker_and_run_against_a_server(temporal_env: WorkflowEnvironment
 
 async def test_dev_serves_an_app_until_interrupted(tmp_path: Path) -> None:
     app_spec = write_app(tmp_path)
-    dev = await start_cli(["dev", "--port", "0", "--api-port", "0", "--app", app_spec], tmp_path)
+    dev = await start_cli(["dev", "--port", "0", "--ui-port", "0", "--api-port", "0", "--app", app_spec], tmp_path)
     try:
         line = await read_until(dev, "Temporal dev server at ")
         address = line.split(" at ", 1)[1].split()[0]
+        ui_url = (await read_until(dev, "Temporal UI at ")).split(" at ", 1)[1].strip()
+        async with httpx.AsyncClient() as http:
+            ui_page = await http.get(ui_url)
         said = await read_until(dev, "no token: listening on 127.0.0.1 only")
         await read_until(dev, "polling task queue")
         run = await asyncio.to_thread(
@@ -298,6 +302,7 @@ async def test_dev_serves_an_app_until_interrupted(tmp_path: Path) -> None:
         code, stdout, stderr = await stop_cli(dev, signal.SIGINT)
     assert run.returncode == 0, run.stderr
     assert "The sum is 5." in run.stdout
+    assert ui_page.status_code == 200 and "<html" in ui_page.text.lower()  # the Temporal UI, served by dev
     assert "pass --auth-token to require one" in said
     assert code == 0, stderr
     assert stdout.strip().endswith("stopped")

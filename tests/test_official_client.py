@@ -24,7 +24,7 @@ async def test_official_client_against_dev(tmp_path: Path) -> None:
     assert shutil.which("node") is not None, "this test needs Node.js (Debian: apt-get install nodejs npm)"
     assert (CLIENTS / "node_modules" / "@mastra" / "client-js").is_dir(), "run `npm ci` in tests/clients"
     dev = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "tempo_agents.cli", "dev", "--port", "0", "--api-port", "0",
+        sys.executable, "-m", "tempo_agents.cli", "dev", "--port", "0", "--ui-port", "0", "--api-port", "0",
         "--app", f"{EXAMPLE}:app", cwd=tmp_path, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
     )  # fmt: skip
     assert dev.stdout is not None

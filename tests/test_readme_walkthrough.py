@@ -41,7 +41,10 @@ async def test_the_readme_walkthrough_runs_as_written(tmp_path: Path) -> None:
     if missing:
         pytest.fail(f"the README walk-through needs {', '.join(missing)}: install them (scripts/_system_packages.sh)")
     [server_line] = fenced_block("walkthrough-server").strip().splitlines()
-    extra = f" --port 0 --api-port 0 --db-filename {tmp_path / 'temporal.db'} --store sqlite:///{tmp_path / 's.db'}"
+    extra = (
+        f" --port 0 --ui-port 0 --api-port 0 --db-filename {tmp_path / 'temporal.db'}"
+        f" --store sqlite:///{tmp_path / 's.db'}"
+    )
     env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
     env.pop("TEMPO_AGENTS_API_TOKEN", None)
     dev = await asyncio.create_subprocess_exec(

@@ -46,6 +46,10 @@ def add_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) 
     add_api_options(dev)
     dev.add_argument("--port", type=int, default=7233, help="frontend port (default 7233; 0 picks a free one)")
     dev.add_argument(
+        "--ui-port", type=int, default=8233, help="the Temporal UI's port (default 8233; 0 picks a free one)"
+    )
+    dev.add_argument("--headless", action="store_true", help="run the dev server without the Temporal UI")
+    dev.add_argument(
         "--db-filename", default=DEFAULT_DB_FILENAME, help=f"server database (default {DEFAULT_DB_FILENAME})"
     )
     dev.add_argument("--graceful-timeout", type=float, default=10.0, metavar="SECONDS", help=argparse.SUPPRESS)
@@ -77,7 +81,7 @@ async def cmd_dev(args: argparse.Namespace) -> int:
         api_tokens(args)  # a refused --api-host fails before the dev server starts
     signals = StopSignals()
     signals.install()
-    server = DevServer(db_filename=args.db_filename, port=args.port)
+    server = DevServer(db_filename=args.db_filename, port=args.port, ui_port=None if args.headless else args.ui_port)
     try:
         await server.start()
     except TempoAgentsError as error:
@@ -86,6 +90,8 @@ async def cmd_dev(args: argparse.Namespace) -> int:
     signals.on_force.append(server.kill)
     try:
         out(f"Temporal dev server at {server.address} (namespace default, data {args.db_filename})")
+        if server.ui_url is not None:
+            out(f"Temporal UI at {server.ui_url}")
         if app is None:
             out(
                 "no --app given, so no worker runs here; start one with: "

@@ -152,8 +152,11 @@ class DevServer:
         stop_timeout: float = 10.0,
         binary: str | None = None,
         extra_args: Sequence[str] = (),
+        ui_port: int | None = None,
     ) -> None:
         self.db_path = Path(db_filename) if db_filename is not None else None
+        self.ui_port = ui_port
+        """The Temporal UI's port (``0``: a free one); ``None`` runs the server headless."""
         self.ip = ip
         self.namespace = namespace
         self.search_attributes = dict(search_attributes)
@@ -176,6 +179,11 @@ class DevServer:
         if self._port is None:
             raise DevServerError("the dev server has not been started")
         return self._port
+
+    @property
+    def ui_url(self) -> str | None:
+        """The Temporal UI's address, when the server runs one."""
+        return None if self.ui_port is None else f"http://{self.ip}:{self.ui_port}"
 
     @property
     def address(self) -> str:
@@ -211,8 +219,9 @@ class DevServer:
     def command(self) -> list[str]:
         """The command line the server is started with."""
         binary = self._binary or find_temporal_binary()
+        ui = ["--headless"] if self.ui_port is None else ["--ui-port", str(self.ui_port)]
         args = [
-            binary, "server", "start-dev", "--headless",
+            binary, "server", "start-dev", *ui,
             "--ip", self.ip, "--port", str(self.port),
             "--namespace", self.namespace,
             "--log-level", self.log_level,
@@ -241,6 +250,8 @@ class DevServer:
                     f"port {self._requested_port} on {self.ip} is already in use; choose another port "
                     "(or stop the process using it)"
                 )
+        if self.ui_port == 0:
+            self.ui_port = free_port(self.ip)
         for attempt in range(1, _START_ATTEMPTS + 1):
             self._port = free_port(self.ip) if chosen_here else self._requested_port
             try:
