@@ -2,6 +2,7 @@
 
     python bench/chaos.py [--kills 100] [--runs 40] [--suspend-runs 8] [--workers 2] [--gap 0.2 0.8]
                           [--consecutive 10] [--server] [--settle 240] [--seed N] [--keep DIR]
+                          [--store sqlite|postgresql] [--api]
 
 The scenario of ``tests/test_chaos.py`` at scale, on a file-backed embedded dev server: ``--runs`` runs of the
 chaos App (``tests/chaos/app.py``: 7 model steps, two parallel tools per step, ``--suspend-runs`` of them
@@ -9,7 +10,11 @@ suspending once and resumed at once) on ``--workers`` worker subprocesses (the `
 ``--kills`` SIGKILLs of a worker ``--gap`` seconds apart (each restarted at once). Then ``--consecutive``: one run
 whose long tool call has its worker killed that many times in a row. ``--server`` adds the dev-server scenario
 (SIGKILL while runs are in flight and while runs are suspended, restart on the same file). Every scenario is
-checked by ``tests/chaos/check.py``. See bench/README.md for every figure.
+checked by ``tests/chaos/check.py``. ``--store postgresql`` puts every process on one PostgreSQL database (a server
+this bench starts in a temporary directory, ``tests/postgres_server.py``) instead of a SQLite file: the many-hosts
+setup. ``--api`` also runs the API server (``tempo-agents serve``) in its own process and attaches a reader to
+every run's ``GET /api/runs/{id}/stream`` through it (guarantee 7: every chunk exactly once). See bench/README.md
+for every figure.
 
 The last line is quotable::
 
@@ -44,6 +49,7 @@ from tests.chaos.harness import (
     random_worker_kills,
     server_kills,
 )
+from tests.postgres_server import PostgresServer, find_bindir
 
 
 def _seconds(values: Sequence[float]) -> str:
@@ -86,6 +92,25 @@ async def bench(args: argparse.Namespace) -> int:
     work.mkdir(parents=True, exist_ok=True)
     out(f"data, execution logs, kill records and worker logs in {work}")
     rng = random.Random(args.seed)
+    postgres: PostgresServer | None = None
+    if args.store == "postgresql":
+        bindir = find_bindir()
+        if bindir is None:
+            out("PostgreSQL is not installed (apt-get install postgresql, or set TEMPO_AGENTS_PG_BIN)")
+            return 2
+        postgres = PostgresServer(bindir)
+        out(f"store: PostgreSQL at {postgres.url()} (a fresh database per scenario)")
+    try:
+        return await _scenarios(args, work, rng, postgres)
+    finally:
+        if postgres is not None:
+            postgres.stop()
+
+
+async def _scenarios(args: argparse.Namespace, work: Path, rng: random.Random, postgres: PostgresServer | None) -> int:
+    def store_url() -> str:
+        return postgres.create_database() if postgres is not None else ""
+
     server = ServerChaos(work / "temporal.db", free_port())
     await server.start()
     assert server.server is not None
@@ -93,7 +118,9 @@ async def bench(args: argparse.Namespace) -> int:
     client = await connect(address)
     reports: list[tuple[str, Report]] = []
     try:
-        world = ChaosWorld(work / "kills", client, address, workers=args.workers)
+        world = ChaosWorld(
+            work / "kills", client, address, workers=args.workers, store_url=store_url(), with_api=args.api
+        )
         started = time.monotonic()
         try:
             report = await random_worker_kills(
@@ -106,12 +133,15 @@ async def bench(args: argparse.Namespace) -> int:
                 rng=rng,
             )
         finally:
-            await world.pool.stop()
+            await world.stop()
         show(f"{args.kills} worker kills under {args.runs} runs", report, time.monotonic() - started, args.show)
+        api_events = world.stream_events
+        if args.api:
+            out(f"events read through the API server {api_events}")
         reports.append(("kills", report))
 
         if args.consecutive:
-            world = ChaosWorld(work / "consecutive", client, address, workers=args.workers)
+            world = ChaosWorld(work / "consecutive", client, address, workers=args.workers, store_url=store_url())
             started = time.monotonic()
             try:
                 report = await consecutive_kills_of_one_call(
@@ -130,7 +160,9 @@ async def bench(args: argparse.Namespace) -> int:
         try:
             assert server.server is not None
             client = await connect(server.server.address)
-            world = ChaosWorld(work / "server", client, server.server.address, workers=args.workers)
+            world = ChaosWorld(
+                work / "server", client, server.server.address, workers=args.workers, store_url=store_url()
+            )
             started = time.monotonic()
             try:
                 report, stalls = await server_kills(
@@ -148,12 +180,14 @@ async def bench(args: argparse.Namespace) -> int:
     main = reports[0][1]
     consecutive = dict(reports).get("consecutive")
     line = (
-        f"chaos: kills={main.kills} runs={main.runs} tool-executions={main.tool_executions} "
+        f"chaos: store={args.store} kills={main.kills} runs={main.runs} tool-executions={main.tool_executions} "
         f"re-executed-saved={main.re_executions_of_saved} failed-runs={main.failed_runs} "
         f"unfinished-runs={main.unfinished_runs} journal-violations={main.journal_violations} "
         f"recovery {_seconds(main.recovery_seconds())} "
         f"not-resumed={sum(1 for r in main.recoveries if r.seconds is None)}"
     )
+    if args.api:
+        line += f" stream-events={api_events} stream-violations={main.by_guarantee().get(7, 0)}"
     if consecutive is not None:
         survived = consecutive.failed_runs == 0 and consecutive.unfinished_runs == 0
         line += f" consecutive={consecutive.kills}/{args.consecutive} survived={'yes' if survived else 'no'}"
@@ -178,6 +212,10 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--settle", type=float, default=240.0, help="seconds runs may take after the last kill")
     parser.add_argument("--seed", type=int, default=None, help="random seed (kill moments and victims)")
     parser.add_argument("--show", type=int, default=30, help="violations to print, shared by guarantee (default 30)")
+    parser.add_argument(
+        "--store", choices=("sqlite", "postgresql"), default="sqlite", help="the store every process shares"
+    )
+    parser.add_argument("--api", action="store_true", help="also read every run through an API server process")
     parser.add_argument("--keep", metavar="DIR", help="keep data and logs in DIR (default: a temporary directory)")
     return parser.parse_args(argv)
 

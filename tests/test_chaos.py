@@ -23,6 +23,7 @@ from tests.chaos.harness import (
     random_worker_kills,
     server_kills,
 )
+from tests.postgres_server import PostgresServer
 
 SETTLE_SECONDS = 150.0
 """How long runs may take to end after the last disruption before they count as unfinished (generous: this
@@ -94,3 +95,45 @@ async def test_server_sigkill_and_restart_with_runs_in_flight_and_suspended(tmp_
     print("work resumed after each server restart (s): " + ", ".join(f"{s:.1f}" for s in stalls))
     assert server.restarts == 2
     assert report.violations == [], report.summary()
+
+
+@pytest.mark.timeout(400)
+async def test_many_hosts_share_a_postgresql_store(
+    temporal_env: WorkflowEnvironment, postgres_server: PostgresServer, tmp_path: Path
+) -> None:
+    """Two worker processes and an API server (``tempo-agents serve``) on one task queue share a PostgreSQL store,
+    standing in for three hosts. The runs spread over both workers; one of them is SIGKILLed in the middle of the
+    runs and not restarted, and the other finishes them: guarantees 1-5 from the store, and guarantee 7: a reader
+    attached to each run through the API server's process saw every journal chunk exactly once."""
+    world = ChaosWorld(
+        tmp_path / "chaos",
+        temporal_env.client,
+        _address(temporal_env),
+        store_url=postgres_server.create_database(),
+        with_api=True,
+    )
+    try:
+        report = await random_worker_kills(
+            world,
+            runs=6,
+            suspend_runs=2,
+            kills=1,
+            gap=(2.0, 3.0),
+            settle=SETTLE_SECONDS,
+            rng=random.Random(),
+            restart=False,
+        )
+    finally:
+        await world.stop()
+    _show("many hosts on PostgreSQL", report)
+    print(f"events read through the API server: {world.stream_events}")
+    assert report.violations == [], report.summary()
+    assert report.kills == 1 and report.recoveries, "the kill interrupted nothing"
+    world.tail.poll()
+    (kill,) = world.kills
+    survivor = world.pool.worker(1 - world.pool.slots.index(next(w for w in world.pool.slots if w and w.killed)))
+    before = {worker for worker, _, started in world.tail.started if started < kill.time}
+    assert before == {kill.name, survivor.name}, f"the runs did not spread over both workers: {before}"
+    after = {worker for worker, _, started in world.tail.started if started > kill.time}
+    assert after == {survivor.name}, f"after the kill, executions ran on {after}"
+    assert world.stream_events >= sum(1 for _ in world.run_ids) * 50, "the readers saw almost nothing"

@@ -14,6 +14,7 @@ from tests.chaos.check import (
     Report,
     check_executions,
     check_journal,
+    check_stream,
     executions,
     kill_index,
     read_log,
@@ -218,3 +219,29 @@ def test_keys_pair_start_and_end_per_worker(tmp_path: Path) -> None:
     first: Key = (RUN, "tool", "call_0_0", "first")
     resume: Key = (RUN, "tool", "call_0_0", "resume")
     assert found == {(first, False), (resume, True)}
+
+
+def stream_report(events: list[tuple[int, str]]) -> Report:
+    report = Report()
+    check_stream(report, RUN, entries(clean_chunks()), events)
+    return report
+
+
+def test_a_reader_that_saw_every_chunk_once_has_no_violations() -> None:
+    journal = entries(clean_chunks())
+    assert stream_report([(e.offset, e.chunk["type"]) for e in journal]).violations == []
+
+
+def test_a_reader_that_missed_repeated_reordered_or_mistyped_chunks_is_flagged() -> None:
+    events = [(e.offset, e.chunk["type"]) for e in entries(clean_chunks())]
+    messages = {
+        "missing": events[:3] + events[4:],
+        "more than once": events[:5] + events[4:],
+        "out of order": [events[1], events[0], *events[2:]],
+        "not in the journal": [*events, (len(events), "finish")],
+        "the journal has": [(events[0][0], "text-delta"), *events[1:]],
+    }
+    for expected, seen in messages.items():
+        violations = stream_report(seen).violations
+        assert violations and all(v.guarantee == 7 for v in violations), expected
+        assert any(expected in v.message for v in violations), (expected, [v.message for v in violations])

@@ -557,3 +557,36 @@ async def check(store: Store, exec_log: Path, kills: Sequence[Kill], outcomes: M
         completed = outcome.status == "completed"
         check_journal(report, run_id, outcome.agent_id, entries, transcript, executed[run_id], completed)
     return report
+
+
+# A reader in another process ----------------------------------------------------------------------
+
+
+STREAM_GUARANTEE = 7
+"""A reader attached through another process (the API server's ``GET /api/runs/{id}/stream``) sees every chunk of
+the journal exactly once, in order."""
+
+
+def check_stream(
+    report: Report, run_id: str, journal: Sequence[JournalEntry], events: Sequence[tuple[int, str]]
+) -> None:
+    """Guarantee 7 for one run: ``events`` are the ``(id, chunk type)`` of every SSE event the reader received,
+    in order; the journal is the store's after the run ended."""
+    ids = [offset for offset, _ in events]
+    duplicated = sorted(offset for offset, count in collections.Counter(ids).items() if count > 1)
+    if duplicated:
+        report.add(STREAM_GUARANTEE, run_id, f"the stream sent offsets {duplicated[:8]} more than once")
+    if ids != sorted(ids):
+        report.add(STREAM_GUARANTEE, run_id, "the stream sent offsets out of order")
+    types = {entry.offset: entry.chunk["type"] for entry in journal}
+    missing = sorted(set(types) - set(ids))
+    if missing:
+        report.add(STREAM_GUARANTEE, run_id, f"the stream never sent offsets {missing[:8]} ({len(missing)} missing)")
+    unknown = sorted(set(ids) - set(types))
+    if unknown:
+        report.add(STREAM_GUARANTEE, run_id, f"the stream sent offsets {unknown[:8]} that are not in the journal")
+    for offset, chunk_type in events:
+        if offset in types and types[offset] != chunk_type:
+            message = f"offset {offset}: the stream sent {chunk_type}, the journal has {types[offset]}"
+            report.add(STREAM_GUARANTEE, run_id, message)
+            break

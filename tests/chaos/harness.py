@@ -24,6 +24,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import httpx
 from temporalio.client import Client, WorkflowFailureError
 from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.service import RPCError
@@ -33,7 +34,7 @@ from tempo_agents.errors import ResumeError
 from tempo_agents.worker.dev_server import DevServer
 from tempo_agents.workflows import AgentRunWorkflow
 from tests.chaos.app import EXEC_LOG_ENV, WORKER_ENV, build_app
-from tests.chaos.check import Key, Kill, Report, RunOutcome, check, saved_outcomes
+from tests.chaos.check import Key, Kill, Report, RunOutcome, check, check_stream, saved_outcomes
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 WORKER_READY_TIMEOUT = 90.0
@@ -225,6 +226,89 @@ class WorkerPool:
                 await asyncio.to_thread(worker.process.wait)
 
 
+# The API server, in its own process --------------------------------------------------------------
+
+
+API_READY_MARK = "HTTP API at "
+
+
+class ApiProcess:
+    """``tempo-agents serve`` for the chaos App in a subprocess (another "host": it shares the store and the
+    Temporal server with the workers, nothing else). Nothing kills it; readers attach to runs through it."""
+
+    def __init__(self, *, address: str, store_url: str, task_queue: str, log_path: Path) -> None:
+        self.log_path = log_path
+        env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+        env.pop(EXEC_LOG_ENV, None)  # the API server executes nothing
+        env["PYTHONPATH"] = os.pathsep.join(p for p in (str(REPO_ROOT), env.get("PYTHONPATH", "")) if p)
+        command = [sys.executable, "-m", "tempo_agents.cli", "serve", "--app", "tests.chaos.app:app"]
+        command += ["--address", address, "--store", store_url, "--task-queue", task_queue]
+        command += ["--api-host", "127.0.0.1", "--api-port", "0"]
+        with log_path.open("wb") as log:
+            self.process = subprocess.Popen(
+                command,
+                cwd=REPO_ROOT,
+                env=env,
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                preexec_fn=_die_with_parent,
+            )
+        self.url = ""
+
+    async def wait_ready(self) -> str:
+        """Wait until it serves; returns its base URL (``http://127.0.0.1:PORT``)."""
+        deadline = time.monotonic() + WORKER_READY_TIMEOUT
+        while True:
+            text = self.log_path.read_text(errors="replace")
+            if API_READY_MARK in text:
+                self.url = text.split(API_READY_MARK, 1)[1].split()[0].removesuffix("/api")
+                return self.url
+            if self.process.poll() is not None:
+                raise RuntimeError(f"the API server exited with {self.process.returncode}:\n{text[-2000:]}")
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"the API server was not ready in {WORKER_READY_TIMEOUT:.0f} s")
+            await asyncio.sleep(0.1)
+
+    async def stop(self) -> None:
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)
+            try:
+                await asyncio.wait_for(asyncio.to_thread(self.process.wait), 15)
+            except TimeoutError:
+                self.process.kill()
+                await asyncio.to_thread(self.process.wait)
+
+
+async def read_run_stream(base_url: str, run_id: str) -> list[tuple[int, str]]:
+    """Follow ``GET /api/runs/{run_id}/stream`` from offset 0 on one connection until ``[DONE]``; returns the
+    ``(id, chunk type)`` of every event, in order."""
+    events: list[tuple[int, str]] = []
+    timeout = httpx.Timeout(10.0, read=120.0)  # the server pings every 15 s while a run is idle
+    async with (
+        httpx.AsyncClient(base_url=base_url, timeout=timeout) as http,
+        http.stream("GET", f"/api/runs/{run_id}/stream", params={"offset": 0}) as response,
+    ):
+        response.raise_for_status()
+        buffer = ""
+        async for text in response.aiter_text():
+            buffer += text
+            *blocks, buffer = buffer.split("\n\n")
+            for block in blocks:
+                event_id: int | None = None
+                data = ""
+                for line in block.split("\n"):
+                    if line.startswith("id: "):
+                        event_id = int(line[4:])
+                    elif line.startswith("data: "):
+                        data = line[6:]
+                if data == "[DONE]":
+                    return events
+                if event_id is not None and data:
+                    events.append((event_id, json.loads(data)["type"]))
+    raise RuntimeError(f"the stream of {run_id[:8]} ended without [DONE] after {len(events)} events")
+
+
 # Runs ---------------------------------------------------------------------------------------------
 
 
@@ -307,6 +391,13 @@ class ChaosWorld:
     client: Client
     address: str
     workers: int = 2
+    store_url: str = ""
+    """The store every process shares (default: a SQLite file in ``work_dir``); a PostgreSQL URL stands in for
+    a store that workers on many hosts share."""
+    with_api: bool = False
+    """Also run the API server (``tempo-agents serve``) in its own process: every run then gets a reader on its
+    run stream through that process (:func:`read_run_stream`), checked by guarantee 7."""
+    api: ApiProcess | None = field(init=False, default=None)
     task_queue: str = field(default_factory=lambda: f"chaos-{uuid.uuid4()}")
     kills: list[Kill] = field(default_factory=list)
     followers: list[RunFollower] = field(default_factory=list)
@@ -315,11 +406,14 @@ class ChaosWorld:
     app: App = field(init=False)
     tail: ExecLogTail = field(init=False)
     _tasks: dict[str, asyncio.Task[RunOutcome]] = field(default_factory=dict)
+    _readers: dict[str, asyncio.Task[list[tuple[int, str]]]] = field(default_factory=dict)
+    stream_events: int = 0
+    """Events the readers through the API server received, over every run."""
 
     def __post_init__(self) -> None:
         self.work_dir.mkdir(parents=True, exist_ok=True)
         self.exec_log = self.work_dir / "exec.log"
-        self.store_url = f"sqlite:///{self.work_dir / 'store.db'}"
+        self.store_url = self.store_url or f"sqlite:///{self.work_dir / 'store.db'}"
         self.pool = WorkerPool(
             address=self.address,
             store_url=self.store_url,
@@ -332,6 +426,26 @@ class ChaosWorld:
         self.app.use_client(self.client)
         self.tail = ExecLogTail(self.exec_log)
 
+    async def start(self) -> None:
+        """Start the workers (and the API server, :attr:`with_api`) and wait until they serve."""
+        if self.with_api:
+            self.api = ApiProcess(
+                address=self.address,
+                store_url=self.store_url,
+                task_queue=self.task_queue,
+                log_path=self.work_dir / "api.log",
+            )
+        await self.pool.start()
+        if self.api is not None:
+            await self.api.wait_ready()
+
+    async def stop(self) -> None:
+        for reader in self._readers.values():
+            reader.cancel()
+        await self.pool.stop()
+        if self.api is not None:
+            await self.api.stop()
+
     @property
     def run_ids(self) -> list[str]:
         return [f.run_id for f in self.followers if f.run_id]
@@ -342,6 +456,8 @@ class ChaosWorld:
             await follower.start(f"chaos run {len(self.followers)} ({agent_id}, {index})")
             self.followers.append(follower)
             self._tasks[follower.run_id] = asyncio.create_task(follower.follow())
+            if self.api is not None:
+                self._readers[follower.run_id] = asyncio.create_task(read_run_stream(self.api.url, follower.run_id))
 
     def all_done(self) -> bool:
         return all(task.done() for task in self._tasks.values())
@@ -364,14 +480,15 @@ class ChaosWorld:
                 outcomes[follower.run_id] = RunOutcome(follower.agent_id, "unfinished", detail)
         return outcomes
 
-    async def kill_worker(self, slot: int) -> Kill:
-        """SIGKILL the worker in ``slot``, record what was saved at that moment, and start a new one."""
+    async def kill_worker(self, slot: int, *, restart: bool = True) -> Kill:
+        """SIGKILL the worker in ``slot``, record what was saved at that moment, and (``restart``) start a new one."""
         worker, sent = await self.pool.kill(slot)
         # The store first, then the log: an outcome in the snapshot was saved before any line past the position.
         saved = await saved_outcomes(self.app.store, self.run_ids)
         kill = Kill("worker", worker.name, sent, self.tail.size(), saved)
         self.kills.append(kill)
-        self.pool.restart(slot)
+        if restart:
+            self.pool.restart(slot)
         return kill
 
     def write_kills(self) -> None:
@@ -381,7 +498,28 @@ class ChaosWorld:
         self.write_kills()
         runs = {run: {"agentId": o.agent_id, "status": o.status, "detail": o.detail} for run, o in outcomes.items()}
         (self.work_dir / "outcomes.json").write_text(json.dumps(runs, indent=1))
-        return await check(self.app.store, self.exec_log, self.kills, outcomes)
+        report = await check(self.app.store, self.exec_log, self.kills, outcomes)
+        if self.with_api:
+            await self._check_readers(report, outcomes)
+        return report
+
+    async def _check_readers(self, report: Report, outcomes: dict[str, RunOutcome]) -> None:
+        """Guarantee 7: each run's reader, attached through the API server, saw its journal exactly once."""
+        if self._readers:
+            await asyncio.wait(list(self._readers.values()), timeout=60)
+        for run_id in outcomes:
+            task = self._readers.get(run_id)
+            if task is None:
+                report.add(7, run_id, "no reader was attached through the API server")
+                continue
+            if not task.done() or task.exception() is not None:
+                detail = "still open" if not task.done() else repr(task.exception())
+                task.cancel()
+                report.add(7, run_id, f"the reader through the API server did not end cleanly: {detail}")
+                continue
+            journal = await self.app.store.read_chunks(run_id, 0, 1_000_000)
+            check_stream(report, run_id, journal, task.result())
+            self.stream_events += len(task.result())
 
 
 # Scenarios ----------------------------------------------------------------------------------------
@@ -436,13 +574,15 @@ async def random_worker_kills(
     settle: float,
     rng: random.Random,
     on_kill: Callable[[Kill], Awaitable[None]] | None = None,
+    restart: bool = True,
 ) -> Report:
     """Start the runs, then SIGKILL a worker ``kills`` times, ``gap`` seconds apart (random), each restarted at once:
     half the time a random one (preferring one that is executing something), half the time the first to finish a
     tool execution (:data:`KILL_MOMENTS`). Suspended runs are resumed as they suspend. Wait up to ``settle`` s
-    after the last kill for the runs to end, and check."""
+    after the last kill for the runs to end, and check. Without ``restart`` a killed worker stays dead: the others
+    finish its runs."""
     world.may_resume.set()
-    await world.pool.start()
+    await world.start()
     await world.start_runs(mix(runs, suspend_runs))
     for number in range(kills):
         if world.all_done():
@@ -451,7 +591,7 @@ async def random_worker_kills(
         await asyncio.sleep(rng.uniform(*gap))
         world.pool.supervise()
         slot = await _pick_victim(world, rng.choice(KILL_MOMENTS), rng)
-        kill = await world.kill_worker(slot)
+        kill = await world.kill_worker(slot, restart=restart)
         if on_kill is not None:
             await on_kill(kill)
     outcomes = await world.wait_runs(settle)
