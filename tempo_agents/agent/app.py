@@ -9,7 +9,7 @@ from typing import Any
 from temporalio.client import Client, WorkflowExecutionStatus
 from temporalio.common import SearchAttributePair, TypedSearchAttributes
 from temporalio.contrib.pydantic import pydantic_data_converter
-from temporalio.service import RPCError, RPCStatusCode
+from temporalio.service import RPCError, RPCStatusCode, TLSConfig
 from temporalio.worker import Worker
 
 from tempo_agents.agent.agent import Agent
@@ -99,9 +99,21 @@ class App:
             client = Client(**config)
         self._client = client
 
-    async def connect(self, address: str = "localhost:7233", *, namespace: str = "default") -> Client:
-        """Connect to a Temporal server and use that client."""
-        self.use_client(await Client.connect(address, namespace=namespace, data_converter=pydantic_data_converter))
+    async def connect(
+        self,
+        address: str = "localhost:7233",
+        *,
+        namespace: str = "default",
+        tls: bool | TLSConfig | None = None,
+        api_key: str | None = None,
+    ) -> Client:
+        """Connect to a Temporal server and use that client. ``tls``: ``True`` (system roots), a ``TLSConfig``
+        (mTLS client certificate, private CA), or ``None``: TLS exactly when an ``api_key`` is given (Temporal
+        Cloud)."""
+        client = await Client.connect(
+            address, namespace=namespace, tls=tls, api_key=api_key, data_converter=pydantic_data_converter
+        )
+        self.use_client(client)
         return self.client
 
     @property

@@ -3,12 +3,30 @@
 from __future__ import annotations
 
 import argparse
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from tempo_agents.cli._console import CliError
+
+if TYPE_CHECKING:
+    from temporalio.service import TLSConfig
 
 DEFAULT_ADDRESS = "localhost:7233"
 DEFAULT_NAMESPACE = "default"
 TOKEN_ENV = "TEMPO_AGENTS_API_TOKEN"
 SINGLE_TOKEN_PRINCIPAL = "api"
 """The principal named by ``--auth-token`` (or ``TEMPO_AGENTS_API_TOKEN``)."""
+
+# The environment variables the Temporal CLI reads for the same settings: a container sets them once.
+ADDRESS_ENV = "TEMPORAL_ADDRESS"
+NAMESPACE_ENV = "TEMPORAL_NAMESPACE"
+API_KEY_ENV = "TEMPORAL_API_KEY"
+TLS_ENV = "TEMPORAL_TLS"
+TLS_CERT_ENV = "TEMPORAL_TLS_CERT"
+TLS_KEY_ENV = "TEMPORAL_TLS_KEY"
+TLS_CA_ENV = "TEMPORAL_TLS_CA"
+TLS_SERVER_NAME_ENV = "TEMPORAL_TLS_SERVER_NAME"
 
 
 def add_app_options(command: argparse.ArgumentParser, *, required: bool) -> None:
@@ -24,9 +42,76 @@ def add_app_options(command: argparse.ArgumentParser, *, required: bool) -> None
 
 
 def add_server_options(command: argparse.ArgumentParser) -> None:
-    """``--address`` and ``--namespace`` of the Temporal server."""
-    command.add_argument("--address", default=DEFAULT_ADDRESS, help=f"Temporal frontend (default {DEFAULT_ADDRESS})")
-    command.add_argument("--namespace", default=DEFAULT_NAMESPACE, help="Temporal namespace (default default)")
+    """``--address`` and ``--namespace`` of the Temporal server, and how to authenticate to it: TLS (with a client
+    certificate for mTLS) and an API key (Temporal Cloud). Each defaults to the Temporal CLI's environment
+    variable, so a container or a Kubernetes Secret sets it without putting it on the command line."""
+    env = os.environ.get
+    command.add_argument(
+        "--address",
+        default=env(ADDRESS_ENV) or DEFAULT_ADDRESS,
+        help=f"Temporal frontend (default ${ADDRESS_ENV}, else {DEFAULT_ADDRESS})",
+    )
+    command.add_argument(
+        "--namespace",
+        default=env(NAMESPACE_ENV) or DEFAULT_NAMESPACE,
+        help=f"Temporal namespace (default ${NAMESPACE_ENV}, else default)",
+    )
+    command.add_argument(
+        "--api-key",
+        default=env(API_KEY_ENV) or None,
+        metavar="KEY",
+        help=f"API key (Temporal Cloud; implies TLS); prefer ${API_KEY_ENV} to keep it off the command line",
+    )
+    command.add_argument(
+        "--tls",
+        action="store_true",
+        default=(env(TLS_ENV) or "").lower() in ("1", "true", "yes"),
+        help=f"connect with TLS (system CA roots unless --tls-ca; default ${TLS_ENV})",
+    )
+    command.add_argument(
+        "--tls-cert", default=env(TLS_CERT_ENV) or None, metavar="PATH",
+        help=f"client certificate (PEM) for mTLS; implies --tls (default ${TLS_CERT_ENV})",
+    )  # fmt: skip
+    command.add_argument(
+        "--tls-key", default=env(TLS_KEY_ENV) or None, metavar="PATH",
+        help=f"the client certificate's private key (PEM) (default ${TLS_KEY_ENV})",
+    )  # fmt: skip
+    command.add_argument(
+        "--tls-ca", default=env(TLS_CA_ENV) or None, metavar="PATH",
+        help=f"CA certificate (PEM) the server's certificate is checked against; implies --tls (default ${TLS_CA_ENV})",
+    )  # fmt: skip
+    command.add_argument(
+        "--tls-server-name", default=env(TLS_SERVER_NAME_ENV) or None, metavar="NAME",
+        help=f"name the server's certificate must match, if not the address's host (default ${TLS_SERVER_NAME_ENV})",
+    )  # fmt: skip
+
+
+def connection_options(args: argparse.Namespace) -> dict[str, Any]:
+    """``tls`` and ``api_key`` for :meth:`App.connect` from the options of :func:`add_server_options`."""
+    from temporalio.service import TLSConfig
+
+    if bool(args.tls_cert) != bool(args.tls_key):
+        raise CliError("--tls-cert and --tls-key go together (a client certificate and its private key)", 2)
+
+    def read(option: str, path: str | None) -> bytes | None:
+        if path is None:
+            return None
+        try:
+            return Path(path).read_bytes()
+        except OSError as error:
+            raise CliError(f"{option} {path}: {error.strerror or error}", 2) from None
+
+    tls: bool | TLSConfig | None = None  # None: TLS exactly when there is an API key
+    if args.tls_cert or args.tls_ca or args.tls_server_name:
+        tls = TLSConfig(
+            client_cert=read("--tls-cert", args.tls_cert),
+            client_private_key=read("--tls-key", args.tls_key),
+            server_root_ca_cert=read("--tls-ca", args.tls_ca),
+            domain=args.tls_server_name,
+        )
+    elif args.tls:
+        tls = True
+    return {"tls": tls, "api_key": args.api_key}
 
 
 def add_api_options(command: argparse.ArgumentParser) -> None:

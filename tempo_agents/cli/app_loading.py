@@ -11,11 +11,14 @@ import sys
 from datetime import timedelta
 from pathlib import Path
 from types import ModuleType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tempo_agents.agent.app import App
 from tempo_agents.cli._console import CliError, one_line
 from tempo_agents.errors import ConfigurationError
+
+if TYPE_CHECKING:
+    from temporalio.service import TLSConfig
 
 
 def load_app(spec: str) -> App:
@@ -94,13 +97,16 @@ def configure_app(app: App, *, store: str | None = None, task_queue: str | None 
     return app
 
 
-async def connect(app: App, address: str, namespace: str) -> None:
-    """Connect the App to Temporal, checking that the server answers and the namespace exists."""
+async def connect(
+    app: App, address: str, namespace: str, *, tls: bool | TLSConfig | None = None, api_key: str | None = None
+) -> None:
+    """Connect the App to Temporal (``tls``/``api_key``: see :meth:`App.connect`), checking that the server answers
+    and the namespace exists."""
     from temporalio.api.workflowservice.v1 import DescribeNamespaceRequest
     from temporalio.service import RPCError, RPCStatusCode
 
     try:
-        client = await asyncio.wait_for(app.connect(address, namespace=namespace), 15)
+        client = await asyncio.wait_for(app.connect(address, namespace=namespace, tls=tls, api_key=api_key), 15)
     except TimeoutError:
         raise CliError(f"cannot reach Temporal at {address}: no answer within 15 s") from None
     except Exception as error:

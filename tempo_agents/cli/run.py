@@ -8,7 +8,7 @@ from datetime import timedelta
 
 from tempo_agents.agent.app import App
 from tempo_agents.cli._console import CliError, err, out
-from tempo_agents.cli._options import add_app_options, add_server_options
+from tempo_agents.cli._options import add_app_options, add_server_options, connection_options
 from tempo_agents.cli.app_loading import configure_app, connect, load_app
 from tempo_agents.cli.printing import ChunkPrinter
 from tempo_agents.errors import ConfigurationError
@@ -36,7 +36,7 @@ async def cmd_run(args: argparse.Namespace) -> int:
         app.agent(args.agent)
     except ConfigurationError as error:
         raise CliError(error.message, 2) from None
-    await connect(app, args.address, args.namespace)
+    await connect(app, args.address, args.namespace, **connection_options(args))
     if not await _has_pollers(app):
         err(
             f"warning: no worker is polling task queue '{app.task_queue}' right now; the run waits until one does "

@@ -13,6 +13,7 @@ from tempo_agents.cli._options import (
     add_api_options,
     add_app_options,
     add_server_options,
+    connection_options,
 )
 from tempo_agents.cli._stop_signals import StopSignals
 from tempo_agents.cli.app_loading import configure_app, connect, load_app
@@ -92,7 +93,7 @@ async def cmd_serve(args: argparse.Namespace) -> int:
     """Serve ``--app``'s HTTP API until SIGINT/SIGTERM."""
     app = configure_app(load_app(args.app), store=args.store, task_queue=args.task_queue)
     api_tokens(args)  # a refused --api-host fails before anything connects
-    await connect(app, args.address, args.namespace)
+    await connect(app, args.address, args.namespace, **connection_options(args))
     signals = StopSignals()
     signals.install()
     server = await start_api(app, args)

@@ -10,7 +10,7 @@ from datetime import timedelta
 
 from tempo_agents.agent.app import App
 from tempo_agents.cli._console import CliError, one_line, out
-from tempo_agents.cli._options import add_api_options, add_app_options, add_server_options
+from tempo_agents.cli._options import add_api_options, add_app_options, add_server_options, connection_options
 from tempo_agents.cli._stop_signals import StopSignals
 from tempo_agents.cli.app_loading import configure_app, connect, load_app
 from tempo_agents.cli.serve import api_tokens, print_api_urls, start_api
@@ -59,7 +59,7 @@ def add_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) 
 async def cmd_worker(args: argparse.Namespace) -> int:
     """Serve ``--app`` on a Temporal server until SIGINT/SIGTERM."""
     app = configure_app(load_app(args.app), store=args.store, task_queue=args.task_queue)
-    await connect(app, args.address, args.namespace)
+    await connect(app, args.address, args.namespace, **connection_options(args))
     signals = StopSignals()
     signals.install()
 
