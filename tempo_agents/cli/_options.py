@@ -29,13 +29,21 @@ TLS_CA_ENV = "TEMPORAL_TLS_CA"
 TLS_SERVER_NAME_ENV = "TEMPORAL_TLS_SERVER_NAME"
 
 
+APP_ENV = "TEMPO_AGENTS_APP"
+"""The default of ``--app``: an image built for one App sets it once, and its commands need no ``--app``."""
+
+
 def add_app_options(command: argparse.ArgumentParser, *, required: bool) -> None:
-    """``--app``, and ``--store``/``--task-queue`` to override the App's own."""
+    """``--app`` (default ``$TEMPO_AGENTS_APP``), and ``--store``/``--task-queue`` to override the App's own."""
+    default = os.environ.get(APP_ENV) or None
     command.add_argument(
         "--app",
-        required=required,
+        required=required and default is None,
+        default=default,
         metavar="MODULE:ATTR",
-        help="the App to serve, e.g. myproject.agents:app (importable from the current directory)",
+        help=(
+            f"the App to serve, e.g. myproject.agents:app (importable from the current directory; default ${APP_ENV})"
+        ),
     )
     command.add_argument("--store", metavar="URL", help="override the App's store, e.g. sqlite:///runs.db")
     command.add_argument("--task-queue", metavar="NAME", help="override the App's task queue")
