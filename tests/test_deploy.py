@@ -33,6 +33,7 @@ from tempo_agents.cli.main import build_parser
 from tempo_agents.server import create_server
 from tempo_agents.store.url import STORE_ENV
 from tempo_agents.workflows import search_attributes
+from tests.http_support import parity_module
 
 ROOT = Path(__file__).resolve().parents[1]
 DEPLOY = ROOT / "deploy"
@@ -284,7 +285,7 @@ def test_secrets_and_config_the_pods_refer_to_exist() -> None:
 
 
 async def test_probe_and_healthcheck_paths_answer_on_the_api_and_ports_match() -> None:
-    from examples.reference_parity import app
+    app = parity_module().app
 
     api = manifest("Deployment", "tempo-agents-api")["spec"]["template"]["spec"]
     (container,) = api["containers"]
