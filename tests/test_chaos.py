@@ -140,4 +140,8 @@ async def test_many_hosts_share_a_postgresql_store(
     assert set(runs_by_worker) == {kill.name, survivor.name}, "the runs did not spread over both workers"
     after = {worker for worker, _, started in world.tail.started if started > kill.time}
     assert after == {survivor.name}, f"after the kill, executions ran on {after}"
+    ended = {key for worker, key, at in world.tail.ended if worker == kill.name and at < kill.time}
+    cut = {key[0] for worker, key, at in world.tail.started if worker == kill.name and key not in ended}
+    carried_on = {key[0] for _, key, started in world.tail.started if started > kill.time}
+    assert cut and cut <= carried_on, "a run whose execution the kill cut was not carried on by the other worker"
     assert world.stream_events >= sum(1 for _ in world.run_ids) * 50, "the readers saw almost nothing"
