@@ -3,16 +3,23 @@ or a cluster installed with Temporal's Helm chart): the options, their environme
 
 from __future__ import annotations
 
+import asyncio
+import os
+import subprocess
+import sys
+import uuid
 from pathlib import Path
 
 import pytest
 from temporalio.service import TLSConfig
+from temporalio.testing import WorkflowEnvironment
 
 from tempo_agents.cli._console import CliError
 from tempo_agents.cli._options import connection_options
 from tempo_agents.cli.main import build_parser
 
 COMMANDS = ("worker", "serve", "run")
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def parse(command: str, *options: str) -> dict[str, object]:
@@ -79,3 +86,29 @@ def test_the_api_key_is_never_echoed_in_help(
     with pytest.raises(SystemExit):
         build_parser().parse_args(["worker", "--help"])
     assert "secret-key" not in capsys.readouterr().out
+
+
+async def test_tls_and_an_api_key_reach_the_connection(temporal_env: WorkflowEnvironment) -> None:
+    """Against the plain-text test server: without the options the worker connects; with ``--tls``, or with an API
+    key (which implies TLS), the TLS handshake fails at once and the CLI says so in one line."""
+    address = temporal_env.client.service_client.config.target_host
+    base = [sys.executable, "-m", "tempo_agents.cli", "worker", "--app", "examples/reference_parity.py:app"]
+    base += ["--address", address, "--task-queue", f"tls-{uuid.uuid4()}"]
+    env = {k: v for k, v in os.environ.items() if not k.startswith("TEMPORAL_")}
+    for extra in (["--tls"], ["--api-key", "some-key"]):
+        result = await asyncio.to_thread(
+            subprocess.run, [*base, *extra], cwd=ROOT, env=env, capture_output=True, text=True, timeout=60
+        )
+        assert result.returncode == 1, (extra, result.stdout, result.stderr)
+        assert f"cannot reach Temporal at {address}" in result.stderr
+        assert "InvalidContentType" in result.stderr, result.stderr  # a TLS record where HTTP/2 was expected
+    plain = await asyncio.create_subprocess_exec(
+        *base, cwd=ROOT, env=env, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT
+    )
+    try:
+        assert plain.stdout is not None
+        line = await asyncio.wait_for(plain.stdout.readline(), 60)
+        assert b"polling task queue" in line, line
+    finally:
+        plain.terminate()
+        await plain.wait()
