@@ -30,6 +30,7 @@ import yaml
 
 from tempo_agents.cli import _options
 from tempo_agents.cli.main import build_parser
+from tempo_agents.cli.serve import api_tokens
 from tempo_agents.server import create_server
 from tempo_agents.store.url import STORE_ENV
 from tempo_agents.workflows import search_attributes
@@ -50,6 +51,7 @@ PROVIDER_KEYS = ("OPENAI_API_KEY", "ANTHROPIC_API_KEY")
 PYTHON_ENV = ("PYTHONUNBUFFERED", "PYTHONDONTWRITEBYTECODE")
 PACKAGE_ENV = {
     STORE_ENV,
+    _options.TOKEN_ENV,
     _options.APP_ENV,
     _options.ADDRESS_ENV,
     _options.NAMESPACE_ENV,
@@ -185,8 +187,11 @@ def entry_commands() -> list[tuple[str, list[str], dict[str, str]]]:
         env = {**image_env, **{k: str(v) for k, v in service["environment"].items()}}
         commands.append((f"compose {name}", service["command"], env))
     config = manifest("ConfigMap", "tempo-agents")["data"]
+    secret = manifest("Secret", "tempo-agents")["stringData"]
     for deployment, container in own_containers():
-        commands.append((f"{deployment['metadata']['name']}", container["args"], {**image_env, **config}))
+        from_secret = {e["name"]: secret[e["valueFrom"]["secretKeyRef"]["key"]] for e in container.get("env", [])}
+        env = {**image_env, **config, **{k: v for k, v in from_secret.items() if v}}
+        commands.append((f"{deployment['metadata']['name']}", container["args"], env))
     return commands
 
 
@@ -209,6 +214,18 @@ def test_each_command_parses_with_the_cli(label: str, args: list[str], env: dict
     assert parsed.address == env[_options.ADDRESS_ENV]
     if args[0] == "serve":
         assert (parsed.api_host, parsed.api_port) == ("0.0.0.0", API_PORT)
+        # On every interface serve wants a token (it refuses to start otherwise): the container must bring one.
+        # The bare image gets it from `docker run -e`, as its header says.
+        if label.startswith("Dockerfile"):
+            assert f"-e {_options.TOKEN_ENV}=" in DOCKERFILE.read_text()
+            env = {**env, _options.TOKEN_ENV: "from-docker-run"}
+        saved = dict(os.environ)
+        try:
+            os.environ.update(env)
+            assert api_tokens(parsed), f"{label}: no API token"
+        finally:
+            os.environ.clear()
+            os.environ.update(saved)
 
 
 def test_the_entry_commands_run_from_the_wheel_the_dockerfile_builds(tmp_path: Path) -> None:
@@ -279,6 +296,8 @@ def test_secrets_and_config_the_pods_refer_to_exist() -> None:
             assert ref["key"] in secret["stringData"], f"{deployment['metadata']['name']}: no key {ref['key']}"
         names = {e["name"] for e in container.get("env", [])}
         assert STORE_ENV in names, "the store URL comes from the Secret"
+        if container["args"][0] == "serve":
+            assert _options.TOKEN_ENV in names, "the API's token comes from the Secret"
     worker_env = {e["name"] for e in manifest("Deployment", "tempo-agents-worker")["spec"]["template"]["spec"][
         "containers"][0]["env"]}  # fmt: skip
     assert set(PROVIDER_KEYS) <= worker_env, "the workers call the models"
@@ -308,11 +327,14 @@ async def test_probe_and_healthcheck_paths_answer_on_the_api_and_ports_match() -
         assert url is not None, text
         assert int(url.group(1)) == API_PORT
         paths.append(url.group(2))
-    transport = httpx.ASGITransport(app=create_server(app))
+    # With a token configured, as deployed: the probes carry none, so their path must be open.
+    transport = httpx.ASGITransport(app=create_server(app, tokens={"secret-token": "api"}))
     async with httpx.AsyncClient(transport=transport, base_url="http://api") as http:
         for path in set(paths):
             response = await http.get(path)
             assert response.status_code == 200, path
+        assert (await http.get("/openapi.json")).status_code == 401, "the token check is not on"
+    assert set(paths) == {"/api/health"}
 
 
 # Graceful shutdown, scaling, search attributes, image --------------------------------------------
