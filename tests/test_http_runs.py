@@ -58,9 +58,9 @@ async def test_list_show_resume_and_follow(make_app: AppFactory) -> None:
         assert first["type"] == "tool-result" and first["payload"]["result"] == {"charged": 0}
         assert blocks[-1] == "data: [DONE]"
 
-        for _ in range(100):
+        for _ in range(100):  # the run is completed once its journal says so, closed a moment later
             done = (await http.get(f"/runs/{run_id}")).json()
-            if done["status"] == "completed":
+            if done["status"] == "completed" and done["closedAt"] is not None:
                 break
             await asyncio.sleep(0.05)
         assert done["status"] == "completed" and done["closedAt"] is not None and done["pending"] == []

@@ -163,6 +163,8 @@ async def run_detail(app: App, run_id: str) -> dict[str, Any]:
         agent = None
     detail.update(
         {
+            # The workflow's own word, consistent with ``pending`` (visibility may be a moment behind).
+            "status": run_status(description.status, agent_status),
             "runStatus": agent_status,
             "mode": mode,
             "step": steps,
