@@ -120,6 +120,7 @@ async def test_racing_resumes_through_the_python_api(make_app: AppFactory) -> No
     app = make_app([order_agent(seen)])
     async with running_worker(app):
         first = await app.agent("orders").generate("order")
+        assert first.finish_reason == "suspended", first
         assert [p.tool_call_id for p in await app.pending(first.run_id)] == ["call-1"]
 
         async def answer(n: int) -> str:

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import asyncio
 import uuid
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from temporalio.client import Client, WorkflowExecutionStatus
+from temporalio.client import Client, WorkflowExecutionStatus, WorkflowQueryFailedError
 from temporalio.common import SearchAttributePair, TypedSearchAttributes
 from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.service import RPCError, RPCStatusCode, TLSConfig
@@ -31,6 +32,8 @@ from tempo_agents.workflows.agent_run import AgentRunWorkflow
 from tempo_agents.workflows.payloads import PendingCall, ResumeRequest, RunInput, RunOptions
 
 DEFAULT_TASK_QUEUE = "tempo-agents"
+PENDING_SETTLE_SECONDS = 5.0
+"""How long :meth:`App.pending` waits for running calls to settle when nothing is pending yet."""
 
 
 class App:
@@ -305,12 +308,26 @@ class App:
         with reason ``aborted``, and the workflow ends as cancelled."""
         await self.client.get_workflow_handle(run_id).cancel()
 
-    async def pending(self, run_id: str) -> list[PendingCall]:
-        """The calls a run waits on (its ``pending`` query)."""
-        pending: list[PendingCall] = await self.client.get_workflow_handle(run_id).query(
-            "pending", result_type=list[PendingCall]
-        )
-        return pending
+    async def pending(self, run_id: str, *, settle_seconds: float = PENDING_SETTLE_SECONDS) -> list[PendingCall]:
+        """The calls a run waits on (its ``pending`` query).
+
+        A call's suspension reaches the journal a moment before the workflow hears of it, so a caller who
+        just saw it (``generate()`` returned ``suspended``) could find nothing pending yet: while the run
+        reports calls still running and nothing pending, this asks again for up to ``settle_seconds``.
+        """
+        handle = self.client.get_workflow_handle(run_id)
+        deadline = asyncio.get_running_loop().time() + settle_seconds
+        while True:
+            pending: list[PendingCall] = await handle.query("pending", result_type=list[PendingCall])
+            if pending or asyncio.get_running_loop().time() >= deadline:
+                return pending
+            try:
+                running: int = await handle.query("calls_running", result_type=int)
+            except WorkflowQueryFailedError:  # a run started before the query existed
+                return pending
+            if not running:
+                return pending
+            await asyncio.sleep(0.02)
 
     async def list_suspended_runs(
         self, *, thread_id: str | None = None, resource_id: str | None = None, agent_id: str | None = None

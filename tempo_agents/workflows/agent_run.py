@@ -139,6 +139,12 @@ class AgentRunWorkflow:
         when."""
         return list(self._answers)
 
+    @workflow.query(name="calls_running")
+    def calls_running(self) -> int:
+        """How many tool calls run now; while any do, which calls wait is not settled (the journal can show a
+        suspension before the workflow has heard of it)."""
+        return len(self._in_flight)
+
     @workflow.query(name="pending")
     def pending(self) -> list[PendingCall]:
         """The calls waiting for a person (suspended calls and approval requests)."""
