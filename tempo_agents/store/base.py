@@ -61,9 +61,11 @@ class Store(ABC):
 
     url: str
 
-    @abstractmethod
     async def append_chunks(self, run_id: str, writes: Sequence[ChunkWrite]) -> list[int]:
         """Append chunks to a run's journal in order; returns the offset each one holds."""
+        if not writes:
+            return []
+        return await self.record(run_id, (), writes)
 
     @abstractmethod
     async def read_chunks(self, run_id: str, offset: int = 0, limit: int = 1000) -> list[JournalEntry]:

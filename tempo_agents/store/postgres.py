@@ -278,11 +278,6 @@ class PostgresStore(Store):
 
     # Journal
 
-    async def append_chunks(self, run_id: str, writes: Sequence[ChunkWrite]) -> list[int]:
-        if not writes:
-            return []
-        return await self.record(run_id, (), writes)
-
     async def record(
         self,
         run_id: str,

@@ -239,12 +239,6 @@ class SQLiteStore(Store):
                     del self._waiters[run_id]
         _wake(due)
 
-    async def append_chunks(self, run_id: str, writes: Sequence[ChunkWrite]) -> list[int]:
-        if not writes:
-            return []
-
-        return await self.record(run_id, (), writes)
-
     async def record(
         self,
         run_id: str,
