@@ -210,6 +210,22 @@ def test_slow_or_missing_recovery_breaks_guarantee_3(tmp_path: Path) -> None:
     assert "never resumed" in never.report().violations[0].message
 
 
+def test_a_second_loss_restarts_the_bound_but_only_within_it(tmp_path: Path) -> None:
+    """Killed twice (the retry went to a worker that died too): measured from the later kill, still bounded."""
+    for after_second, violations in ((5, 0), (15, 1)):
+        log = Log(tmp_path / f"exec-{after_second}.log")
+        log.line("start", "w0.0")
+        log.kill("w0.0", saved=False)
+        log.clock += 8
+        log.kill("w1.1", saved=False)
+        log.clock += after_second - 1
+        log.line("start", "w0.2")
+        report = log.report()
+        assert len(report.violations) == violations
+        assert report.compounded == 1 - violations
+        assert [r.seconds for r in report.recoveries] == [float(9 + after_second)]  # from the first kill
+
+
 def test_keys_pair_start_and_end_per_worker(tmp_path: Path) -> None:
     log = Log(tmp_path / "exec.log")
     log.line("start", "w0.0", phase="first")

@@ -143,6 +143,9 @@ class Report:
     step_resets: int = 0
     journal_violations: int = 0
     recoveries: list[Recovery] = field(default_factory=list)
+    compounded: int = 0
+    """Interrupted executions that took longer than the bound after their kill but started again within the
+    bound of a later worker kill: the retry was handed to a worker that died too (a second loss)."""
     run_stalls: list[float] = field(default_factory=list)
     """Per worker kill and per run under way then (killed worker's or not): seconds until that run's next
     execution started. Not a guarantee: shows what a kill costs runs whose workflow the dead worker had cached."""
@@ -163,7 +166,8 @@ class Report:
             f"{self.tool_executions} (re-executions {self.re_executions}, of saved outcomes "
             f"{self.re_executions_of_saved}); step resets {self.step_resets}",
             "recoveries (s): "
-            + ", ".join("never" if r.seconds is None else f"{r.seconds:.1f}" for r in self.recoveries),
+            + ", ".join("never" if r.seconds is None else f"{r.seconds:.1f}" for r in self.recoveries)
+            + (f"; {self.compounded} within the bound of a later kill only" if self.compounded else ""),
         ]
         if self.run_stalls:
             stalls = sorted(self.run_stalls)
@@ -293,6 +297,12 @@ def check_executions(
                 if execution.key[1] == "tool" and (execution.run_id, execution.key[2]) in final_saved:
                     continue  # answered without executing again: fine (only possible if saved before the kill)
                 report.add(3, execution.run_id, f"{execution.describe()} was interrupted by a kill and never resumed")
+            elif (
+                again is not None
+                and seconds > RECOVERY_BOUND_SECONDS
+                and _within_bound_of_a_later_kill(kill, again.start_time, kills)
+            ):
+                report.compounded += 1
             elif seconds > RECOVERY_BOUND_SECONDS:
                 report.add(
                     3,
@@ -300,6 +310,18 @@ def check_executions(
                     f"{execution.describe()} resumed {seconds:.1f} s after its worker was killed "
                     f"(bound {RECOVERY_BOUND_SECONDS:.0f} s)",
                 )
+
+
+def _within_bound_of_a_later_kill(kill: Kill, started: float, kills: Sequence[tuple[Kill, int]]) -> bool:
+    """Whether another worker was killed after ``kill`` and the work started again within the bound of that kill:
+    the retried attempt may have gone to that worker and been lost with it. The recovery figures keep the full
+    time from the first kill."""
+    return any(
+        other.target == "worker"
+        and kill.time < other.time <= started
+        and started - other.time <= RECOVERY_BOUND_SECONDS
+        for other, _ in kills
+    )
 
 
 def _re_execution_problem(
