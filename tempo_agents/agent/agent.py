@@ -54,6 +54,8 @@ class Agent:
         signals: Sequence[TaskSignalProvider] = (),
         transform: ToolTransform | Mapping[str, Any] | None = None,
         model_step_activity: ActivityOptions | None = None,
+        agents: Mapping[str, Agent] | None = None,
+        workflows: Mapping[str, Any] | None = None,
     ) -> None:
         if not isinstance(id, str) or not id:
             raise ConfigurationError("Agent() needs a non-empty string id")
@@ -78,6 +80,10 @@ class Agent:
         """The agent's transform policy: applies to every tool, each tool's own projections win."""
         self.model_step_activity = model_step_activity
         """Timeouts and retries of this agent's model steps (``None``: the defaults)."""
+        self.agents: dict[str, Agent] = dict(agents or {})
+        """Sub-agents by key: the model sees each as the tool ``agent-<key>``."""
+        self.workflows: dict[str, Any] = dict(workflows or {})
+        """Workflows by key: the model sees each as the tool ``workflow-<key>``."""
 
         self.hooks = ToolHooks.coerce(hooks, where=f'agent "{id}"')
         self.default_options: dict[str, Any] = dict(default_options or {})
