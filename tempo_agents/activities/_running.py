@@ -32,7 +32,8 @@ async def run_activity(work: Awaitable[_T]) -> _T:
     Failures carry a short message and no chained cause, so the Temporal UI shows why each attempt
     failed (a failure with stack traces of a long cause chain is over the server's size limit).
     """
-    beats = asyncio.create_task(_beat())
+    # A local activity runs inside its workflow task, which the worker keeps alive: it has nothing to heartbeat.
+    beats = None if activity.in_activity() and activity.info().is_local else asyncio.create_task(_beat())
     try:
         return await work
     except ConfigurationError as error:
@@ -51,7 +52,8 @@ async def run_activity(work: Awaitable[_T]) -> _T:
             _short(error.message), type=type(error).__name__, non_retryable=False, next_retry_delay=delay
         ) from None
     finally:
-        beats.cancel()
+        if beats is not None:
+            beats.cancel()
 
 
 async def _beat() -> None:

@@ -17,6 +17,7 @@ from tempo_agents.agent.agent import Agent
 from tempo_agents.agent.approval import ApprovalPolicy
 from tempo_agents.agent.auto_resume import SuspendedCallHandoff
 from tempo_agents.agent.hooks import ToolHooks
+from tempo_agents.agent.local_activities import workflow_task_timeout
 from tempo_agents.agent.registry import Registry
 from tempo_agents.agent.resume import resume_request, send_resume
 from tempo_agents.agent.stream import AgentStream, Follow, GenerateResult, RunClosedProbe
@@ -210,6 +211,7 @@ class App:
                 id=run_id,
                 task_queue=self.task_queue,
                 search_attributes=TypedSearchAttributes(attributes),
+                task_timeout=workflow_task_timeout(agent),
             )
         except RPCError as error:
             if error.status == RPCStatusCode.INVALID_ARGUMENT and "search attribute" in error.message.lower():

@@ -30,7 +30,7 @@ from tempo_agents.models.messages import Message, ToolResultPart
 from tempo_agents.models.usage import Usage
 from tempo_agents.tools._validation import Schema, validate_resume_data
 from tempo_agents.tools.builtin.task_list import TaskItem
-from tempo_agents.workflows import search_attributes
+from tempo_agents.workflows import activity_calls, search_attributes
 from tempo_agents.workflows.activity_names import FINISH_RUN, JOURNAL, MODEL_STEP, TOOL_CALL
 from tempo_agents.workflows.payloads import (
     MAX_CARRIED_ANSWERS,
@@ -358,7 +358,7 @@ class AgentRunWorkflow:
             close = SegmentClose(segment=self._segment, steps=step + 1, usage=self._usage)
         options = run_input.model_step_activity or MODEL_STEP_DEFAULTS
         self._model_step_running = step
-        result: ModelStepResult = await workflow.execute_activity(
+        result = await activity_calls.execute(
             MODEL_STEP,
             ModelStepInput(
                 run_id=run_input.run_id,
@@ -371,11 +371,9 @@ class AgentRunWorkflow:
                 state_signals=signals,
                 close=close,
             ),
+            options=options,
             result_type=ModelStepResult,
-            start_to_close_timeout=options.start_to_close_timeout,
-            heartbeat_timeout=options.heartbeat_timeout,
             cancellation_type=WAIT_FOR_CANCELLATION,
-            retry_policy=options.retry_policy(),
             summary=f"model step {step}",
         )
         self._model_step_running = None
@@ -434,17 +432,14 @@ class AgentRunWorkflow:
 
     async def _tool_call(self, call_input: ToolCallInput) -> ToolCallResult:
         options = call_input.call.activity or TOOL_CALL_DEFAULTS
-        result: ToolCallResult = await workflow.execute_activity(
+        return await activity_calls.execute(
             TOOL_CALL,
             call_input,
+            options=options,
             result_type=ToolCallResult,
-            start_to_close_timeout=options.start_to_close_timeout,
-            heartbeat_timeout=options.heartbeat_timeout,
             cancellation_type=WAIT_FOR_CANCELLATION,
-            retry_policy=options.retry_policy(),
             summary=f"tool {call_input.call.tool_name} (step {call_input.step})",
         )
-        return result
 
     def _call_ended(self, call_input: ToolCallInput, result: ToolCallResult, now: Any) -> None:
         call = call_input.call
