@@ -9,6 +9,7 @@ from temporalio.api.enums.v1 import EventType
 
 from tempo_agents import Agent, ScriptedModel, ScriptedResponse, ScriptedToolCall, ToolContext, create_tool
 from tempo_agents.activity_options import LOCAL_TASK_TIMEOUT, ActivityOptions
+from tempo_agents.journal.chunks import ToolErrorChunk, ToolOutputChunk
 from tempo_agents.workflows.activity_calls import LOCAL_ACTIVITIES
 from tests.conftest import AppFactory, closed_history, running_worker
 
@@ -23,7 +24,7 @@ executions: list[tuple[str, int]] = []
 
 
 async def weather(data: CityIn, ctx: ToolContext) -> dict[str, Any]:
-    executions.append((ctx.tool_call_id, ctx.attempt))
+    executions.append((str(ctx.tool_call_id), ctx.attempt))
     await ctx.writer.write({"progress": f"looking up {data.city}"})
     return {"city": data.city, "temperature": 21}
 
@@ -95,9 +96,9 @@ async def test_short_tools_run_locally_with_the_same_journal(make_app: AppFactor
         "call_0_1": {"city": "Bergen", "temperature": 21},
     }
     chunks = [c async for c in app.attach(stream.run_id).full_stream]
-    errors = [c for c in chunks if c.type == "tool-error"]
+    errors = [c for c in chunks if isinstance(c, ToolErrorChunk)]
     assert len(errors) == 1 and errors[0].payload.tool_name == "broken"
-    outputs = [c for c in chunks if c.type == "tool-output"]
+    outputs = [c for c in chunks if isinstance(c, ToolOutputChunk)]
     assert {o.payload.tool_call_id for o in outputs} == {"call_0_0", "call_0_1"}
     assert sorted(executions) == [("call_0_0", 1), ("call_0_1", 1)]
 
