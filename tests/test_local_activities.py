@@ -146,3 +146,40 @@ async def test_agents_without_local_activities_keep_the_default_task_timeout(mak
     assert started.workflow_task_timeout.ToSeconds() == 10
     markers = [e for e in history.events if e.event_type == EventType.EVENT_TYPE_MARKER_RECORDED]
     assert not any(LOCAL_ACTIVITIES.encode() in e.SerializeToString() for e in markers)
+
+
+async def confirm(data: CityIn, ctx: ToolContext) -> dict[str, Any]:
+    if ctx.resume_data is None:
+        assert ctx.suspend is not None
+        await ctx.suspend({"city": data.city})
+    return {"city": data.city, "confirmed": ctx.resume_data}
+
+
+async def test_a_suspended_local_tool_is_resumed_locally(make_app: AppFactory) -> None:
+    """A local tool that suspends is resumed with its own options: both of its calls are local activities, and the
+    resumed one sees the resume data."""
+    agent = Agent(
+        id="local-confirm",
+        model=ScriptedModel(
+            [
+                ScriptedResponse(tool_calls=[ScriptedToolCall("confirm", {"city": "Oslo"})]),
+                ScriptedResponse(text="Confirmed."),
+            ]
+        ),
+        tools={
+            "confirm": create_tool(
+                id="confirm", description="Asks first", input_schema=CityIn, execute=confirm, activity=SHORT
+            )
+        },
+    )
+    app = make_app([agent])
+    async with running_worker(app):
+        first = await app.agent("local-confirm").generate("Confirm Oslo")
+        assert first.finish_reason == "suspended"
+        resumed = await app.agent("local-confirm").resume_generate({"ok": True}, run_id=first.run_id)
+        history = await closed_history(app.client, first.run_id)
+    assert resumed.text == "Confirmed."
+    assert [r.payload.result for r in resumed.tool_results] == [{"city": "Oslo", "confirmed": {"ok": True}}]
+    activities, local = _scheduled(history)
+    assert "tempo_agents.tool_call" not in activities
+    assert local == 2

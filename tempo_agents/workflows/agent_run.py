@@ -22,7 +22,7 @@ import pydantic
 from temporalio import workflow
 from temporalio.exceptions import ActivityError, ApplicationError, CancelledError
 
-from tempo_agents.activity_options import FINISH_DEFAULTS, MODEL_STEP_DEFAULTS, TOOL_CALL_DEFAULTS
+from tempo_agents.activity_options import FINISH_DEFAULTS, MODEL_STEP_DEFAULTS, TOOL_CALL_DEFAULTS, ActivityOptions
 from tempo_agents.errors import TempoAgentsError
 from tempo_agents.journal import constructors, keys
 from tempo_agents.journal.outbox import JournalOutbox, JournalRecord, StepFinishNote, TranscriptRecord
@@ -69,6 +69,10 @@ SEGMENTS_CLOSED_BY_ACTIVITIES = "segments-closed-by-activities"
 """Patch id: runs started before it end every segment with the finish activity and journal a resume's
 ``start`` with a local activity; their histories replay on that path."""
 
+RESUMED_CALLS_KEEP_OPTIONS = "resumed-calls-keep-options"
+"""Patch id: runs started before it resumed a suspended call with the default activity options, whatever its tool
+declared. Asked only when the tool declared options."""
+
 WAIT_FOR_CANCELLATION = workflow.ActivityCancellationType.WAIT_CANCELLATION_COMPLETED
 """A cancelled run journals ``abort`` only once its running model step and tools have stopped."""
 
@@ -105,6 +109,8 @@ class AgentRunWorkflow:
         self._deferred_signals: list[ResumeRequest] = []
         self._model_step_running: int | None = None
         self._closes_in_activities = True
+        self._suspended_options: dict[str, ActivityOptions] = {}
+        """The activity options of suspended calls of tools that declared some, for their resumed call."""
 
     # Queries --------------------------------------------------------------------------------
 
@@ -448,6 +454,8 @@ class AgentRunWorkflow:
         if result.switch_mode_to is not None and result.switch_mode_to != self._mode:
             self._switch_mode(result.switch_mode_to)
         if result.status == "suspended" and result.suspension is not None:
+            if call.activity is not None:
+                self._suspended_options[call.tool_call_id] = call.activity
             suspension = result.suspension
             expires = suspension.expires_in_seconds
             self._waiting[call.tool_call_id] = PendingCall(
@@ -538,6 +546,7 @@ class AgentRunWorkflow:
                             tool_name=waiting.tool_name,
                             args=waiting.args,
                             index=waiting.index,
+                            activity=self._resumed_options(call_id),
                         ),
                         round=waiting.round + 1,
                         resolution=batch[call_id],
@@ -549,6 +558,13 @@ class AgentRunWorkflow:
                 step_note,
                 reason_if_done,
             )
+
+    def _resumed_options(self, call_id: str) -> ActivityOptions | None:
+        """A resumed call runs with its tool's activity options (runs started before the patch: the defaults)."""
+        options = self._suspended_options.pop(call_id, None)
+        if options is not None and workflow.patched(RESUMED_CALLS_KEEP_OPTIONS):
+            return options
+        return None
 
     async def _sleep_until_answered(self) -> None:
         while not self._resolutions and not self._notes:
