@@ -60,11 +60,15 @@ from bench._common import median, out, quantile, run_as_module
 from tempo_agents.worker.dev_server import free_port
 
 PROMPT = "What is the weather in Oslo?"
-CONFIGS: dict[str, dict[str, str]] = {
-    "activities": {},
-    "local-tools": {"BENCH_LOCAL_TOOLS": "1"},
-    "local-all": {"BENCH_LOCAL_TOOLS": "1", "BENCH_LOCAL_MODEL": "1"},
+EAGER_ACTIVITIES = ("--dynamic-config-value", "system.enableActivityEagerExecution=true")
+CONFIGS: dict[str, tuple[dict[str, str], tuple[str, ...]]] = {
+    "activities": ({}, ()),
+    "local-tools": ({"BENCH_LOCAL_TOOLS": "1"}, ()),
+    "local-all": ({"BENCH_LOCAL_TOOLS": "1", "BENCH_LOCAL_MODEL": "1"}, ()),
+    "activities-eager": ({}, EAGER_ACTIVITIES),
+    "local-tools-eager": ({"BENCH_LOCAL_TOOLS": "1"}, EAGER_ACTIVITIES),
 }
+"""Name: (environment of tempo-agents' process, extra dev server arguments)."""
 SHAPES = {"two-step": [1, 1, 1], "ten-step": [1, 1] * 9 + [1], "three-parallel": [1, 3] * 3 + [1]}
 AGENTS = {"two-step": "assistant", "ten-step": "ten-steps", "three-parallel": "three-parallel"}
 _TICK = os.sysconf("SC_CLK_TCK")
@@ -185,7 +189,9 @@ class TempoSide:
             "--store", f"sqlite:///{workdir / f'{config}-store.db'}", "--db-file", db_file,
             "--port", str(port), "--api-port", str(api_port),
         ]  # fmt: skip
-        env = {**os.environ, **CONFIGS[config]}
+        environment, server_args = CONFIGS[config]
+        command += [f"--server-arg={arg}" for arg in server_args]
+        env = {**os.environ, **environment}
         root = Path(__file__).resolve().parent.parent
         process = subprocess.Popen(command, cwd=root, env=env, stdout=subprocess.PIPE, text=True)
         assert process.stdout is not None
