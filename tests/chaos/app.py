@@ -43,9 +43,10 @@ DELTA_DELAY = 0.02
 TOOL_SLEEP = (0.03, 0.4)
 """Each tool execution sleeps a random time in this range (seconds)."""
 AGENT_IDS = ("chaos", "chaos-suspend", "chaos-long", "chaos-long-local")
-"""``chaos``: the plain script. ``chaos-suspend``: also suspends at :data:`SUSPEND_STEP`. ``chaos-long``: the plain
-script, but its first call (:data:`LONG_CALL`) sleeps :data:`LONG_SLEEP` s, long enough to be killed many times.
-``chaos-long-local``: the same with the long call :data:`LONG_LOCAL_CALL`, a call of the local tool ``beta``."""
+"""``chaos``: the plain script. ``chaos-suspend``: also suspends at :data:`SUSPEND_STEP`, its model steps local
+activities. ``chaos-long``: the plain script, but its first call (:data:`LONG_CALL`) sleeps :data:`LONG_SLEEP` s,
+long enough to be killed many times. ``chaos-long-local``: the same with the long call :data:`LONG_LOCAL_CALL`, a
+call of the local tool ``beta``."""
 LONG_CALL = "call_0_0"
 LONG_LOCAL_CALL = "call_0_1"
 LONG_CALLS = {"chaos-long": LONG_CALL, "chaos-long-local": LONG_LOCAL_CALL}
@@ -54,6 +55,8 @@ LONG_SLEEP = 1.5
 LOCAL_TOOLS = ("beta",)
 """Tools that declare themselves short (``ActivityOptions(local=True)``): they run as local activities, so every
 scenario has local activities in the mix (``alpha`` stays an activity)."""
+LOCAL_MODEL_STEPS = ("chaos-suspend",)
+"""Agents whose model steps are local activities too."""
 
 
 def step_text(step: int) -> str:
@@ -187,6 +190,7 @@ def build_app(store: str = "sqlite:///.tempo-agents/chaos.db", task_queue: str =
             model=LoggedScriptedModel(_script(agent_id), delta_delay=DELTA_DELAY),
             tools={**tools, "approve": approval} if agent_id == "chaos-suspend" else tools,
             default_options={"max_steps": MAX_STEPS},
+            model_step_activity=_SHORT if agent_id in LOCAL_MODEL_STEPS else None,
         )
         for agent_id in AGENT_IDS
     ]
