@@ -61,12 +61,16 @@ from tempo_agents.worker.dev_server import free_port
 
 PROMPT = "What is the weather in Oslo?"
 EAGER_ACTIVITIES = ("--dynamic-config-value", "system.enableActivityEagerExecution=true")
+SQLITE_WAL = ("--sqlite-pragma", "journal_mode=wal", "--sqlite-pragma", "synchronous=normal")
 CONFIGS: dict[str, tuple[dict[str, str], tuple[str, ...]]] = {
     "activities": ({}, ()),
     "local-tools": ({"BENCH_LOCAL_TOOLS": "1"}, ()),
     "local-all": ({"BENCH_LOCAL_TOOLS": "1", "BENCH_LOCAL_MODEL": "1"}, ()),
     "activities-eager": ({}, EAGER_ACTIVITIES),
     "local-tools-eager": ({"BENCH_LOCAL_TOOLS": "1"}, EAGER_ACTIVITIES),
+    "activities-wal": ({}, SQLITE_WAL),
+    "activities-wal-full": ({}, ("--sqlite-pragma", "journal_mode=wal")),
+    "local-all-wal": ({"BENCH_LOCAL_TOOLS": "1", "BENCH_LOCAL_MODEL": "1"}, SQLITE_WAL),
 }
 """Name: (environment of tempo-agents' process, extra dev server arguments)."""
 SHAPES = {"two-step": [1, 1, 1], "ten-step": [1, 1] * 9 + [1], "three-parallel": [1, 3] * 3 + [1]}
