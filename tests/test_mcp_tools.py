@@ -60,7 +60,7 @@ def http_server() -> Iterator[HttpServer]:
 async def test_stdio_tools_are_listed_with_their_schemas_and_their_results_reach_the_model(
     make_app: AppFactory,
 ) -> None:
-    tools = await list_mcp_tools(STDIO_COMMAND)
+    tools = mcp_tools(STDIO_COMMAND)  # as an App module does at import; inside a running loop it lists from a thread
     assert list(tools) == INVENTORY_TOOLS  # prefixed with the server's name; "find.item" sanitised
     model = ScriptedModel(
         [
