@@ -1,4 +1,4 @@
-"""What an MCP tool call costs: one connection per call (what ``mcp_tools`` does) next to one kept session.
+"""What an MCP tool call costs over the session a worker keeps, over a connection of its own, and bare.
 
     python bench/mcp_calls.py [--calls 30]
 
@@ -6,13 +6,14 @@ Starts the tests' MCP server (tests/mcp_servers/inventory.py, written with the m
 127.0.0.1, and over stdio as a command. For each transport:
 
 - listing: how long ``list_mcp_tools`` takes (connect, handshake, ``tools/list``, close): once per App build;
-- tool call: ``--calls`` calls of ``inventory_stock`` through the tool's ``execute`` (validation, its own
-  connection, the call, close), p50 and p95: what a tool-call activity adds to a call on top of its own cost;
-- kept session (baseline): the same calls over one open ``mcp.Client`` session.
+- call, kept session: ``--calls`` calls of ``inventory_stock`` through the tool's ``execute`` (input validation,
+  the session ``mcp_tools`` keeps, the call), p50 and p95: what a tool-call activity adds to the tool's own time;
+- call, own connection: the same with ``keep_session=False`` (connect, call, close: a process per call for stdio);
+- bare SDK session (baseline): the same calls over one open ``mcp.Client`` session, no tempo-agents.
 
 The last lines are quotable, one per transport::
 
-    mcp: http call p50=..ms (kept session ..ms), stdio call p50=..ms (kept session ..ms)
+    mcp: http call p50=..ms kept session, ..ms own connection, ..ms bare SDK
 """
 
 from __future__ import annotations
@@ -52,20 +53,23 @@ async def timed(calls: int, call: Callable[[], Awaitable[object]]) -> list[float
     return times
 
 
-async def measure(label: str, source: str | list[str], calls: int) -> tuple[float, float]:
+async def measure(label: str, source: str | list[str], calls: int) -> tuple[float, float, float]:
     start = time.perf_counter()
-    tools = await list_mcp_tools(source)
+    kept_tools = await list_mcp_tools(source)
     listing = (time.perf_counter() - start) * 1000
-    stock = tools["inventory_stock"]
-    per_call = await timed(calls, lambda: stock.execute({"item": "apples"}))
+    own_tools = await list_mcp_tools(source, keep_session=False)
+    kept_stock, own_stock = kept_tools["inventory_stock"], own_tools["inventory_stock"]
+    kept = await timed(calls, lambda: kept_stock.execute({"item": "apples"}))
+    own = await timed(calls, lambda: own_stock.execute({"item": "apples"}))
     target = source if isinstance(source, str) else StdioServerParameters(command=source[0], args=source[1:])
     async with Client(target, cache=None) as session:
-        kept = await timed(calls, lambda: session.call_tool("stock", {"item": "apples"}))
-    p50, p95 = median(per_call), quantile(per_call, 0.95)
-    kept_p50 = median(kept)
-    call = f"call p50 {p50:7.1f} ms  p95 {p95:7.1f} ms"
-    out(f"{label:6} listing {listing:7.1f} ms   {call}   kept session p50 {kept_p50:6.1f} ms")
-    return median(per_call), median(kept)
+        bare = await timed(calls, lambda: session.call_tool("stock", {"item": "apples"}))
+    out(
+        f"{label:6} listing {listing:7.1f} ms | call, kept session: p50 {median(kept):6.1f} ms p95 "
+        f"{quantile(kept, 0.95):6.1f} ms | own connection: p50 {median(own):7.1f} ms p95 {quantile(own, 0.95):7.1f} ms"
+        f" | bare SDK session: p50 {median(bare):5.1f} ms"
+    )
+    return median(kept), median(own), median(bare)
 
 
 async def bench(calls: int) -> int:
@@ -84,10 +88,8 @@ async def bench(calls: int) -> int:
         server.kill()
         server.wait()
     out(f"load average at end: {os.getloadavg()[0]:.2f}")
-    out(
-        f"mcp: http call p50={http[0]:.1f}ms (kept session {http[1]:.1f}ms), "
-        f"stdio call p50={stdio[0]:.1f}ms (kept session {stdio[1]:.1f}ms)"
-    )
+    for label, (kept, own, bare) in (("http", http), ("stdio", stdio)):
+        out(f"mcp: {label} call p50={kept:.1f}ms kept session, {own:.1f}ms own connection, {bare:.1f}ms bare SDK")
     return 0
 
 

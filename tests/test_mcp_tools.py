@@ -4,6 +4,8 @@ the test over stdio and over streamable HTTP on 127.0.0.1, called by agent runs 
 from __future__ import annotations
 
 import asyncio
+import os
+import signal
 import socket
 import subprocess
 import sys
@@ -13,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from tempo_agents import Agent, ScriptedModel, ScriptedResponse, ScriptedToolCall
+from tempo_agents import Agent, GenerateResult, ScriptedModel, ScriptedResponse, ScriptedToolCall
 from tempo_agents.journal.chunks import ToolErrorChunk, ToolResultChunk
 from tempo_agents.mcp import McpServerUnavailableError, list_mcp_tools, mcp_tools
 from tempo_agents.worker.dev_server import free_port
@@ -21,7 +23,7 @@ from tests.conftest import AppFactory, running_worker
 
 SERVER_FILE = Path(__file__).parent / "mcp_servers" / "inventory.py"
 STDIO_COMMAND = [sys.executable, str(SERVER_FILE)]
-INVENTORY_TOOLS = ["inventory_stock", "inventory_shout", "inventory_fail", "inventory_find_item"]
+INVENTORY_TOOLS = ["inventory_stock", "inventory_shout", "inventory_fail", "inventory_find_item", "inventory_pid"]
 
 
 class HttpServer:
@@ -97,7 +99,7 @@ async def test_stdio_tools_are_listed_with_their_schemas_and_their_results_reach
 
 async def test_http_tools_run_and_an_mcp_error_is_a_tool_error(make_app: AppFactory, http_server: HttpServer) -> None:
     tools = await asyncio.to_thread(mcp_tools, http_server.url, prefix="stock room")
-    assert list(tools) == ["stock_room_stock", "stock_room_shout", "stock_room_fail", "stock_room_find_item"]
+    assert list(tools) == [name.replace("inventory_", "stock_room_") for name in INVENTORY_TOOLS]
     model = ScriptedModel(
         [
             ScriptedResponse(
@@ -148,3 +150,40 @@ async def test_a_server_that_is_down_gives_a_clear_error(make_app: AppFactory, h
     assert listing.value.message == unavailable
     with pytest.raises(McpServerUnavailableError, match=r"^MCP server /no/such/server is unavailable: FileNotFound"):
         await list_mcp_tools(["/no/such/server"])
+
+
+def pids(result: GenerateResult) -> list[int]:
+    """The process ids that answered the run's ``inventory_pid`` calls."""
+    return [c.payload.result["result"] for c in result.chunks if isinstance(c, ToolResultChunk)]
+
+
+def pid_calls(*steps: int) -> ScriptedModel:
+    """A model whose steps call ``inventory_pid`` so many times each (in parallel), then answer."""
+    responses = [ScriptedResponse(tool_calls=[ScriptedToolCall("inventory_pid", {})] * count) for count in steps]
+    return ScriptedModel([*responses, ScriptedResponse(text="done")])
+
+
+async def test_a_worker_keeps_one_session_and_opens_a_new_one_when_the_server_died(make_app: AppFactory) -> None:
+    tools = await list_mcp_tools(STDIO_COMMAND)
+    first_model, second_model = pid_calls(3, 1), pid_calls(1)
+    app = make_app(
+        [Agent(id="first", model=first_model, tools=tools), Agent(id="second", model=second_model, tools=tools)]
+    )
+    async with running_worker(app):
+        first = await app.agent("first").generate("which process answers?")
+        (server_pid,) = set(pids(first))  # four calls in two steps, one server process
+        os.kill(server_pid, signal.SIGKILL)
+        second = await app.agent("second").generate("and now?")
+    assert len(pids(first)) == 4
+    (new_pid,) = pids(second)  # the dead session was noticed and the call sent on a new one
+    assert new_pid != server_pid
+    assert not [c for c in second.chunks if isinstance(c, ToolErrorChunk)]
+
+
+async def test_without_a_kept_session_every_call_connects_on_its_own(make_app: AppFactory) -> None:
+    tools = await list_mcp_tools(STDIO_COMMAND, keep_session=False)
+    app = make_app([Agent(id="each", model=pid_calls(2), tools=tools)])
+    async with running_worker(app):
+        result = await app.agent("each").generate("which processes answer?")
+    answered = pids(result)
+    assert len(answered) == len(set(answered)) == 2

@@ -7,7 +7,8 @@ import shlex
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
 
-from mcp import Client, StdioServerParameters
+from mcp import Client, MCPError, StdioServerParameters
+from mcp_types import CONNECTION_CLOSED
 
 from tempo_agents.errors import TempoAgentsError
 
@@ -57,7 +58,7 @@ class McpServer:
         try:
             entered = await client.__aenter__()
         except Exception as error:
-            raise McpServerUnavailableError(f"MCP server {self.label} is unavailable: {_reason(error)}") from None
+            raise McpServerUnavailableError(f"MCP server {self.label} is unavailable: {reason(error)}") from None
         try:
             yield entered
         finally:
@@ -65,9 +66,14 @@ class McpServer:
                 await client.__aexit__(None, None, None)
 
 
-def _reason(error: BaseException) -> str:
+def reason(error: BaseException) -> str:
     """The innermost readable reason of a connection failure (anyio wraps them in exception groups)."""
     while isinstance(error, BaseExceptionGroup) and error.exceptions:
         error = error.exceptions[0]
     text = " ".join(str(error).split())
     return f"{type(error).__name__}: {text}" if text else type(error).__name__
+
+
+def connection_lost(error: BaseException) -> bool:
+    """Whether a failed request failed for want of a connection (anything but an error the server sent)."""
+    return not isinstance(error, MCPError) or error.code == CONNECTION_CLOSED

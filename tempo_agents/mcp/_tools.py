@@ -2,8 +2,8 @@
 
 The server is asked for its tools once, when :func:`mcp_tools` is called (the worker does it when it imports the
 App, and so does a client that builds the same App). Each call of one of these tools is an ordinary tool-call
-activity that opens a connection of its own, calls the tool and closes it: no connection outlives a call, so a
-restarted server or worker needs nothing special.
+activity; it reaches the server over the session its worker keeps (``_session.py``), or over a connection of its
+own. Nothing of the connection is in workflow state, so a restarted server or worker needs nothing special.
 """
 
 from __future__ import annotations
@@ -18,11 +18,20 @@ from mcp import MCPError
 from tempo_agents.activity_options import ActivityOptions
 from tempo_agents.agent.naming import sanitize_tool_name, sanitize_tool_names
 from tempo_agents.errors import ConfigurationError
-from tempo_agents.mcp._server import McpServer, McpServerSource, McpServerUnavailableError, McpToolError
+from tempo_agents.mcp._server import (
+    McpServer,
+    McpServerSource,
+    McpServerUnavailableError,
+    McpToolError,
+    connection_lost,
+    reason,
+)
+from tempo_agents.mcp._session import KeptSession
 from tempo_agents.tools.context import ToolContext
 from tempo_agents.tools.tool import Tool, create_tool
 
 DEFAULT_TIMEOUT_SECONDS = 60.0
+DEFAULT_IDLE_SECONDS = 300.0
 
 
 def mcp_tools(
@@ -31,6 +40,8 @@ def mcp_tools(
     prefix: str | None = None,
     timeout_seconds: float = DEFAULT_TIMEOUT_SECONDS,
     activity: ActivityOptions | None = None,
+    keep_session: bool = True,
+    idle_seconds: float = DEFAULT_IDLE_SECONDS,
 ) -> dict[str, Tool]:
     """The tools of an MCP server, keyed by their model-visible names, ready for ``Agent(tools=...)``.
 
@@ -42,10 +53,21 @@ def mcp_tools(
     cannot be reached during a call, is a tool error the model sees. ``timeout_seconds`` bounds each request to
     the server; ``activity`` sets the calls' activity options.
 
+    Calls on one worker share a session they keep open (``keep_session``; it closes after ``idle_seconds`` without
+    a call and is reopened when it broke, a call that found it stale being sent once more on a new one). With
+    ``keep_session=False`` every call opens a connection of its own and closes it (a process per call for stdio).
+
     The server is listed now, so this blocks while it answers (inside a running event loop it lists from a
     helper thread); a server that cannot be reached raises :class:`McpServerUnavailableError`.
     """
-    coroutine = list_mcp_tools(server, prefix=prefix, timeout_seconds=timeout_seconds, activity=activity)
+    coroutine = list_mcp_tools(
+        server,
+        prefix=prefix,
+        timeout_seconds=timeout_seconds,
+        activity=activity,
+        keep_session=keep_session,
+        idle_seconds=idle_seconds,
+    )
     try:
         asyncio.get_running_loop()
     except RuntimeError:
@@ -60,6 +82,8 @@ async def list_mcp_tools(
     prefix: str | None = None,
     timeout_seconds: float = DEFAULT_TIMEOUT_SECONDS,
     activity: ActivityOptions | None = None,
+    keep_session: bool = True,
+    idle_seconds: float = DEFAULT_IDLE_SECONDS,
 ) -> dict[str, Tool]:
     """:func:`mcp_tools` for async code: the same tools, listed without blocking the event loop."""
     where = McpServer.of(server)
@@ -79,37 +103,50 @@ async def list_mcp_tools(
     name_prefix = prefix if prefix is not None else server_name
     if not name_prefix:
         raise ConfigurationError(f"MCP server {where.label} has no name: pass mcp_tools(..., prefix=...)")
+    session = KeptSession(where, timeout_seconds=timeout_seconds, idle_seconds=idle_seconds) if keep_session else None
+    caller = _Caller(where, timeout_seconds, session)
     tools = {
-        f"{name_prefix}_{listed_tool.name}": _tool(where, listed_tool, name_prefix, timeout_seconds, activity)
-        for listed_tool in listed
+        f"{name_prefix}_{listed_tool.name}": _tool(caller, listed_tool, name_prefix, activity) for listed_tool in listed
     }
     return sanitize_tool_names(tools)
 
 
-def _tool(
-    where: McpServer,
-    listed: mcp_types.Tool,
-    prefix: str,
-    timeout_seconds: float,
-    activity: ActivityOptions | None,
-) -> Tool:
-    remote_name = listed.name
+class _Caller:
+    """How the tools of one :func:`mcp_tools` call reach their server: a kept session, or a connection per call."""
 
-    async def call(arguments: dict[str, Any], context: ToolContext) -> Any:
-        async with where.connect(timeout_seconds) as client:
-            try:
-                result = await client.call_tool(remote_name, dict(arguments))
-            except MCPError as error:
-                raise McpToolError(f"MCP tool {remote_name} failed: {error}") from None
-            except Exception as error:
-                raise McpServerUnavailableError(
-                    f"MCP server {where.label} failed during a call of {remote_name}: {error}"
-                ) from None
+    def __init__(self, where: McpServer, timeout_seconds: float, session: KeptSession | None) -> None:
+        self.where = where
+        self.timeout_seconds = timeout_seconds
+        self.session = session
+
+    async def call(self, name: str, arguments: dict[str, Any]) -> Any:
+        try:
+            if self.session is not None:
+                result = await self.session.call_tool(name, arguments)
+            else:
+                async with self.where.connect(self.timeout_seconds) as client:
+                    try:
+                        result = await client.call_tool(name, arguments)
+                    except Exception as error:
+                        if not connection_lost(error):
+                            raise
+                        raise McpServerUnavailableError(
+                            f"MCP server {self.where.label} failed during a call of {name}: {reason(error)}"
+                        ) from None
+        except MCPError as error:
+            raise McpToolError(f"MCP tool {name} failed: {error}") from None
         if result.is_error:
-            raise McpToolError(_text(result.content) or f"MCP tool {remote_name} failed")
+            raise McpToolError(_text(result.content) or f"MCP tool {name} failed")
         if result.structured_content is not None:
             return result.structured_content
         return _output(result.content)
+
+
+def _tool(caller: _Caller, listed: mcp_types.Tool, prefix: str, activity: ActivityOptions | None) -> Tool:
+    remote_name = listed.name
+
+    async def call(arguments: dict[str, Any], context: ToolContext) -> Any:
+        return await caller.call(remote_name, dict(arguments))
 
     return create_tool(
         id=sanitize_tool_name(f"{prefix}_{remote_name}"),

@@ -1,11 +1,12 @@
 """A small MCP server for the tests: ``python -m tests.mcp_servers.inventory stdio`` or ``... http PORT``.
 
-Its tools: ``stock`` (an item's count, structured output), ``shout`` (text), ``fail`` (an MCP tool error), and
-``find.item`` (a name the client has to sanitise).
+Its tools: ``stock`` (an item's count, structured output), ``shout`` (text), ``fail`` (an MCP tool error),
+``find.item`` (a name the client has to sanitise) and ``pid`` (which process answers).
 """
 
 from __future__ import annotations
 
+import os
 import sys
 
 from mcp.server.mcpserver import MCPServer
@@ -34,6 +35,11 @@ def fail(reason: str) -> str:
 @server.tool(name="find.item", description="Finds an item by name")
 def find_item(name: str) -> str:
     return f"{name} is in aisle 3"
+
+
+@server.tool(description="The server's process id")
+def pid() -> int:
+    return os.getpid()
 
 
 if __name__ == "__main__":
