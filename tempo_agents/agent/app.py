@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import os
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from temporalio.client import Client, WorkflowExecutionStatus, WorkflowQueryFailedError
@@ -24,6 +25,7 @@ from tempo_agents.agent.suspended_runs import SuspendedRun, SuspendedRuns, Suspe
 from tempo_agents.agent.visibility import runs_query
 from tempo_agents.errors import ConfigurationError, RunNotFoundError
 from tempo_agents.models.messages import MessageInput, normalize_messages
+from tempo_agents.models.model import Model
 from tempo_agents.store.base import Store
 from tempo_agents.tools.tool import Tool
 from tempo_agents.worker.plugin import TempoAgentsPlugin
@@ -68,6 +70,23 @@ class App:
         self._client: Client | None = None
         if client is not None:
             self.use_client(client)
+
+    @classmethod
+    def from_directory(
+        cls,
+        path: str | os.PathLike[str],
+        *,
+        default_model: Model | str | None = None,
+        on_warn: Callable[[str], None] | None = None,
+        **options: Any,
+    ) -> App:
+        """An App of the file-based agents under ``path/agents/`` (``config.py``, ``instructions.md``, ``tools/``,
+        ``subagents/``); ``options`` are the other arguments of ``App(...)``. Warnings go to ``on_warn``, else to
+        the ``tempo_agents.file_agents`` logger. Files are read once: a change needs a restart of the worker."""
+        from tempo_agents.file_agents import load_agents
+
+        agents = load_agents(path, default_model=default_model, on_warn=on_warn)
+        return cls(agents=[*agents, *options.pop("agents", ())], **options)
 
     # Registry lookups -----------------------------------------------------------------------
 

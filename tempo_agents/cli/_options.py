@@ -40,9 +40,10 @@ def add_app_options(command: argparse.ArgumentParser, *, required: bool) -> None
         "--app",
         required=required and default is None,
         default=default,
-        metavar="MODULE:ATTR",
+        metavar="MODULE:ATTR|DIR/",
         help=(
-            f"the App to serve, e.g. myproject.agents:app (importable from the current directory; default ${APP_ENV})"
+            "the App to serve, e.g. myproject.agents:app (importable from the current directory), or an app "
+            f"directory of file-based agents, e.g. examples/fs_app/ (default ${APP_ENV})"
         ),
     )
     command.add_argument("--store", metavar="URL", help="override the App's store, e.g. sqlite:///runs.db")
