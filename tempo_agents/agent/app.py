@@ -62,7 +62,7 @@ class App:
         self.registry = Registry(
             agents=agents, tools=tools, hooks=hooks, approval_policies=approval_policies, store=store
         )
-        for agent in agents:
+        for agent in self.registry.agents:
             agent._bind(self)
         self.task_queue = task_queue
         self._client: Client | None = None
