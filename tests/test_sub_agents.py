@@ -120,3 +120,123 @@ async def test_a_failing_sub_agent_is_a_tool_error_with_the_reference_text(make_
         errors = [c for c in result.chunks if isinstance(c, ToolErrorChunk)]
         assert [e.payload.error for e in errors] == ["[Agent:Boss] - Failed agent tool execution for helper"]
         assert result.text == "Handled."
+
+
+def confirm_tool(seen: list[Any]) -> Any:
+    async def execute(data: dict[str, Any], ctx: ToolContext) -> Any:
+        if ctx.resume_data is None:
+            assert ctx.suspend is not None
+            return await ctx.suspend({"question": f"pay {data['amount']}?"})
+        seen.append(ctx.resume_data)
+        return {"paid": data["amount"] if ctx.resume_data["ok"] else 0}
+
+    return create_tool(
+        id="confirm",
+        description="Pays after a person confirms",
+        input_schema={"type": "object", "properties": {"amount": {"type": "number"}}, "required": ["amount"]},
+        resume_schema={"type": "object", "properties": {"ok": {"type": "boolean"}}, "required": ["ok"]},
+        execute=execute,
+    )
+
+
+def clerk_agent(seen: list[Any]) -> Agent:
+    return Agent(
+        id="clerk",
+        description="Pays invoices",
+        model=ScriptedModel(
+            [
+                ScriptedResponse(tool_calls=[ScriptedToolCall("confirm", {"amount": 12}, id="pay")]),
+                ScriptedResponse(text="Paid 12."),
+            ]
+        ),
+        tools={"confirm": confirm_tool(seen)},
+    )
+
+
+async def test_a_suspension_two_levels_down_is_answered_through_the_top_run(make_app: AppFactory) -> None:
+    seen: list[Any] = []
+    clerk = clerk_agent(seen)
+    manager = Agent(
+        id="manager",
+        description="Delegates payments",
+        model=ScriptedModel(
+            [
+                ScriptedResponse(tool_calls=[ScriptedToolCall("agent-clerk", {"prompt": "pay it"}, id="c1")]),
+                ScriptedResponse(text="The clerk paid."),
+            ]
+        ),
+        agents={"clerk": clerk},
+    )
+    calls: list[str] = []
+    lead = Agent(
+        id="lead2",
+        model=ScriptedModel(
+            [
+                ScriptedResponse(
+                    tool_calls=[
+                        ScriptedToolCall("agent-manager", {"prompt": "get it paid"}, id="m1"),
+                        ScriptedToolCall("agent-researcher", {"prompt": "look"}, id="r1"),
+                    ]
+                ),
+                ScriptedResponse(text="Finished."),
+            ]
+        ),
+        agents={"manager": manager, "researcher": worker_agent("researcher2", "Looked.", calls)},
+    )
+    app = make_app([lead])
+    async with running_worker(app):
+        first = await app.agent("lead2").generate("start")
+        assert first.finish_reason == "suspended"
+        assert first.suspend_payload is not None
+        assert first.suspend_payload["toolName"] == "agent-manager"
+        assert first.suspend_payload["suspendPayload"] == {"question": "pay 12?"}
+        pending = await app.pending(first.run_id)
+        assert [(p.tool_call_id, p.tool_name) for p in pending] == [("m1", "agent-manager")]
+        suspended_runs = await app.list_suspended_runs(agent_id="lead2")
+        assert [[c.tool_name for c in run.tool_calls] for run in suspended_runs.runs] == [["agent-manager"]]
+
+        resumed = await app.agent("lead2").resume_generate({"ok": True}, run_id=first.run_id)
+        assert seen == [{"ok": True}]
+        assert resumed.finish_reason == "stop"
+        assert resumed.text == "Finished."
+        results = {c.payload.tool_name: c.payload.result for c in resumed.chunks if isinstance(c, ToolResultChunk)}
+        assert results["agent-manager"]["text"] == "The clerk paid."
+        whole = await app.attach(first.run_id, follow="run").result()
+        all_results = [c.payload.tool_name for c in whole.chunks if isinstance(c, ToolResultChunk)]
+        assert sorted(all_results) == ["agent-manager", "agent-researcher"]  # each once across both segments
+        assert calls == ["researcher2"]
+
+
+async def test_an_approval_inside_a_sub_agent_is_asked_by_the_parent(make_app: AppFactory) -> None:
+    calls: list[str] = []
+    careful = Agent(
+        id="careful",
+        model=ScriptedModel(
+            [
+                ScriptedResponse(tool_calls=[ScriptedToolCall("lookup", {"q": "secret"}, id="l1")]),
+                ScriptedResponse(text="Checked."),
+            ]
+        ),
+        tools={"lookup": lookup_tool(calls)},
+        default_options={"require_tool_approval": True},
+    )
+    parent = Agent(
+        id="asker",
+        model=ScriptedModel(
+            [
+                ScriptedResponse(tool_calls=[ScriptedToolCall("agent-careful", {"prompt": "check"}, id="k1")]),
+                ScriptedResponse(text="Ok."),
+            ]
+        ),
+        agents={"careful": careful},
+    )
+    app = make_app([parent])
+    async with running_worker(app):
+        first = await app.agent("asker").generate("go")
+        assert first.finish_reason == "suspended"
+        pending = await app.pending(first.run_id)
+        assert [(p.tool_name, p.requires_approval) for p in pending] == [("agent-careful", True)]
+        assert calls == []
+        after = await (await app.agent("asker").approve_tool_call(run_id=first.run_id)).result()
+        assert calls == ["secret"]
+        assert after.text == "Ok."
