@@ -106,7 +106,7 @@ class ChildCalls:
         if child.start.kind == "agent":
             await external.signal("resume", _child_request(resolution, child.waiting_on))
         else:
-            await external.signal(CHILD_RESUME_SIGNAL, ChildResume(data=_resume_data(resolution)))
+            await external.signal(CHILD_RESUME_SIGNAL, ChildResume(data=_resume_data(resolution)).to_wire())
         return await self._follow(call_input, child)
 
     async def _follow(self, call_input: ToolCallInput, child: _Child) -> ToolCallResult:
