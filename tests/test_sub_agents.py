@@ -4,7 +4,17 @@ from __future__ import annotations
 
 from typing import Any
 
-from tempo_agents import Agent, ScriptedModel, ScriptedResponse, ScriptedToolCall, ToolContext, create_tool
+from tempo_agents import (
+    Agent,
+    DelegationComplete,
+    DelegationHooks,
+    DelegationStart,
+    ScriptedModel,
+    ScriptedResponse,
+    ScriptedToolCall,
+    ToolContext,
+    create_tool,
+)
 from tempo_agents.journal.chunks import DataChunk, ToolErrorChunk, ToolOutputChunk, ToolResultChunk
 from tests.conftest import AppFactory, closed_history, running_worker
 
@@ -240,3 +250,95 @@ async def test_an_approval_inside_a_sub_agent_is_asked_by_the_parent(make_app: A
         after = await (await app.agent("asker").approve_tool_call(run_id=first.run_id)).result()
         assert calls == ["secret"]
         assert after.text == "Ok."
+
+
+def echo_agent(agent_id: str, answer: str, **kwargs: Any) -> tuple[Agent, ScriptedModel]:
+    model = ScriptedModel([ScriptedResponse(text=answer)])
+    return Agent(id=agent_id, instructions="You echo.", model=model, **kwargs), model
+
+
+async def test_delegation_hooks_reject_or_see_the_result(make_app: AppFactory) -> None:
+    starts: list[DelegationStart] = []
+    completions: list[DelegationComplete] = []
+
+    def on_start(start: DelegationStart) -> Any:
+        starts.append(start)
+        if start.prompt == "forbidden":
+            return {"proceed": False, "reason": "not allowed today"}
+        if start.prompt == "quietly forbidden":
+            return {"proceed": False}
+        return None
+
+    def on_complete(done: DelegationComplete) -> Any:
+        completions.append(done)
+        return {"feedback": "Checked by the lead."}
+
+    helper, helper_model = echo_agent("echo", "Echoed.")
+    parent_model = ScriptedModel(
+        [
+            ScriptedResponse(
+                tool_calls=[
+                    ScriptedToolCall("agent-echo", {"prompt": "forbidden"}, id="a"),
+                    ScriptedToolCall("agent-echo", {"prompt": "quietly forbidden"}, id="b"),
+                    ScriptedToolCall("agent-echo", {"prompt": "fine"}, id="c"),
+                ]
+            ),
+            ScriptedResponse(text="Over."),
+        ]
+    )
+    parent = Agent(
+        id="gate",
+        model=parent_model,
+        agents={"echo": helper},
+        delegation=DelegationHooks(on_delegation_start=on_start, on_delegation_complete=on_complete),
+    )
+    app = make_app([parent])
+    async with running_worker(app):
+        result = await app.agent("gate").generate("go")
+        results = {c.payload.tool_call_id: c.payload.result for c in result.chunks if isinstance(c, ToolResultChunk)}
+        assert results["a"] == "[Delegation Rejected] not allowed today"
+        assert results["b"] == "[Delegation Rejected] Delegation rejected by onDelegationStart hook"
+        assert results["c"]["text"] == "Echoed."
+        assert len(helper_model.requests) == 1  # only the accepted call ran the sub-agent
+        assert sorted(s.prompt for s in starts) == ["fine", "forbidden", "quietly forbidden"]
+        assert [(c.agent_key, c.result["text"] if c.result else None) for c in completions] == [("echo", "Echoed.")]
+        seen = {
+            part.tool_call_id: part.result
+            for message in parent_model.requests[1].messages
+            for part in message.tool_results
+        }
+        assert seen["c"] == "Echoed.\n\nChecked by the lead."
+
+
+async def test_instructions_are_appended_max_steps_capped_and_memory_threads_derived(make_app: AppFactory) -> None:
+    helper, helper_model = echo_agent("notes", "Noted.", default_options={"max_steps": 4})
+    parent = Agent(
+        id="memo",
+        model=ScriptedModel(
+            [
+                ScriptedResponse(
+                    tool_calls=[
+                        ScriptedToolCall(
+                            "agent-notes", {"prompt": "note this", "instructions": "Be brief.", "maxSteps": 9}, id="n1"
+                        )
+                    ]
+                ),
+                ScriptedResponse(text="Saved."),
+            ]
+        ),
+        agents={"notes": helper},
+    )
+    app = make_app([parent])
+    async with running_worker(app):
+        result = await app.agent("memo").generate("go", memory={"thread": "t1", "resource": "u1"})
+        output = next(c.payload.result for c in result.chunks if isinstance(c, ToolResultChunk))
+        child_id = f"{result.run_id}-n1"
+        assert output["subAgentThreadId"] == f"t1-{child_id}"
+        assert output["subAgentResourceId"] == "u1-notes"
+        system = helper_model.requests[0].messages[0]
+        assert system.role == "system" and system.text == "You echo.\n\nBe brief."
+        child_input = await app.client.get_workflow_handle(child_id).fetch_history()
+        started = child_input.events[0].workflow_execution_started_event_attributes
+        assert b'"maxSteps":4' in started.input.payloads[0].data
+        thread = await app.store.get_thread_messages(f"t1-{child_id}", "u1-notes")
+        assert [m["role"] for m in thread][:2] == ["user", "assistant"]
