@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
+
+import pytest
+from temporalio.client import WorkflowExecutionStatus, WorkflowFailureError
 
 from tempo_agents import (
     Agent,
@@ -342,3 +346,51 @@ async def test_instructions_are_appended_max_steps_capped_and_memory_threads_der
         assert b'"maxSteps":4' in started.input.payloads[0].data
         thread = await app.store.get_thread_messages(f"t1-{child_id}", "u1-notes")
         assert [m["role"] for m in thread][:2] == ["user", "assistant"]
+
+
+async def test_cancelling_the_parent_cancels_the_running_child(make_app: AppFactory) -> None:
+    started = asyncio.Event()
+    cancelled: list[bool] = []
+
+    async def slow(data: dict[str, Any], ctx: ToolContext) -> str:
+        started.set()
+        try:
+            await asyncio.sleep(60)
+        except asyncio.CancelledError:
+            cancelled.append(ctx.cancelled.is_set())
+            raise
+        return "never"
+
+    sleeper = Agent(
+        id="sleeper",
+        model=ScriptedModel(
+            [ScriptedResponse(tool_calls=[ScriptedToolCall("slow", {}, id="s")]), ScriptedResponse(text="x")]
+        ),
+        tools={"slow": create_tool(id="slow", description="Sleeps", execute=slow)},
+    )
+    parent = Agent(
+        id="canceller",
+        model=ScriptedModel(
+            [
+                ScriptedResponse(tool_calls=[ScriptedToolCall("agent-sleeper", {"prompt": "sleep"}, id="z")]),
+                ScriptedResponse(text="y"),
+            ]
+        ),
+        agents={"sleeper": sleeper},
+    )
+    app = make_app([parent])
+    async with running_worker(app):
+        stream = await app.agent("canceller").stream("go")
+        await asyncio.wait_for(started.wait(), 30)
+        await app.cancel_run(stream.run_id)
+        result = await asyncio.wait_for(stream.result(), 30)
+        assert result.finish_reason == "aborted"
+        child = app.client.get_workflow_handle(f"{stream.run_id}-z")
+        with pytest.raises(WorkflowFailureError):
+            await asyncio.wait_for(child.result(), 30)
+        assert (await child.describe()).status == WorkflowExecutionStatus.CANCELED
+        parent_status = (await app.client.get_workflow_handle(stream.run_id).describe()).status
+        assert parent_status == WorkflowExecutionStatus.CANCELED
+        child_result = await app.attach(child.id).result()
+        assert child_result.finish_reason == "aborted"
+    assert cancelled == [True]
