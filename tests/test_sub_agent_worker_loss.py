@@ -129,7 +129,7 @@ async def test_killing_every_worker_while_the_child_runs(tmp_path: Path, tempora
     child_journal = await client_app.store.read_chunks(child_id, 0, limit=10_000)
     relayed = [c for c in result.chunks if isinstance(c, ToolOutputChunk) and c.payload.tool_call_id == "a1"]
     # every chunk of the child's journal reached the parent once, in order, whatever the retries
-    assert [c.payload.output for c in relayed] == [entry.chunk for entry in child_journal]
+    assert [c.payload.output for c in relayed] == [{**entry.chunk, "offset": entry.offset} for entry in child_journal]
     parent_history = await client_app.client.get_workflow_handle(result.run_id).fetch_history()
     child_history = await client_app.client.get_workflow_handle(child_id).fetch_history()
     print(f"parent {len(parent_history.events)} events, child {len(child_history.events)} events")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import collections
 from typing import Any
 
 import pytest
@@ -20,6 +21,7 @@ from tempo_agents import (
     create_tool,
 )
 from tempo_agents.journal.chunks import DataChunk, ToolErrorChunk, ToolOutputChunk, ToolResultChunk
+from tempo_agents.models.model import ModelRequest
 from tests.conftest import AppFactory, closed_history, running_worker
 
 
@@ -394,3 +396,36 @@ async def test_cancelling_the_parent_cancels_the_running_child(make_app: AppFact
         child_result = await app.attach(child.id).result()
         assert child_result.finish_reason == "aborted"
     assert cancelled == [True]
+
+
+async def test_a_retried_step_inside_the_child_is_dropped_from_the_parents_nested_view(make_app: AppFactory) -> None:
+    attempts: collections.Counter[int] = collections.Counter()
+
+    class FlakyModel(ScriptedModel):
+        async def stream(self, request: ModelRequest) -> Any:
+            attempts[request.step] += 1
+            async for event in super().stream(request):
+                yield event
+                if attempts[request.step] == 1 and getattr(event, "kind", "") == "text-delta":
+                    raise ConnectionError("provider dropped the connection")
+
+    flaky = Agent(id="flaky-child", model=FlakyModel([ScriptedResponse(text="Hello there friend")]))
+    parent = Agent(
+        id="patient",
+        model=ScriptedModel(
+            [
+                ScriptedResponse(tool_calls=[ScriptedToolCall("agent-flaky", {"prompt": "hi"}, id="f")]),
+                ScriptedResponse(text="Heard it."),
+            ]
+        ),
+        agents={"flaky": flaky},
+    )
+    app = make_app([parent])
+    async with running_worker(app):
+        result = await app.agent("patient").generate("go")
+    assert attempts[0] == 2
+    nested = [c.payload.output for c in result.chunks if isinstance(c, ToolOutputChunk)]
+    assert "step-reset" in [n["type"] for n in nested]
+    text = "".join(n["payload"]["text"] for n in nested if n["type"] == "text-delta")
+    assert text == "Hello there friend"  # the failed attempt's first word is gone, once
+    assert next(c for c in result.chunks if isinstance(c, ToolResultChunk)).payload.result["text"] == text

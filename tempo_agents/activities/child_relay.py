@@ -102,7 +102,7 @@ async def _copy_segment(run: _Call, store: Store, child_run_id: str, cursor: int
             entries = [e for e in entries if e.offset <= finish.offset]
         writes = [
             ChunkWrite(
-                run.journal.chunk("tool-output", {**run.base, "output": entry.chunk}, source="AGENT"),
+                run.journal.chunk("tool-output", {**run.base, "output": {**entry.chunk, "offset": entry.offset}}),
                 keys.child_chunk(run.input.step, call.tool_call_id, entry.offset),
             )
             for entry in entries
