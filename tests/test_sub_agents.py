@@ -429,3 +429,29 @@ async def test_a_retried_step_inside_the_child_is_dropped_from_the_parents_neste
     text = "".join(n["payload"]["text"] for n in nested if n["type"] == "text-delta")
     assert text == "Hello there friend"  # the failed attempt's first word is gone, once
     assert next(c for c in result.chunks if isinstance(c, ToolResultChunk)).payload.result["text"] == text
+
+
+async def test_a_child_answered_directly_is_recorded_when_the_parent_is_answered(make_app: AppFactory) -> None:
+    seen: list[Any] = []
+    lead = Agent(
+        id="lead3",
+        model=ScriptedModel(
+            [
+                ScriptedResponse(tool_calls=[ScriptedToolCall("agent-clerk", {"prompt": "pay"}, id="k")]),
+                ScriptedResponse(text="Done here."),
+            ]
+        ),
+        agents={"clerk": clerk_agent(seen)},
+    )
+    app = make_app([lead])
+    async with running_worker(app):
+        first = await app.agent("lead3").generate("go")
+        child_id = f"{first.run_id}-k"
+        assert [p.tool_name for p in await app.pending(child_id)] == ["confirm"]
+        await app.agent("clerk").resume_generate({"ok": True}, run_id=child_id)
+        await app.client.get_workflow_handle(child_id).result()
+        after = await app.agent("lead3").resume_generate({"ok": False}, run_id=first.run_id)
+        assert seen == [{"ok": True}]  # the child had its answer already; the late one is not sent anywhere
+        result = next(c for c in after.chunks if isinstance(c, ToolResultChunk))
+        assert result.payload.result["text"] == "Paid 12."
+        assert after.text == "Done here."

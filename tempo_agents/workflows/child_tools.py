@@ -17,7 +17,7 @@ from typing import Any
 
 from temporalio import workflow
 from temporalio.common import SearchAttributePair, TypedSearchAttributes
-from temporalio.exceptions import ActivityError, ApplicationError, CancelledError, ChildWorkflowError
+from temporalio.exceptions import ActivityError, ApplicationError, CancelledError, ChildWorkflowError, FailureError
 
 from tempo_agents.activity_options import ActivityOptions
 from tempo_agents.workflows import search_attributes
@@ -103,10 +103,13 @@ class ChildCalls:
         assert resolution is not None
         child_id = child.start.child_run_id
         external = workflow.get_external_workflow_handle(child_id)
-        if child.start.kind == "agent":
-            await external.signal("resume", _child_request(resolution, child.waiting_on))
-        else:
-            await external.signal(CHILD_RESUME_SIGNAL, ChildResume(data=_resume_data(resolution)).to_wire())
+        try:
+            if child.start.kind == "agent":
+                await external.signal("resume", _child_request(resolution, child.waiting_on))
+            else:
+                await external.signal(CHILD_RESUME_SIGNAL, ChildResume(data=_resume_data(resolution)).to_wire())
+        except FailureError:
+            pass  # the child closed on its own (its deadline passed, or it was answered directly): it says how
         return await self._follow(call_input, child)
 
     async def _follow(self, call_input: ToolCallInput, child: _Child) -> ToolCallResult:
