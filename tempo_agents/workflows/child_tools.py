@@ -125,10 +125,12 @@ class ChildCalls:
             else:
                 outcome = await self._watch_workflow(child)
                 result = await self._relay(call_input, child.start, 0, outcome)
-        except (ActivityError, CancelledError, asyncio.CancelledError) as error:
-            cancelled = not isinstance(error, ActivityError) or isinstance(error.cause, CancelledError)
-            if cancelled and child.handle is not None:
-                child.handle.cancel()  # the run is cancelled: so is its child
+        except (ActivityError, CancelledError, asyncio.CancelledError):
+            # The run is cancelled, or the relay's workers kept dying (the call ends with a tool error): the
+            # child is not waited for any more, so it stops too.
+            del self._children[call_id]
+            if child.handle is not None:
+                child.handle.cancel()
             raise
         if result.status != "suspended":
             del self._children[call_id]
