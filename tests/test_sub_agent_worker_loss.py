@@ -133,4 +133,4 @@ async def test_killing_every_worker_while_the_child_runs(tmp_path: Path, tempora
     parent_history = await client_app.client.get_workflow_handle(result.run_id).fetch_history()
     child_history = await client_app.client.get_workflow_handle(child_id).fetch_history()
     print(f"parent {len(parent_history.events)} events, child {len(child_history.events)} events")
-    assert len(parent_history.events) < 60
+    assert len(parent_history.events) < 100  # a handful of events per child segment, none per child step

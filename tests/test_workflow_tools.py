@@ -101,7 +101,7 @@ async def test_a_workflow_that_waits_suspends_the_call_until_resumed_through_the
         assert [(c.payload.tool_name, c.payload.suspend_payload) for c in suspended] == [
             ("workflow-refund", {"refund": 30})
         ]
-        pending = await app.pending(first.run_id)
+        pending = await app.pending(first.run_id, settle_seconds=60)
         assert [p.tool_name for p in pending] == ["workflow-refund"]
         resumed = await app.agent("refunder").resume_generate({"ok": True}, run_id=first.run_id)
         results = [c.payload.result for c in resumed.chunks if isinstance(c, ToolResultChunk)]

@@ -325,8 +325,9 @@ class App:
                 running: int = await handle.query("calls_running", result_type=int)
             except WorkflowQueryFailedError:  # a run started before the query existed
                 return pending
-            if not running:
-                return pending
+            if not running:  # the calls may have ended between the two queries: ask once more
+                settled: list[PendingCall] = await handle.query("pending", result_type=list[PendingCall])
+                return settled
             await asyncio.sleep(0.02)
 
     async def list_suspended_runs(
