@@ -132,3 +132,21 @@ async def test_a_workflow_known_by_name_runs_on_its_own_task_queue(make_app: App
         result = await app.agent("greeting").generate("greet bob")
         results = [c.payload.result for c in result.chunks if isinstance(c, ToolResultChunk)]
         assert results == [{"result": {"greeting": "hello bob"}, "runId": f"{result.run_id}-g"}]
+
+
+async def test_approval_applies_to_workflow_tools_like_any_other(make_app: AppFactory) -> None:
+    agent = Agent(
+        id="careful-finder",
+        model=calling(ScriptedToolCall("workflow-find_user", {"inputData": {"name": "grace"}}, id="f")),
+        workflows={"find_user": FindUserWorkflow},
+    )
+    app = make_app([agent])
+    async with running_worker(app):
+        first = await app.agent("careful-finder").generate("find", require_tool_approval=True)
+        assert first.finish_reason == "suspended"
+        assert [(p.tool_name, p.requires_approval) for p in await app.pending(first.run_id, settle_seconds=60)] == [
+            ("workflow-find_user", True)
+        ]
+        after = await app.agent("careful-finder").approve_tool_call_generate(run_id=first.run_id)
+        results = [c.payload.result for c in after.chunks if isinstance(c, ToolResultChunk)]
+        assert results == [{"result": {"id": 7, "name": "Grace"}, "runId": f"{first.run_id}-f"}]
