@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import io
 from typing import Any
 
 import pytest
@@ -21,6 +22,7 @@ from tempo_agents import (
     ToolContext,
     create_tool,
 )
+from tempo_agents.cli.printing import ChunkPrinter
 from tempo_agents.journal.chunks import DataChunk, ToolErrorChunk, ToolOutputChunk, ToolResultChunk
 from tempo_agents.models.model import ModelRequest
 from tests.conftest import AppFactory, closed_history, running_worker
@@ -516,3 +518,29 @@ async def test_the_parents_history_does_not_grow_with_the_childs_steps(make_app:
     print(f"without workflow-task events: one child step {work['short-parent']}, eight {work['long-parent']}")
     assert work["long-parent"][1] > work["short-parent"][1] + 30  # the child's history grows with its steps
     assert work["long-parent"][0] == work["short-parent"][0]  # the parent's does not
+
+
+async def test_the_cli_prints_a_sub_agents_text_as_one_line_under_its_call(make_app: AppFactory) -> None:
+    parent = Agent(
+        id="printed",
+        model=ScriptedModel(
+            [
+                ScriptedResponse(tool_calls=[ScriptedToolCall("agent-researcher", {"prompt": "look"}, id="p1")]),
+                ScriptedResponse(text="Printed."),
+            ]
+        ),
+        agents={"researcher": worker_agent("researcher3", "Research says 42.", [])},
+    )
+    app = make_app([parent])
+    async with running_worker(app):
+        result = await app.agent("printed").generate("go")
+    out = io.StringIO()
+    printer = ChunkPrinter(out)
+    for chunk in result.chunks:
+        printer.write(chunk)
+    printer.close()
+    lines = out.getvalue().splitlines()
+    assert "  sub-text     agent-researcher ▸ Research says 42." in lines
+    assert any(line.startswith("  sub-tool-call agent-researcher ▸ ") and '"lookup"' in line for line in lines)
+    assert any(line.startswith("  tool-result  agent-researcher ") for line in lines)
+    assert len([line for line in lines if "agent-researcher ▸" in line]) <= 6
