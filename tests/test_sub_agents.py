@@ -220,11 +220,21 @@ async def test_a_suspension_two_levels_down_is_answered_through_the_top_run(make
         pending = await app.pending(first.run_id, settle_seconds=60)
         assert [(p.tool_call_id, p.tool_name) for p in pending] == [("m1", "agent-manager")]
         for _ in range(600):  # visibility is eventually consistent (seconds on a loaded machine)
-            suspended_runs = await app.list_suspended_runs(agent_id="lead2")
+            suspended_runs = await app.list_suspended_runs()  # the top run only: its children wait with it
             if suspended_runs.runs:
                 break
             await asyncio.sleep(0.05)
-        assert [[c.tool_name for c in run.tool_calls] for run in suspended_runs.runs] == [["agent-manager"]]
+        child_waits = f"WorkflowId = '{first.run_id}-m1-c1' AND TempoAgentStatus = 'suspended'"
+        for _ in range(600):  # the grandchild waits too, as visibility shows; it is not listed
+            if [execution async for execution in app.client.list_workflows(child_waits)]:
+                break
+            await asyncio.sleep(0.05)
+        else:
+            raise AssertionError("the grandchild never showed as suspended in visibility")
+        suspended_runs = await app.list_suspended_runs()
+        assert [(run.run_id, [c.tool_name for c in run.tool_calls]) for run in suspended_runs.runs] == [
+            (first.run_id, ["agent-manager"])
+        ]
 
         resumed = await app.agent("lead2").resume_generate({"ok": True}, run_id=first.run_id)
         assert seen == [{"ok": True}]

@@ -333,13 +333,19 @@ class App:
     async def list_suspended_runs(
         self, *, thread_id: str | None = None, resource_id: str | None = None, agent_id: str | None = None
     ) -> SuspendedRuns:
-        """Runs of this App waiting for a person, found through Temporal visibility (no scan, no replay)."""
+        """Runs of this App waiting for a person, found through Temporal visibility (no scan, no replay).
+
+        Sub-agents' runs are left out: their waiting calls are listed on their top run, which is answered."""
         query = runs_query(
             self.task_queue,
             agent_id=agent_id,
             thread_id=thread_id,
             resource_id=resource_id,
-            clauses=["ExecutionStatus = 'Running'", f"{search_attributes.STATUS.name} = 'suspended'"],
+            clauses=[
+                "ExecutionStatus = 'Running'",
+                f"{search_attributes.STATUS.name} = 'suspended'",
+                "ParentWorkflowId IS NULL",
+            ],
         )
         runs: list[SuspendedRun] = []
         async for execution in self.client.list_workflows(query):
