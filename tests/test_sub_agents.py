@@ -123,9 +123,6 @@ async def test_two_sub_agents_in_parallel_run_as_children_and_answer_the_model(m
 
 
 async def test_a_failing_sub_agent_is_a_tool_error_with_the_reference_text(make_app: AppFactory) -> None:
-    def broken(data: dict[str, Any], ctx: ToolContext) -> Any:
-        raise RuntimeError("boom")
-
     failing = Agent(
         id="failing",
         model=ScriptedModel(lambda request: (_ for _ in ()).throw(RuntimeError("model down"))),
@@ -554,3 +551,48 @@ async def test_the_cli_prints_a_sub_agents_text_as_one_line_under_its_call(make_
     assert any(line.startswith("  sub-tool-call agent-researcher ▸ ") and '"lookup"' in line for line in lines)
     assert any(line.startswith("  tool-result  agent-researcher ") for line in lines)
     assert len([line for line in lines if "agent-researcher ▸" in line]) <= 6
+
+
+async def test_the_sub_agents_tool_errors_are_listed_with_its_results(make_app: AppFactory) -> None:
+    def broken(data: dict[str, Any], ctx: ToolContext) -> Any:
+        raise RuntimeError("disk on fire")
+
+    clumsy = Agent(
+        id="clumsy",
+        model=ScriptedModel(
+            [
+                ScriptedResponse(
+                    tool_calls=[
+                        ScriptedToolCall("lookup", {"q": "a"}, id="ok"),
+                        ScriptedToolCall("broken", {}, id="bad"),
+                    ]
+                ),
+                ScriptedResponse(text="Half done."),
+            ]
+        ),
+        tools={"lookup": lookup_tool([]), "broken": create_tool(id="broken", description="Fails", execute=broken)},
+    )
+    parent = Agent(
+        id="supervisor",
+        model=ScriptedModel(
+            [
+                ScriptedResponse(tool_calls=[ScriptedToolCall("agent-clumsy", {"prompt": "try"}, id="c")]),
+                ScriptedResponse(text="Noted."),
+            ]
+        ),
+        agents={"clumsy": clumsy},
+    )
+    app = make_app([parent])
+    async with running_worker(app):
+        result = await app.agent("supervisor").generate("go")
+    output = next(c for c in result.chunks if isinstance(c, ToolResultChunk)).payload.result
+    assert output["text"] == "Half done."
+    by_call = {r["toolCallId"]: r for r in output["subAgentToolResults"]}
+    assert by_call["ok"]["result"] == {"found": "A"} and "isError" not in by_call["ok"]
+    assert by_call["bad"] == {
+        "toolName": "broken",
+        "toolCallId": "bad",
+        "result": "disk on fire",
+        "args": {},
+        "isError": True,
+    }

@@ -16,7 +16,7 @@ from tempo_agents.activities.tool_call import _Call, _close_batch_if_last, _wait
 from tempo_agents.agent.delegation import DelegationComplete
 from tempo_agents.agent.stream import collect_result
 from tempo_agents.journal import keys
-from tempo_agents.journal.chunks import Chunk, chunk_from_wire
+from tempo_agents.journal.chunks import Chunk, ToolErrorChunk, ToolResultChunk, chunk_from_wire
 from tempo_agents.journal.writer import outbox_writes, store_outbox_writes
 from tempo_agents.store.base import ChunkWrite, JournalEntry
 from tempo_agents.tools.suspension import APPROVAL_RESUME_SCHEMA, schema_string
@@ -71,15 +71,7 @@ async def run_child_relay(registry: Registry, relay: ChildRelayInput) -> ChildRe
             if start.thread_id is not None:
                 output["subAgentThreadId"] = start.thread_id
                 output["subAgentResourceId"] = start.resource_id
-            output["subAgentToolResults"] = [
-                {
-                    "toolName": r.payload.tool_name,
-                    "toolCallId": r.payload.tool_call_id,
-                    "result": r.payload.result,
-                    "args": r.payload.args,
-                }
-                for r in collected.tool_results
-            ]
+            output["subAgentToolResults"] = _tool_results(collected.chunks)
             model_output = collected.text
             feedback = await _on_complete(run, relay, output, None)
             if feedback:
@@ -87,6 +79,27 @@ async def run_child_relay(registry: Registry, relay: ChildRelayInput) -> ChildRe
             result = await run.result(output, model_output)
     closed = await _close_batch_if_last(registry, call_input, result)
     return ChildRelayResult(result=closed, cursor=cursor, child_tool_call_id=child_call)
+
+
+def _tool_results(chunks: list[Chunk]) -> list[dict[str, Any]]:
+    """The sub-agent's tool results and errors, in the order they came."""
+    results: list[dict[str, Any]] = []
+    for chunk in chunks:
+        if isinstance(chunk, ToolResultChunk):
+            p = chunk.payload
+            results.append({"toolName": p.tool_name, "toolCallId": p.tool_call_id, "result": p.result, "args": p.args})
+        elif isinstance(chunk, ToolErrorChunk):
+            e = chunk.payload
+            results.append(
+                {
+                    "toolName": e.tool_name,
+                    "toolCallId": e.tool_call_id,
+                    "result": e.error,
+                    "args": e.args,
+                    "isError": True,
+                }
+            )
+    return results
 
 
 async def _copy_segment(run: _Call, store: Store, child_run_id: str, cursor: int) -> tuple[int, dict[str, Any]]:
