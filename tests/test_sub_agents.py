@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import collections
 import io
+from datetime import timedelta
 from typing import Any
 
 import pytest
@@ -453,7 +454,7 @@ async def test_a_retried_step_inside_the_child_is_dropped_from_the_parents_neste
     assert next(c for c in result.chunks if isinstance(c, ToolResultChunk)).payload.result["text"] == text
 
 
-async def test_a_child_answered_directly_is_recorded_when_the_parent_is_answered(make_app: AppFactory) -> None:
+async def test_a_child_answered_directly_carries_its_parent_on(make_app: AppFactory) -> None:
     seen: list[Any] = []
     lead = Agent(
         id="lead3",
@@ -471,12 +472,13 @@ async def test_a_child_answered_directly_is_recorded_when_the_parent_is_answered
         child_id = f"{first.run_id}-k"
         assert [p.tool_name for p in await app.pending(child_id, settle_seconds=60)] == ["confirm"]
         await app.agent("clerk").resume_generate({"ok": True}, run_id=child_id)
-        await app.client.get_workflow_handle(child_id).result()
-        after = await app.agent("lead3").resume_generate({"ok": False}, run_id=first.run_id)
-        assert seen == [{"ok": True}]  # the child had its answer already; the late one is not sent anywhere
-        result = next(c for c in after.chunks if isinstance(c, ToolResultChunk))
+        await app.client.get_workflow_handle(first.run_id).result()  # the parent goes on without being answered
+        whole = await app.attach(first.run_id, follow="run").result()
+        assert seen == [{"ok": True}]
+        result = next(c for c in whole.chunks if isinstance(c, ToolResultChunk))
         assert result.payload.result["text"] == "Paid 12."
-        assert after.text == "Done here."
+        assert whole.text == "Done here."
+        assert whole.finish_reason == "stop"
 
 
 def work_events(events: Any) -> int:
@@ -596,3 +598,41 @@ async def test_the_sub_agents_tool_errors_are_listed_with_its_results(make_app: 
         "args": {},
         "isError": True,
     }
+
+
+async def test_a_deadline_inside_the_sub_agent_carries_the_parent_on(make_app: AppFactory) -> None:
+    async def ask(data: dict[str, Any], ctx: ToolContext) -> Any:
+        if ctx.expired:
+            return "nobody answered"
+        assert ctx.suspend is not None
+        return await ctx.suspend({"question": "anyone?"})
+
+    waiting = Agent(
+        id="patient-child",
+        model=ScriptedModel(
+            [
+                ScriptedResponse(tool_calls=[ScriptedToolCall("ask", {}, id="q")]),
+                ScriptedResponse(text="Gave up waiting."),
+            ]
+        ),
+        tools={"ask": create_tool(id="ask", description="Asks", execute=ask, suspend_expires_in=timedelta(seconds=1))},
+    )
+    parent = Agent(
+        id="deadline-parent",
+        model=ScriptedModel(
+            [
+                ScriptedResponse(tool_calls=[ScriptedToolCall("agent-asker", {"prompt": "ask"}, id="a")]),
+                ScriptedResponse(text="Moved on."),
+            ]
+        ),
+        agents={"asker": waiting},
+    )
+    app = make_app([parent])
+    async with running_worker(app):
+        first = await app.agent("deadline-parent").generate("go")
+        assert first.finish_reason == "suspended"
+        await asyncio.wait_for(app.client.get_workflow_handle(first.run_id).result(), 60)
+        whole = await app.attach(first.run_id, follow="run").result()
+    result = next(c for c in whole.chunks if isinstance(c, ToolResultChunk))
+    assert result.payload.result["text"] == "Gave up waiting."
+    assert whole.text == "Moved on."

@@ -579,7 +579,10 @@ class AgentRunWorkflow:
             if deadlines:
                 timeout = max(timedelta(0), min(deadlines) - workflow.now())
             try:
-                await workflow.wait_condition(lambda: bool(self._resolutions or self._notes), timeout=timeout)
+                await workflow.wait_condition(
+                    lambda: bool(self._resolutions or self._notes or self._child_calls.closed_alone(self._waiting)),
+                    timeout=timeout,
+                )
             except TimeoutError:
                 now = workflow.now()
                 for call_id, call in self._waiting.items():
@@ -587,6 +590,7 @@ class AgentRunWorkflow:
                         self._resolutions[call_id] = Resolution(
                             action="decline" if call.requires_approval else "expire", expired=True
                         )
+            self._resolutions.update(self._child_calls.closed_alone(self._waiting))
 
     def _switch_mode(self, mode: str) -> None:
         self._outbox.records.append(constructors.mode_changed(self._run_input.run_id, self._step, mode, self._mode))

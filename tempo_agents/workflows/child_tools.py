@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
@@ -65,6 +66,16 @@ class ChildCalls:
     def running(self) -> dict[str, str]:
         """The child run id of each call whose child runs or waits (the ``children`` query)."""
         return {call_id: child.start.child_run_id for call_id, child in self._children.items()}
+
+    def closed_alone(self, waiting: Iterable[str]) -> dict[str, Resolution]:
+        """Waiting calls whose child closed without an answer from this run (it was answered directly, or its
+        own deadline passed): taken up again to record what the child did."""
+        closed: dict[str, Resolution] = {}
+        for call_id in waiting:
+            child = self._children.get(call_id)
+            if child is not None and child.handle is not None and child.handle.done():
+                closed[call_id] = Resolution(action="resume")
+        return closed
 
     def suspended(self, suspension: ChildSuspension) -> None:
         """A workflow tool waits for a person (its ``tempo_agents.child_suspended`` signal)."""
