@@ -8,6 +8,7 @@ import pytest
 from temporalio import workflow
 
 from tempo_agents import Agent, ScriptedModel, WorkflowTool, create_tool
+from tempo_agents.agent.registry import Registry
 from tempo_agents.errors import ConfigurationError, ToolNameCollisionError
 
 
@@ -112,3 +113,18 @@ def test_names_that_sanitise_alike_collide_with_the_reference_text() -> None:
 def test_a_workflow_that_is_not_a_workflow_is_refused() -> None:
     with pytest.raises(ConfigurationError, match=r'workflows\["bad"\] is a function'):
         Agent(id="p", model=ScriptedModel([]), workflows={"bad": lambda: None})
+
+
+def test_sub_agents_are_registered_with_their_parent_and_child_tools_stay_with_it() -> None:
+    leaf = sub("leaf", "The leaf")
+    middle = Agent(id="middle", model=ScriptedModel([]), description="Middle", agents={"leaf": leaf})
+    top = Agent(id="top", model=ScriptedModel([]), agents={"middle": middle}, workflows={"noop": NoopWorkflow})
+    registry = Registry(agents=[top])
+    assert [agent.id for agent in registry.agents] == ["top", "middle", "leaf"]
+    assert registry.workflow_classes == [NoopWorkflow]
+    assert "agent-middle" not in registry.tools and "workflow-noop" not in registry.tools  # they need the run
+
+
+def test_two_sub_agents_with_one_id_are_refused() -> None:
+    with pytest.raises(ConfigurationError, match='two agents share the id "twin"'):
+        Registry(agents=[Agent(id="p", model=ScriptedModel([]), agents={"a": sub("twin"), "b": sub("twin")})])

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
+from tempo_agents.agent.child_tool import ChildTool
 from tempo_agents.agent.delegation import sub_agent_tool
 from tempo_agents.agent.workflow_tools import WorkflowTool, workflow_tool
 from tempo_agents.tools.tool import Tool
@@ -25,4 +26,4 @@ def child_tools(parent: Agent, agents: Mapping[str, Agent], workflows: Mapping[s
 
 def is_child_tool(tool: Tool) -> bool:
     """Whether calls of this tool run as child workflows."""
-    return tool.id.startswith(("agent-", "workflow-"))
+    return isinstance(tool, ChildTool)

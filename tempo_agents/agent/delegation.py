@@ -11,6 +11,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from tempo_agents.agent.child_tool import ChildTool
 from tempo_agents.errors import ConfigurationError
 from tempo_agents.models.messages import Message, TextPart
 from tempo_agents.tools.context import ToolContext
@@ -215,7 +216,7 @@ def sub_agent_tool(key: str, sub_agent: Agent, parent: Agent) -> Tool:
             resource_id=resource,
         )
 
-    tool = Tool(
+    tool = ChildTool(
         id=name,
         description=sub_agent.description or f"Agent: {key}",
         execute=delegate,

@@ -7,6 +7,7 @@ from typing import Any
 
 from tempo_agents.agent.agent import Agent
 from tempo_agents.agent.approval import ApprovalPolicy
+from tempo_agents.agent.child_tools import is_child_tool
 from tempo_agents.agent.hooks import ToolHooks
 from tempo_agents.agent.sub_agents import with_sub_agents
 from tempo_agents.errors import ConfigurationError, ToolNotFoundError
@@ -44,7 +45,8 @@ class Registry:
         self._tools: dict[str, Tool] = {tool.id: tool for tool in tool_list}
         for agent in self._agents.values():
             for tool in agent.tools.values():
-                self._tools.setdefault(tool.id, tool)
+                if not is_child_tool(tool):  # it needs the agent's run
+                    self._tools.setdefault(tool.id, tool)
         self._hooks: dict[str, ToolHooks] = {}
         for name, value in (hooks or {}).items():
             coerced = ToolHooks.coerce(value, where=f'App hooks "{name}"')

@@ -14,6 +14,7 @@ from typing import Any
 from pydantic import TypeAdapter
 from temporalio.workflow import _Definition
 
+from tempo_agents.agent.child_tool import ChildTool
 from tempo_agents.agent.delegation import child_run_id
 from tempo_agents.errors import ConfigurationError
 from tempo_agents.tools.context import ToolContext
@@ -124,7 +125,7 @@ def workflow_tool(key: str, spec: WorkflowTool) -> Tool:
             task_queue=spec.task_queue,
         )
 
-    return Tool(
+    return ChildTool(
         id=name,
         description=spec.description or f"Workflow: {key}",
         execute=start,
