@@ -24,7 +24,13 @@ from tempo_agents import (
     create_tool,
 )
 from tempo_agents.cli.printing import ChunkPrinter
-from tempo_agents.journal.chunks import DataChunk, ToolErrorChunk, ToolOutputChunk, ToolResultChunk
+from tempo_agents.journal.chunks import (
+    DataChunk,
+    ToolErrorChunk,
+    ToolOutputChunk,
+    ToolOutputDeniedChunk,
+    ToolResultChunk,
+)
 from tempo_agents.models.model import ModelRequest
 from tests.conftest import AppFactory, closed_history, running_worker
 
@@ -279,6 +285,15 @@ async def test_an_approval_inside_a_sub_agent_is_asked_by_the_parent(make_app: A
         after = await (await app.agent("asker").approve_tool_call(run_id=first.run_id)).result()
         assert calls == ["secret"]
         assert after.text == "Ok."
+
+        second = await app.agent("asker").generate("again")
+        assert second.finish_reason == "suspended"
+        declined = await app.agent("asker").decline_tool_call_generate(run_id=second.run_id, reason="not today")
+        assert calls == ["secret"]  # declined in the child: its tool did not run
+        child = await app.attach(f"{second.run_id}-k1", follow="run").result()
+        denied = [c for c in child.chunks if isinstance(c, ToolOutputDeniedChunk)]
+        assert [d.payload.tool_name for d in denied] == ["lookup"]
+        assert declined.text == "Ok."
 
 
 def echo_agent(agent_id: str, answer: str, **kwargs: Any) -> tuple[Agent, ScriptedModel]:
