@@ -64,7 +64,7 @@ class App:
         self.registry = Registry(
             agents=agents, tools=tools, hooks=hooks, approval_policies=approval_policies, store=store
         )
-        for agent in agents:
+        for agent in self.registry.agents:
             agent._bind(self)
         self.task_queue = task_queue
         self._client: Client | None = None
@@ -344,20 +344,27 @@ class App:
                 running: int = await handle.query("calls_running", result_type=int)
             except WorkflowQueryFailedError:  # a run started before the query existed
                 return pending
-            if not running:
-                return pending
+            if not running:  # the calls may have ended between the two queries: ask once more
+                settled: list[PendingCall] = await handle.query("pending", result_type=list[PendingCall])
+                return settled
             await asyncio.sleep(0.02)
 
     async def list_suspended_runs(
         self, *, thread_id: str | None = None, resource_id: str | None = None, agent_id: str | None = None
     ) -> SuspendedRuns:
-        """Runs of this App waiting for a person, found through Temporal visibility (no scan, no replay)."""
+        """Runs of this App waiting for a person, found through Temporal visibility (no scan, no replay).
+
+        Sub-agents' runs are left out: their waiting calls are listed on their top run, which is answered."""
         query = runs_query(
             self.task_queue,
             agent_id=agent_id,
             thread_id=thread_id,
             resource_id=resource_id,
-            clauses=["ExecutionStatus = 'Running'", f"{search_attributes.STATUS.name} = 'suspended'"],
+            clauses=[
+                "ExecutionStatus = 'Running'",
+                f"{search_attributes.STATUS.name} = 'suspended'",
+                "ParentWorkflowId IS NULL",
+            ],
         )
         runs: list[SuspendedRun] = []
         async for execution in self.client.list_workflows(query):

@@ -14,6 +14,7 @@ from tempo_agents.agent.app import App
 from tempo_agents.agent.visibility import runs_query
 from tempo_agents.errors import ConfigurationError
 from tempo_agents.models.usage import Usage
+from tempo_agents.server.child_runs import child_runs
 from tempo_agents.server.errors import ApiError
 from tempo_agents.server.pending_view import iso, pending_view
 from tempo_agents.server.resuming import describe_run
@@ -132,6 +133,7 @@ async def run_detail(app: App, run_id: str) -> dict[str, Any]:
         "closedAt": iso(description.close_time),
         "taskQueue": description.task_queue,
         "historyLength": description.history_length,
+        "children": await child_runs(app.store, run_id),
     }
     handle = app.client.get_workflow_handle(run_id)
     try:

@@ -55,11 +55,12 @@ class TempoAgentsPlugin(SimplePlugin):
 
     def __init__(self, registry: Registry | None = None, *, handoff: CallHandoff | None = None) -> None:
         activities = AgentActivities(registry, handoff).all() if registry is not None else None
+        workflow_tools = registry.workflow_classes if registry is not None else []
         super().__init__(
             "tempo_agents.TempoAgentsPlugin",
             data_converter=pydantic_data_converter,
             activities=activities,
-            workflows=[AgentRunWorkflow],
+            workflows=[AgentRunWorkflow, *workflow_tools],
             workflow_runner=sandbox_runner(),
         )
 
