@@ -12,7 +12,7 @@ import pytest
 from temporalio.client import Client
 
 from tempo_agents import App
-from tempo_agents.errors import ToolNameCollisionError
+from tempo_agents.errors import ConfigurationError, ToolNameCollisionError
 from tempo_agents.file_agents import FileAgentError
 from tempo_agents.journal.chunks import ToolResultChunk
 
@@ -150,12 +150,26 @@ def test_subagent_folders_become_the_agents_sub_agents_and_nest_at_most_three_le
     two = one.agents["two"]
     three = two.agents["three"]
     assert (one.id, one.description, one.instructions) == ("one", "The one level", "Level 1.")
-    assert list(two.tools) == ["note"]
+    assert list(two.tools) == ["note", "agent-three"]  # its tool file, then its sub-agent
     assert list(three.agents) == []  # "four" would be four levels below top
     assert warnings == [
         'Agent "three": ignoring its subagents — subagents may only nest 3 levels below a top-level agent.'
     ]
-    assert [agent.id for agent in app.agents] == ["top"]  # sub-agents are not top-level agents
+    # sub-agents are registered beside their parent, so a worker of this App can run them as child workflows
+    assert [agent.id for agent in app.agents] == ["top", "one", "two", "three"]
+
+
+def test_two_subagent_folders_of_one_name_under_two_parents_need_distinct_ids(tmp_path: Path) -> None:
+    sub = config_file(description="'Helps'", instructions="'Help.'")
+    files = {f"agents/{parent}/config.py": config_file(instructions="'Lead.'") for parent in ("a", "b")}
+    files |= {"agents/a/subagents/helper/config.py": sub, "agents/b/subagents/helper/config.py": sub}
+    with pytest.raises(ConfigurationError, match=r'two agents share the id "helper": .*give one of them another id'):
+        load(tmp_path / "same", files)
+    files["agents/b/subagents/helper/config.py"] = config_file(
+        id="'b-helper'", description="'Helps'", instructions="'Help.'"
+    )
+    app, _ = load(tmp_path / "distinct", files)
+    assert [agent.id for agent in app.agents] == ["a", "b", "helper", "b-helper"]
 
 
 def test_config_agents_win_over_subagent_folders_with_a_warning(tmp_path: Path) -> None:
@@ -307,7 +321,8 @@ async def test_a_directory_app_runs_with_a_worker_and_a_client_that_each_read_th
     worker_app = App.from_directory(EXAMPLE, store=store, task_queue=task_queue, client=client)
     client_app = App.from_directory(EXAMPLE, store=store, task_queue=task_queue, client=client)
     assert [(agent.id, list(agent.tools), list(agent.agents)) for agent in client_app.agents] == [
-        ("shop", ["price", "stock"], ["supplier"])
+        ("shop", ["price", "stock", "agent-supplier"], ["supplier"]),
+        ("supplier", [], []),
     ]
     async with worker_app.worker():
         result = await client_app.agent("shop").generate("How many apples do you have?")

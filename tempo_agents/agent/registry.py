@@ -40,7 +40,10 @@ class Registry:
             self._agents[agent.id] = agent
         for agent in with_sub_agents(agents):  # sub-agents run as runs of their own, on the same workers
             if self._agents.setdefault(agent.id, agent) is not agent:
-                raise ConfigurationError(f'two agents share the id "{agent.id}"')
+                raise ConfigurationError(
+                    f'two agents share the id "{agent.id}": a sub-agent runs under its own id beside every other '
+                    "agent of the App, so give one of them another id"
+                )
         tool_list = list(tools.values()) if isinstance(tools, Mapping) else list(tools)
         self._tools: dict[str, Tool] = {tool.id: tool for tool in tool_list}
         for agent in self._agents.values():
