@@ -16,9 +16,15 @@ from temporalio.runtime import PrometheusConfig, Runtime, TelemetryConfig
 
 from tempo_agents.worker.dev_server import free_port
 
-__all__ = ["TemporalSdkMetrics"]
+__all__ = ["TemporalSdkMetrics", "installed_sdk_metrics"]
 
 _SCRAPE_TIMEOUT_SECONDS = 5
+_installed: TemporalSdkMetrics | None = None
+
+
+def installed_sdk_metrics() -> TemporalSdkMetrics | None:
+    """The SDK metrics made the process's default by :meth:`TemporalSdkMetrics.install`, if any."""
+    return _installed
 
 
 class TemporalSdkMetrics(Collector):
@@ -33,8 +39,11 @@ class TemporalSdkMetrics(Collector):
         self.runtime = Runtime(telemetry=TelemetryConfig(metrics=PrometheusConfig(bind_address=self._address)))
 
     def install(self) -> None:
-        """Make :attr:`runtime` the process's default: clients connected from now on use it."""
+        """Make :attr:`runtime` the process's default: clients connected from now on use it, and every
+        metrics page of the process shows its metrics."""
+        global _installed
         Runtime.set_default(self.runtime, error_if_already_set=False)
+        _installed = self
 
     def collect(self) -> Iterable[Metric]:
         with urllib.request.urlopen(f"http://{self._address}/metrics", timeout=_SCRAPE_TIMEOUT_SECONDS) as response:
