@@ -33,6 +33,7 @@ from tempo_agents.cli.main import build_parser
 from tempo_agents.cli.serve import api_tokens
 from tempo_agents.server import create_server
 from tempo_agents.store.url import STORE_ENV
+from tempo_agents.telemetry.api_route import METRICS_PATH
 from tempo_agents.workflows import search_attributes
 from tests.http_support import parity_module
 
@@ -335,6 +336,17 @@ async def test_probe_and_healthcheck_paths_answer_on_the_api_and_ports_match() -
             assert response.status_code == 200, path
         assert (await http.get("/openapi.json")).status_code == 401, "the token check is not on"
     assert set(paths) == {"/api/health"}
+
+
+def test_worker_metrics_ports_match_the_metrics_option() -> None:
+    worker = manifest("Deployment", "tempo-agents-worker")["spec"]["template"]
+    (container,) = worker["spec"]["containers"]
+    port = int(option(container["args"], "--metrics-port"))
+    assert {p["name"]: p["containerPort"] for p in container["ports"]} == {"metrics": port}
+    annotations = worker["metadata"]["annotations"]
+    assert (annotations["prometheus.io/port"], annotations["prometheus.io/path"]) == (str(port), METRICS_PATH)
+    compose_worker = compose()["services"]["worker"]
+    assert compose_worker["expose"] == [option(compose_worker["command"], "--metrics-port")]
 
 
 # Graceful shutdown, scaling, search attributes, image --------------------------------------------

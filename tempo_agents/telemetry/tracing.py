@@ -17,6 +17,7 @@ __all__ = ["OTLP_ENDPOINT_ENV", "TRACER_NAME", "otlp_tracer_provider", "tracing_
 TRACER_NAME = "tempo_agents"
 OTLP_ENDPOINT_ENV = "OTEL_EXPORTER_OTLP_ENDPOINT"
 _OTLP_PROTOCOL_ENV = "OTEL_EXPORTER_OTLP_PROTOCOL"
+_SERVICE_NAME_ENV = "OTEL_SERVICE_NAME"
 
 
 def tracing_interceptor(tracer_provider: trace.TracerProvider | None = None) -> TracingInterceptor:
@@ -32,7 +33,8 @@ def tracing_interceptor(tracer_provider: trace.TracerProvider | None = None) -> 
 def otlp_tracer_provider(endpoint: str | None = None, *, service_name: str = "tempo-agents") -> trace.TracerProvider:
     """A tracer provider that batches spans to an OTLP collector at ``endpoint`` (default
     ``$OTEL_EXPORTER_OTLP_ENDPOINT``), over gRPC, or over HTTP when ``$OTEL_EXPORTER_OTLP_PROTOCOL`` is
-    ``http/protobuf``. Needs the ``tempo-agents[telemetry]`` extra."""
+    ``http/protobuf``; named ``$OTEL_SERVICE_NAME``, else ``service_name``. Needs the ``tempo-agents[telemetry]``
+    extra."""
     from tempo_agents.errors import ConfigurationError
 
     try:
@@ -55,6 +57,7 @@ def otlp_tracer_provider(endpoint: str | None = None, *, service_name: str = "te
         from opentelemetry.exporter.otlp.proto.grpc.trace_exporter import OTLPSpanExporter as GrpcExporter
 
         exporter = GrpcExporter(endpoint=endpoint)
-    provider = TracerProvider(resource=Resource.create({"service.name": service_name}))
+    name = os.environ.get(_SERVICE_NAME_ENV) or service_name
+    provider = TracerProvider(resource=Resource.create({"service.name": name}))
     provider.add_span_processor(BatchSpanProcessor(exporter))
     return provider
