@@ -8,6 +8,7 @@ from typing import Any
 from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+from temporalio.contrib.opentelemetry import TracingInterceptor
 
 from tempo_agents import Agent, ScriptedModel, ScriptedResponse, ScriptedToolCall, ToolContext, create_tool
 from tempo_agents.models.usage import Usage
@@ -113,3 +114,21 @@ async def test_one_span_per_model_step_and_tool_call_across_a_worker_restart(mak
         for s in spans
         if s.name in (MODEL_STEP_SPAN, TOOL_CALL_SPAN)
     )
+
+
+async def test_instrumenting_again_replaces_the_earlier_tracing(make_app: AppFactory) -> None:
+    exporters = [InMemorySpanExporter(), InMemorySpanExporter()]
+    app = make_app([payments_agent()])
+    for exporter in exporters:
+        provider = TracerProvider()
+        provider.add_span_processor(SimpleSpanProcessor(exporter))
+        instrument(app, tracer_provider=provider)
+    assert (
+        len([i for i in app.client.config(active_config=True)["interceptors"] if isinstance(i, TracingInterceptor)])
+        == 1
+    )
+    async with app.worker():
+        run = await app.agent("payments").generate("pay my bill")
+    assert run.finish_reason == "suspended"
+    assert exporters[0].get_finished_spans() == ()
+    assert names(list(exporters[1].get_finished_spans()))["RunWorkflow:AgentRunWorkflow"] == 1

@@ -20,7 +20,6 @@ from tempo_agents.journal import keys
 from tempo_agents.telemetry.metrics import RUNS_STARTED, TOKENS, TOOL_CALLS, WAIT_SECONDS
 from tempo_agents.telemetry.run_scope import RunScope, run_scope
 from tempo_agents.telemetry.saved_fields import SUSPENDED_AT_FIELD
-from tempo_agents.workflows.activity_names import MODEL_STEP, TOOL_CALL
 from tempo_agents.workflows.payloads import (
     FinishInput,
     JournalInput,
@@ -68,10 +67,10 @@ class _Inbound(ActivityInboundInterceptor):
         self._tracer = tracer
 
     async def execute_activity(self, input: ExecuteActivityInput) -> Any:
-        argument = input.args[0] if input.args else None
-        if isinstance(argument, ModelStepInput) and activity.info().activity_type == MODEL_STEP:
+        argument = input.args[0] if input.args else None  # known by its input, under any activity name
+        if isinstance(argument, ModelStepInput):
             return await self._model_step(input, argument)
-        if isinstance(argument, ToolCallInput) and activity.info().activity_type == TOOL_CALL:
+        if isinstance(argument, ToolCallInput):
             return await self._tool_call(input, argument)
         if isinstance(argument, (FinishInput, JournalInput)):
             agent_id = argument.agent_id if isinstance(argument, FinishInput) else ""

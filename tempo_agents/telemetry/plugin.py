@@ -40,6 +40,7 @@ def instrument(app: App, *, tracer_provider: trace.TracerProvider | None = None)
     """Trace and count ``app``'s runs: its client (connected already) gets a :class:`TelemetryPlugin`, and so
     does every worker :meth:`App.worker` builds from it."""
     config = app.client.config()
+    # The client's own configuration (before plugins applied theirs): an earlier TelemetryPlugin is replaced.
     plugins = [p for p in config.get("plugins", ()) if not isinstance(p, TelemetryPlugin)]
     config["plugins"] = [*plugins, TelemetryPlugin(app.registry, tracer_provider=tracer_provider)]
     app.use_client(Client(**config))
