@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import Iterable
 
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_latest
@@ -19,6 +20,7 @@ __all__ = ["CONTENT_TYPE", "MetricsExposition"]
 
 CONTENT_TYPE = CONTENT_TYPE_LATEST
 _COUNT_TIMEOUT_SECONDS = 5
+_log = logging.getLogger(__name__)
 
 
 class _Forwarded(Collector):
@@ -42,7 +44,12 @@ class _WaitingRuns(Collector):
         status = f"{search_attributes.STATUS.name} = {quote('suspended')}"
         query = runs_query(self._task_queue, clauses=[status, "ExecutionStatus = 'Running'"])
         counting = asyncio.run_coroutine_threadsafe(self._client.count_workflows(query), self._loop)
-        count = counting.result(timeout=_COUNT_TIMEOUT_SECONDS).count
+        try:
+            count = counting.result(timeout=_COUNT_TIMEOUT_SECONDS).count
+        except Exception as error:  # the rest of the page is still worth serving
+            counting.cancel()
+            _log.warning("tempo_agents_runs_waiting left out: cannot count the runs on Temporal: %s", error)
+            return
         gauge = GaugeMetricFamily(
             "tempo_agents_runs_waiting", "Runs waiting for a person (a suspended tool call)", labels=["task_queue"]
         )

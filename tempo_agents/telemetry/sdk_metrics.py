@@ -6,6 +6,7 @@ endpoints read that page and serve it with their own metrics, so a process has o
 
 from __future__ import annotations
 
+import logging
 import urllib.request
 from collections.abc import Iterable
 
@@ -20,6 +21,7 @@ __all__ = ["TemporalSdkMetrics", "installed_sdk_metrics"]
 
 _SCRAPE_TIMEOUT_SECONDS = 5
 _installed: TemporalSdkMetrics | None = None
+_log = logging.getLogger(__name__)
 
 
 def installed_sdk_metrics() -> TemporalSdkMetrics | None:
@@ -46,6 +48,10 @@ class TemporalSdkMetrics(Collector):
         _installed = self
 
     def collect(self) -> Iterable[Metric]:
-        with urllib.request.urlopen(f"http://{self._address}/metrics", timeout=_SCRAPE_TIMEOUT_SECONDS) as response:
-            text = response.read().decode("utf-8")
+        try:
+            with urllib.request.urlopen(f"http://{self._address}/metrics", timeout=_SCRAPE_TIMEOUT_SECONDS) as page:
+                text = page.read().decode("utf-8")
+        except OSError as error:  # the rest of the page is still worth serving
+            _log.warning("the Temporal SDK's metrics left out: %s", error)
+            return
         yield from text_string_to_metric_families(text)
