@@ -400,6 +400,6 @@ def test_the_image_runs_as_a_non_root_user_from_a_built_wheel() -> None:
     (user,) = dockerfile("USER")
     assert user.split(":")[0] not in ("root", "0")
     runs = " ".join(dockerfile("RUN"))
-    assert "python -m build --wheel" in runs and ".whl)[postgresql]" in runs
+    assert "python -m build --wheel" in runs and ".whl)[postgresql,telemetry]" in runs
     assert any("--from=build" in args for args in dockerfile("COPY"))
     assert dockerfile("EXPOSE") == [str(API_PORT)]
