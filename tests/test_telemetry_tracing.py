@@ -132,3 +132,25 @@ async def test_instrumenting_again_replaces_the_earlier_tracing(make_app: AppFac
     assert run.finish_reason == "suspended"
     assert exporters[0].get_finished_spans() == ()
     assert names(list(exporters[1].get_finished_spans()))["RunWorkflow:AgentRunWorkflow"] == 1
+
+
+async def test_an_approved_call_is_traced_as_an_approval_then_its_result(make_app: AppFactory) -> None:
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    model = ScriptedModel(
+        [ScriptedResponse(tool_calls=[ScriptedToolCall("lookup", {}, id="call-lookup")]), ScriptedResponse(text="Ok.")]
+    )
+    tool = create_tool(id="lookup", description="Reads the balance", execute=lookup, require_approval=True)
+    app = make_app([Agent(id="careful", model=model, tools={"lookup": tool})])
+    instrument(app, tracer_provider=provider)
+    async with app.worker():
+        first = await app.agent("careful").generate("balance?")
+        assert first.finish_reason == "suspended"
+        stream = await app.approve_tool_call("careful", run_id=first.run_id, answered_by="ops-alice")
+        assert (await stream.result()).finish_reason == "stop"
+    calls = sorted((attributes(s) for s in exporter.get_finished_spans() if s.name == TOOL_CALL_SPAN),
+                   key=lambda a: a["tempo_agents.round"])  # fmt: skip
+    assert [(a["tempo_agents.round"], a["tempo_agents.outcome"]) for a in calls] == [(0, "approval"), (1, "result")]
+    assert (calls[1]["tempo_agents.resolution"], calls[1]["tempo_agents.answered_by"]) == ("approve", "ops-alice")
+    assert "tempo_agents.resolution" not in calls[0]
