@@ -8,6 +8,7 @@ answers from the store and a tool whose result is saved never runs again (ARCHIT
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -23,6 +24,7 @@ from tempo_agents.journal import constructors, keys
 from tempo_agents.journal.writer import JournalToolWriter, RunJournal, outbox_writes, store_outbox_writes
 from tempo_agents.models.messages import Message, ToolResultPart
 from tempo_agents.store.base import ChunkWrite, SavedOutcome, TranscriptEntry
+from tempo_agents.telemetry.saved_fields import SUSPENDED_AT_FIELD
 from tempo_agents.tools._validation import is_validation_result, validate_input, validate_resume_data
 from tempo_agents.tools.context import ToolContext
 from tempo_agents.tools.suspension import (
@@ -80,8 +82,10 @@ class _Call:
         await self.journal.flush_text()
         call = self.input.call
         key = keys.tool_call_outcome(self.input.step, call.tool_call_id, self.input.round)
-        outcome = SavedOutcome(key, result.model_dump(mode="json", by_alias=True))
-        await self.registry.store.record(self.input.run_id, entries, writes, outcome)
+        saved = result.model_dump(mode="json", by_alias=True)
+        if result.status == "suspended":  # for the time-waiting metric, read when the call is resumed
+            saved[SUSPENDED_AT_FIELD] = time.time()
+        await self.registry.store.record(self.input.run_id, entries, writes, SavedOutcome(key, saved))
         return result
 
     async def shown(self, slot: Slot, raw: Any, **payload: Any) -> Any:

@@ -22,7 +22,7 @@ from tempo_agents.agent.registry import Registry
 from tempo_agents.agent.resume import resume_request, send_resume
 from tempo_agents.agent.stream import AgentStream, Follow, GenerateResult, RunClosedProbe
 from tempo_agents.agent.suspended_runs import SuspendedRun, SuspendedRuns, SuspendedToolCall
-from tempo_agents.agent.visibility import runs_query
+from tempo_agents.agent.visibility import runs_query, waiting_clauses
 from tempo_agents.errors import ConfigurationError, RunNotFoundError
 from tempo_agents.models.messages import MessageInput, normalize_messages
 from tempo_agents.models.model import Model
@@ -360,11 +360,7 @@ class App:
             agent_id=agent_id,
             thread_id=thread_id,
             resource_id=resource_id,
-            clauses=[
-                "ExecutionStatus = 'Running'",
-                f"{search_attributes.STATUS.name} = 'suspended'",
-                "ParentWorkflowId IS NULL",
-            ],
+            clauses=waiting_clauses(),
         )
         runs: list[SuspendedRun] = []
         async for execution in self.client.list_workflows(query):

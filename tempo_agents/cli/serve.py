@@ -16,6 +16,7 @@ from tempo_agents.cli._options import (
     connection_options,
 )
 from tempo_agents.cli._stop_signals import StopSignals
+from tempo_agents.cli._telemetry import CommandTelemetry, add_telemetry_options
 from tempo_agents.cli.app_loading import configure_app, connect, load_app
 from tempo_agents.errors import ConfigurationError
 from tempo_agents.server.auth import load_tokens_file
@@ -36,6 +37,7 @@ def add_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
     add_server_options(serve)
     add_app_options(serve, required=True)
     add_api_options(serve)
+    add_telemetry_options(serve, metrics_port=False)
     serve.set_defaults(handler=cmd_serve)
 
 
@@ -93,7 +95,10 @@ async def cmd_serve(args: argparse.Namespace) -> int:
     """Serve ``--app``'s HTTP API until SIGINT/SIGTERM."""
     app = configure_app(load_app(args.app), store=args.store, task_queue=args.task_queue)
     api_tokens(args)  # a refused --api-host fails before anything connects
+    telemetry = CommandTelemetry(args, sdk_metrics=True)
+    telemetry.before_connect()
     await connect(app, args.address, args.namespace, **connection_options(args))
+    await telemetry.after_connect(app)
     signals = StopSignals()
     signals.install()
     server = await start_api(app, args)
@@ -103,5 +108,6 @@ async def cmd_serve(args: argparse.Namespace) -> int:
         await signals.stop.wait()
     finally:
         await server.stop()
+        telemetry.close()
     out("stopped")
     return 0

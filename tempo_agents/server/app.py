@@ -12,6 +12,7 @@ from tempo_agents.agent.app import App
 from tempo_agents.server.auth import Authorize, BearerTokens, allow_all, authorization_dependency
 from tempo_agents.server.errors import ERROR_RESPONSES, install_error_handlers
 from tempo_agents.server.routes import agents, runs, tools
+from tempo_agents.telemetry.api_route import metrics_router
 
 __all__ = ["DEFAULT_PREFIX", "create_server"]
 
@@ -58,6 +59,7 @@ def create_server(
     dependencies = [Depends(authorization_dependency(authorize))]
     for router in (agents.router, tools.router, runs.router):
         api.include_router(router, prefix=base, dependencies=dependencies, responses=ERROR_RESPONSES)
+    api.include_router(metrics_router(), dependencies=dependencies)  # GET /metrics, outside the OpenAPI document
     install_error_handlers(api)
     if tokens:
         api.add_middleware(BearerTokens, tokens=dict(tokens), open_paths=[f"{base}/health"])

@@ -34,9 +34,11 @@ PASSTHROUGH_MODULES = (
     "rpds",
     "attrs",
     "attr",
+    "opentelemetry",
 )
 """Imported once, outside the sandbox. Runtime restrictions on workflow code still apply. The
-``jsonschema`` family validates resume data in the ``resume`` update's validator."""
+``jsonschema`` family validates resume data in the ``resume`` update's validator; ``opentelemetry`` is
+used by Temporal's tracing interceptor in workflows (``tempo_agents.telemetry``)."""
 
 
 def sandbox_runner() -> SandboxedWorkflowRunner:
