@@ -101,7 +101,7 @@ async def cmd_dev(args: argparse.Namespace) -> int:
             await signals.stop.wait()
         else:
             await connect(app, server.address, "default")
-            api = await start_api(app, args)
+            api = await start_api(app, args, temporal_ui_url=server.ui_url)
             try:
 
                 def ready() -> None:
