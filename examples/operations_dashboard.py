@@ -125,13 +125,13 @@ def _task_list(done: int) -> list[dict[str, str]]:
 
 
 def _plan_step(step: int) -> ScriptedResponse:
-    """Even steps record the list (task n in progress), odd steps work task n; then the summary."""
+    """Even steps record the list (task n in progress; at the end, all completed), odd steps work task n."""
     task = step // 2
-    if task >= len(TASKS):
-        return ScriptedResponse(text="All three tasks are done: the report is ready.", usage=_USAGE)
-    if step % 2 == 0:
+    if step % 2 == 0 and task <= len(TASKS):
         return ScriptedResponse(tool_calls=[ScriptedToolCall("task_write", {"tasks": _task_list(task)})], usage=_USAGE)
-    return ScriptedResponse(tool_calls=[ScriptedToolCall("work", {"task": TASKS[task][1]})], usage=_USAGE)
+    if step % 2 == 1 and task < len(TASKS):
+        return ScriptedResponse(tool_calls=[ScriptedToolCall("work", {"task": TASKS[task][1]})], usage=_USAGE)
+    return ScriptedResponse(text="All three tasks are done: the report is ready.", usage=_USAGE)
 
 
 def _answer_text(results: list[Any]) -> str:

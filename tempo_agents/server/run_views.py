@@ -119,6 +119,7 @@ async def list_runs(
     try:
         await pages.fetch_next_page()
     except RPCError as error:  # a cursor that is base64 but no page token of Temporal's
+        count.close()  # never sent
         if token is None or error.status not in (RPCStatusCode.INVALID_ARGUMENT, RPCStatusCode.UNKNOWN):
             raise
         raise bad_cursor from None

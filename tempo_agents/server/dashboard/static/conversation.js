@@ -41,7 +41,8 @@ export class Conversation {
     let block = this.tools.get(payload.toolCallId);
     if (!block) {
       const body = h("div", { class: "tool-body" });
-      block = h("details", { class: "tool-call", open: true, dataset: { toolCallId: payload.toolCallId } },
+      const quiet = /^task_/.test(payload.toolName || ""); // the task list shows what these did
+      block = h("details", { class: "tool-call", open: !quiet, dataset: { toolCallId: payload.toolCallId } },
         h("summary", {}, h("code", {}, payload.toolName || "tool"), h("span", { class: "tool-state" }, "")), body);
       block.body = body;
       this.tools.set(payload.toolCallId, block);
@@ -88,7 +89,9 @@ export class Conversation {
       }
       case "tool-result": {
         const block = this.tool(p);
-        block.body.append(h("div", { class: "result" }, h("span", { class: "label" }, "result"), readable(p.result)));
+        const r = p.result;
+        const text = r && typeof r === "object" && typeof r.content === "string" && "isError" in r ? r.content : null;
+        block.body.append(h("div", { class: "result" }, h("span", { class: "label" }, "result"), text !== null ? h("span", { class: "pre" }, text) : readable(r)));
         if (p.answeredBy) block.body.append(h("div", { class: "answered-by" }, `answered by ${p.answeredBy}`));
         this.state(block, p.isError ? "error" : "done", p.isError ? "bad" : "ok");
         break;
@@ -129,6 +132,7 @@ export class Conversation {
         break;
       }
       default:
+        if (chunk.type === "data-task-updated") break; // shown as the task list
         if (chunk.type.startsWith("data-")) {
           const target = p.toolCallId ? this.tools.get(p.toolCallId) : null;
           const line = h("div", { class: "data" }, h("span", { class: "label" }, chunk.type), json(chunk.data ?? p));

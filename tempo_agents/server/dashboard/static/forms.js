@@ -39,19 +39,24 @@ function editor(schemaIn, root, path, label, required) {
   const schema = resolve(schemaIn, root);
   const id = fieldId("f");
   const title = schema.title || label;
-  const mark = required ? h("span", { class: "required", "aria-hidden": "true" }, " *") : null;
+  const labelClass = required ? "required" : null; // marked by the stylesheet; controls get aria-required
   const help = schema.description ? h("small", { class: "help" }, schema.description) : null;
   const error = h("span", { class: "field-error", role: "alert" });
   const wrap = (control, labelFirst = true) =>
     h(
       "div",
       { class: labelFirst ? "field" : "field flag", dataset: { path: pathOf(path) } },
-      labelFirst ? h("label", { for: id }, title, mark) : null,
+      labelFirst ? h("label", { for: id, class: labelClass }, title) : null,
       control,
-      labelFirst ? null : h("label", { for: id }, title, mark),
+      labelFirst ? null : h("label", { for: id, class: labelClass }, title),
       help,
       error,
     );
+
+  const need = (control) => {
+    if (required) control.setAttribute("aria-required", "true");
+    return control;
+  };
 
   if (schema.type === "object" || schema.properties) {
     const requiredNames = new Set(schema.required || []);
@@ -62,7 +67,7 @@ function editor(schemaIn, root, path, label, required) {
     const el = h(
       "fieldset",
       { class: "field group", dataset: { path: pathOf(path) } },
-      path.length ? h("legend", {}, title, mark) : null,
+      path.length ? h("legend", { class: labelClass }, title) : null,
       children.map(([, child]) => child.el),
       error,
     );
@@ -97,25 +102,25 @@ function editor(schemaIn, root, path, label, required) {
     };
     const addButton = h("button", { type: "button", class: "small", onclick: add }, `Add ${title}`);
     for (let i = 0; i < (schema.minItems || 0); i += 1) add();
-    const el = h("fieldset", { class: "field group", dataset: { path: pathOf(path) } }, h("legend", {}, title, mark), list, addButton, help, error);
+    const el = h("fieldset", { class: "field group", dataset: { path: pathOf(path) } }, h("legend", { class: labelClass }, title), list, addButton, help, error);
     return { el, read: () => items.map((child) => child.read()) };
   }
   if (schema.enum) {
     const select = h("select", { id, name: pathOf(path) },
       required ? null : h("option", { value: "" }, "—"),
       schema.enum.map((v, i) => h("option", { value: String(i) }, String(v))));
-    return { el: wrap(select), read: () => (select.value === "" ? undefined : schema.enum[Number(select.value)]) };
+    return { el: wrap(need(select)), read: () => (select.value === "" ? undefined : schema.enum[Number(select.value)]) };
   }
   if (schema.type === "boolean") {
     const box = h("input", { id, type: "checkbox", name: pathOf(path) });
     if (schema.default === true) box.checked = true;
-    return { el: wrap(box, false), read: () => box.checked };
+    return { el: wrap(need(box), false), read: () => box.checked };
   }
   if (schema.type === "number" || schema.type === "integer") {
     const input = h("input", { id, type: "text", inputmode: "decimal", name: pathOf(path) });
     if (schema.default !== undefined && schema.default !== null) input.value = String(schema.default);
     return {
-      el: wrap(input),
+      el: wrap(need(input)),
       read() {
         const text = input.value.trim();
         if (text === "") return undefined;
@@ -128,7 +133,7 @@ function editor(schemaIn, root, path, label, required) {
     const long = (schema.maxLength || 0) > 200 || schema.format === "textarea";
     const input = long ? h("textarea", { id, name: pathOf(path), rows: 3 }) : h("input", { id, type: "text", name: pathOf(path) });
     if (schema.default !== undefined && schema.default !== null) input.value = String(schema.default);
-    return { el: wrap(input), read: () => (input.value === "" && !required ? undefined : input.value) };
+    return { el: wrap(need(input)), read: () => (input.value === "" && !required ? undefined : input.value) };
   }
   // Anything else: JSON typed by hand.
   const area = h("textarea", { id, name: pathOf(path), rows: 3, placeholder: "JSON" });

@@ -23,7 +23,8 @@ function deadline(item) {
 const KIND_LABEL = { question: "Question", approval: "Approval", input: "Input needed" };
 
 function card(item) {
-  const subject = item.kind === "question" ? null : h("div", { class: "suspend-payload" }, readable(item.suspendPayload));
+  const shown = item.kind !== "question" && item.suspendPayload !== null && item.suspendPayload !== undefined;
+  const subject = shown ? h("div", { class: "suspend-payload" }, readable(item.suspendPayload)) : null;
   return h(
     "article",
     { class: `item ${item.kind}`, dataset: { item: key(item), runId: item.runId, toolCallId: item.toolCallId }, "aria-label": `${KIND_LABEL[item.kind]}: ${item.toolName}` },

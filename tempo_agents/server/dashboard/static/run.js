@@ -62,17 +62,18 @@ export function runView(root, runId, { signal, session }) {
     h("section", { class: "run", "aria-labelledby": "run-title" },
       h("div", { class: "title-row" }, h("h1", { id: "run-title" }, "Run ", h("code", {}, runId)), statusBadge, uiLink, cancel),
       facts,
+      h("h2", {}, "Timeline"), timeline,
       h("div", { class: "run-grid" },
         h("div", { class: "col" },
           h("h2", {}, "Conversation"), log),
         h("aside", { class: "col side" },
           h("h2", {}, "Waiting for people"), pending,
-          h("h2", {}, "Tasks"), tasks)),
-      h("h2", {}, "Timeline"), timeline),
+          h("h2", {}, "Tasks"), tasks))),
     cancelDialog,
   );
 
   let shownPending = "";
+  let tasksSeen = null;
   async function loadDetail() {
     const run = await get(`/api/runs/${encodeURIComponent(runId)}`);
     if (signal.aborted) return;
@@ -100,13 +101,13 @@ export function runView(root, runId, { signal, session }) {
           : [h("p", { class: "muted" }, "Nothing.")]),
       );
     }
-    tasks.replaceChildren(taskList(run.tasks));
+    if (tasksSeen === null) tasks.replaceChildren(taskList(run.tasks)); // else the journal's latest is shown
   }
   async function loadTimeline() {
     const data = await get(`/api/runs/${encodeURIComponent(runId)}/timeline`);
     if (!signal.aborted) timeline.replaceChildren(renderTimeline(data));
   }
-  const detailSoon = throttle(() => loadDetail().catch(() => {}), 400);
+  const detailSoon = throttle(() => loadDetail().catch(() => {}), 250);
   const timelineSoon = throttle(() => loadTimeline().catch(() => {}), 1500);
 
   const conversation = new Conversation(log);
@@ -123,7 +124,10 @@ export function runView(root, runId, { signal, session }) {
     if (!painting.length) requestAnimationFrame(paint);
     painting.push(chunk);
     const type = chunk.type;
-    if (type === "tool-result" && TASK_TOOLS.test(chunk.payload?.toolName || "")) detailSoon();
+    if (type === "data-task-updated" && Array.isArray(chunk.data?.tasks)) {
+      tasks.replaceChildren(taskList(chunk.data.tasks)); // the list as the workflow just changed it
+      tasksSeen = chunk.offset ?? tasksSeen;
+    } else if (type === "tool-result" && TASK_TOOLS.test(chunk.payload?.toolName || "")) detailSoon();
     if (type === "finish" || type === "tool-call-suspended" || type === "tool-call-approval" || type === "step-finish" || type === "tool-result" || type === "tool-output-denied") {
       detailSoon();
       timelineSoon();

@@ -5,17 +5,21 @@ import { duration, h } from "./dom.js";
 
 const LANE_PX = 26;
 
+function span(ms) {
+  return ms < 10_000 ? `${(ms / 1000).toFixed(1)}s` : duration(ms);
+}
+
 export function renderTimeline(data) {
   const start = Date.parse(data.startedAt);
   const end = Math.max(Date.parse(data.endedAt || data.now), start + 1);
-  const span = end - start;
-  const x = (iso) => (((iso ? Date.parse(iso) : end) - start) / span) * 100;
+  const total = end - start;
+  const x = (iso) => (((iso ? Date.parse(iso) : end) - start) / total) * 100;
   const track = h("div", { class: "timeline-track", style: `height:${data.lanes * LANE_PX + 28}px` });
   for (const wait of data.waits) {
     const left = x(wait.start);
     track.append(
       h("div", { class: "tl-wait", style: `left:${left}%;width:${Math.max(x(wait.end) - left, 0.3)}%`, title: `waited for a person ${duration(wait.seconds * 1000)}` },
-        h("span", {}, `waited ${duration(wait.seconds * 1000)}`)),
+        h("span", {}, `waited ${span(wait.seconds * 1000)}`)),
     );
   }
   for (const bar of data.bars) {
@@ -32,13 +36,13 @@ export function renderTimeline(data) {
     );
   }
   const axis = h("div", { class: "timeline-axis" },
-    h("span", {}, "0s"), h("span", {}, duration(span / 2)), h("span", {}, duration(span)));
+    h("span", {}, "0s"), h("span", {}, span(total / 2)), h("span", {}, span(total)));
   const models = data.bars.filter((b) => b.kind === "model").length;
   const tools = data.bars.filter((b) => b.kind === "tool").length;
   const waited = data.waits.reduce((total, w) => total + w.seconds, 0);
-  return h("figure", { class: "timeline", "aria-label": `Timeline: ${models} model steps, ${tools} tool calls, waited ${duration(waited * 1000)} for people, over ${duration(span)}` },
+  return h("figure", { class: "timeline", "aria-label": `Timeline: ${models} model steps, ${tools} tool calls, waited ${duration(waited * 1000)} for people, over ${span(total)}` },
     track, axis,
     h("figcaption", { class: "legend" },
       h("span", { class: "key model" }, "model step"), h("span", { class: "key tool" }, "tool call"),
-      h("span", { class: "key gap" }, "waiting for a person"), h("span", { class: "muted" }, ` · ${duration(span)} in all`)));
+      h("span", { class: "key gap" }, "waiting for a person"), h("span", { class: "muted" }, ` · ${span(total)} in all`)));
 }
