@@ -78,6 +78,16 @@ async def test_a_question_appears_live_is_answered_and_the_answer_streams_in(mak
         await expect(card).to_be_hidden(timeout=5_000)
         await expect(inbox.get_by_text("3 waiting runs")).to_be_visible()
 
+        choose, extras, _ = others
+        await item(inbox, choose).get_by_role("button", name="Suite").click()  # one choice: a button
+        await item(inbox, extras).get_by_label("Breakfast").check()  # several: checkboxes
+        await item(inbox, extras).get_by_label("Late checkout").check()
+        await item(inbox, extras).get_by_role("button", name="Send").click()
+        chosen = await app.attach(choose, follow="run").result()
+        assert chosen.text.endswith("I will go ahead with Suite, and I will confirm the booking by email shortly.")
+        picked = await app.attach(extras, follow="run").result()
+        assert "I will go ahead with Breakfast, Late checkout," in picked.text
+
 
 async def test_approve_runs_the_tool_and_decline_sends_the_reason(make_app: AppFactory) -> None:
     app = make_app([desk_agent()])
@@ -109,6 +119,16 @@ async def test_approve_runs_the_tool_and_decline_sends_the_reason(make_app: AppF
             "keep it for the audit", timeout=15_000
         )
         await expect(page.locator(".conversation")).to_contain_text("declined: keep it for the audit (by bob)")
+
+        doomed = await start(app, "delete reports/q3.csv")
+        await page.goto(f"{server.url}/#/runs/{doomed}")
+        await expect(page.locator(".run[data-status=suspended]")).to_be_visible(timeout=10_000)
+        await page.get_by_role("button", name="Cancel run…").click()
+        await page.get_by_role("button", name="Keep running").click()  # the confirmation can be refused
+        await expect(page.locator(".run[data-status=suspended]")).to_be_visible()
+        await page.get_by_role("button", name="Cancel run…").click()
+        await page.get_by_role("button", name="Cancel run", exact=True).click()
+        await expect(page.locator(".run[data-status=cancelled]")).to_be_visible(timeout=10_000)
 
 
 async def test_a_nested_resume_schema_becomes_a_form_that_shows_the_servers_errors(make_app: AppFactory) -> None:
@@ -149,7 +169,15 @@ async def test_the_task_list_changes_while_the_run_works(make_app: AppFactory) -
     app = make_app([desk_agent()])
     async with running_worker(app), dashboard_server(app) as server, chromium() as browser:
         _, page = await signed_in_page(browser, server, None, path="/#/runs")
+        await start(app, "hello")
         run_id = await start(app, "plan", memory={"thread": "reports", "resource": "acme"})
+        await expect(page.locator("tbody tr")).to_have_count(2, timeout=10_000)  # live: both runs appear
+        await page.get_by_label("Search").fill(run_id[:8])
+        await expect(page.locator("tbody tr")).to_have_count(1)
+        await expect(page.locator("tbody tr").first).to_have_attribute("data-run-id", run_id)
+        await page.get_by_label("Search").fill("reports")  # a thread id
+        await expect(page.locator(f'tbody tr[data-run-id="{run_id}"]')).to_have_count(1)
+        await expect(page.locator("tbody tr")).to_have_count(1)
         await page.goto(f"{server.url}/#/runs/{run_id}")
         seen: list[tuple[str, ...]] = []
         deadline = time.monotonic() + 30
