@@ -38,12 +38,14 @@ class DashboardFeed:
         return len(self._subscribers)
 
     def publish(self, event: dict[str, Any]) -> None:
-        """Send ``event`` to every subscriber (a subscriber too slow to keep up misses it, then refetches)."""
+        """Send ``event`` to every subscriber (one too slow to keep up gets a single "refetch" instead)."""
         for queue in list(self._subscribers):
             if queue.qsize() < _QUEUE_LIMIT:
                 queue.put_nowait(event)
-            else:
-                queue.put_nowait({"type": "changed", "inbox": True, "runs": True})
+                continue
+            while not queue.empty():  # too far behind: everything it missed becomes one "refetch"
+                queue.get_nowait()
+            queue.put_nowait({"type": "changed", "inbox": True, "runs": True})
 
     @contextlib.asynccontextmanager
     async def subscribe(self) -> AsyncIterator[asyncio.Queue[dict[str, Any]]]:
