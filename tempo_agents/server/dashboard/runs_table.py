@@ -1,12 +1,14 @@
 """The runs table: a page of runs from visibility, with each run's steps, tokens and what it waits for.
 
-Open runs are asked (their workflow's queries); a closed run's figures never change, so they are asked once
-and kept (a closed run is replayed by a worker to answer).
+Open runs are asked (their workflow's queries), at most once a second per run however many dashboards refresh;
+a closed run's figures never change, so they are asked once and kept (a closed run is replayed by a worker to
+answer).
 """
 
 from __future__ import annotations
 
 import asyncio
+import time
 from collections import OrderedDict
 from typing import Any
 
@@ -22,6 +24,7 @@ __all__ = ["RunFigures"]
 _QUERY_TIMEOUT = 5.0
 _KEPT = 10_000
 _OPEN = ("running", "suspended")
+_FRESH_SECONDS = 1.0
 
 
 class RunFigures:
@@ -30,11 +33,15 @@ class RunFigures:
     def __init__(self, app: App) -> None:
         self._app = app
         self._closed: OrderedDict[str, dict[str, Any]] = OrderedDict()
+        self._recent: OrderedDict[str, tuple[float, str, dict[str, Any]]] = OrderedDict()
 
     async def _ask(self, run: dict[str, Any]) -> dict[str, Any]:
         run_id = run["runId"]
         if run_id in self._closed:
             return self._closed[run_id]
+        recent = self._recent.get(run_id)
+        if recent is not None and recent[1] == run["status"] and time.monotonic() - recent[0] < _FRESH_SECONDS:
+            return recent[2]
         handle = self._app.client.get_workflow_handle(run_id)
         waiting = run["status"] == "suspended"
         try:
@@ -57,6 +64,11 @@ class RunFigures:
             self._closed[run_id] = figures
             while len(self._closed) > _KEPT:
                 self._closed.popitem(last=False)
+        else:
+            self._recent[run_id] = (time.monotonic(), run["status"], figures)
+            self._recent.move_to_end(run_id)
+            while len(self._recent) > _KEPT:
+                self._recent.popitem(last=False)
         return figures
 
     async def page(
