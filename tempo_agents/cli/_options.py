@@ -156,3 +156,9 @@ def add_api_options(command: argparse.ArgumentParser) -> None:
         metavar="ORIGIN",
         help="a browser origin allowed to call the API, e.g. http://localhost:3000 (repeatable; * allows any)",
     )
+    command.add_argument(
+        "--temporal-ui-url",
+        metavar="URL",
+        default=os.environ.get("TEMPO_AGENTS_TEMPORAL_UI_URL"),
+        help="the Temporal UI the dashboard links runs to (default $TEMPO_AGENTS_TEMPORAL_UI_URL; dev: its own UI)",
+    )

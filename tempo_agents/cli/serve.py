@@ -66,13 +66,20 @@ def api_tokens(args: argparse.Namespace) -> dict[str, str]:
     return tokens
 
 
-async def start_api(app: App, args: argparse.Namespace) -> ApiServer:
+async def start_api(app: App, args: argparse.Namespace, *, temporal_ui_url: str | None = None) -> ApiServer:
     """Start the HTTP API of ``app`` with the command's ``--api-*``, token and CORS options (:func:`api_tokens`).
 
     A port in use is a one-line CLI error.
     """
     tokens = api_tokens(args)
-    server = ApiServer(app, host=args.api_host, port=args.api_port, tokens=tokens, cors_origins=args.cors_origin)
+    server = ApiServer(
+        app,
+        host=args.api_host,
+        port=args.api_port,
+        tokens=tokens,
+        cors_origins=args.cors_origin,
+        temporal_ui_url=temporal_ui_url or getattr(args, "temporal_ui_url", None),
+    )
     try:
         await server.start()
     except ApiServerError as error:
@@ -83,6 +90,7 @@ async def start_api(app: App, args: argparse.Namespace) -> ApiServer:
 def print_api_urls(server: ApiServer) -> None:
     """Where the API and its OpenAPI document are, and who may call it."""
     out(f"HTTP API at {server.url}/api (OpenAPI document at {server.url}/openapi.json)")
+    out(f"Dashboard at {server.url}/")
     if server.token_count:
         out(
             f"  every request but GET /api/health needs 'Authorization: Bearer <token>' ({server.token_count} token(s))"

@@ -113,7 +113,7 @@ async def cmd_dev(args: argparse.Namespace) -> int:
             telemetry.before_connect()
             await connect(app, server.address, "default")
             await telemetry.after_connect(app)
-            api = await start_api(app, args)
+            api = await start_api(app, args, temporal_ui_url=server.ui_url)
             try:
 
                 def ready() -> None:
