@@ -1,6 +1,7 @@
 """Per-step cost of an agent run against a bare-Temporal baseline, in one process, on one dev server.
 
     python bench/step_overhead.py [--steps 20] [--runs 10] [--warmup 2] [--db-file PATH] [--stock-server]
+                                  [--telemetry]
 
 tempo-agents side: an agent on a ``ScriptedModel`` whose every step but the last calls one no-op tool, run
 for ``--steps`` steps (``max_steps`` = steps) with ``app.stream(...)`` + ``stream.result()``, as ``generate()``
@@ -13,7 +14,10 @@ The last line is quotable::
 
     step_overhead: tempo=XX.Xms/step baseline=YY.Yms/step ratio=Z.ZZx
 
-Where the time of a step goes: ``bench/profile_step.py``.
+Where the time of a step goes: ``bench/profile_step.py``. ``--telemetry``: the App is instrumented
+(``tempo_agents.telemetry.instrument``: Temporal's tracing interceptor on the client and the worker, so on the
+baseline too, tempo-agents' spans and metrics) with an OpenTelemetry SDK tracer provider whose batch processor
+hands every span to an exporter that drops it; compare ``tempo=`` with a run without the flag.
 """
 
 from __future__ import annotations
@@ -485,11 +489,39 @@ def summarise(records: Sequence[RunRecord], steps: int) -> tuple[float, float, f
 # Profiling ---------------------------------------------------------------------------------------
 
 
+class _DroppedSpans:
+    """An OpenTelemetry SDK tracer provider with a batch processor, and an exporter that counts and drops."""
+
+    def __init__(self) -> None:
+        from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
+        from opentelemetry.sdk.trace.export import BatchSpanProcessor, SpanExporter, SpanExportResult
+
+        spans = self
+
+        class Dropping(SpanExporter):
+            def export(self, batch: Sequence[ReadableSpan]) -> SpanExportResult:
+                spans.count += len(batch)
+                return SpanExportResult.SUCCESS
+
+        self.count = 0
+        self.provider = TracerProvider()
+        self.provider.add_span_processor(BatchSpanProcessor(Dropping()))
+
+
+def _instrument(app: App) -> _DroppedSpans:
+    from tempo_agents.telemetry import instrument
+
+    spans = _DroppedSpans()
+    instrument(app, tracer_provider=spans.provider)
+    return spans
+
+
 async def bench(args: argparse.Namespace) -> int:
     steps: int = args.steps
     out(
         f"step_overhead: {steps} steps per run, {args.warmup} warm-up + {args.runs} measured runs per side, "
         f"interleaved; {os.cpu_count()} CPUs; Python {sys.version.split()[0]}"
+        + ("; telemetry on" if args.telemetry else "")
     )
     load = os.getloadavg()[0]
     out(f"load average (1 min) at start: {load:.2f}" + (busy_warning() if load > 0.3 else ""))
@@ -505,6 +537,7 @@ async def bench(args: argparse.Namespace) -> int:
             client = env.client
             task_queue = f"bench-{uuid.uuid4()}"
             app = build_app(steps, f"sqlite:///{tmp / 'store.db'}", task_queue, client)
+            spans = _instrument(app) if args.telemetry else None
             records: list[RunRecord] = []
             out()
             print_run_header()
@@ -519,6 +552,9 @@ async def bench(args: argparse.Namespace) -> int:
                     records += [tempo, base]
                 tempo_ms, base_ms, tempo_cpu, base_cpu = summarise(records, steps)
             await app.store.close()
+            if spans is not None:
+                spans.provider.shutdown()
+                out(f"telemetry on: {spans.count} spans exported (and dropped)")
     finally:
         await env.shutdown()
     load = os.getloadavg()[0]
@@ -540,6 +576,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument(
         "--db-file", type=Path, default=None, help="file-backed dev server (as `tempo-agents dev`), else in memory"
     )
+    parser.add_argument("--telemetry", action="store_true", help="trace and count the runs (spans exported to nowhere)")
     parser.add_argument(
         "--stock-server",
         action="store_true",

@@ -33,6 +33,7 @@ from tempo_agents.cli.main import build_parser
 from tempo_agents.cli.serve import api_tokens
 from tempo_agents.server import create_server
 from tempo_agents.store.url import STORE_ENV
+from tempo_agents.telemetry.api_route import METRICS_PATH
 from tempo_agents.workflows import search_attributes
 from tests.http_support import parity_module
 
@@ -337,6 +338,17 @@ async def test_probe_and_healthcheck_paths_answer_on_the_api_and_ports_match() -
     assert set(paths) == {"/api/health"}
 
 
+def test_worker_metrics_ports_match_the_metrics_option() -> None:
+    worker = manifest("Deployment", "tempo-agents-worker")["spec"]["template"]
+    (container,) = worker["spec"]["containers"]
+    port = int(option(container["args"], "--metrics-port"))
+    assert {p["name"]: p["containerPort"] for p in container["ports"]} == {"metrics": port}
+    annotations = worker["metadata"]["annotations"]
+    assert (annotations["prometheus.io/port"], annotations["prometheus.io/path"]) == (str(port), METRICS_PATH)
+    compose_worker = compose()["services"]["worker"]
+    assert compose_worker["expose"] == [option(compose_worker["command"], "--metrics-port")]
+
+
 # Graceful shutdown, scaling, search attributes, image --------------------------------------------
 
 
@@ -388,6 +400,6 @@ def test_the_image_runs_as_a_non_root_user_from_a_built_wheel() -> None:
     (user,) = dockerfile("USER")
     assert user.split(":")[0] not in ("root", "0")
     runs = " ".join(dockerfile("RUN"))
-    assert "python -m build --wheel" in runs and ".whl)[postgresql]" in runs
+    assert "python -m build --wheel" in runs and ".whl)[postgresql,telemetry]" in runs
     assert any("--from=build" in args for args in dockerfile("COPY"))
     assert dockerfile("EXPOSE") == [str(API_PORT)]

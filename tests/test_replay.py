@@ -97,3 +97,16 @@ async def test_an_incompatible_change_fails_replay() -> None:
     replayer = Replayer(workflows=[ChangedAgentRunWorkflow], data_converter=TempoAgentsPlugin().data_converter)  # type: ignore[arg-type]
     with pytest.raises(Exception, match=r"[Nn]ondeterminism|[Nn]on-determinism"):
         await replayer.replay_workflow(load(HISTORIES[0]))
+
+
+def test_parent_with_child_histories_are_committed() -> None:
+    """Runs whose calls ran as child workflows: a sub-agent that suspended and was resumed through its
+    parent (both histories), and a workflow tool that waited for a person."""
+    for name in ("v2-sub-agent-parent", "v2-workflow-tool-parent"):
+        events = load(Path(__file__).parent / "histories" / f"{name}.json").events
+        assert any(e.HasField("start_child_workflow_execution_initiated_event_attributes") for e in events)
+        assert any(e.HasField("child_workflow_execution_completed_event_attributes") for e in events)
+    child = load(Path(__file__).parent / "histories" / "v2-sub-agent-child.json").events
+    assert child[0].workflow_execution_started_event_attributes.parent_workflow_execution.workflow_id == (
+        "sub-agent-parent"
+    )

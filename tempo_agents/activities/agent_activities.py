@@ -8,13 +8,16 @@ from typing import TYPE_CHECKING, Any
 from temporalio import activity
 
 from tempo_agents.activities._running import run_activity
+from tempo_agents.activities.child_relay import run_child_relay
 from tempo_agents.activities.finish_run import run_finish
 from tempo_agents.activities.handoff import CallHandoff
 from tempo_agents.activities.model_step import run_model_step
 from tempo_agents.activities.tool_call import run_tool_call
 from tempo_agents.store.base import ChunkWrite
-from tempo_agents.workflows.activity_names import FINISH_RUN, JOURNAL, MODEL_STEP, TOOL_CALL
+from tempo_agents.workflows.activity_names import CHILD_RELAY, FINISH_RUN, JOURNAL, MODEL_STEP, TOOL_CALL
 from tempo_agents.workflows.payloads import (
+    ChildRelayInput,
+    ChildRelayResult,
     FinishInput,
     JournalInput,
     ModelStepInput,
@@ -43,6 +46,10 @@ class AgentActivities:
     async def tool_call(self, call_input: ToolCallInput) -> ToolCallResult:
         return await run_activity(run_tool_call(self._registry, self._handoff, call_input))
 
+    @activity.defn(name=CHILD_RELAY)
+    async def child_relay(self, relay: ChildRelayInput) -> ChildRelayResult:
+        return await run_activity(run_child_relay(self._registry, relay))
+
     @activity.defn(name=FINISH_RUN)
     async def finish_run(self, finish: FinishInput) -> None:
         await run_activity(run_finish(self._registry, finish))
@@ -53,4 +60,4 @@ class AgentActivities:
         await self._registry.store.append_chunks(journal_input.run_id, writes)
 
     def all(self) -> list[Callable[..., Any]]:
-        return [self.model_step, self.tool_call, self.finish_run, self.journal]
+        return [self.model_step, self.tool_call, self.child_relay, self.finish_run, self.journal]

@@ -117,6 +117,8 @@ async def run_model_step(registry: Registry, step_input: ModelStepInput) -> Mode
 
     options = step_input.options
     instructions = await agent.resolve_instructions(options.request_context, step_input.mode)
+    if options.extra_instructions:
+        instructions = "\n\n".join(part for part in (instructions, options.extra_instructions) if part)
     messages = transcript.messages()
     if agent.projects_tasks:
         instructions = "\n\n".join(part for part in (instructions, TASK_STATE_SYSTEM_MESSAGE) if part)

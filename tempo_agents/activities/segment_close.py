@@ -13,6 +13,7 @@ from tempo_agents.journal.chunks import FinishPayload, RunOutput, StepResult, To
 from tempo_agents.journal.writer import RunJournal, step_finish_write
 from tempo_agents.models.usage import Usage
 from tempo_agents.store.base import HISTORY_STEP, ChunkWrite
+from tempo_agents.telemetry.metrics import record_segment_end
 from tempo_agents.workflows.payloads import RunOptions, SegmentClose
 
 
@@ -65,3 +66,4 @@ async def close_segment(
     payload = FinishPayload(step_result=StepResult(reason=reason), output=output)
     writes.append(ChunkWrite(journal.chunk("finish", payload), keys.finish(close.segment)))
     await journal.write(writes)
+    record_segment_end(reason)

@@ -8,6 +8,7 @@ answers from the store and a tool whose result is saved never runs again (ARCHIT
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -23,6 +24,7 @@ from tempo_agents.journal import constructors, keys
 from tempo_agents.journal.writer import JournalToolWriter, RunJournal, outbox_writes, store_outbox_writes
 from tempo_agents.models.messages import Message, ToolResultPart
 from tempo_agents.store.base import ChunkWrite, SavedOutcome, TranscriptEntry
+from tempo_agents.telemetry.saved_fields import SUSPENDED_AT_FIELD
 from tempo_agents.tools._validation import is_validation_result, validate_input, validate_resume_data
 from tempo_agents.tools.context import ToolContext
 from tempo_agents.tools.suspension import (
@@ -35,6 +37,7 @@ from tempo_agents.tools.suspension import (
 from tempo_agents.tools.tool import Tool
 from tempo_agents.tools.transform import Slot, project
 from tempo_agents.tools.user_code import call_user_function
+from tempo_agents.workflows.child_payloads import CHILD_RUN_CHUNK, ChildStart
 from tempo_agents.workflows.payloads import HandoffAccepted, Resolution, Suspension, ToolCallInput, ToolCallResult
 
 if TYPE_CHECKING:
@@ -79,8 +82,10 @@ class _Call:
         await self.journal.flush_text()
         call = self.input.call
         key = keys.tool_call_outcome(self.input.step, call.tool_call_id, self.input.round)
-        outcome = SavedOutcome(key, result.model_dump(mode="json", by_alias=True))
-        await self.registry.store.record(self.input.run_id, entries, writes, outcome)
+        saved = result.model_dump(mode="json", by_alias=True)
+        if result.status == "suspended":  # for the time-waiting metric, read when the call is resumed
+            saved[SUSPENDED_AT_FIELD] = time.time()
+        await self.registry.store.record(self.input.run_id, entries, writes, SavedOutcome(key, saved))
         return result
 
     async def shown(self, slot: Slot, raw: Any, **payload: Any) -> Any:
@@ -177,7 +182,7 @@ async def run_tool_call(registry: Registry, handoff: CallHandoff | None, call_in
 
 async def _close_batch_if_last(registry: Registry, call_input: ToolCallInput, result: ToolCallResult) -> ToolCallResult:
     batch = call_input.batch
-    if batch is None:
+    if batch is None or result.status == "delegate":  # a call that goes on as a child ends later
         return result
     mine = keys.tool_call_outcome(call_input.step, call_input.call.tool_call_id, call_input.round)
     outcomes = [result]
@@ -282,6 +287,8 @@ async def _run(run: _Call, handoff: CallHandoff | None) -> ToolCallResult:
         output = await _watch_cancellation(
             run_with_hooks(run.tool, call_input.call.tool_name, raw_input, context, hooks, metadata), context
         )
+        if isinstance(output, ChildStart):
+            return await _delegated(run, output)
         if suspender.called and suspender.failure is None:
             return await _suspended(run, context, suspender)
         if suspender.called and suspender.failure is not None:
@@ -372,6 +379,18 @@ async def _suspended(run: _Call, context: ToolContext, suspender: Suspender) -> 
         [ChunkWrite(chunk, run.round_key("tool-call-suspended"))],
         [_waiting_marker(run, {"suspended": True, "runId": run.input.run_id, "suspendPayload": payload})],
     )
+
+
+async def _delegated(run: _Call, start: ChildStart) -> ToolCallResult:
+    """The call goes on as a child workflow: the journal links the child's run, so a client can follow it."""
+    call = run.input.call
+    link = constructors.data_chunk(
+        run.input.run_id,
+        CHILD_RUN_CHUNK,
+        {**run.base, "childRunId": start.child_run_id, "kind": start.kind, "workflow": start.workflow},
+    )
+    await run.journal.write([ChunkWrite(link, keys.child_run(run.input.step, call.tool_call_id))])
+    return ToolCallResult(status="delegate", child=start)
 
 
 async def _reject_resume(run: _Call, message: str) -> ToolCallResult:

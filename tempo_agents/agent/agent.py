@@ -8,9 +8,12 @@ from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
 from tempo_agents.activity_options import ActivityOptions
 from tempo_agents.agent.auto_resume import is_eligible, with_resume_fields
+from tempo_agents.agent.child_tools import child_tools
+from tempo_agents.agent.delegation import DelegationHooks
 from tempo_agents.agent.hooks import ToolHooks
 from tempo_agents.agent.modes import AgentMode, check_modes
 from tempo_agents.agent.naming import sanitize_tool_names
+from tempo_agents.agent.workflow_tools import WorkflowTool
 from tempo_agents.errors import ConfigurationError
 from tempo_agents.models.messages import MessageInput
 from tempo_agents.models.model import Model, ToolDefinition
@@ -35,6 +38,9 @@ class Agent:
     is the default deadline of suspensions and approvals of tools that set none. ``modes`` (with
     ``default_mode``, else the first) let a run move between instruction and tool sets.
     ``model_step_activity`` sets the timeouts and retries of its model steps.
+    ``agents`` (sub-agents) and ``workflows`` (Temporal workflows) become the tools ``agent-<key>`` and
+    ``workflow-<key>``, merged after ``tools`` (a later one overrides an earlier one of the same key);
+    ``delegation`` holds the hooks around sub-agent calls.
     """
 
     def __init__(
@@ -56,6 +62,7 @@ class Agent:
         model_step_activity: ActivityOptions | None = None,
         agents: Mapping[str, Agent] | None = None,
         workflows: Mapping[str, Any] | None = None,
+        delegation: DelegationHooks | Mapping[str, Any] | None = None,
     ) -> None:
         if not isinstance(id, str) or not id:
             raise ConfigurationError("Agent() needs a non-empty string id")
@@ -72,7 +79,18 @@ class Agent:
         signal_tools: dict[str, Tool] = {}
         for provider in signals:
             signal_tools.update(provider.tools())
-        self.tools: dict[str, Tool] = sanitize_tool_names({**signal_tools, **(tools or {})})
+        self.agents: dict[str, Agent] = dict(agents or {})
+        """Sub-agents by key: the model sees each as the tool ``agent-<key>``."""
+        self.workflows: dict[str, WorkflowTool] = {
+            key: WorkflowTool.coerce(value, where=f'agent "{id}": workflows["{key}"]')
+            for key, value in (workflows or {}).items()
+        }
+        """Workflows by key: the model sees each as the tool ``workflow-<key>``."""
+        self.delegation = DelegationHooks.coerce(delegation, where=f'agent "{id}"')
+        """Hooks around this agent's sub-agent calls."""
+        self.tools: dict[str, Tool] = sanitize_tool_names(
+            {**signal_tools, **(tools or {}), **child_tools(self, self.agents, self.workflows)}
+        )
         self.projects_tasks = any(isinstance(provider, TaskSignalProvider) for provider in signals)
         """Whether the task list is shown to the model (a :class:`TaskSignalProvider` is attached)."""
         self.uses_task_tools = any(tool.workflow_operation is not None for tool in self.tools.values())
@@ -80,10 +98,6 @@ class Agent:
         """The agent's transform policy: applies to every tool, each tool's own projections win."""
         self.model_step_activity = model_step_activity
         """Timeouts and retries of this agent's model steps (``None``: the defaults)."""
-        self.agents: dict[str, Agent] = dict(agents or {})
-        """Sub-agents by key: the model sees each as the tool ``agent-<key>``."""
-        self.workflows: dict[str, Any] = dict(workflows or {})
-        """Workflows by key: the model sees each as the tool ``workflow-<key>``."""
 
         self.hooks = ToolHooks.coerce(hooks, where=f'agent "{id}"')
         self.default_options: dict[str, Any] = dict(default_options or {})

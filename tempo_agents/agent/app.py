@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import os
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from temporalio.client import Client, WorkflowExecutionStatus, WorkflowQueryFailedError
@@ -23,9 +24,10 @@ from tempo_agents.agent.resume import resume_request, send_resume
 from tempo_agents.agent.start_chunk import journal_start
 from tempo_agents.agent.stream import AgentStream, Follow, GenerateResult, RunClosedProbe
 from tempo_agents.agent.suspended_runs import SuspendedRun, SuspendedRuns, SuspendedToolCall
-from tempo_agents.agent.visibility import runs_query
+from tempo_agents.agent.visibility import runs_query, waiting_clauses
 from tempo_agents.errors import ConfigurationError, RunNotFoundError
 from tempo_agents.models.messages import MessageInput, normalize_messages
+from tempo_agents.models.model import Model
 from tempo_agents.store.base import Store
 from tempo_agents.tools.tool import Tool
 from tempo_agents.worker.plugin import TempoAgentsPlugin
@@ -64,12 +66,29 @@ class App:
         self.registry = Registry(
             agents=agents, tools=tools, hooks=hooks, approval_policies=approval_policies, store=store
         )
-        for agent in agents:
+        for agent in self.registry.agents:
             agent._bind(self)
         self.task_queue = task_queue
         self._client: Client | None = None
         if client is not None:
             self.use_client(client)
+
+    @classmethod
+    def from_directory(
+        cls,
+        path: str | os.PathLike[str],
+        *,
+        default_model: Model | str | None = None,
+        on_warn: Callable[[str], None] | None = None,
+        **options: Any,
+    ) -> App:
+        """An App of the file-based agents under ``path/agents/`` (``config.py``, ``instructions.md``, ``tools/``,
+        ``subagents/``); ``options`` are the other arguments of ``App(...)``. Warnings go to ``on_warn``, else to
+        the ``tempo_agents.file_agents`` logger. Files are read once: a change needs a restart of the worker."""
+        from tempo_agents.file_agents import load_agents
+
+        agents = load_agents(path, default_model=default_model, on_warn=on_warn)
+        return cls(agents=[*agents, *options.pop("agents", ())], **options)
 
     # Registry lookups -----------------------------------------------------------------------
 
@@ -330,20 +349,23 @@ class App:
                 running: int = await handle.query("calls_running", result_type=int)
             except WorkflowQueryFailedError:  # a run started before the query existed
                 return pending
-            if not running:
-                return pending
+            if not running:  # the calls may have ended between the two queries: ask once more
+                settled: list[PendingCall] = await handle.query("pending", result_type=list[PendingCall])
+                return settled
             await asyncio.sleep(0.02)
 
     async def list_suspended_runs(
         self, *, thread_id: str | None = None, resource_id: str | None = None, agent_id: str | None = None
     ) -> SuspendedRuns:
-        """Runs of this App waiting for a person, found through Temporal visibility (no scan, no replay)."""
+        """Runs of this App waiting for a person, found through Temporal visibility (no scan, no replay).
+
+        Sub-agents' runs are left out: their waiting calls are listed on their top run, which is answered."""
         query = runs_query(
             self.task_queue,
             agent_id=agent_id,
             thread_id=thread_id,
             resource_id=resource_id,
-            clauses=["ExecutionStatus = 'Running'", f"{search_attributes.STATUS.name} = 'suspended'"],
+            clauses=waiting_clauses(),
         )
         runs: list[SuspendedRun] = []
         async for execution in self.client.list_workflows(query):

@@ -7,7 +7,9 @@ from typing import Any
 
 from tempo_agents.agent.agent import Agent
 from tempo_agents.agent.approval import ApprovalPolicy
+from tempo_agents.agent.child_tools import is_child_tool
 from tempo_agents.agent.hooks import ToolHooks
+from tempo_agents.agent.sub_agents import with_sub_agents
 from tempo_agents.errors import ConfigurationError, ToolNotFoundError
 from tempo_agents.store.base import Store
 from tempo_agents.store.transcript_cache import TranscriptCache
@@ -36,11 +38,18 @@ class Registry:
             if agent.id in self._agents:
                 raise ConfigurationError(f'two agents share the id "{agent.id}"')
             self._agents[agent.id] = agent
+        for agent in with_sub_agents(agents):  # sub-agents run as runs of their own, on the same workers
+            if self._agents.setdefault(agent.id, agent) is not agent:
+                raise ConfigurationError(
+                    f'two agents share the id "{agent.id}": a sub-agent runs under its own id beside every other '
+                    "agent of the App, so give one of them another id"
+                )
         tool_list = list(tools.values()) if isinstance(tools, Mapping) else list(tools)
         self._tools: dict[str, Tool] = {tool.id: tool for tool in tool_list}
         for agent in self._agents.values():
             for tool in agent.tools.values():
-                self._tools.setdefault(tool.id, tool)
+                if not is_child_tool(tool):  # it needs the agent's run
+                    self._tools.setdefault(tool.id, tool)
         self._hooks: dict[str, ToolHooks] = {}
         for name, value in (hooks or {}).items():
             coerced = ToolHooks.coerce(value, where=f'App hooks "{name}"')
@@ -62,6 +71,16 @@ class Registry:
     @property
     def agents(self) -> list[Agent]:
         return list(self._agents.values())
+
+    @property
+    def workflow_classes(self) -> list[type]:
+        """The Python workflows the agents offer as tools: workers of the App run them too."""
+        classes: list[type] = []
+        for agent in self._agents.values():
+            for spec in agent.workflows.values():
+                if spec.workflow_class is not None and spec.workflow_class not in classes:
+                    classes.append(spec.workflow_class)
+        return classes
 
     def tool(self, tool_id: str) -> Tool:
         """A tool by its id, from the registered tools and the agents' tools."""

@@ -9,6 +9,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from tempo_agents.agent.nested_chunks import drop_nested_attempt, is_nested_reset
 from tempo_agents.journal.chunks import (
     Chunk,
     ErrorChunk,
@@ -18,6 +19,7 @@ from tempo_agents.journal.chunks import (
     ToolCallApprovalChunk,
     ToolCallChunk,
     ToolCallSuspendedChunk,
+    ToolOutputChunk,
     ToolResultChunk,
     chunk_from_wire,
 )
@@ -196,9 +198,12 @@ class AgentStream:
 
 def effective_chunks(chunks: list[Chunk]) -> list[Chunk]:
     """The chunks a client keeps: every ``step-reset`` drops the chunks of the failed attempt (from its
-    ``discardFrom`` offset on; without one, the text of its step)."""
+    ``discardFrom`` offset on; without one, the text of its step). A child run's reset, relayed as a
+    ``tool-output`` of its call, drops that child's relayed chunks the same way."""
     kept: list[Chunk] = []
     for chunk in chunks:
+        if isinstance(chunk, ToolOutputChunk) and is_nested_reset(chunk.payload.output):
+            kept = drop_nested_attempt(kept, chunk)
         if isinstance(chunk, StepResetChunk):
             payload = chunk.payload
             if payload.discard_from is not None:

@@ -12,6 +12,15 @@ def quote(value: str) -> str:
     return "'" + value.replace("\\", "\\\\").replace("'", "\\'") + "'"
 
 
+TOP_RUNS = "ParentWorkflowId IS NULL"
+"""Runs that are not a sub-agent's: a sub-agent's waiting call is shown, and answered, on its top run."""
+
+
+def waiting_clauses() -> list[str]:
+    """Top runs waiting for a person now: running, with a suspended call."""
+    return ["ExecutionStatus = 'Running'", f"{search_attributes.STATUS.name} = 'suspended'", TOP_RUNS]
+
+
 def runs_query(
     task_queue: str,
     *,

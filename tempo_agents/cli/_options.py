@@ -40,9 +40,10 @@ def add_app_options(command: argparse.ArgumentParser, *, required: bool) -> None
         "--app",
         required=required and default is None,
         default=default,
-        metavar="MODULE:ATTR",
+        metavar="MODULE:ATTR|DIR/",
         help=(
-            f"the App to serve, e.g. myproject.agents:app (importable from the current directory; default ${APP_ENV})"
+            "the App to serve, e.g. myproject.agents:app (importable from the current directory), or an app "
+            f"directory of file-based agents, e.g. examples/fs_app/ (default ${APP_ENV})"
         ),
     )
     command.add_argument("--store", metavar="URL", help="override the App's store, e.g. sqlite:///runs.db")
@@ -154,4 +155,10 @@ def add_api_options(command: argparse.ArgumentParser) -> None:
         default=[],
         metavar="ORIGIN",
         help="a browser origin allowed to call the API, e.g. http://localhost:3000 (repeatable; * allows any)",
+    )
+    command.add_argument(
+        "--temporal-ui-url",
+        metavar="URL",
+        default=os.environ.get("TEMPO_AGENTS_TEMPORAL_UI_URL"),
+        help="the Temporal UI the dashboard links runs to (default $TEMPO_AGENTS_TEMPORAL_UI_URL; dev: its own UI)",
     )

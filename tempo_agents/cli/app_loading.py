@@ -25,8 +25,11 @@ def load_app(spec: str) -> App:
     """Import the App that ``module:attr`` names (``attr`` defaults to ``app``).
 
     The module is importable from the current directory too; ``path/to/file.py:attr`` loads a
-    file. ``attr`` may also name a function that returns an App.
+    file. ``attr`` may also name a function that returns an App. A directory (``path/``, or a directory that is
+    not a Python package) is an app directory of file-based agents: ``App.from_directory(path)``.
     """
+    if is_app_directory(spec):
+        return _load_directory(spec)
     module_name, _, attr = spec.partition(":")
     attr = attr or "app"
     if not module_name:
@@ -49,6 +52,21 @@ def load_app(spec: str) -> App:
     if not isinstance(value, App):
         raise CliError(f"--app {spec}: '{attr}' is a {type(value).__name__}, not a tempo_agents.App", 2)
     return value
+
+
+def is_app_directory(spec: str) -> bool:
+    """Whether ``--app`` names an app directory rather than a module."""
+    path = Path(spec)
+    if not path.is_dir():
+        return False
+    return spec.endswith(("/", os.sep)) or not (path / "__init__.py").exists()
+
+
+def _load_directory(spec: str) -> App:
+    try:
+        return App.from_directory(spec)
+    except ConfigurationError as error:
+        raise CliError(f"--app {spec}: {one_line(error.message)}", 2) from error
 
 
 def _import_app_module(spec: str, module_name: str) -> ModuleType:

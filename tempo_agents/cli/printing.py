@@ -37,6 +37,20 @@ def json_preview(value: Any, limit: int = 400) -> str:
 
 
 _LIFECYCLE = frozenset({"start", "step-start", "step-finish"})
+_NESTED_QUIET = frozenset(
+    {"tool-call-input-streaming-start", "tool-call-delta", "tool-call-input-streaming-end", "tool-output", "finish"}
+)
+"""A sub-agent's argument previews, its own tools' progress and its finish (the call's result follows) stay out
+of the parent's print."""
+
+
+def relayed_chunk(output: Any) -> dict[str, Any] | None:
+    """The sub-agent's chunk a ``tool-output`` carries (the parent's journal relays it), else ``None``."""
+    if isinstance(output, dict) and isinstance(output.get("type"), str) and "runId" in output:
+        return output
+    return None
+
+
 """Shown only with offsets: a plain run print keeps to text, tool activity and the outcome."""
 
 
@@ -53,6 +67,8 @@ class ChunkPrinter:
     in_text: bool = False
     finish: FinishChunk | None = None
     errors: list[str] = field(default_factory=list)
+    nested_text: dict[str, str] = field(default_factory=dict)
+    """Text of sub-agent runs not printed yet, by the parent's tool call."""
 
     def _line(self, chunk: Chunk, label: str, body: str) -> None:
         self._end_text()
@@ -80,7 +96,11 @@ class ChunkPrinter:
             call = chunk.payload
             self._line(chunk, "tool-call", f"{call.tool_name} {json_preview(call.args)}  [{call.tool_call_id}]")
         elif isinstance(chunk, ToolOutputChunk):
-            self._line(chunk, "tool-output", f"{chunk.payload.tool_name} {json_preview(chunk.payload.output)}")
+            nested = relayed_chunk(chunk.payload.output)
+            if nested is None:
+                self._line(chunk, "tool-output", f"{chunk.payload.tool_name} {json_preview(chunk.payload.output)}")
+            else:
+                self._nested(chunk, nested)
         elif isinstance(chunk, ToolResultChunk):
             result = chunk.payload
             marker = " (error)" if result.is_error else ""
@@ -114,6 +134,23 @@ class ChunkPrinter:
             # Chunk types without a dedicated line (suspensions, approvals, ...): type and payload.
             wire = chunk.model_dump(mode="json", by_alias=True, exclude_none=True)
             self._line(chunk, chunk.type, json_preview(wire.get("payload")))
+
+    def _nested(self, chunk: ToolOutputChunk, nested: dict[str, Any]) -> None:
+        """A chunk of a sub-agent's run: its text gathered into one line, its tool activity and outcome."""
+        call = chunk.payload.tool_call_id
+        nested_type = nested.get("type")
+        raw = nested.get("payload")
+        payload: dict[str, Any] = raw if isinstance(raw, dict) else {}
+        if nested_type == "text-delta":
+            self.nested_text[call] = self.nested_text.get(call, "") + str(payload.get("text", ""))
+            return
+        text = self.nested_text.pop(call, "")
+        if text:
+            self._line(chunk, "sub-text", f"{chunk.payload.tool_name} ▸ {text}")
+        if nested_type in _NESTED_QUIET or (nested_type in _LIFECYCLE and not self.offsets):
+            return
+        body = {key: value for key, value in payload.items() if key not in ("toolCallId",)}
+        self._line(chunk, "sub-" + str(nested_type), f"{chunk.payload.tool_name} ▸ {json_preview(body)}")
 
     def close(self) -> None:
         """End an unfinished text line."""

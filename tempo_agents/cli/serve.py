@@ -16,6 +16,7 @@ from tempo_agents.cli._options import (
     connection_options,
 )
 from tempo_agents.cli._stop_signals import StopSignals
+from tempo_agents.cli._telemetry import CommandTelemetry, add_telemetry_options
 from tempo_agents.cli.app_loading import configure_app, connect, load_app
 from tempo_agents.errors import ConfigurationError
 from tempo_agents.server.auth import load_tokens_file
@@ -36,6 +37,7 @@ def add_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
     add_server_options(serve)
     add_app_options(serve, required=True)
     add_api_options(serve)
+    add_telemetry_options(serve, metrics_port=False)
     serve.set_defaults(handler=cmd_serve)
 
 
@@ -64,13 +66,20 @@ def api_tokens(args: argparse.Namespace) -> dict[str, str]:
     return tokens
 
 
-async def start_api(app: App, args: argparse.Namespace) -> ApiServer:
+async def start_api(app: App, args: argparse.Namespace, *, temporal_ui_url: str | None = None) -> ApiServer:
     """Start the HTTP API of ``app`` with the command's ``--api-*``, token and CORS options (:func:`api_tokens`).
 
     A port in use is a one-line CLI error.
     """
     tokens = api_tokens(args)
-    server = ApiServer(app, host=args.api_host, port=args.api_port, tokens=tokens, cors_origins=args.cors_origin)
+    server = ApiServer(
+        app,
+        host=args.api_host,
+        port=args.api_port,
+        tokens=tokens,
+        cors_origins=args.cors_origin,
+        temporal_ui_url=temporal_ui_url or getattr(args, "temporal_ui_url", None),
+    )
     try:
         await server.start()
     except ApiServerError as error:
@@ -81,6 +90,7 @@ async def start_api(app: App, args: argparse.Namespace) -> ApiServer:
 def print_api_urls(server: ApiServer) -> None:
     """Where the API and its OpenAPI document are, and who may call it."""
     out(f"HTTP API at {server.url}/api (OpenAPI document at {server.url}/openapi.json)")
+    out(f"Dashboard at {server.url}/")
     if server.token_count:
         out(
             f"  every request but GET /api/health needs 'Authorization: Bearer <token>' ({server.token_count} token(s))"
@@ -93,7 +103,10 @@ async def cmd_serve(args: argparse.Namespace) -> int:
     """Serve ``--app``'s HTTP API until SIGINT/SIGTERM."""
     app = configure_app(load_app(args.app), store=args.store, task_queue=args.task_queue)
     api_tokens(args)  # a refused --api-host fails before anything connects
+    telemetry = CommandTelemetry(args, sdk_metrics=True)
+    telemetry.before_connect()
     await connect(app, args.address, args.namespace, **connection_options(args))
+    await telemetry.after_connect(app)
     signals = StopSignals()
     signals.install()
     server = await start_api(app, args)
@@ -103,5 +116,6 @@ async def cmd_serve(args: argparse.Namespace) -> int:
         await signals.stop.wait()
     finally:
         await server.stop()
+        telemetry.close()
     out("stopped")
     return 0

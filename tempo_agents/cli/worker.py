@@ -12,6 +12,7 @@ from tempo_agents.agent.app import App
 from tempo_agents.cli._console import CliError, one_line, out
 from tempo_agents.cli._options import add_api_options, add_app_options, add_server_options, connection_options
 from tempo_agents.cli._stop_signals import StopSignals
+from tempo_agents.cli._telemetry import CommandTelemetry, add_telemetry_options
 from tempo_agents.cli.app_loading import configure_app, connect, load_app
 from tempo_agents.cli.serve import api_tokens, print_api_urls, start_api
 from tempo_agents.errors import TempoAgentsError
@@ -31,6 +32,7 @@ def add_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) 
         "--graceful-timeout", type=float, default=10.0, metavar="SECONDS",
         help="on shutdown, how long running tool calls and model steps may finish (default 10)",
     )  # fmt: skip
+    add_telemetry_options(worker, metrics_port=True)
     worker.set_defaults(handler=cmd_worker)
 
     dev = commands.add_parser(
@@ -53,12 +55,15 @@ def add_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) 
         "--db-filename", default=DEFAULT_DB_FILENAME, help=f"server database (default {DEFAULT_DB_FILENAME})"
     )
     dev.add_argument("--graceful-timeout", type=float, default=10.0, metavar="SECONDS", help=argparse.SUPPRESS)
+    add_telemetry_options(dev, metrics_port=True)
     dev.set_defaults(handler=cmd_dev)
 
 
 async def cmd_worker(args: argparse.Namespace) -> int:
     """Serve ``--app`` on a Temporal server until SIGINT/SIGTERM."""
     app = configure_app(load_app(args.app), store=args.store, task_queue=args.task_queue)
+    telemetry = CommandTelemetry(args)
+    telemetry.before_connect()
     await connect(app, args.address, args.namespace, **connection_options(args))
     signals = StopSignals()
     signals.install()
@@ -69,7 +74,11 @@ async def cmd_worker(args: argparse.Namespace) -> int:
             f"(namespace {args.namespace}); Ctrl-C to stop"
         )
 
-    await _run_worker(app, signals, args.graceful_timeout, ready)
+    try:
+        await telemetry.after_connect(app)
+        await _run_worker(app, signals, args.graceful_timeout, ready)
+    finally:
+        telemetry.close()
     out("worker stopped")
     return 0
 
@@ -100,8 +109,11 @@ async def cmd_dev(args: argparse.Namespace) -> int:
             out("Ctrl-C to stop")
             await signals.stop.wait()
         else:
+            telemetry = CommandTelemetry(args, sdk_metrics=True)
+            telemetry.before_connect()
             await connect(app, server.address, "default")
-            api = await start_api(app, args)
+            await telemetry.after_connect(app)
+            api = await start_api(app, args, temporal_ui_url=server.ui_url)
             try:
 
                 def ready() -> None:
@@ -111,6 +123,7 @@ async def cmd_dev(args: argparse.Namespace) -> int:
                 await _run_worker(app, signals, args.graceful_timeout, ready)
             finally:
                 await api.stop()
+                telemetry.close()
     finally:
         await server.stop()
     out("stopped")

@@ -61,6 +61,16 @@ def call_round(step: int, tool_call_id: str, round: int, what: str) -> str:
     return f"{step}:{tool_call_id}:r{round}:{what}"
 
 
+def child_run(step: int, tool_call_id: str) -> str:
+    """The link from a call to the child workflow it runs as."""
+    return f"{step}:{tool_call_id}:child-run"
+
+
+def child_chunk(step: int, tool_call_id: str, child_offset: int) -> str:
+    """A chunk of a call's child run, copied into the parent's journal (the child's offset is unique)."""
+    return f"{step}:{tool_call_id}:child:{child_offset}"
+
+
 def task_update(step: int, tool_call_id: str) -> str:
     return f"{step}:{tool_call_id}:task-updated"
 

@@ -10,8 +10,10 @@ from pydantic import BaseModel
 
 from tempo_agents.agent.app import App
 from tempo_agents.server.auth import Authorize, BearerTokens, allow_all, authorization_dependency
+from tempo_agents.server.dashboard.mounting import mount_dashboard
 from tempo_agents.server.errors import ERROR_RESPONSES, install_error_handlers
 from tempo_agents.server.routes import agents, runs, tools
+from tempo_agents.telemetry.api_route import metrics_router
 
 __all__ = ["DEFAULT_PREFIX", "create_server"]
 
@@ -39,13 +41,15 @@ def create_server(
     authorize: Authorize = allow_all,
     tokens: Mapping[str, str] | None = None,
     cors_origins: Sequence[str] = (),
+    temporal_ui_url: str | None = None,
 ) -> FastAPI:
     """The HTTP API serving ``app`` (which must have a Temporal client) under ``prefix``.
 
     ``tokens`` (token → principal name): every request but ``GET {prefix}/health`` needs
     ``Authorization: Bearer <token>`` (401 otherwise), and the token's name is recorded as ``answeredBy``
     with each answer it sends. ``cors_origins``: browser origins allowed to call the API. Every route
-    runs ``authorize`` first; the default allows everything.
+    runs ``authorize`` first; the default allows everything. The operations dashboard is served at ``/``
+    (linking runs to the Temporal UI at ``temporal_ui_url`` when given).
     """
     api = FastAPI(
         title="tempo-agents",
@@ -58,9 +62,11 @@ def create_server(
     dependencies = [Depends(authorization_dependency(authorize))]
     for router in (agents.router, tools.router, runs.router):
         api.include_router(router, prefix=base, dependencies=dependencies, responses=ERROR_RESPONSES)
+    api.include_router(metrics_router(), dependencies=dependencies)  # GET /metrics, outside the OpenAPI document
+    open_paths = mount_dashboard(api, app, prefix=base, dependencies=dependencies, temporal_ui_url=temporal_ui_url)
     install_error_handlers(api)
     if tokens:
-        api.add_middleware(BearerTokens, tokens=dict(tokens), open_paths=[f"{base}/health"])
+        api.add_middleware(BearerTokens, tokens=dict(tokens), open_paths=[f"{base}/health", *open_paths])
     if cors_origins:  # outermost, so preflights (which carry no token) are answered and 401s carry CORS headers
         api.add_middleware(
             CORSMiddleware,

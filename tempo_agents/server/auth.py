@@ -63,11 +63,14 @@ class BearerTokens:
     """ASGI middleware: every HTTP request but the open paths needs one of ``tokens`` (token → principal)."""
 
     def __init__(self, app: ASGIApp, *, tokens: Mapping[str, str], open_paths: Iterable[str] = ()) -> None:
+        """``open_paths``: paths served without a token; one ending in ``/`` opens everything under it."""
         if not tokens:
             raise ConfigurationError("BearerTokens needs at least one token")
         self.app = app
         self._tokens = [(token.encode(), name) for token, name in tokens.items()]
-        self._open = frozenset(open_paths)
+        paths = list(open_paths)
+        self._open = frozenset(path for path in paths if not path.endswith("/") or path == "/")
+        self._open_prefixes = tuple(path for path in paths if path.endswith("/") and path != "/")
 
     def _principal(self, scope: Scope) -> str | None:
         for key, value in scope.get("headers", ()):
@@ -84,7 +87,8 @@ class BearerTokens:
         return None
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http" or scope["path"] in self._open:
+        path = scope.get("path", "")
+        if scope["type"] != "http" or path in self._open or path.startswith(self._open_prefixes):
             await self.app(scope, receive, send)
             return
         name = self._principal(scope)

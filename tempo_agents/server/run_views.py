@@ -11,9 +11,10 @@ from temporalio.client import WorkflowExecution, WorkflowExecutionStatus
 from temporalio.service import RPCError, RPCStatusCode
 
 from tempo_agents.agent.app import App
-from tempo_agents.agent.visibility import runs_query
+from tempo_agents.agent.visibility import TOP_RUNS, quote, runs_query
 from tempo_agents.errors import ConfigurationError
 from tempo_agents.models.usage import Usage
+from tempo_agents.server.child_runs import child_runs
 from tempo_agents.server.errors import ApiError
 from tempo_agents.server.pending_view import iso, pending_view
 from tempo_agents.server.resuming import describe_run
@@ -65,8 +66,24 @@ def run_summary(execution: WorkflowExecution) -> dict[str, Any]:
     }
 
 
-def _query(task_queue: str, status: str | None, agent: str | None, thread: str | None, resource: str | None) -> str:
-    clauses = ["ExecutionStatus != 'ContinuedAsNew'"]
+def _search_clause(search: str) -> str:
+    """Runs whose id, agent or thread starts with ``search``."""
+    fields = ("WorkflowId", search_attributes.AGENT_ID.name, search_attributes.THREAD_ID.name)
+    return "(" + " OR ".join(f"{field} STARTS_WITH {quote(search)}" for field in fields) + ")"
+
+
+def _query(
+    task_queue: str,
+    status: str | None,
+    agent: str | None,
+    thread: str | None,
+    resource: str | None,
+    search: str | None = None,
+    top_only: bool = False,
+) -> str:
+    clauses = ["ExecutionStatus != 'ContinuedAsNew'", *([TOP_RUNS] if top_only else [])]
+    if search:
+        clauses.append(_search_clause(search))
     if status is not None:
         if status not in _FILTERS:
             raise ApiError(
@@ -87,9 +104,12 @@ async def list_runs(
     resource: str | None = None,
     per_page: int = 20,
     cursor: str | None = None,
+    search: str | None = None,
+    top_only: bool = False,
 ) -> dict[str, Any]:
-    """One page of runs, newest first, and the cursor of the next page (``None`` on the last)."""
-    query = _query(app.task_queue, status, agent, thread, resource)
+    """One page of runs, newest first, and the cursor of the next page (``None`` on the last); ``search``
+    keeps the runs whose id, agent or thread starts with it; ``top_only`` leaves sub-agents' runs out."""
+    query = _query(app.task_queue, status, agent, thread, resource, search, top_only)
     bad_cursor = ApiError(400, "Invalid query parameters", issues=[{"field": "cursor", "message": "bad cursor"}])
     token: bytes | None = None
     if cursor:
@@ -102,6 +122,7 @@ async def list_runs(
     try:
         await pages.fetch_next_page()
     except RPCError as error:  # a cursor that is base64 but no page token of Temporal's
+        count.close()  # never sent
         if token is None or error.status not in (RPCStatusCode.INVALID_ARGUMENT, RPCStatusCode.UNKNOWN):
             raise
         raise bad_cursor from None
@@ -132,6 +153,7 @@ async def run_detail(app: App, run_id: str) -> dict[str, Any]:
         "closedAt": iso(description.close_time),
         "taskQueue": description.task_queue,
         "historyLength": description.history_length,
+        "children": await child_runs(app.store, run_id),
     }
     handle = app.client.get_workflow_handle(run_id)
     try:

@@ -64,6 +64,7 @@ class ApiServer:
         tokens: Mapping[str, str] | None = None,
         cors_origins: Sequence[str] = (),
         log_level: str = "warning",
+        temporal_ui_url: str | None = None,
     ) -> None:
         if not tokens and authorize is allow_all and not is_loopback(host):
             raise ApiServerError(
@@ -71,7 +72,14 @@ class ApiServer:
                 "can reach it could start and answer runs; pass tokens= (or authorize=), or listen on 127.0.0.1"
             )
         config = uvicorn.Config(
-            create_server(app, prefix=prefix, authorize=authorize, tokens=tokens, cors_origins=cors_origins),
+            create_server(
+                app,
+                prefix=prefix,
+                authorize=authorize,
+                tokens=tokens,
+                cors_origins=cors_origins,
+                temporal_ui_url=temporal_ui_url,
+            ),
             host=host,
             port=port,
             log_level=log_level,

@@ -34,9 +34,11 @@ PASSTHROUGH_MODULES = (
     "rpds",
     "attrs",
     "attr",
+    "opentelemetry",
 )
 """Imported once, outside the sandbox. Runtime restrictions on workflow code still apply. The
-``jsonschema`` family validates resume data in the ``resume`` update's validator."""
+``jsonschema`` family validates resume data in the ``resume`` update's validator; ``opentelemetry`` is
+used by Temporal's tracing interceptor in workflows (``tempo_agents.telemetry``)."""
 
 
 def sandbox_runner() -> SandboxedWorkflowRunner:
@@ -55,11 +57,12 @@ class TempoAgentsPlugin(SimplePlugin):
 
     def __init__(self, registry: Registry | None = None, *, handoff: CallHandoff | None = None) -> None:
         activities = AgentActivities(registry, handoff).all() if registry is not None else None
+        workflow_tools = registry.workflow_classes if registry is not None else []
         super().__init__(
             "tempo_agents.TempoAgentsPlugin",
             data_converter=pydantic_data_converter,
             activities=activities,
-            workflows=[AgentRunWorkflow],
+            workflows=[AgentRunWorkflow, *workflow_tools],
             workflow_runner=sandbox_runner(),
         )
 

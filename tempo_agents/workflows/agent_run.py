@@ -32,6 +32,8 @@ from tempo_agents.tools._validation import Schema, validate_resume_data
 from tempo_agents.tools.builtin.task_list import TaskItem
 from tempo_agents.workflows import activity_calls, search_attributes
 from tempo_agents.workflows.activity_names import FINISH_RUN, JOURNAL, MODEL_STEP, TOOL_CALL
+from tempo_agents.workflows.child_payloads import CHILD_SUSPENDED_SIGNAL, ChildSuspension
+from tempo_agents.workflows.child_tools import ChildCalls
 from tempo_agents.workflows.payloads import (
     MAX_CARRIED_ANSWERS,
     Answer,
@@ -109,6 +111,7 @@ class AgentRunWorkflow:
         self._deferred_signals: list[ResumeRequest] = []
         self._model_step_running: int | None = None
         self._closes_in_activities = True
+        self._child_calls = ChildCalls()
         self._suspended_options: dict[str, ActivityOptions] = {}
         """The activity options of suspended calls of tools that declared some, for their resumed call."""
 
@@ -150,6 +153,16 @@ class AgentRunWorkflow:
         """How many tool calls run now; while any do, which calls wait is not settled (the journal can show a
         suspension before the workflow has heard of it)."""
         return len(self._in_flight)
+
+    @workflow.query(name="children")
+    def children(self) -> dict[str, str]:
+        """The child run id of each call that runs (or waits) as a child workflow, by tool call id."""
+        return self._child_calls.running()
+
+    @workflow.signal(name=CHILD_SUSPENDED_SIGNAL)
+    def child_suspended(self, suspension: ChildSuspension) -> None:
+        """A workflow tool of this run waits for a person."""
+        self._child_calls.suspended(suspension)
 
     @workflow.query(name="pending")
     def pending(self) -> list[PendingCall]:
@@ -437,8 +450,10 @@ class AgentRunWorkflow:
             self.resume_signal(request)
 
     async def _tool_call(self, call_input: ToolCallInput) -> ToolCallResult:
+        if self._child_calls.owns(call_input):
+            return await self._child_calls.resume(call_input)
         options = call_input.call.activity or TOOL_CALL_DEFAULTS
-        return await activity_calls.execute(
+        result = await activity_calls.execute(
             TOOL_CALL,
             call_input,
             options=options,
@@ -446,6 +461,9 @@ class AgentRunWorkflow:
             cancellation_type=WAIT_FOR_CANCELLATION,
             summary=f"tool {call_input.call.tool_name} (step {call_input.step})",
         )
+        if result.status == "delegate" and result.child is not None:
+            result = await self._child_calls.start(call_input, result.child)
+        return result
 
     def _call_ended(self, call_input: ToolCallInput, result: ToolCallResult, now: Any) -> None:
         call = call_input.call
@@ -573,7 +591,10 @@ class AgentRunWorkflow:
             if deadlines:
                 timeout = max(timedelta(0), min(deadlines) - workflow.now())
             try:
-                await workflow.wait_condition(lambda: bool(self._resolutions or self._notes), timeout=timeout)
+                await workflow.wait_condition(
+                    lambda: bool(self._resolutions or self._notes or self._child_calls.closed_alone(self._waiting)),
+                    timeout=timeout,
+                )
             except TimeoutError:
                 now = workflow.now()
                 for call_id, call in self._waiting.items():
@@ -581,6 +602,7 @@ class AgentRunWorkflow:
                         self._resolutions[call_id] = Resolution(
                             action="decline" if call.requires_approval else "expire", expired=True
                         )
+            self._resolutions.update(self._child_calls.closed_alone(self._waiting))
 
     def _switch_mode(self, mode: str) -> None:
         self._outbox.records.append(constructors.mode_changed(self._run_input.run_id, self._step, mode, self._mode))

@@ -19,6 +19,7 @@ from tempo_agents.models.model import ToolChoice
 from tempo_agents.models.usage import Usage
 from tempo_agents.tools.builtin.task_list import TaskItem
 from tempo_agents.tools.builtin.task_signals import TaskSignalState
+from tempo_agents.workflows.child_payloads import ChildOutcome, ChildStart
 
 
 class MemoryRef(WireModel):
@@ -46,6 +47,8 @@ class RunOptions(WireModel):
     """Let the user's next message on the thread resume a suspended call (needs ``memory``)."""
     mode: str | None = None
     """The agent mode the run starts in (agents with modes; default: the agent's default mode)."""
+    extra_instructions: str | None = None
+    """Appended to the agent's instructions (a sub-agent's run, given ``instructions`` by its parent)."""
 
 
 MAX_CARRIED_ANSWERS = 100
@@ -213,8 +216,10 @@ class Suspension(WireModel):
 class ToolCallResult(WireModel):
     """How a tool call ended; its output is in the journal and the transcript."""
 
-    status: Literal["result", "error", "suspended", "resume-rejected"]
+    status: Literal["result", "error", "suspended", "resume-rejected", "delegate"]
     suspension: Suspension | None = None
+    child: ChildStart | None = None
+    """``delegate``: the call goes on as this child workflow (``agent-<key>``, ``workflow-<key>``)."""
     message: str | None = None
     switch_mode_to: str | None = None
     """The mode the tool moved the run to (``submit_plan`` approved)."""
@@ -320,3 +325,25 @@ class JournalInput(WireModel):
 
     run_id: str
     records: list[JournalRecord]
+
+
+class ChildRelayInput(WireModel):
+    """Input of the child-relay activity: the parent's call, its child, and where the relay takes over.
+
+    For a sub-agent, the relay copies the child's journal into the parent's (from ``cursor``) until a
+    segment of the child ends; for a workflow tool it records ``outcome``.
+    """
+
+    call: ToolCallInput
+    start: ChildStart
+    cursor: int = 0
+    outcome: ChildOutcome | None = None
+
+
+class ChildRelayResult(WireModel):
+    """How the relay left the call, and where the next relay of the same child takes over."""
+
+    result: ToolCallResult
+    cursor: int = 0
+    child_tool_call_id: str | None = None
+    """The child's waiting call the parent's suspension stands for."""

@@ -1,0 +1,87 @@
+"""The dashboard's live feed: what every open dashboard hears, over one SSE route.
+
+Two kinds of events: ``answered`` (a waiting call was answered through this server: sent at once, so the item
+leaves every open inbox well within a second) and ``changed`` (the waiting or the listed runs changed in
+visibility, which one poller per server reads while at least one dashboard listens: answers sent by other
+processes, new suspensions, runs that start or end).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import AsyncIterator
+from typing import Any
+
+from tempo_agents.agent.app import App
+from tempo_agents.server.run_views import list_runs
+
+__all__ = ["DashboardFeed"]
+
+_log = logging.getLogger(__name__)
+_QUEUE_LIMIT = 1000
+
+
+class DashboardFeed:
+    """Fans events out to subscribers; polls visibility every ``interval`` seconds while any listen."""
+
+    def __init__(self, app: App, *, interval: float = 0.5) -> None:
+        self._app = app
+        self._interval = interval
+        self._subscribers: set[asyncio.Queue[dict[str, Any]]] = set()
+        self._poller: asyncio.Task[None] | None = None
+
+    @property
+    def listeners(self) -> int:
+        """How many dashboards listen now."""
+        return len(self._subscribers)
+
+    def publish(self, event: dict[str, Any]) -> None:
+        """Send ``event`` to every subscriber (one too slow to keep up gets a single "refetch" instead)."""
+        for queue in list(self._subscribers):
+            if queue.qsize() < _QUEUE_LIMIT:
+                queue.put_nowait(event)
+                continue
+            while not queue.empty():  # too far behind: everything it missed becomes one "refetch"
+                queue.get_nowait()
+            queue.put_nowait({"type": "changed", "inbox": True, "runs": True})
+
+    @contextlib.asynccontextmanager
+    async def subscribe(self) -> AsyncIterator[asyncio.Queue[dict[str, Any]]]:
+        """A queue of events for as long as the block runs."""
+        queue: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
+        self._subscribers.add(queue)
+        if self._poller is None or self._poller.done():
+            self._poller = asyncio.get_running_loop().create_task(self._poll())
+        try:
+            yield queue
+        finally:
+            self._subscribers.discard(queue)
+            if not self._subscribers and self._poller is not None:
+                self._poller.cancel()
+                with contextlib.suppress(asyncio.CancelledError, Exception):
+                    await self._poller
+                self._poller = None
+
+    async def _fingerprints(self) -> tuple[Any, Any]:
+        waiting, listed = await asyncio.gather(
+            list_runs(self._app, status="suspended", per_page=100, top_only=True),
+            list_runs(self._app, per_page=50),
+        )
+        inbox = (waiting["total"], tuple(run["runId"] for run in waiting["runs"]))
+        runs = (listed["total"], tuple((run["runId"], run["status"]) for run in listed["runs"]))
+        return inbox, runs
+
+    async def _poll(self) -> None:
+        last: tuple[Any, Any] | None = None
+        while True:
+            try:
+                current = await self._fingerprints()
+            except Exception as error:  # visibility unreachable for a moment: try again at the next tick
+                _log.debug("dashboard feed: visibility poll failed: %s", error)
+            else:
+                if last is not None and current != last:
+                    self.publish({"type": "changed", "inbox": current[0] != last[0], "runs": current[1] != last[1]})
+                last = current
+            await asyncio.sleep(self._interval)

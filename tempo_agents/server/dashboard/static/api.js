@@ -1,0 +1,115 @@
+// Talking to the HTTP API: the bearer token (kept in sessionStorage), JSON requests, and SSE over fetch
+// (EventSource cannot send an Authorization header), reconnecting with Last-Event-ID.
+
+const TOKEN_KEY = "tempo-agents-token";
+let askToken = null;
+
+export function onTokenNeeded(handler) {
+  askToken = handler;
+}
+
+export function token() {
+  return sessionStorage.getItem(TOKEN_KEY);
+}
+
+export function setToken(value) {
+  if (value) sessionStorage.setItem(TOKEN_KEY, value);
+  else sessionStorage.removeItem(TOKEN_KEY);
+}
+
+export class ApiError extends Error {
+  constructor(status, body) {
+    super((body && body.error) || `HTTP ${status}`);
+    this.status = status;
+    this.body = body || {};
+  }
+}
+
+function headers(extra = {}) {
+  const result = { ...extra };
+  const t = token();
+  if (t) result.Authorization = `Bearer ${t}`;
+  return result;
+}
+
+async function authorised(doFetch) {
+  for (;;) {
+    const response = await doFetch();
+    if (response.status !== 401 || !askToken) return response;
+    const body = await response.json().catch(() => ({}));
+    await askToken(token() ? body.error || "Invalid or expired token" : "");
+  }
+}
+
+export async function request(method, path, body) {
+  const response = await authorised(() =>
+    fetch(path, {
+      method,
+      headers: headers(body === undefined ? {} : { "Content-Type": "application/json" }),
+      body: body === undefined ? undefined : JSON.stringify(body),
+    }),
+  );
+  const data = await response.json().catch(() => ({}));
+  if (!response.ok) throw new ApiError(response.status, data);
+  return data;
+}
+
+export const get = (path) => request("GET", path);
+export const post = (path, body) => request("POST", path, body ?? {});
+
+export function query(params) {
+  const search = new URLSearchParams();
+  for (const [key, value] of Object.entries(params)) {
+    if (value !== undefined && value !== null && value !== "") search.set(key, value);
+  }
+  const text = search.toString();
+  return text ? `?${text}` : "";
+}
+
+// Follows an SSE route until it sends [DONE] or `signal` aborts; reconnects (with Last-Event-ID) when cut.
+export async function follow(path, onEvent, { signal, onState } = {}) {
+  let lastId = null;
+  while (!signal?.aborted) {
+    try {
+      const extra = { Accept: "text/event-stream" };
+      if (lastId !== null) extra["Last-Event-ID"] = lastId;
+      const response = await authorised(() => fetch(path, { headers: headers(extra), signal }));
+      if (!response.ok) throw new ApiError(response.status, await response.json().catch(() => ({})));
+      onState?.("live");
+      const reader = response.body.getReader();
+      const decoder = new TextDecoder();
+      let buffer = "";
+      for (;;) {
+        const { value, done } = await reader.read();
+        if (done) break;
+        buffer += decoder.decode(value, { stream: true });
+        let end;
+        while ((end = buffer.indexOf("\n\n")) >= 0) {
+          const block = buffer.slice(0, end);
+          buffer = buffer.slice(end + 2);
+          let id = null;
+          let data = null;
+          for (const line of block.split("\n")) {
+            if (line.startsWith("id: ")) id = line.slice(4);
+            else if (line.startsWith("data: ")) data = line.slice(6);
+          }
+          if (data === null) continue;
+          if (data === "[DONE]") {
+            onState?.("done");
+            return;
+          }
+          if (id !== null) lastId = id;
+          onEvent(JSON.parse(data), id === null ? null : Number(id));
+        }
+      }
+    } catch (error) {
+      if (signal?.aborted) return;
+      if (error instanceof ApiError && error.status >= 400 && error.status < 500) {
+        onState?.("error");
+        throw error;
+      }
+    }
+    onState?.("reconnecting");
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+  }
+}

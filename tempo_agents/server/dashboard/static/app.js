@@ -1,0 +1,67 @@
+// The dashboard's entry: sign-in when the server has tokens, the live feed, and the views by location hash
+// (#/inbox, #/runs, #/runs/<runId>).
+
+import { ApiError, get, onTokenNeeded, setToken } from "./api.js";
+import { h } from "./dom.js";
+import { feed } from "./feed.js";
+import { inboxView } from "./inbox.js";
+import { runView } from "./run.js";
+import { runsView } from "./runs.js";
+
+const dialog = document.getElementById("token-dialog");
+const tokenForm = document.getElementById("token-form");
+const tokenInput = document.getElementById("token-input");
+const tokenError = document.getElementById("token-error");
+let waiting = null;
+
+onTokenNeeded((message) => {
+  if (!waiting) {
+    waiting = new Promise((resolve) => {
+      tokenError.textContent = message || "";
+      tokenInput.value = "";
+      dialog.showModal();
+      tokenInput.focus();
+      tokenForm.onsubmit = () => {
+        setToken(tokenInput.value.trim());
+        waiting = null;
+        resolve();
+      };
+    });
+  }
+  return waiting;
+});
+dialog.addEventListener("cancel", (event) => event.preventDefault()); // nothing works without a token
+
+let session = { principal: null, temporalUiUrl: null, namespace: null };
+let current = null;
+
+function route() {
+  current?.abort();
+  current = new AbortController();
+  const signal = current.signal;
+  const main = document.getElementById("main");
+  const hash = location.hash.replace(/^#\/?/, "");
+  const [section, ...rest] = hash.split("/");
+  for (const link of document.querySelectorAll("nav a[data-section]")) {
+    if (link.dataset.section === (section || "inbox")) link.setAttribute("aria-current", "page");
+    else link.removeAttribute("aria-current");
+  }
+  let shown;
+  if (section === "runs" && rest.length) shown = runView(main, decodeURIComponent(rest.join("/")), { signal, session });
+  else if (section === "runs") shown = runsView(main, { signal });
+  else shown = inboxView(main, { signal });
+  Promise.resolve(shown).catch((error) => {
+    if (signal.aborted) return;
+    main.append(h("p", { class: "error", role: "alert" }, error instanceof ApiError ? error.message : String(error)));
+  });
+}
+
+async function start() {
+  session = await get("/api/dashboard/session");
+  document.getElementById("principal").textContent = session.principal ? `Signed in as ${session.principal}` : "";
+  feed.start();
+  window.addEventListener("hashchange", route);
+  route();
+}
+
+start();

@@ -1,0 +1,143 @@
+// A run's journal as a readable conversation: streamed text, tool calls with their arguments, progress and
+// results, errors, suspensions and answers with who answered. Chunks arrive one by one (in journal order).
+
+import { h, json, readable } from "./dom.js";
+
+export class Conversation {
+  constructor(container) {
+    this.el = container;
+    this.chunks = [];
+    this.reset();
+  }
+
+  reset() {
+    this.el.replaceChildren();
+    this.message = null;
+    this.texts = new Map();
+    this.tools = new Map();
+  }
+
+  add(chunk) {
+    if (chunk.type === "step-reset") {
+      const from = chunk.payload.discardFrom;
+      if (from !== undefined && from !== null) this.chunks = this.chunks.filter((c) => c.offset === undefined || c.offset < from);
+      this.reset();
+      for (const kept of this.chunks) this.apply(kept);
+      return;
+    }
+    this.chunks.push(chunk);
+    this.apply(chunk);
+  }
+
+  assistant() {
+    if (!this.message) {
+      this.message = h("div", { class: "msg assistant" }, h("div", { class: "who" }, "assistant"));
+      this.el.append(this.message);
+    }
+    return this.message;
+  }
+
+  tool(payload) {
+    let block = this.tools.get(payload.toolCallId);
+    if (!block) {
+      const body = h("div", { class: "tool-body" });
+      const quiet = /^task_/.test(payload.toolName || ""); // the task list shows what these did
+      block = h("details", { class: "tool-call", open: !quiet, dataset: { toolCallId: payload.toolCallId } },
+        h("summary", {}, h("code", {}, payload.toolName || "tool"), h("span", { class: "tool-state" }, "")), body);
+      block.body = body;
+      this.tools.set(payload.toolCallId, block);
+      this.assistant().append(block);
+    }
+    return block;
+  }
+
+  state(block, text, kind) {
+    const el = block.querySelector(".tool-state");
+    el.textContent = text;
+    el.className = `tool-state ${kind || ""}`;
+  }
+
+  apply(chunk) {
+    const p = chunk.payload || {};
+    switch (chunk.type) {
+      case "start":
+        this.message = null;
+        break;
+      case "step-start":
+        this.message = null;
+        break;
+      case "text-delta": {
+        let text = this.texts.get(p.id);
+        if (!text || !text.isConnected) {
+          text = h("p", { class: "text" });
+          this.texts.set(p.id, text);
+          this.assistant().append(text);
+        }
+        text.append(p.text);
+        break;
+      }
+      case "tool-call": {
+        const block = this.tool(p);
+        block.body.prepend(h("pre", { class: "json args", "aria-label": "Arguments" }, json(p.args)));
+        this.state(block, "running");
+        break;
+      }
+      case "tool-output": {
+        const block = this.tool(p);
+        block.body.append(h("div", { class: "progress" }, typeof p.output === "string" ? p.output : json(p.output)));
+        break;
+      }
+      case "tool-result": {
+        const block = this.tool(p);
+        const r = p.result;
+        const text = r && typeof r === "object" && typeof r.content === "string" && "isError" in r ? r.content : null;
+        block.body.append(h("div", { class: "result" }, h("span", { class: "label" }, "result"), text !== null ? h("span", { class: "pre" }, text) : readable(r)));
+        if (p.answeredBy) block.body.append(h("div", { class: "answered-by" }, `answered by ${p.answeredBy}`));
+        this.state(block, p.isError ? "error" : "done", p.isError ? "bad" : "ok");
+        break;
+      }
+      case "tool-error": {
+        const block = this.tool(p);
+        block.body.append(h("div", { class: "error" }, p.error));
+        if (p.answeredBy) block.body.append(h("div", { class: "answered-by" }, `answered by ${p.answeredBy}`));
+        this.state(block, "error", "bad");
+        break;
+      }
+      case "tool-call-suspended": {
+        const block = this.tool(p);
+        block.body.append(h("div", { class: "suspended" }, h("span", { class: "label" }, "waiting for a person"), readable(p.suspendPayload)));
+        this.state(block, "waiting", "wait");
+        break;
+      }
+      case "tool-call-approval": {
+        const block = this.tool(p);
+        block.body.append(h("div", { class: "suspended" }, h("span", { class: "label" }, "waiting for approval")));
+        this.state(block, "waiting for approval", "wait");
+        break;
+      }
+      case "tool-output-denied": {
+        const block = this.tool(p);
+        const reason = p.approval?.reason;
+        block.body.append(h("div", { class: "error" }, `declined${reason ? `: ${reason}` : ""}${p.answeredBy ? ` (by ${p.answeredBy})` : ""}`));
+        this.state(block, "declined", "bad");
+        break;
+      }
+      case "error":
+        this.el.append(h("div", { class: "msg error", role: "alert" }, p.error || json(p)));
+        break;
+      case "finish": {
+        const reason = p.stepResult?.reason || "";
+        this.el.append(h("div", { class: `segment-end ${reason}` }, reason === "suspended" ? "waiting for a person" : `finished (${reason})`));
+        this.message = null;
+        break;
+      }
+      default:
+        if (chunk.type === "data-task-updated") break; // shown as the task list
+        if (chunk.type.startsWith("data-")) {
+          const target = p.toolCallId ? this.tools.get(p.toolCallId) : null;
+          const line = h("div", { class: "data" }, h("span", { class: "label" }, chunk.type), json(chunk.data ?? p));
+          (target ? target.body : this.assistant()).append(line);
+        }
+    }
+  }
+}

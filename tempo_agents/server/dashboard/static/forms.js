@@ -1,0 +1,284 @@
+// The answer forms of a waiting call: an ask_user question, an approval, or a form generated from the call's
+// resume JSON schema. Every form posts to /api/inbox/answer; the server's validation errors are shown beside
+// their fields and the form keeps what was typed.
+
+import { ApiError, post } from "./api.js";
+import { fieldId, h, json } from "./dom.js";
+
+// ---- schema → fields -------------------------------------------------------------------------------------
+
+function resolve(schema, root) {
+  let current = schema || {};
+  for (let i = 0; i < 20 && current.$ref; i += 1) {
+    const path = current.$ref.replace(/^#\//, "").split("/");
+    let target = root;
+    for (const part of path) target = target?.[part];
+    current = { ...target, ...Object.fromEntries(Object.entries(current).filter(([k]) => k !== "$ref")) };
+  }
+  const options = current.anyOf || current.oneOf;
+  if (options) {
+    const nonNull = options.filter((option) => resolve(option, root).type !== "null");
+    if (nonNull.length === 1) {
+      const { anyOf: _a, oneOf: _o, ...rest } = current;
+      return { ...resolve(nonNull[0], root), ...rest, nullable: true };
+    }
+  }
+  if (Array.isArray(current.type)) {
+    const types = current.type.filter((t) => t !== "null");
+    return { ...current, type: types[0], nullable: current.type.includes("null") };
+  }
+  return current;
+}
+
+function pathOf(path) {
+  return path.join(".");
+}
+
+// A field editor: {el, read() → value or undefined (left empty)}.
+function editor(schemaIn, root, path, label, required) {
+  const schema = resolve(schemaIn, root);
+  const id = fieldId("f");
+  const title = schema.title || label;
+  const labelClass = required ? "required" : null; // marked by the stylesheet; controls get aria-required
+  const help = schema.description ? h("small", { class: "help" }, schema.description) : null;
+  const error = h("span", { class: "field-error", role: "alert" });
+  const wrap = (control, labelFirst = true) =>
+    h(
+      "div",
+      { class: labelFirst ? "field" : "field flag", dataset: { path: pathOf(path) } },
+      labelFirst ? h("label", { for: id, class: labelClass }, title) : null,
+      control,
+      labelFirst ? null : h("label", { for: id, class: labelClass }, title),
+      help,
+      error,
+    );
+
+  const need = (control) => {
+    if (required) control.setAttribute("aria-required", "true");
+    return control;
+  };
+
+  if (schema.type === "object" || schema.properties) {
+    const requiredNames = new Set(schema.required || []);
+    const children = Object.entries(schema.properties || {}).map(([name, sub]) => [
+      name,
+      editor(sub, root, [...path, name], name, requiredNames.has(name)),
+    ]);
+    const el = h(
+      "fieldset",
+      { class: "field group", dataset: { path: pathOf(path) } },
+      path.length ? h("legend", { class: labelClass }, title) : null,
+      children.map(([, child]) => child.el),
+      error,
+    );
+    return {
+      el,
+      read() {
+        const value = {};
+        for (const [name, child] of children) {
+          const v = child.read();
+          if (v !== undefined) value[name] = v;
+        }
+        return value;
+      },
+    };
+  }
+  if (schema.type === "array") {
+    const items = [];
+    const list = h("ol", { class: "array-items" });
+    const add = () => {
+      const index = items.length;
+      const child = editor(schema.items || {}, root, [...path, index], `${title} ${index + 1}`, true);
+      const entry = h("li", {}, child.el);
+      const remove = h("button", { type: "button", class: "small", "aria-label": `Remove ${title} ${index + 1}` }, "Remove");
+      remove.addEventListener("click", () => {
+        const at = items.indexOf(child);
+        if (at >= 0) items.splice(at, 1);
+        entry.remove();
+      });
+      entry.append(remove);
+      items.push(child);
+      list.append(entry);
+    };
+    const addButton = h("button", { type: "button", class: "small", onclick: add }, `Add ${title}`);
+    for (let i = 0; i < (schema.minItems || 0); i += 1) add();
+    const el = h("fieldset", { class: "field group", dataset: { path: pathOf(path) } }, h("legend", { class: labelClass }, title), list, addButton, help, error);
+    return { el, read: () => items.map((child) => child.read()) };
+  }
+  if (schema.enum) {
+    const select = h("select", { id, name: pathOf(path) },
+      required ? null : h("option", { value: "" }, "—"),
+      schema.enum.map((v, i) => h("option", { value: String(i) }, String(v))));
+    return { el: wrap(need(select)), read: () => (select.value === "" ? undefined : schema.enum[Number(select.value)]) };
+  }
+  if (schema.type === "boolean") {
+    const box = h("input", { id, type: "checkbox", name: pathOf(path) });
+    if (schema.default === true) box.checked = true;
+    return { el: wrap(need(box), false), read: () => box.checked };
+  }
+  if (schema.type === "number" || schema.type === "integer") {
+    const input = h("input", { id, type: "text", inputmode: "decimal", name: pathOf(path) });
+    if (schema.default !== undefined && schema.default !== null) input.value = String(schema.default);
+    return {
+      el: wrap(need(input)),
+      read() {
+        const text = input.value.trim();
+        if (text === "") return undefined;
+        const number = Number(text);
+        return Number.isNaN(number) ? text : number; // sent as typed: the server says what is wrong
+      },
+    };
+  }
+  if (schema.type === "string") {
+    const long = (schema.maxLength || 0) > 200 || schema.format === "textarea";
+    const input = long ? h("textarea", { id, name: pathOf(path), rows: 3 }) : h("input", { id, type: "text", name: pathOf(path) });
+    if (schema.default !== undefined && schema.default !== null) input.value = String(schema.default);
+    return { el: wrap(need(input)), read: () => (input.value === "" && !required ? undefined : input.value) };
+  }
+  // Anything else: JSON typed by hand.
+  const area = h("textarea", { id, name: pathOf(path), rows: 3, placeholder: "JSON" });
+  return {
+    el: wrap(area),
+    read() {
+      if (area.value.trim() === "") return undefined;
+      try {
+        return JSON.parse(area.value);
+      } catch {
+        return area.value;
+      }
+    },
+  };
+}
+
+// ---- submitting ------------------------------------------------------------------------------------------
+
+function showErrors(form, error) {
+  for (const el of form.querySelectorAll(".field-error")) el.textContent = "";
+  form.querySelector(".form-error").textContent = "";
+  const details = error.body?.validationErrors;
+  let placed = false;
+  if (details && details.fields) {
+    for (const [path, found] of Object.entries(details.fields)) {
+      const field = form.querySelector(`[data-path="${CSS.escape(path)}"] > .field-error`);
+      if (field) {
+        field.textContent = (found.errors || []).join("; ");
+        placed = true;
+      }
+    }
+  }
+  const rootErrors = details?.errors || [];
+  form.querySelector(".form-error").textContent = rootErrors.length ? rootErrors.join("; ") : placed ? "" : error.message;
+}
+
+function submitter(item, form, onAnswered) {
+  return async (answer) => {
+    const buttons = form.querySelectorAll("button, input, select, textarea");
+    for (const el of buttons) el.disabled = true;
+    form.setAttribute("aria-busy", "true");
+    try {
+      const done = await post("/api/inbox/answer", { runId: item.runId, toolCallId: item.toolCallId, ...answer });
+      form.closest("[data-item]")?.setAttribute("data-answered", "true");
+      form.replaceChildren(h("p", { class: "answered", role: "status" }, "Answered", done.answeredBy ? ` as ${done.answeredBy}` : ""));
+      onAnswered?.(item, done);
+    } catch (error) {
+      for (const el of buttons) el.disabled = false;
+      if (error instanceof ApiError && error.status === 409 && error.body.code === "ALREADY_ANSWERED") {
+        markAnswered(form, error.body.answeredBy);
+      } else if (error instanceof ApiError) {
+        showErrors(form, error);
+      } else {
+        form.querySelector(".form-error").textContent = String(error);
+      }
+    } finally {
+      form.removeAttribute("aria-busy");
+    }
+  };
+}
+
+// Marks a form whose call someone else answered: what was typed stays, nothing can be sent.
+export function markAnswered(form, answeredBy) {
+  for (const el of form.querySelectorAll("button, input, select, textarea")) el.disabled = true;
+  form.closest("[data-item]")?.setAttribute("data-answered", "elsewhere");
+  const note = form.querySelector(".form-error");
+  note.textContent = `already answered by ${answeredBy || "someone else"}`;
+  note.classList.add("taken");
+}
+
+function questionForm(item, form, send) {
+  const payload = item.suspendPayload || {};
+  const options = payload.options || [];
+  form.append(h("p", { class: "question-text" }, payload.question || ""));
+  if (options.length && (payload.selectionMode || "single_select") === "single_select") {
+    form.append(
+      h("div", { class: "choices", role: "group", "aria-label": "Choose one" },
+        options.map((option) =>
+          h("button", { type: "button", class: "choice", title: option.description || null,
+            onclick: () => send({ action: "resume", resumeData: option.label }) }, option.label))),
+    );
+    return;
+  }
+  if (options.length) {
+    const boxes = options.map((option) => {
+      const id = fieldId("opt");
+      const box = h("input", { id, type: "checkbox", value: option.label });
+      return [box, h("div", { class: "check" }, box, h("label", { for: id }, option.label), option.description ? h("small", { class: "help" }, option.description) : null)];
+    });
+    form.append(h("fieldset", { class: "choices" }, h("legend", {}, "Choose any"), boxes.map(([, row]) => row)));
+    form.append(h("div", { class: "actions" }, h("button", { type: "submit", class: "primary" }, "Send")));
+    form.addEventListener("submit", (event) => {
+      event.preventDefault();
+      send({ action: "resume", resumeData: boxes.filter(([box]) => box.checked).map(([box]) => box.value) });
+    });
+    return;
+  }
+  const id = fieldId("answer");
+  const area = h("textarea", { id, rows: 2, name: "answer" });
+  form.append(h("div", { class: "field", dataset: { path: "" } }, h("label", { for: id }, "Your answer"), area, h("span", { class: "field-error", role: "alert" })));
+  form.append(h("div", { class: "actions" }, h("button", { type: "submit", class: "primary" }, "Send")));
+  form.addEventListener("submit", (event) => {
+    event.preventDefault();
+    send({ action: "resume", resumeData: area.value });
+  });
+}
+
+function approvalForm(item, form, send) {
+  form.append(
+    h("p", {}, "Run ", h("code", {}, item.toolName), " with these arguments?"),
+    h("pre", { class: "json", "aria-label": "Arguments" }, json(item.args)),
+  );
+  const id = fieldId("reason");
+  const reason = h("input", { id, type: "text", name: "reason", placeholder: "Why (sent to the agent when declining)" });
+  form.append(h("div", { class: "field" }, h("label", { for: id }, "Reason (optional)"), reason));
+  form.append(
+    h("div", { class: "actions" },
+      h("button", { type: "button", class: "primary", onclick: () => send({ action: "approve" }) }, "Approve"),
+      h("button", { type: "button", class: "danger", onclick: () => send({ action: "decline", reason: reason.value || null }) }, "Decline")),
+  );
+}
+
+function schemaForm(item, form, send) {
+  let schema = {};
+  try {
+    schema = item.resumeSchema ? JSON.parse(item.resumeSchema) : {};
+  } catch {
+    schema = {};
+  }
+  const root = editor(schema, schema, [], "Answer", true);
+  form.append(root.el, h("div", { class: "actions" }, h("button", { type: "submit", class: "primary" }, "Resume")));
+  form.addEventListener("submit", (event) => {
+    event.preventDefault();
+    send({ action: "resume", resumeData: root.read() ?? null });
+  });
+}
+
+// The form answering `item` (an inbox item or a run's pending call with its runId).
+export function answerForm(item, { onAnswered } = {}) {
+  const form = h("form", { class: "answer", novalidate: true, "aria-label": `Answer ${item.toolName}` });
+  const send = submitter(item, form, onAnswered);
+  if (item.kind === "approval" || item.requiresApproval) approvalForm(item, form, send);
+  else if (item.kind === "question" || item.toolId === "ask_user") questionForm(item, form, send);
+  else schemaForm(item, form, send);
+  form.append(h("p", { class: "form-error", role: "alert" }));
+  form.addEventListener("input", () => (form.dataset.dirty = "true"));
+  return form;
+}

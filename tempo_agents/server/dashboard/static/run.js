@@ -1,0 +1,144 @@
+// A run's page: status, mode, usage, its waiting calls (answerable here too), the task list, the timeline and
+// the live journal as a conversation. Follows /api/runs/:runId/stream for the whole run.
+
+import { ApiError, follow, get, post } from "./api.js";
+import { Conversation } from "./conversation.js";
+import { h, when } from "./dom.js";
+import { answerForm } from "./forms.js";
+import { renderTimeline } from "./timeline.js";
+
+const TASK_TOOLS = /^task_/;
+
+function throttle(fn, ms) {
+  let timer = null;
+  let last = 0;
+  return () => {
+    if (timer) return;
+    timer = setTimeout(() => {
+      timer = null;
+      last = performance.now();
+      fn();
+    }, Math.max(0, ms - (performance.now() - last)));
+  };
+}
+
+function taskList(tasks) {
+  if (!tasks || !tasks.length) return h("p", { class: "muted" }, "No tasks.");
+  return h("ul", { class: "tasks" },
+    tasks.map((task) =>
+      h("li", { class: `task ${task.status}`, dataset: { taskId: task.id, status: task.status } },
+        h("input", { type: "checkbox", disabled: true, checked: task.status === "completed", "aria-label": task.content }),
+        h("span", { class: "content" }, task.status === "in_progress" ? task.activeForm : task.content),
+        task.status === "in_progress" ? h("span", { class: "badge running" }, "in progress") : null)));
+}
+
+export function runView(root, runId, { signal, session }) {
+  const facts = h("dl", { class: "facts" });
+  const pending = h("div", { class: "pending" });
+  const tasks = h("div", { class: "task-list", "aria-live": "polite" });
+  const timeline = h("div", { class: "timeline-wrap" });
+  const log = h("div", { class: "conversation", "aria-live": "polite" });
+  const statusBadge = h("span", { class: "status" });
+  const cancelDialog = h("dialog", { class: "confirm", "aria-labelledby": "cancel-title" },
+    h("form", { method: "dialog" },
+      h("h2", { id: "cancel-title" }, "Cancel this run?"),
+      h("p", {}, "The run stops; calls that are running are cancelled."),
+      h("div", { class: "actions" },
+        h("button", { value: "keep", class: "primary" }, "Keep running"),
+        h("button", { value: "cancel", class: "danger" }, "Cancel run"))));
+  const cancel = h("button", { type: "button", class: "danger", onclick: () => cancelDialog.showModal() }, "Cancel run…");
+  cancelDialog.addEventListener("close", async () => {
+    if (cancelDialog.returnValue !== "cancel") return;
+    try {
+      await post(`/api/runs/${encodeURIComponent(runId)}/cancel`);
+    } catch (error) {
+      alert(error.message);
+    }
+  });
+  const uiLink = session.temporalUiUrl
+    ? h("a", { href: `${session.temporalUiUrl}/namespaces/${encodeURIComponent(session.namespace || "default")}/workflows/${encodeURIComponent(runId)}`, target: "_blank", rel: "noopener" }, "Open in Temporal UI")
+    : null;
+  root.replaceChildren(
+    h("section", { class: "run", "aria-labelledby": "run-title" },
+      h("div", { class: "title-row" }, h("h1", { id: "run-title" }, "Run ", h("code", {}, runId)), statusBadge, uiLink, cancel),
+      facts,
+      h("h2", {}, "Timeline"), timeline,
+      h("div", { class: "run-grid" },
+        h("div", { class: "col" },
+          h("h2", {}, "Conversation"), log),
+        h("aside", { class: "col side" },
+          h("h2", {}, "Waiting for people"), pending,
+          h("h2", {}, "Tasks"), tasks))),
+    cancelDialog,
+  );
+
+  let shownPending = "";
+  let tasksSeen = null;
+  async function loadDetail() {
+    const run = await get(`/api/runs/${encodeURIComponent(runId)}`);
+    if (signal.aborted) return;
+    statusBadge.textContent = run.status;
+    statusBadge.className = `status ${run.status}`;
+    root.querySelector(".run").dataset.status = run.status;
+    cancel.hidden = !(run.status === "running" || run.status === "suspended");
+    const usage = run.usage || {};
+    facts.replaceChildren(
+      ...[["Agent", run.agentId], ["Thread", run.threadId], ["Resource", run.resourceId], ["Mode", run.mode],
+        ["Steps", run.step], ["Tokens", usage.totalTokens !== undefined ? `${usage.totalTokens} (${usage.inputTokens ?? 0} in, ${usage.outputTokens ?? 0} out)` : null],
+        ["Started", when(run.startedAt)], ["Closed", when(run.closedAt)]]
+        .filter(([, v]) => v !== null && v !== undefined && v !== "")
+        .flatMap(([k, v]) => [h("dt", {}, k), h("dd", {}, String(v))]),
+    );
+    const calls = run.pending || [];
+    const signature = calls.map((c) => `${c.toolCallId}:${c.round}`).join(",");
+    if (signature !== shownPending) {
+      shownPending = signature;
+      pending.replaceChildren(
+        ...(calls.length
+          ? calls.map((call) => h("div", { class: "item", dataset: { item: `${runId}\u0000${call.toolCallId}` } },
+              h("p", {}, h("code", {}, call.toolName), " since ", when(call.suspendedAt)),
+              answerForm({ ...call, runId, kind: call.requiresApproval ? "approval" : call.toolId === "ask_user" ? "question" : "input" })))
+          : [h("p", { class: "muted" }, "Nothing.")]),
+      );
+    }
+    if (tasksSeen === null) tasks.replaceChildren(taskList(run.tasks)); // else the journal's latest is shown
+  }
+  async function loadTimeline() {
+    const data = await get(`/api/runs/${encodeURIComponent(runId)}/timeline`);
+    if (!signal.aborted) timeline.replaceChildren(renderTimeline(data));
+  }
+  const detailSoon = throttle(() => loadDetail().catch(() => {}), 250);
+  const timelineSoon = throttle(() => loadTimeline().catch(() => {}), 1500);
+
+  const conversation = new Conversation(log);
+  let painting = [];
+  const paint = () => {
+    const painted = painting;
+    painting = [];
+    const at = performance.timeOrigin + performance.now();
+    for (const chunk of painted) window.dispatchEvent(new CustomEvent("tempo:chunk-painted", { detail: { chunk, at } }));
+  };
+  follow(`/api/runs/${encodeURIComponent(runId)}/stream`, (chunk, offset) => {
+    if (offset !== null) chunk.offset = offset;
+    conversation.add(chunk);
+    if (!painting.length) requestAnimationFrame(paint);
+    painting.push(chunk);
+    const type = chunk.type;
+    if (type === "data-task-updated" && Array.isArray(chunk.data?.tasks)) {
+      tasks.replaceChildren(taskList(chunk.data.tasks)); // the list as the workflow just changed it
+      tasksSeen = chunk.offset ?? tasksSeen;
+    } else if (type === "tool-result" && TASK_TOOLS.test(chunk.payload?.toolName || "")) detailSoon();
+    if (type === "finish" || type === "tool-call-suspended" || type === "tool-call-approval" || type === "step-finish" || type === "tool-result" || type === "tool-output-denied") {
+      detailSoon();
+      timelineSoon();
+    }
+  }, { signal }).then(() => { detailSoon(); timelineSoon(); }).catch((error) => {
+    if (error instanceof ApiError) log.append(h("p", { class: "error", role: "alert" }, error.message));
+  });
+  const refresh = setInterval(() => {
+    const s = statusBadge.textContent;
+    if (s === "running" || s === "suspended") { detailSoon(); timelineSoon(); }
+  }, 3000);
+  signal.addEventListener("abort", () => clearInterval(refresh));
+  return Promise.all([loadDetail(), loadTimeline()]);
+}

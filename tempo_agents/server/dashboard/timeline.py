@@ -1,0 +1,149 @@
+"""A run's timeline from its workflow history: model steps and tool calls as bars, waits for people as gaps.
+
+Every activity is a bar from the moment a worker started it to the moment it ended (or ``null``: still going);
+bars that overlap get their own lanes, so parallel calls stand side by side. A wait for a person is the time
+from the last bar's end to the ``resume`` update (or signal) that answered it.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from temporalio.api.history.v1 import HistoryEvent
+
+from tempo_agents.agent.app import App
+from tempo_agents.server.pending_view import iso
+from tempo_agents.server.resuming import describe_run
+from tempo_agents.workflows.activity_names import FINISH_RUN, JOURNAL, MODEL_STEP, TOOL_CALL
+
+__all__ = ["run_timeline"]
+
+_KINDS = {MODEL_STEP: "model", TOOL_CALL: "tool", FINISH_RUN: "finish", JOURNAL: "journal"}
+
+
+def _time(event: HistoryEvent) -> datetime:
+    return event.event_time.ToDatetime(tzinfo=UTC)
+
+
+def _input(event: HistoryEvent) -> dict[str, Any]:
+    payloads = event.activity_task_scheduled_event_attributes.input.payloads
+    if not payloads:
+        return {}
+    try:
+        value = json.loads(payloads[0].data)
+    except ValueError:
+        return {}
+    return value if isinstance(value, dict) else {}
+
+
+def _label(kind: str, data: dict[str, Any]) -> tuple[str, str | None]:
+    """What a bar says, and the tool call it stands for."""
+    if kind == "model":
+        return f"model step {int(data.get('step', 0)) + 1}", None
+    if kind == "tool":
+        call = data.get("call") or {}
+        name = call.get("toolName") or call.get("tool_name") or "tool"
+        return str(name), call.get("toolCallId") or call.get("tool_call_id")
+    return kind, None
+
+
+@dataclass
+class _Bar:
+    kind: str
+    label: str
+    tool_call_id: str | None
+    start: datetime
+    end: datetime | None = None
+    outcome: str = "running"
+    lane: int = 0
+
+    def to_wire(self) -> dict[str, Any]:
+        return {
+            "kind": self.kind,
+            "label": self.label,
+            "toolCallId": self.tool_call_id,
+            "start": iso(self.start),
+            "end": iso(self.end),
+            "outcome": self.outcome,
+            "lane": self.lane,
+        }
+
+
+def _lanes(bars: list[_Bar], now: datetime) -> int:
+    """Give each bar the first lane free at its start; the number of lanes used."""
+    ends: list[datetime] = []
+    for bar in sorted(bars, key=lambda b: b.start):
+        end = bar.end or now
+        for lane, free_at in enumerate(ends):
+            if free_at <= bar.start:
+                bar.lane, ends[lane] = lane, end
+                break
+        else:
+            bar.lane = len(ends)
+            ends.append(end)
+    return max(len(ends), 1)
+
+
+_ENDINGS = {
+    "activity_task_completed_event_attributes": "completed",
+    "activity_task_failed_event_attributes": "failed",
+    "activity_task_timed_out_event_attributes": "timed-out",
+    "activity_task_canceled_event_attributes": "cancelled",
+}
+
+
+def _waits(bars: list[_Bar], answers: list[datetime]) -> list[dict[str, Any]]:
+    """The gaps that ended with an answer: from the last bar's end before it, when nothing ran meanwhile."""
+    waits = []
+    for answered in answers:
+        if any(bar.start <= answered and (bar.end is None or bar.end > answered) for bar in bars):
+            continue  # answered while calls still ran: no one waited
+        ended = [bar.end for bar in bars if bar.end is not None and bar.end <= answered]
+        if ended:
+            since = max(ended)
+            waits.append({"start": iso(since), "end": iso(answered), "seconds": (answered - since).total_seconds()})
+    return waits
+
+
+async def run_timeline(app: App, run_id: str) -> dict[str, Any]:
+    """The run's bars and waits, with the times the axis spans."""
+    description = await describe_run(app, run_id)
+    history = await app.client.get_workflow_handle(run_id).fetch_history()
+    now = datetime.now(UTC)
+    by_scheduled: dict[int, _Bar] = {}
+    bars: list[_Bar] = []
+    answers: list[datetime] = []
+    for event in history.events:
+        which = event.WhichOneof("attributes")
+        if which == "activity_task_scheduled_event_attributes":
+            kind = _KINDS.get(event.activity_task_scheduled_event_attributes.activity_type.name, "activity")
+            label, tool_call_id = _label(kind, _input(event))
+            bar = _Bar(kind, label, tool_call_id, _time(event))
+            by_scheduled[event.event_id] = bar
+            bars.append(bar)
+        elif which == "activity_task_started_event_attributes":
+            started = by_scheduled.get(event.activity_task_started_event_attributes.scheduled_event_id)
+            if started is not None:
+                started.start = _time(event)
+        elif which in _ENDINGS:
+            ended = by_scheduled.get(getattr(event, which).scheduled_event_id)
+            if ended is not None:
+                ended.end, ended.outcome = _time(event), _ENDINGS[which]
+        elif which == "workflow_execution_update_accepted_event_attributes" or (
+            which == "workflow_execution_signaled_event_attributes"
+            and event.workflow_execution_signaled_event_attributes.signal_name == "resume"
+        ):
+            answers.append(_time(event))
+    lanes = _lanes(bars, now)
+    return {
+        "runId": run_id,
+        "startedAt": iso(description.start_time),
+        "endedAt": iso(description.close_time),
+        "now": iso(now),
+        "lanes": lanes,
+        "bars": [bar.to_wire() for bar in bars if bar.kind != "journal"],
+        "waits": _waits(bars, answers),
+    }

@@ -1,0 +1,93 @@
+"""Playwright for Python driving Debian's Chromium (no browser download), and the dashboard's served App.
+
+``scripts/_system_packages.sh`` installs ``chromium`` when it is missing; ``TEMPO_AGENTS_CHROMIUM`` points at
+another binary.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import sys
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any, Literal
+
+from playwright.async_api import Browser, BrowserContext, Page, async_playwright
+
+from tempo_agents import Agent, App
+from tempo_agents.server.serving import ApiServer
+
+CHROMIUM = os.environ.get("TEMPO_AGENTS_CHROMIUM", "/usr/bin/chromium")
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+SCREENSHOTS = Path(__file__).resolve().parent.parent / "docs" / "screenshots"
+"""Where the tests write the screenshots the README shows."""
+TOKENS = {"tok-alice": "alice", "tok-bob": "bob"}
+EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "operations_dashboard.py"
+
+
+def desk_agent(**overrides: Any) -> Agent:
+    """The example app's ``desk`` agent (a new one: an agent belongs to one App)."""
+    name = "operations_dashboard"
+    if name not in sys.modules:
+        spec = importlib.util.spec_from_file_location(name, EXAMPLE)
+        assert spec is not None and spec.loader is not None
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module
+        spec.loader.exec_module(module)
+    agent: Agent = sys.modules[name].build_desk(**overrides)
+    return agent
+
+
+@asynccontextmanager
+async def chromium() -> AsyncIterator[Browser]:
+    """A headless Chromium."""
+    if not Path(CHROMIUM).exists():
+        raise RuntimeError(f"no Chromium at {CHROMIUM}: apt-get install chromium (scripts/_system_packages.sh does)")
+    async with async_playwright() as playwright:
+        browser = await playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        try:
+            yield browser
+        finally:
+            await browser.close()
+
+
+@asynccontextmanager
+async def dashboard_server(app: App, tokens: dict[str, str] | None = None) -> AsyncIterator[ApiServer]:
+    """The App's API server (and dashboard) on a free loopback port."""
+    server = ApiServer(app, port=0, tokens=tokens, temporal_ui_url="http://127.0.0.1:8233")
+    await server.start()
+    try:
+        yield server
+    finally:
+        await server.stop()
+
+
+async def signed_in_page(
+    browser: Browser,
+    server: ApiServer,
+    token: str | None,
+    *,
+    path: str = "/#/inbox",
+    color_scheme: Literal["light", "dark"] = "light",
+    **options: Any,
+) -> tuple[BrowserContext, Page]:
+    """A page of its own browser context (its own session storage) on ``path``, signed in with ``token``."""
+    context = await browser.new_context(viewport={"width": 1280, "height": 860}, color_scheme=color_scheme, **options)
+    page = await context.new_page()
+    await page.goto(server.url + path)
+    if token is not None:
+        await page.get_by_label("API token").fill(token)
+        await page.get_by_role("button", name="Sign in").click()
+        await page.get_by_text(f"Signed in as {TOKENS[token]}").wait_for()
+    return context, page
