@@ -32,6 +32,14 @@ class ActivityOptions(WireModel):
     (a provider's 429 or 5xx) set their own delay."""
     retry_maximum_interval: timedelta = timedelta(seconds=30)
     maximum_attempts: int = 20
+    local: bool = False
+    """Run as a Temporal *local activity*: in the worker that runs the workflow, inside its workflow task,
+    with no round trip through the server (several times faster for short work). For short calls only
+    (say, under a few seconds): a local activity sends no heartbeats, so a lost worker is noticed only when
+    the workflow task times out (``LOCAL_TASK_TIMEOUT`` for runs of agents that have local activities),
+    and ``heartbeat_timeout`` does not apply. Crash safety is the same as for activities: an outcome saved
+    in the store is never executed again, and only a kill before it was saved runs the call again
+    (at-least-once). A worker lost during a local activity does not use up ``maximum_attempts``."""
 
     def retry_policy(self) -> RetryPolicy:
         return RetryPolicy(
@@ -41,6 +49,11 @@ class ActivityOptions(WireModel):
             maximum_attempts=self.maximum_attempts,
         )
 
+
+LOCAL_TASK_TIMEOUT = timedelta(seconds=4)
+"""The workflow task timeout of runs whose agent runs anything as a local activity (Temporal's default is
+10 s): a worker lost in the middle of a local activity is noticed after it. The worker keeps a longer local
+activity's workflow task alive on its own, so this bounds recovery, not how long a call may take."""
 
 MODEL_STEP_DEFAULTS = ActivityOptions()
 """Model steps: lost workers are retried at once; provider errors that may pass (429, 5xx, dropped streams)

@@ -73,6 +73,29 @@ async def test_ten_consecutive_worker_deaths_during_one_call(temporal_env: Workf
     assert report.kills == 10, f"only {report.kills} deaths happened during the call"
 
 
+@pytest.mark.timeout(400)
+async def test_ten_consecutive_worker_deaths_during_one_local_call(
+    temporal_env: WorkflowEnvironment, tmp_path: Path
+) -> None:
+    """Guarantees 2 and 3 for a tool that runs as a local activity (inside the workflow task, no heartbeats): the
+    worker executing it dies 10 times in a row; each time the call starts again elsewhere within the bound (the
+    run's short workflow task timeout), and the run still finishes with every saved result kept."""
+    world = ChaosWorld(tmp_path / "chaos", temporal_env.client, _address(temporal_env))
+    try:
+        report = await consecutive_kills_of_one_call(
+            world,
+            deaths=10,
+            wait_for_restart=RECOVERY_BOUND_SECONDS + 50,
+            settle=SETTLE_SECONDS,
+            agent_id="chaos-long-local",
+        )
+    finally:
+        await world.pool.stop()
+    _show("consecutive deaths during a local call", report)
+    assert report.violations == [], report.summary()
+    assert report.kills == 10, f"only {report.kills} deaths happened during the call"
+
+
 @pytest.mark.timeout(500)
 async def test_server_sigkill_and_restart_with_runs_in_flight_and_suspended(tmp_path: Path) -> None:
     """Guarantee 6: the dev server (file-backed) is SIGKILLed while runs are in flight, restarted on the same file,

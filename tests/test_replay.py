@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 from temporalio import workflow
@@ -18,7 +19,8 @@ from temporalio.client import WorkflowHistory
 from temporalio.worker import Replayer
 
 from tempo_agents.worker import TempoAgentsPlugin
-from tempo_agents.workflows.agent_run import SEGMENTS_CLOSED_BY_ACTIVITIES
+from tempo_agents.workflows.activity_calls import LOCAL_ACTIVITIES
+from tempo_agents.workflows.agent_run import RESUMED_CALLS_KEEP_OPTIONS, SEGMENTS_CLOSED_BY_ACTIVITIES
 from tempo_agents.workflows.payloads import RunInput, RunResult
 
 HISTORIES = sorted((Path(__file__).parent / "histories").glob("*.json"))
@@ -29,25 +31,50 @@ def load(path: Path) -> WorkflowHistory:
 
 
 def test_histories_are_committed() -> None:
-    """Both paths of the ``segments-closed-by-activities`` patch: runs started before it, and after."""
+    """Every path: runs started before the ``segments-closed-by-activities`` patch, after it (``v2-``), and with
+    local activities (``v3-``)."""
     names = {"suspend-resume", "approve-decline", "plan-tasks"}
-    assert {path.stem for path in HISTORIES} >= names | {f"v2-{name}" for name in names}
+    expected = names | {f"{prefix}{name}" for prefix in ("v2-", "v3-") for name in names}
+    assert {path.stem for path in HISTORIES} >= expected
+
+
+def _markers(path: Path, name: str) -> list[Any]:
+    return [
+        event.marker_recorded_event_attributes
+        for event in load(path).events
+        if event.HasField("marker_recorded_event_attributes")
+        and event.marker_recorded_event_attributes.marker_name == name
+    ]
 
 
 @pytest.mark.parametrize("path", HISTORIES, ids=lambda p: p.stem)
 def test_history_takes_its_path(path: Path) -> None:
-    """The v2 histories carry the patch marker and no finish activity (activities end segments); the older
-    ones have neither."""
+    """The v2 and v3 histories carry the segments patch marker and no finish activity (activities end segments);
+    the older ones have neither. Only v3 histories ran local activities, behind their patch (and a resumed local
+    call behind the resumed-calls patch)."""
     text = path.read_text()
-    v2 = path.stem.startswith("v2-")
+    version = path.stem.split("-")[0] if path.stem.startswith(("v2-", "v3-")) else "v1"
     patches = [
-        json.loads(payload.data)
-        for event in load(path).events
-        if event.HasField("marker_recorded_event_attributes")
-        for payload in event.marker_recorded_event_attributes.details["patch-data"].payloads
+        json.loads(payload.data)["id"]
+        for marker in _markers(path, "core_patch")
+        for payload in marker.details["patch-data"].payloads
     ]
-    assert (patches == [{"id": SEGMENTS_CLOSED_BY_ACTIVITIES, "deprecated": False}]) == v2
-    assert ("tempo_agents.finish_run" in text) != v2
+    local = [  # model steps and tool calls run as local activities (the journal one is older)
+        marker
+        for marker in _markers(path, "core_local_activity")
+        if b"tempo_agents.tool_call" in marker.SerializeToString()
+        or b"tempo_agents.model_step" in marker.SerializeToString()
+    ]
+    if version == "v1":
+        assert patches == [] and "tempo_agents.finish_run" in text
+    elif version == "v2":
+        assert patches == [SEGMENTS_CLOSED_BY_ACTIVITIES] and "tempo_agents.finish_run" not in text
+    else:
+        assert patches[:2] == [SEGMENTS_CLOSED_BY_ACTIVITIES, LOCAL_ACTIVITIES] and local
+        assert set(patches[2:]) <= {RESUMED_CALLS_KEEP_OPTIONS}
+        resumed_local = path.stem in ("v3-suspend-resume", "v3-approve-decline")
+        assert (RESUMED_CALLS_KEEP_OPTIONS in patches) == resumed_local
+    assert bool(local) == (version == "v3")
 
 
 @pytest.mark.parametrize("path", HISTORIES, ids=lambda p: p.stem)

@@ -32,7 +32,8 @@ async def run_activity(work: Awaitable[_T]) -> _T:
     Failures carry a short message and no chained cause, so the Temporal UI shows why each attempt
     failed (a failure with stack traces of a long cause chain is over the server's size limit).
     """
-    beats = asyncio.create_task(_beat())
+    # A local activity runs inside its workflow task, which the worker keeps alive: it has nothing to heartbeat.
+    beats = None if is_local() else asyncio.create_task(_beat())
     try:
         return await work
     except ConfigurationError as error:
@@ -51,7 +52,8 @@ async def run_activity(work: Awaitable[_T]) -> _T:
             _short(error.message), type=type(error).__name__, non_retryable=False, next_retry_delay=delay
         ) from None
     finally:
-        beats.cancel()
+        if beats is not None:
+            beats.cancel()
 
 
 async def _beat() -> None:
@@ -67,3 +69,14 @@ def _short(message: str) -> str:
 def attempt() -> int:
     """This attempt's number (1 for the first; also 1 outside an activity)."""
     return activity.info().attempt if activity.in_activity() else 1
+
+
+def may_have_run_before() -> bool:
+    """Whether an earlier attempt of this activity may have run: a retry, or any local activity (a local activity
+    whose worker was lost is called again by the next workflow task at attempt 1)."""
+    return attempt() > 1 or is_local()
+
+
+def is_local() -> bool:
+    """Whether this is a local activity (ARCHITECTURE.md, "Local activities")."""
+    return activity.in_activity() and activity.info().is_local

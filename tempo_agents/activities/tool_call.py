@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from temporalio import activity
 
-from tempo_agents.activities._running import attempt
+from tempo_agents.activities._running import attempt, may_have_run_before
 from tempo_agents.activities.handoff import CallHandoff
 from tempo_agents.activities.segment_close import close_segment
 from tempo_agents.agent.approval import ApprovalRequest
@@ -164,7 +164,7 @@ async def run_tool_call(registry: Registry, handoff: CallHandoff | None, call_in
     store = registry.store
     call = call_input.call
     saved = None
-    if attempt() > 1:  # an earlier attempt may have saved how the call ended before its worker was lost
+    if may_have_run_before():  # an earlier attempt may have saved how the call ended before its worker was lost
         key = keys.tool_call_outcome(call_input.step, call.tool_call_id, call_input.round)
         saved = await store.saved_outcome(call_input.run_id, key)
     if saved is not None:

@@ -18,8 +18,10 @@ from tempo_agents.agent.agent import Agent
 from tempo_agents.agent.approval import ApprovalPolicy
 from tempo_agents.agent.auto_resume import SuspendedCallHandoff
 from tempo_agents.agent.hooks import ToolHooks
+from tempo_agents.agent.local_activities import workflow_task_timeout
 from tempo_agents.agent.registry import Registry
 from tempo_agents.agent.resume import resume_request, send_resume
+from tempo_agents.agent.start_chunk import journal_start
 from tempo_agents.agent.stream import AgentStream, Follow, GenerateResult, RunClosedProbe
 from tempo_agents.agent.suspended_runs import SuspendedRun, SuspendedRuns, SuspendedToolCall
 from tempo_agents.agent.visibility import runs_query, waiting_clauses
@@ -229,6 +231,8 @@ class App:
                 id=run_id,
                 task_queue=self.task_queue,
                 search_attributes=TypedSearchAttributes(attributes),
+                task_timeout=workflow_task_timeout(agent),
+                request_eager_start=True,
             )
         except RPCError as error:
             if error.status == RPCStatusCode.INVALID_ARGUMENT and "search attribute" in error.message.lower():
@@ -239,6 +243,7 @@ class App:
                     "temporal operator search-attribute create --name <name> --type Keyword"
                 ) from error
             raise
+        await journal_start(self.store, run_id, agent.id)
         return self.attach(run_id)
 
     async def generate(self, agent_id: str, messages: MessageInput, **options: Any) -> GenerateResult:

@@ -22,7 +22,7 @@ import pydantic
 from temporalio import workflow
 from temporalio.exceptions import ActivityError, ApplicationError, CancelledError
 
-from tempo_agents.activity_options import FINISH_DEFAULTS, MODEL_STEP_DEFAULTS, TOOL_CALL_DEFAULTS
+from tempo_agents.activity_options import FINISH_DEFAULTS, MODEL_STEP_DEFAULTS, TOOL_CALL_DEFAULTS, ActivityOptions
 from tempo_agents.errors import TempoAgentsError
 from tempo_agents.journal import constructors, keys
 from tempo_agents.journal.outbox import JournalOutbox, JournalRecord, StepFinishNote, TranscriptRecord
@@ -30,7 +30,7 @@ from tempo_agents.models.messages import Message, ToolResultPart
 from tempo_agents.models.usage import Usage
 from tempo_agents.tools._validation import Schema, validate_resume_data
 from tempo_agents.tools.builtin.task_list import TaskItem
-from tempo_agents.workflows import search_attributes
+from tempo_agents.workflows import activity_calls, search_attributes
 from tempo_agents.workflows.activity_names import FINISH_RUN, JOURNAL, MODEL_STEP, TOOL_CALL
 from tempo_agents.workflows.child_payloads import CHILD_SUSPENDED_SIGNAL, ChildSuspension
 from tempo_agents.workflows.child_tools import ChildCalls
@@ -71,6 +71,10 @@ SEGMENTS_CLOSED_BY_ACTIVITIES = "segments-closed-by-activities"
 """Patch id: runs started before it end every segment with the finish activity and journal a resume's
 ``start`` with a local activity; their histories replay on that path."""
 
+RESUMED_CALLS_KEEP_OPTIONS = "resumed-calls-keep-options"
+"""Patch id: runs started before it resumed a suspended call with the default activity options, whatever its tool
+declared. Asked only when the tool declared options."""
+
 WAIT_FOR_CANCELLATION = workflow.ActivityCancellationType.WAIT_CANCELLATION_COMPLETED
 """A cancelled run journals ``abort`` only once its running model step and tools have stopped."""
 
@@ -108,6 +112,8 @@ class AgentRunWorkflow:
         self._model_step_running: int | None = None
         self._closes_in_activities = True
         self._child_calls = ChildCalls()
+        self._suspended_options: dict[str, ActivityOptions] = {}
+        """The activity options of suspended calls of tools that declared some, for their resumed call."""
 
     # Queries --------------------------------------------------------------------------------
 
@@ -371,7 +377,7 @@ class AgentRunWorkflow:
             close = SegmentClose(segment=self._segment, steps=step + 1, usage=self._usage)
         options = run_input.model_step_activity or MODEL_STEP_DEFAULTS
         self._model_step_running = step
-        result: ModelStepResult = await workflow.execute_activity(
+        result = await activity_calls.execute(
             MODEL_STEP,
             ModelStepInput(
                 run_id=run_input.run_id,
@@ -384,11 +390,9 @@ class AgentRunWorkflow:
                 state_signals=signals,
                 close=close,
             ),
+            options=options,
             result_type=ModelStepResult,
-            start_to_close_timeout=options.start_to_close_timeout,
-            heartbeat_timeout=options.heartbeat_timeout,
             cancellation_type=WAIT_FOR_CANCELLATION,
-            retry_policy=options.retry_policy(),
             summary=f"model step {step}",
         )
         self._model_step_running = None
@@ -449,14 +453,12 @@ class AgentRunWorkflow:
         if self._child_calls.owns(call_input):
             return await self._child_calls.resume(call_input)
         options = call_input.call.activity or TOOL_CALL_DEFAULTS
-        result: ToolCallResult = await workflow.execute_activity(
+        result = await activity_calls.execute(
             TOOL_CALL,
             call_input,
+            options=options,
             result_type=ToolCallResult,
-            start_to_close_timeout=options.start_to_close_timeout,
-            heartbeat_timeout=options.heartbeat_timeout,
             cancellation_type=WAIT_FOR_CANCELLATION,
-            retry_policy=options.retry_policy(),
             summary=f"tool {call_input.call.tool_name} (step {call_input.step})",
         )
         if result.status == "delegate" and result.child is not None:
@@ -470,6 +472,8 @@ class AgentRunWorkflow:
         if result.switch_mode_to is not None and result.switch_mode_to != self._mode:
             self._switch_mode(result.switch_mode_to)
         if result.status == "suspended" and result.suspension is not None:
+            if call.activity is not None:
+                self._suspended_options[call.tool_call_id] = call.activity
             suspension = result.suspension
             expires = suspension.expires_in_seconds
             self._waiting[call.tool_call_id] = PendingCall(
@@ -560,6 +564,7 @@ class AgentRunWorkflow:
                             tool_name=waiting.tool_name,
                             args=waiting.args,
                             index=waiting.index,
+                            activity=self._resumed_options(call_id),
                         ),
                         round=waiting.round + 1,
                         resolution=batch[call_id],
@@ -571,6 +576,13 @@ class AgentRunWorkflow:
                 step_note,
                 reason_if_done,
             )
+
+    def _resumed_options(self, call_id: str) -> ActivityOptions | None:
+        """A resumed call runs with its tool's activity options (runs started before the patch: the defaults)."""
+        options = self._suspended_options.pop(call_id, None)
+        if options is not None and workflow.patched(RESUMED_CALLS_KEEP_OPTIONS):
+            return options
+        return None
 
     async def _sleep_until_answered(self) -> None:
         while not self._resolutions and not self._notes:

@@ -1,7 +1,8 @@
 """The App the chaos harness runs in worker subprocesses that it SIGKILLs.
 
-Two agents on a scripted model (:data:`STEPS` tool steps, then the answer); every tool step calls two tools
-in parallel. ``chaos-suspend`` also calls ``approve`` (which suspends) at :data:`SUSPEND_STEP`.
+Agents on a scripted model (:data:`STEPS` tool steps, then the answer); every tool step calls two tools in
+parallel: ``alpha``, an activity, and ``beta``, a local activity. ``chaos-suspend`` also calls ``approve`` (which
+suspends) at :data:`SUSPEND_STEP`.
 
 Every tool ``execute`` and every model stream appends one JSON line when it starts and one when it ends to
 the execution log named by ``$CHAOS_EXEC_LOG`` (one ``write`` on an ``O_APPEND`` file: lines of concurrent
@@ -23,6 +24,7 @@ from pydantic import BaseModel
 from temporalio import activity
 
 from tempo_agents import Agent, App, ScriptedModel, ScriptedResponse, ScriptedToolCall, ToolContext, create_tool
+from tempo_agents.activity_options import ActivityOptions
 from tempo_agents.models.model import ModelEvent, ModelRequest
 
 EXEC_LOG_ENV = "CHAOS_EXEC_LOG"
@@ -40,11 +42,21 @@ DELTA_DELAY = 0.02
 """Seconds between streamed words: a model step streams for a few hundred ms, so kills land in it too."""
 TOOL_SLEEP = (0.03, 0.4)
 """Each tool execution sleeps a random time in this range (seconds)."""
-AGENT_IDS = ("chaos", "chaos-suspend", "chaos-long")
-"""``chaos``: the plain script. ``chaos-suspend``: also suspends at :data:`SUSPEND_STEP`. ``chaos-long``: the plain
-script, but its first call (:data:`LONG_CALL`) sleeps :data:`LONG_SLEEP` s, long enough to be killed many times."""
+AGENT_IDS = ("chaos", "chaos-suspend", "chaos-long", "chaos-long-local")
+"""``chaos``: the plain script. ``chaos-suspend``: also suspends at :data:`SUSPEND_STEP`, its model steps local
+activities. ``chaos-long``: the plain script, but its first call (:data:`LONG_CALL`) sleeps :data:`LONG_SLEEP` s,
+long enough to be killed many times. ``chaos-long-local``: the same with the long call :data:`LONG_LOCAL_CALL`, a
+call of the local tool ``beta``."""
 LONG_CALL = "call_0_0"
+LONG_LOCAL_CALL = "call_0_1"
+LONG_CALLS = {"chaos-long": LONG_CALL, "chaos-long-local": LONG_LOCAL_CALL}
+"""The long call of each long agent."""
 LONG_SLEEP = 1.5
+LOCAL_TOOLS = ("beta",)
+"""Tools that declare themselves short (``ActivityOptions(local=True)``): they run as local activities, so every
+scenario has local activities in the mix (``alpha`` stays an activity)."""
+LOCAL_MODEL_STEPS = ("chaos-suspend",)
+"""Agents whose model steps are local activities too."""
 
 
 def step_text(step: int) -> str:
@@ -144,7 +156,7 @@ class LoggedScriptedModel(ScriptedModel):
 
 def _args(agent_id: str, step: int, index: int, call_id: str) -> dict[str, Any]:
     args: dict[str, Any] = {"step": step, "n": index}
-    if agent_id == "chaos-long" and call_id == LONG_CALL:
+    if LONG_CALLS.get(agent_id) == call_id:
         args["sleep"] = LONG_SLEEP
     return args
 
@@ -160,11 +172,16 @@ def _script(agent_id: str) -> Any:
     return respond
 
 
+_SHORT = ActivityOptions(local=True)
+
+
 def build_app(store: str = "sqlite:///.tempo-agents/chaos.db", task_queue: str = "chaos") -> App:
     """The chaos App (workers load it with ``--app tests.chaos.app:app`` and override store and queue)."""
     tools = {
         "alpha": create_tool(id="alpha", description="Sleeps, then answers", input_schema=ToolIn, execute=alpha),
-        "beta": create_tool(id="beta", description="Sleeps, then answers", input_schema=ToolIn, execute=beta),
+        "beta": create_tool(
+            id="beta", description="Sleeps, then answers", input_schema=ToolIn, execute=beta, activity=_SHORT
+        ),
     }
     approval = create_tool(id="approve", description="Waits for a person", input_schema=ToolIn, execute=approve)
     agents = [
@@ -173,6 +190,7 @@ def build_app(store: str = "sqlite:///.tempo-agents/chaos.db", task_queue: str =
             model=LoggedScriptedModel(_script(agent_id), delta_delay=DELTA_DELAY),
             tools={**tools, "approve": approval} if agent_id == "chaos-suspend" else tools,
             default_options={"max_steps": MAX_STEPS},
+            model_step_activity=_SHORT if agent_id in LOCAL_MODEL_STEPS else None,
         )
         for agent_id in AGENT_IDS
     ]

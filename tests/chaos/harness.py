@@ -599,16 +599,18 @@ async def random_worker_kills(
 
 
 async def consecutive_kills_of_one_call(
-    world: ChaosWorld, *, deaths: int, wait_for_restart: float, settle: float
+    world: ChaosWorld, *, deaths: int, wait_for_restart: float, settle: float, agent_id: str = "chaos-long"
 ) -> Report:
-    """One ``chaos-long`` run: SIGKILL the worker executing its long call (``LONG_CALL``) as soon as each attempt
-    starts, ``deaths`` times in a row; then let it finish and check."""
-    from tests.chaos.app import LONG_CALL
+    """One run of a long agent (``chaos-long``: the long call is an activity; ``chaos-long-local``: a local
+    activity): SIGKILL the worker executing its long call as soon as each attempt starts, ``deaths`` times in a
+    row; then let it finish and check."""
+    from tests.chaos.app import LONG_CALLS
 
+    long_call = LONG_CALLS[agent_id]
     await world.pool.start()
-    await world.start_runs(["chaos-long"])
+    await world.start_runs([agent_id])
     run_id = world.run_ids[0]
-    target: Key = (run_id, "tool", LONG_CALL, "first")
+    target: Key = (run_id, "tool", long_call, "first")
     seen = 0
     for number in range(deaths):
         deadline = time.monotonic() + wait_for_restart
@@ -629,7 +631,7 @@ async def consecutive_kills_of_one_call(
         if slot is None:
             break
         await world.kill_worker(slot)
-        _say(f"death {number + 1}/{deaths}: killed {victim} during {LONG_CALL}")
+        _say(f"death {number + 1}/{deaths}: killed {victim} during {long_call}")
     outcomes = await world.wait_runs(settle)
     return await world.verdict(outcomes)
 

@@ -1,10 +1,12 @@
 """Records the committed histories replayed by tests/test_replay.py.
 
-Run ``python -m tests.histories.record PREFIX`` after an intentional, patched change to AgentRunWorkflow:
-it writes ``PREFIX<name>.json`` beside the histories of earlier versions, which stay and keep replaying
-(their runs take the unpatched path). Never re-record to make a failing replay pass.
+Run ``python -m tests.histories.record PREFIX [--local]`` after an intentional, patched change to
+AgentRunWorkflow: it writes ``PREFIX<name>.json`` beside the histories of earlier versions, which stay and keep
+replaying (their runs take the unpatched path). Never re-record to make a failing replay pass.
 
-The files without a prefix were recorded before segments were closed by activities; ``v2-`` after.
+The files without a prefix were recorded before segments were closed by activities; ``v2-`` after; ``v3-`` with
+``--local``: every tool, and the planner's model steps, declared ``ActivityOptions(local=True)`` (local
+activities).
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.testing import WorkflowEnvironment
 
 from tempo_agents import Agent, App, ScriptedModel, ScriptedResponse, ScriptedToolCall, ToolContext, create_tool
+from tempo_agents.activity_options import ActivityOptions
 from tempo_agents.agent import AgentMode
 from tempo_agents.signals import TaskSignalProvider
 from tempo_agents.tools import submit_plan_tool
@@ -36,7 +39,8 @@ async def charge(data: dict[str, Any], ctx: ToolContext) -> Any:
     return {"charged": data["amount"] if ctx.resume_data.get("confirmed") else 0}
 
 
-def agents() -> list[Agent]:
+def agents(local: bool = False) -> list[Agent]:
+    short = ActivityOptions(local=True) if local else None
     suspend_model = ScriptedModel(
         [
             ScriptedResponse(text="Charging.", tool_calls=[ScriptedToolCall("charge", {"amount": 990}, id="call-1")]),
@@ -55,7 +59,11 @@ def agents() -> list[Agent]:
         ]
     )
     delete = create_tool(
-        id="delete", description="Deletes a file", execute=lambda d: f"deleted {d['path']}", require_approval=True
+        id="delete",
+        description="Deletes a file",
+        execute=lambda d: f"deleted {d['path']}",
+        require_approval=True,
+        activity=short,
     )
     planner_model = ScriptedModel(
         [
@@ -79,19 +87,20 @@ def agents() -> list[Agent]:
         tools={"submit_plan": submit_plan_tool},
         signals=[TaskSignalProvider()],
         modes=[AgentMode(id="plan", transitions_to="build"), AgentMode(id="build")],
+        model_step_activity=short,
     )
     return [
         planner,
         Agent(
             id="suspender",
             model=suspend_model,
-            tools={"charge": create_tool(id="charge", description="Charges", execute=charge)},
+            tools={"charge": create_tool(id="charge", description="Charges", execute=charge, activity=short)},
         ),
         Agent(id="approver", model=approval_model, tools={"delete": delete}),
     ]
 
 
-async def main(prefix: str) -> None:
+async def main(prefix: str, local: bool) -> None:
     env = await WorkflowEnvironment.start_local(
         dev_server_existing_path=find_temporal_binary(),
         data_converter=pydantic_data_converter,
@@ -100,7 +109,10 @@ async def main(prefix: str) -> None:
     )
     with tempfile.TemporaryDirectory() as folder:
         app = App(
-            agents=agents(), store=f"sqlite:///{folder}/store.db", task_queue=f"tq-{uuid.uuid4()}", client=env.client
+            agents=agents(local),
+            store=f"sqlite:///{folder}/store.db",
+            task_queue=f"tq-{uuid.uuid4()}",
+            client=env.client,
         )
         async with app.worker():
             first = await app.agent("suspender").generate("charge me", run_id="suspend-resume")
@@ -122,4 +134,5 @@ async def main(prefix: str) -> None:
 
 
 if __name__ == "__main__":
-    asyncio.run(main(sys.argv[1] if len(sys.argv) > 1 else ""))
+    arguments = [a for a in sys.argv[1:] if a != "--local"]
+    asyncio.run(main(arguments[0] if arguments else "", "--local" in sys.argv[1:]))

@@ -1,0 +1,21 @@
+"""How a run's workflow is started: the settings that follow from the agent (ARCHITECTURE.md, "Local activities")."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from tempo_agents.activity_options import LOCAL_TASK_TIMEOUT
+from tempo_agents.agent.agent import Agent
+
+
+def uses_local_activities(agent: Agent) -> bool:
+    """Whether the agent's model steps or any of its tools run as local activities."""
+    if agent.model_step_activity is not None and agent.model_step_activity.local:
+        return True
+    return any(tool.activity is not None and tool.activity.local for tool in agent.tools.values())
+
+
+def workflow_task_timeout(agent: Agent) -> timedelta | None:
+    """The run's workflow task timeout: short for agents with local activities, so a worker lost in the middle
+    of one is noticed within seconds; Temporal's default otherwise."""
+    return LOCAL_TASK_TIMEOUT if uses_local_activities(agent) else None

@@ -1,0 +1,25 @@
+"""The ``start`` chunk of a new run, journaled by the client that started it (ARCHITECTURE.md, "The path of a run").
+
+The workflow's first activity journals the same chunk under the same key (it is in the workflow's outbox), which
+replaces it in place: whichever comes first, a reader sees one ``start`` at offset 0 as soon as the run exists,
+without waiting for the run's first activity to be scheduled.
+"""
+
+from __future__ import annotations
+
+import contextlib
+
+from tempo_agents.errors import StoreUnavailableError
+from tempo_agents.journal import constructors
+from tempo_agents.store.base import ChunkWrite, Store
+
+
+async def journal_start(store: Store, run_id: str, agent_id: str) -> None:
+    """Journal the ``start`` of a run's first segment (call it once the workflow has started).
+
+    A store that cannot be reached now costs readers only the head start: the run has started, and its first
+    activity journals the same chunk.
+    """
+    record = constructors.start(run_id, agent_id, 0)
+    with contextlib.suppress(StoreUnavailableError):
+        await store.append_chunks(run_id, [ChunkWrite(record.chunk, record.key)])

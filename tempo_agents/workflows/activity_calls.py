@@ -1,0 +1,53 @@
+"""Running one of the run's activities as its options say: through the server, or local to the workflow task.
+
+Pure workflow code: it only chooses between ``workflow.execute_activity`` and ``workflow.execute_local_activity``
+(ARCHITECTURE.md, "Local activities").
+"""
+
+from __future__ import annotations
+
+from typing import Any, TypeVar
+
+from temporalio import workflow
+
+from tempo_agents.activity_options import ActivityOptions
+
+_R = TypeVar("_R")
+
+LOCAL_ACTIVITIES = "local-activities"
+"""Patch id: runs started before it ran every model step and tool call as an activity. It is asked only for an
+activity whose options say ``local``, so histories without local activities carry no marker."""
+
+
+async def execute(
+    activity: str,
+    arg: Any,
+    *,
+    options: ActivityOptions,
+    result_type: type[_R],
+    cancellation_type: workflow.ActivityCancellationType,
+    summary: str,
+) -> _R:
+    """Run ``activity`` with ``options``: a local activity when they say ``local``, else an activity."""
+    if options.local and workflow.patched(LOCAL_ACTIVITIES):
+        local_result: _R = await workflow.execute_local_activity(
+            activity,
+            arg,
+            result_type=result_type,
+            start_to_close_timeout=options.start_to_close_timeout,
+            retry_policy=options.retry_policy(),
+            cancellation_type=cancellation_type,
+            summary=summary,
+        )
+        return local_result
+    result: _R = await workflow.execute_activity(
+        activity,
+        arg,
+        result_type=result_type,
+        start_to_close_timeout=options.start_to_close_timeout,
+        heartbeat_timeout=options.heartbeat_timeout,
+        cancellation_type=cancellation_type,
+        retry_policy=options.retry_policy(),
+        summary=summary,
+    )
+    return result

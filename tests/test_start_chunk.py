@@ -1,0 +1,26 @@
+"""A started run is visible at once: its ``start`` chunk is journaled by the client that started it."""
+
+from __future__ import annotations
+
+import asyncio
+
+from tempo_agents import Agent, ScriptedModel, ScriptedResponse
+from tests.conftest import AppFactory, running_worker
+
+
+async def test_a_run_shows_its_start_before_any_worker_picks_it_up(make_app: AppFactory) -> None:
+    """With no worker polling, a reader already sees the run's ``start`` (once, at offset 0); when a worker comes,
+    the run goes on in the same journal, and the first activity's copy of ``start`` replaces it in place."""
+    app = make_app([Agent(id="quick", model=ScriptedModel([ScriptedResponse(text="Hi there.")]))])
+    stream = await app.agent("quick").stream("hello")
+    chunks = stream.full_stream.__aiter__()
+    first = await asyncio.wait_for(chunks.__anext__(), timeout=10)
+    assert first.type == "start" and first.offset == 0
+    assert first.model_dump(mode="json", by_alias=True)["payload"] == {"agentId": "quick"}
+
+    async with running_worker(app):
+        result = await stream.result()
+    assert result.text == "Hi there."
+    journal = [c async for c in app.attach(stream.run_id).full_stream]
+    assert [c.type for c in journal].count("start") == 1
+    assert [c.offset for c in journal] == list(range(len(journal)))
