@@ -10,11 +10,14 @@ from __future__ import annotations
 
 from typing import Any
 
+import httpx
 from playwright.async_api import expect
 
 from tempo_agents import App
 from tests.browser import TOKENS, chromium, dashboard_server, desk_agent, signed_in_page
 from tests.conftest import AppFactory, running_worker
+from tests.test_dashboard import shoot
+from tests.test_dashboard_routes import until
 
 
 async def start(app: App, message: str) -> str:
@@ -47,6 +50,7 @@ async def test_a_sub_agents_text_and_tool_result_are_nested_under_its_call(make_
         await expect(child_bars).to_have_text("agent-researcher")
         await expect(page.locator(".timeline .bar.activity")).to_have_count(0)
 
+        await shoot(page, "run-sub-agent")
         child_id = await call.locator(".child-run").get_attribute("data-child-run-id")
         assert child_id and child_id.startswith(f"{run_id}-"), child_id
         await call.get_by_role("link", name="Open child run").click()
@@ -108,3 +112,40 @@ async def test_a_question_inside_a_sub_agent_is_answered_once_from_the_inbox(mak
         await follower.goto(f"{server.url}/#/runs/{child_id}")
         await expect(follower.locator(".run[data-status=completed]")).to_be_visible(timeout=10_000)
         await expect(follower.locator(".parent-run")).to_contain_text(run_id)
+
+
+async def test_the_dashboard_routes_name_the_child_run_and_its_parent(make_app: AppFactory) -> None:
+    app = make_app([desk_agent()])
+    async with running_worker(app), dashboard_server(app) as server:
+        run_id = await start(app, "research tides and ask")
+        async with httpx.AsyncClient(base_url=server.url, timeout=30) as http:
+
+            async def waiting() -> list[dict[str, Any]]:
+                items: list[dict[str, Any]] = (await http.get("/api/inbox")).json()["items"]
+                return items
+
+            [question] = await until(waiting)
+            assert question["runId"] == run_id and question["toolName"] == "agent-researcher"
+            assert question["kind"] == "question"  # rendered as the child's ask_user
+            assert question["suspendPayload"]["question"] == "Which source should I trust?"
+            child_id = f"{run_id}-{question['toolCallId']}"
+            child = (await http.get(f"/api/runs/{child_id}")).json()
+            assert child["parentRunId"] == run_id and child["parentToolCallId"] == question["toolCallId"]
+            assert "parentRunId" not in (await http.get(f"/api/runs/{run_id}")).json()
+
+            body = {"runId": run_id, "toolCallId": question["toolCallId"], "resumeData": "Press"}
+            assert (await http.post("/api/inbox/answer", json=body)).status_code == 200
+            result = await app.attach(run_id, follow="run").result()
+            assert result.text.endswith("That settles it.")
+
+            async def closed_timeline() -> dict[str, Any] | None:
+                timeline: dict[str, Any] = (await http.get(f"/api/runs/{run_id}/timeline")).json()
+                return timeline if timeline["endedAt"] and all(b["end"] for b in timeline["bars"]) else None
+
+            timeline = await until(closed_timeline)
+            [bar] = [b for b in timeline["bars"] if b["kind"] == "child"]
+            assert bar["label"] == "agent-researcher" and bar["childRunId"] == child_id
+            assert bar["outcome"] == "completed"
+            assert [b["kind"] for b in timeline["bars"]] == ["model", "child", "model"]  # relays folded in
+            [wait] = timeline["waits"]  # the wait for the answer, inside the child call's bar
+            assert bar["start"] < wait["start"] < wait["end"] < bar["end"]

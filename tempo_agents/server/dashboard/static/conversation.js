@@ -123,7 +123,9 @@ export class Conversation {
       }
       case "tool-result": {
         const block = this.tool(p);
-        const r = p.result;
+        // A sub-agent's result: its text (its tool results are in the nested conversation above).
+        const r = block.child && p.result && typeof p.result === "object" && "subAgentToolResults" in p.result
+          ? { text: p.result.text } : p.result;
         const text = r && typeof r === "object" && typeof r.content === "string" && "isError" in r ? r.content : null;
         block.body.append(h("div", { class: "result" }, h("span", { class: "label" }, "result"), text !== null ? h("span", { class: "pre" }, text) : readable(r)));
         if (p.answeredBy) block.body.append(h("div", { class: "answered-by" }, `answered by ${p.answeredBy}`));

@@ -46,6 +46,7 @@ export function renderTimeline(data) {
   return h("figure", { class: "timeline", "aria-label": `Timeline: ${models} model steps, ${tools} tool calls, waited ${duration(waited * 1000)} for people, over ${span(total)}` },
     track, axis,
     h("figcaption", { class: "legend" },
-      h("span", { class: "key model" }, "model step"), h("span", { class: "key tool" }, "tool call"), h("span", { class: "key child" }, "child run"),
+      h("span", { class: "key model" }, "model step"), h("span", { class: "key tool" }, "tool call"),
+      data.bars.some((b) => b.kind === "child") ? h("span", { class: "key child" }, "child run") : null,
       h("span", { class: "key gap" }, "waiting for a person"), h("span", { class: "muted" }, ` · ${span(total)} in all`)));
 }
