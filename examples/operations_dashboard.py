@@ -12,7 +12,8 @@ The ``desk`` agent reacts to the last user message:
 * "stamp N": calls ``stamp``, which writes N ``data-stamp`` chunks carrying the time each was written;
 * "research T": hands the topic to the ``researcher`` sub-agent (the tool ``agent-researcher``), which streams a
   sentence, calls ``lookup`` and reports; "research T and ask": the researcher first asks (``ask_user``) which
-  source to trust, so the question waits on the desk's ``agent-researcher`` call.
+  source to trust, so the question waits on the desk's ``agent-researcher`` call; "research T and clean up": the
+  researcher deletes its draft (``delete_file``, which needs approval: the approval waits on the desk's call).
 
 Serve it with ``tempo-agents dev --app examples/operations_dashboard.py:app`` and open http://127.0.0.1:4111/.
 """
@@ -165,8 +166,8 @@ def react(request: ModelRequest) -> ScriptedResponse:
     if last is not None and last.role == "tool":
         parts = last.tool_results
         if parts and parts[0].tool_name == "agent-researcher":  # the model reads the sub-agent's text
-            sentences = re.findall(r"[^.]+\.", str(parts[0].result)) or ["nothing."]
-            text = f"The researcher reports: {sentences[-1].strip()} That settles it."
+            sentences = re.split(r"(?<=[.!?])\s*(?=[A-Z])", str(parts[0].result).strip())  # its last sentence
+            text = f"The researcher reports: {sentences[-1]} That settles it."
             return ScriptedResponse(text=text, usage=_USAGE)
         return ScriptedResponse(text=_answer_text([part.result for part in parts]), usage=_USAGE)
     if "question" in said:
@@ -213,8 +214,15 @@ def research(request: ModelRequest) -> ScriptedResponse:
             text = f"I will trust the {trusted.lower()}."
             call = ScriptedToolCall("lookup", {"topic": topic})
             return ScriptedResponse(text=text, tool_calls=[call], usage=_USAGE)
+        if isinstance(result, dict) and "deleted" in result:
+            return ScriptedResponse(text=f"I deleted {result['deleted']}.", usage=_USAGE)
+        if isinstance(result, str):  # declined
+            return ScriptedResponse(text=f"I kept the draft: {result}.", usage=_USAGE)
         sources = " and the ".join(result.get("sources", [])) if isinstance(result, dict) else "nothing"
         return ScriptedResponse(text=f"On {topic}, I found the {sources}.", usage=_USAGE)
+    if said.endswith(" and clean up"):
+        call = ScriptedToolCall("delete_file", {"path": f"drafts/{topic.removesuffix(' and clean up')}.md"})
+        return ScriptedResponse(tool_calls=[call], usage=_USAGE)
     if said.endswith(" and ask"):
         ask = {"question": "Which source should I trust?", "options": [{"label": "Archive"}, {"label": "Press"}]}
         return ScriptedResponse(tool_calls=[ScriptedToolCall("ask_user", ask)], usage=_USAGE)
@@ -229,7 +237,7 @@ def build_researcher() -> Agent:
         description="Finds sources on a topic",
         instructions="You find sources.",
         model=ScriptedModel(research, model_id="scripted-researcher", delta_delay=0.03),
-        tools={"ask_user": ask_user_tool, "lookup": lookup_tool},
+        tools={"ask_user": ask_user_tool, "lookup": lookup_tool, "delete_file": delete_tool},
     )
 
 

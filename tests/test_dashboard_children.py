@@ -114,6 +114,28 @@ async def test_a_question_inside_a_sub_agent_is_answered_once_from_the_inbox(mak
         await expect(follower.locator(".parent-run")).to_contain_text(run_id)
 
 
+async def test_an_approval_inside_a_sub_agent_shows_the_childs_tool_and_arguments(make_app: AppFactory) -> None:
+    app = make_app([desk_agent()])
+    async with running_worker(app), dashboard_server(app, tokens=TOKENS) as server, chromium() as browser:
+        run_id = await start(app, "research tides and clean up")
+        _, inbox = await signed_in_page(browser, server, "tok-bob")
+        card = inbox.locator(f'article[data-run-id="{run_id}"]')
+        await expect(card.locator("code.tool")).to_have_text("agent-researcher", timeout=15_000)
+        await expect(card.locator("form p").first).to_have_text(
+            "Run delete_file (in agent-researcher) with these arguments?"
+        )
+        await expect(card.get_by_label("Arguments")).to_contain_text('"path": "drafts/tides.md"')
+        await card.get_by_role("button", name="Approve").click()
+        await expect(card).to_be_hidden(timeout=5_000)
+        result = await app.attach(run_id, follow="run").result()
+        assert result.text.endswith("The researcher reports: I deleted drafts/tides.md. That settles it."), result.text
+
+        await inbox.goto(f"{server.url}/#/runs/{run_id}")
+        nested = inbox.locator(".child-run .conversation.nested")
+        await expect(nested.locator(".tool-call .result")).to_contain_text("drafts/tides.md", timeout=10_000)
+        await expect(inbox.locator(".run[data-status=completed]")).to_be_visible(timeout=10_000)
+
+
 async def test_the_dashboard_routes_name_the_child_run_and_its_parent(make_app: AppFactory) -> None:
     app = make_app([desk_agent()])
     async with running_worker(app), dashboard_server(app) as server:
