@@ -86,6 +86,11 @@ async def test_a_question_inside_a_sub_agent_is_answered_once_from_the_inbox(mak
         await expect(nested).to_contain_text("Which source should I trust?")  # the child's own suspension
         child_id = await call.locator(".child-run").get_attribute("data-child-run-id")
         assert child_id == f"{run_id}-" + (await card.get_attribute("data-tool-call-id") or "")
+        _, child_page = await signed_in_page(browser, server, "tok-alice", path=f"/#/runs/{child_id}")
+        await expect(child_page.locator(".parent-run")).to_contain_text(f"Child run of {run_id}")
+        waiting_here = child_page.locator(".pending .item")
+        await expect(waiting_here).to_contain_text("Answered on the parent run.", timeout=10_000)
+        await expect(waiting_here.locator("form")).to_have_count(0)  # answered once, through the parent
         await follower.evaluate(
             "window.__painted = []; addEventListener('tempo:chunk-painted', e => "
             "window.__painted.push([e.detail.chunk.type, e.detail.at]))"
