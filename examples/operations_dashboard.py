@@ -9,7 +9,11 @@ The ``desk`` agent reacts to the last user message:
   items, a boolean and a choice;
 * "plan": records three tasks and works through them (``work`` takes a moment per task; start it with a
   memory thread, which keeps the task list);
-* "stamp N": calls ``stamp``, which writes N ``data-stamp`` chunks carrying the time each was written.
+* "stamp N": calls ``stamp``, which writes N ``data-stamp`` chunks carrying the time each was written;
+* "research T": hands the topic to the ``researcher`` sub-agent (the tool ``agent-researcher``), which streams a
+  sentence, calls ``lookup`` and reports; "research T and ask": the researcher first asks (``ask_user``) which
+  source to trust, so the question waits on the desk's ``agent-researcher`` call; "research T and clean up": the
+  researcher deletes its draft (``delete_file``, which needs approval: the approval waits on the desk's call).
 
 Serve it with ``tempo-agents dev --app examples/operations_dashboard.py:app`` and open http://127.0.0.1:4111/.
 """
@@ -63,6 +67,10 @@ class WorkIn(BaseModel):
     task: str
 
 
+class TopicIn(BaseModel):
+    topic: str
+
+
 class StampIn(BaseModel):
     count: int = Field(ge=1, le=10_000)
     every_ms: int = Field(default=20, ge=0, le=1000)
@@ -97,6 +105,10 @@ async def stamp(data: StampIn, ctx: ToolContext) -> int:
     return data.count
 
 
+def lookup(data: TopicIn) -> dict[str, Any]:
+    return {"topic": data.topic, "sources": ["city archive", "annual report"]}
+
+
 delete_tool = create_tool(
     id="delete_file", description="Deletes a file (needs approval)", input_schema=PathIn, require_approval=True,
     execute=delete_file,
@@ -107,6 +119,7 @@ ship_tool = create_tool(
 )  # fmt: skip
 work_tool = create_tool(id="work", description="Does one task", input_schema=WorkIn, execute=work)
 stamp_tool = create_tool(id="stamp", description="Writes stamped chunks", input_schema=StampIn, execute=stamp)
+lookup_tool = create_tool(id="lookup", description="Finds sources on a topic", input_schema=TopicIn, execute=lookup)
 
 _USAGE = Usage(input_tokens=120, output_tokens=40, total_tokens=160)
 TASKS = [
@@ -151,7 +164,12 @@ def react(request: ModelRequest) -> ScriptedResponse:
         return _plan_step(request.step)
     last = request.messages[-1] if request.messages else None
     if last is not None and last.role == "tool":
-        return ScriptedResponse(text=_answer_text([part.result for part in last.tool_results]), usage=_USAGE)
+        parts = last.tool_results
+        if parts and parts[0].tool_name == "agent-researcher":  # the model reads the sub-agent's text
+            sentences = re.split(r"(?<=[.!?])\s*(?=[A-Z])", str(parts[0].result).strip())  # its last sentence
+            text = f"The researcher reports: {sentences[-1]} That settles it."
+            return ScriptedResponse(text=text, usage=_USAGE)
+        return ScriptedResponse(text=_answer_text([part.result for part in parts]), usage=_USAGE)
     if "question" in said:
         ask = {"question": "Which city should I book?"}
         return ScriptedResponse(
@@ -173,11 +191,54 @@ def react(request: ModelRequest) -> ScriptedResponse:
         return ScriptedResponse(text="Deleting.", tool_calls=[ScriptedToolCall("delete_file", args)], usage=_USAGE)
     if "ship" in said:
         return ScriptedResponse(tool_calls=[ScriptedToolCall("ship_order", {"order": "A-1042"})], usage=_USAGE)
+    topic = re.search(r"research (.+)", said)
+    if topic:
+        call = ScriptedToolCall("agent-researcher", {"prompt": f"research {topic.group(1)}"})
+        return ScriptedResponse(text="Asking the researcher.", tool_calls=[call], usage=_USAGE)
     stamps = re.search(r"stamp (\d+)", said)
     if stamps:
         call = ScriptedToolCall("stamp", {"count": int(stamps.group(1))})
         return ScriptedResponse(tool_calls=[call], usage=_USAGE)
     return ScriptedResponse(text="Hello there. Ask me a question, or to plan, ship, choose or delete.", usage=_USAGE)
+
+
+def research(request: ModelRequest) -> ScriptedResponse:
+    """The researcher sub-agent: asks which source to trust when told to ask, looks the topic up, reports."""
+    said = next((m.text for m in reversed(request.messages) if m.role == "user"), "").lower()
+    topic = said.removeprefix("research ").removesuffix(" and ask").strip() or "the topic"
+    last = request.messages[-1] if request.messages else None
+    if last is not None and last.role == "tool":
+        result = last.tool_results[0].result if last.tool_results else None
+        if isinstance(result, dict) and "content" in result:  # ask_user answered: now look it up
+            trusted = str(result["content"]).removeprefix("User answered: ")
+            text = f"I will trust the {trusted.lower()}."
+            call = ScriptedToolCall("lookup", {"topic": topic})
+            return ScriptedResponse(text=text, tool_calls=[call], usage=_USAGE)
+        if isinstance(result, dict) and "deleted" in result:
+            return ScriptedResponse(text=f"I deleted {result['deleted']}.", usage=_USAGE)
+        if isinstance(result, str):  # declined
+            return ScriptedResponse(text=f"I kept the draft: {result}.", usage=_USAGE)
+        sources = " and the ".join(result.get("sources", [])) if isinstance(result, dict) else "nothing"
+        return ScriptedResponse(text=f"On {topic}, I found the {sources}.", usage=_USAGE)
+    if said.endswith(" and clean up"):
+        call = ScriptedToolCall("delete_file", {"path": f"drafts/{topic.removesuffix(' and clean up')}.md"})
+        return ScriptedResponse(tool_calls=[call], usage=_USAGE)
+    if said.endswith(" and ask"):
+        ask = {"question": "Which source should I trust?", "options": [{"label": "Archive"}, {"label": "Press"}]}
+        return ScriptedResponse(tool_calls=[ScriptedToolCall("ask_user", ask)], usage=_USAGE)
+    call = ScriptedToolCall("lookup", {"topic": topic})
+    return ScriptedResponse(text=f"Looking up {topic} in the records.", tool_calls=[call], usage=_USAGE)
+
+
+def build_researcher() -> Agent:
+    """The ``researcher`` sub-agent of ``desk`` (a new one per App)."""
+    return Agent(
+        id="researcher",
+        description="Finds sources on a topic",
+        instructions="You find sources.",
+        model=ScriptedModel(research, model_id="scripted-researcher", delta_delay=0.03),
+        tools={"ask_user": ask_user_tool, "lookup": lookup_tool, "delete_file": delete_tool},
+    )
 
 
 def build_desk(**overrides: Any) -> Agent:
@@ -194,6 +255,7 @@ def build_desk(**overrides: Any) -> Agent:
             "work": work_tool,
             "stamp": stamp_tool,
         },
+        "agents": {"researcher": build_researcher()},  # the tool agent-researcher, each call a child run
         "signals": [TaskSignalProvider()],  # the task tools (task_write …); they keep the list per memory thread
         "default_options": {"max_steps": 20},
     }

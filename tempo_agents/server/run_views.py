@@ -155,6 +155,11 @@ async def run_detail(app: App, run_id: str) -> dict[str, Any]:
         "historyLength": description.history_length,
         "children": await child_runs(app.store, run_id),
     }
+    parent = description.parent_id
+    if parent:  # a child run (its id is `<parent run id>-<tool call id>`): pages link back to the call
+        detail["parentRunId"] = parent
+        if run_id.startswith(f"{parent}-"):
+            detail["parentToolCallId"] = run_id[len(parent) + 1 :]
     handle = app.client.get_workflow_handle(run_id)
     try:
         agent_status, mode, steps, usage, pending, tasks = await asyncio.wait_for(

@@ -3,6 +3,10 @@
 Every activity is a bar from the moment a worker started it to the moment it ended (or ``null``: still going);
 bars that overlap get their own lanes, so parallel calls stand side by side. A wait for a person is the time
 from the last bar's end to the ``resume`` update (or signal) that answered it.
+
+A call that runs as a child workflow (``agent-<key>``, ``workflow-<key>``) is one bar of kind ``child``: from its
+tool-call activity's start to the end of its last relay, with the child's run id; its activities (the decision and
+one relay per segment of the child) still decide where the waits for people are.
 """
 
 from __future__ import annotations
@@ -17,11 +21,11 @@ from temporalio.api.history.v1 import HistoryEvent
 from tempo_agents.agent.app import App
 from tempo_agents.server.pending_view import iso
 from tempo_agents.server.resuming import describe_run
-from tempo_agents.workflows.activity_names import FINISH_RUN, JOURNAL, MODEL_STEP, TOOL_CALL
+from tempo_agents.workflows.activity_names import CHILD_RELAY, FINISH_RUN, JOURNAL, MODEL_STEP, TOOL_CALL
 
 __all__ = ["run_timeline"]
 
-_KINDS = {MODEL_STEP: "model", TOOL_CALL: "tool", FINISH_RUN: "finish", JOURNAL: "journal"}
+_KINDS = {MODEL_STEP: "model", TOOL_CALL: "tool", FINISH_RUN: "finish", JOURNAL: "journal", CHILD_RELAY: "relay"}
 
 
 def _time(event: HistoryEvent) -> datetime:
@@ -47,6 +51,9 @@ def _label(kind: str, data: dict[str, Any]) -> tuple[str, str | None]:
         call = data.get("call") or {}
         name = call.get("toolName") or call.get("tool_name") or "tool"
         return str(name), call.get("toolCallId") or call.get("tool_call_id")
+    if kind == "relay":
+        label, tool_call_id = _label("tool", data.get("call") or {})
+        return label, tool_call_id
     return kind, None
 
 
@@ -59,9 +66,10 @@ class _Bar:
     end: datetime | None = None
     outcome: str = "running"
     lane: int = 0
+    child_run_id: str | None = None
 
     def to_wire(self) -> dict[str, Any]:
-        return {
+        wire = {
             "kind": self.kind,
             "label": self.label,
             "toolCallId": self.tool_call_id,
@@ -70,6 +78,9 @@ class _Bar:
             "outcome": self.outcome,
             "lane": self.lane,
         }
+        if self.child_run_id is not None:
+            wire["childRunId"] = self.child_run_id
+        return wire
 
 
 def _lanes(bars: list[_Bar], now: datetime) -> int:
@@ -108,6 +119,24 @@ def _waits(bars: list[_Bar], answers: list[datetime]) -> list[dict[str, Any]]:
     return waits
 
 
+def _child_bars(bars: list[_Bar], children: dict[str, str]) -> list[_Bar]:
+    """The bars shown: a child call's activities (and its relays) folded into one bar of kind ``child``."""
+    shown: list[_Bar] = []
+    folded: dict[str, _Bar] = {}
+    for bar in bars:
+        call = bar.tool_call_id
+        if call is None or call not in children or bar.kind not in ("tool", "relay"):
+            if bar.kind != "relay":
+                shown.append(bar)
+            continue
+        child = folded.get(call)
+        if child is None:
+            child = folded[call] = _Bar("child", bar.label, call, bar.start, child_run_id=children[call])
+            shown.append(child)
+        child.end, child.outcome = bar.end, bar.outcome  # the latest activity of the call says how it stands
+    return shown
+
+
 async def run_timeline(app: App, run_id: str) -> dict[str, Any]:
     """The run's bars and waits, with the times the axis spans."""
     description = await describe_run(app, run_id)
@@ -116,6 +145,7 @@ async def run_timeline(app: App, run_id: str) -> dict[str, Any]:
     by_scheduled: dict[int, _Bar] = {}
     bars: list[_Bar] = []
     answers: list[datetime] = []
+    children: dict[str, str] = {}  # tool call id -> child run id
     for event in history.events:
         which = event.WhichOneof("attributes")
         if which == "activity_task_scheduled_event_attributes":
@@ -137,13 +167,18 @@ async def run_timeline(app: App, run_id: str) -> dict[str, Any]:
             and event.workflow_execution_signaled_event_attributes.signal_name == "resume"
         ):
             answers.append(_time(event))
-    lanes = _lanes(bars, now)
+        elif which == "start_child_workflow_execution_initiated_event_attributes":
+            child_id = event.start_child_workflow_execution_initiated_event_attributes.workflow_id
+            if child_id.startswith(f"{run_id}-"):
+                children[child_id[len(run_id) + 1 :]] = child_id
+    shown = _child_bars(bars, children)
+    lanes = _lanes(shown, now)
     return {
         "runId": run_id,
         "startedAt": iso(description.start_time),
         "endedAt": iso(description.close_time),
         "now": iso(now),
         "lanes": lanes,
-        "bars": [bar.to_wire() for bar in bars if bar.kind != "journal"],
+        "bars": [bar.to_wire() for bar in shown if bar.kind != "journal"],
         "waits": _waits(bars, answers),
     }

@@ -1,11 +1,20 @@
 // A run's journal as a readable conversation: streamed text, tool calls with their arguments, progress and
 // results, errors, suspensions and answers with who answered. Chunks arrive one by one (in journal order).
+// A sub-agent's call (agent-<key>) carries the child's chunks as its tool-output chunks (payload.output is the
+// child's chunk): they feed a Conversation of their own, nested under the call, so grandchildren nest again.
 
 import { h, json, readable } from "./dom.js";
 
+const CHILD_TOOL = /^(agent|workflow)-/;
+
+function relayed(p) {
+  return CHILD_TOOL.test(p.toolName || "") && p.output && typeof p.output === "object" && typeof p.output.type === "string";
+}
+
 export class Conversation {
-  constructor(container) {
+  constructor(container, runId = null) {
     this.el = container;
+    this.runId = runId;
     this.chunks = [];
     this.reset();
   }
@@ -51,6 +60,27 @@ export class Conversation {
     return block;
   }
 
+  // The nested conversation of a call that runs as a child run, with the link to the child's own page.
+  child(block, payload, childRunId = null) {
+    const id = childRunId || (this.runId ? `${this.runId}-${payload.toolCallId}` : null);
+    if (!block.child) {
+      const link = h("a", { class: "child-link", href: id ? `#/runs/${encodeURIComponent(id)}` : "#" }, "Open child run");
+      const body = h("div", { class: "conversation nested" });
+      const kind = /^workflow-/.test(payload.toolName || "") ? "workflow" : "sub-agent";
+      block.child = h("details", { class: "child-run", open: true, dataset: { childRunId: id || "" } },
+        h("summary", {}, `${kind} run `, h("code", {}, id || ""), " ", link), body);
+      block.child.link = link;
+      block.child.conversation = new Conversation(body, id);
+      block.body.append(block.child);
+    } else if (childRunId && block.child.dataset.childRunId !== childRunId) {
+      block.child.dataset.childRunId = childRunId;
+      block.child.link.href = `#/runs/${encodeURIComponent(childRunId)}`;
+      block.child.querySelector("summary code").textContent = childRunId;
+      block.child.conversation.runId = childRunId;
+    }
+    return block.child;
+  }
+
   state(block, text, kind) {
     const el = block.querySelector(".tool-state");
     el.textContent = text;
@@ -84,12 +114,18 @@ export class Conversation {
       }
       case "tool-output": {
         const block = this.tool(p);
+        if (relayed(p)) {
+          this.child(block, p).conversation.add(p.output);
+          break;
+        }
         block.body.append(h("div", { class: "progress" }, typeof p.output === "string" ? p.output : json(p.output)));
         break;
       }
       case "tool-result": {
         const block = this.tool(p);
-        const r = p.result;
+        // A sub-agent's result: its text (its tool results are in the nested conversation above).
+        const r = block.child && p.result && typeof p.result === "object" && "subAgentToolResults" in p.result
+          ? { text: p.result.text } : p.result;
         const text = r && typeof r === "object" && typeof r.content === "string" && "isError" in r ? r.content : null;
         block.body.append(h("div", { class: "result" }, h("span", { class: "label" }, "result"), text !== null ? h("span", { class: "pre" }, text) : readable(r)));
         if (p.answeredBy) block.body.append(h("div", { class: "answered-by" }, `answered by ${p.answeredBy}`));
@@ -133,6 +169,10 @@ export class Conversation {
       }
       default:
         if (chunk.type === "data-task-updated") break; // shown as the task list
+        if (chunk.type === "data-child-run" && chunk.data?.toolCallId) {
+          this.child(this.tool({ toolCallId: chunk.data.toolCallId, toolName: chunk.data.toolName }), chunk.data, chunk.data.childRunId);
+          break;
+        }
         if (chunk.type.startsWith("data-")) {
           const target = p.toolCallId ? this.tools.get(p.toolCallId) : null;
           const line = h("div", { class: "data" }, h("span", { class: "label" }, chunk.type), json(chunk.data ?? p));

@@ -242,9 +242,13 @@ function questionForm(item, form, send) {
 }
 
 function approvalForm(item, form, send) {
+  // A call inside a sub-agent waits on the parent's agent-<key> call: its payload names the child's tool and args.
+  const inner = /^agent-/.test(item.toolName || "") && item.suspendPayload?.toolName ? item.suspendPayload : null;
   form.append(
-    h("p", {}, "Run ", h("code", {}, item.toolName), " with these arguments?"),
-    h("pre", { class: "json", "aria-label": "Arguments" }, json(item.args)),
+    inner
+      ? h("p", {}, "Run ", h("code", {}, inner.toolName), " (in ", h("code", {}, item.toolName), ") with these arguments?")
+      : h("p", {}, "Run ", h("code", {}, item.toolName), " with these arguments?"),
+    h("pre", { class: "json", "aria-label": "Arguments" }, json(inner ? inner.args : item.args)),
   );
   const id = fieldId("reason");
   const reason = h("input", { id, type: "text", name: "reason", placeholder: "Why (sent to the agent when declining)" });

@@ -23,7 +23,8 @@ function deadline(item) {
 const KIND_LABEL = { question: "Question", approval: "Approval", input: "Input needed" };
 
 function card(item) {
-  const shown = item.kind !== "question" && item.suspendPayload !== null && item.suspendPayload !== undefined;
+  const childApproval = item.kind === "approval" && /^agent-/.test(item.toolName || "") && item.suspendPayload?.toolName;
+  const shown = item.kind !== "question" && !childApproval && item.suspendPayload !== null && item.suspendPayload !== undefined;
   const subject = shown ? h("div", { class: "suspend-payload" }, readable(item.suspendPayload)) : null;
   return h(
     "article",

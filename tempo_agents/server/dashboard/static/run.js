@@ -1,5 +1,6 @@
 // A run's page: status, mode, usage, its waiting calls (answerable here too), the task list, the timeline and
-// the live journal as a conversation. Follows /api/runs/:runId/stream for the whole run.
+// the live journal as a conversation. Follows /api/runs/:runId/stream for the whole run. A child run (a sub-agent's
+// or a workflow tool's) links back to its parent, where its waiting calls are answered.
 
 import { ApiError, follow, get, post } from "./api.js";
 import { Conversation } from "./conversation.js";
@@ -39,6 +40,7 @@ export function runView(root, runId, { signal, session }) {
   const timeline = h("div", { class: "timeline-wrap" });
   const log = h("div", { class: "conversation", "aria-live": "polite" });
   const statusBadge = h("span", { class: "status" });
+  const parentLink = h("p", { class: "parent-run", hidden: true });
   const cancelDialog = h("dialog", { class: "confirm", "aria-labelledby": "cancel-title" },
     h("form", { method: "dialog" },
       h("h2", { id: "cancel-title" }, "Cancel this run?"),
@@ -61,6 +63,7 @@ export function runView(root, runId, { signal, session }) {
   root.replaceChildren(
     h("section", { class: "run", "aria-labelledby": "run-title" },
       h("div", { class: "title-row" }, h("h1", { id: "run-title" }, "Run ", h("code", {}, runId)), statusBadge, uiLink, cancel),
+      parentLink,
       facts,
       h("h2", {}, "Timeline"), timeline,
       h("div", { class: "run-grid" },
@@ -89,15 +92,24 @@ export function runView(root, runId, { signal, session }) {
         .filter(([, v]) => v !== null && v !== undefined && v !== "")
         .flatMap(([k, v]) => [h("dt", {}, k), h("dd", {}, String(v))]),
     );
+    const parent = run.parentRunId;
+    if (parent && parentLink.hidden) {
+      const call = run.parentToolCallId ? ` (call ${run.parentToolCallId})` : "";
+      parentLink.replaceChildren("Child run of ", h("a", { href: `#/runs/${encodeURIComponent(parent)}`, class: "parent-link" }, parent), call);
+      parentLink.hidden = false;
+    }
     const calls = run.pending || [];
     const signature = calls.map((c) => `${c.toolCallId}:${c.round}`).join(",");
     if (signature !== shownPending) {
       shownPending = signature;
+      const answer = (call) => parent // a child's wait is answered through its parent's call, which shows it too
+        ? h("p", { class: "muted" }, "Answered on the ", h("a", { href: `#/runs/${encodeURIComponent(parent)}` }, "parent run"), ".")
+        : answerForm({ ...call, runId, kind: call.requiresApproval ? "approval" : call.toolId === "ask_user" ? "question" : "input" });
       pending.replaceChildren(
         ...(calls.length
           ? calls.map((call) => h("div", { class: "item", dataset: { item: `${runId}\u0000${call.toolCallId}` } },
               h("p", {}, h("code", {}, call.toolName), " since ", when(call.suspendedAt)),
-              answerForm({ ...call, runId, kind: call.requiresApproval ? "approval" : call.toolId === "ask_user" ? "question" : "input" })))
+              answer(call)))
           : [h("p", { class: "muted" }, "Nothing.")]),
       );
     }
@@ -110,7 +122,7 @@ export function runView(root, runId, { signal, session }) {
   const detailSoon = throttle(() => loadDetail().catch(() => {}), 250);
   const timelineSoon = throttle(() => loadTimeline().catch(() => {}), 1500);
 
-  const conversation = new Conversation(log);
+  const conversation = new Conversation(log, runId);
   let painting = [];
   const paint = () => {
     const painted = painting;
