@@ -3,7 +3,9 @@
 Real worker processes (``tempo-agents worker``) on the session's dev server; the test restarts a worker
 whenever one dies. One tool kills its worker on its first four attempts and then succeeds; another kills
 every worker it runs on and is stopped after its configured number of losses with a tool error that
-names it, and the run goes on. (Ten deaths in a row with the default options: tests/test_chaos.py.)
+names it, and the run goes on. The same holds for local-activity tools, whose lost starts are counted in the
+store (a local activity starts again at attempt 1). (Ten deaths in a row with the default options:
+tests/test_chaos.py.)
 """
 
 from __future__ import annotations
@@ -21,7 +23,8 @@ import pytest
 from temporalio.testing import WorkflowEnvironment
 
 from tempo_agents import App
-from tempo_agents.journal.chunks import ToolErrorChunk, ToolResultChunk
+from tempo_agents.agent.stream import GenerateResult
+from tempo_agents.journal.chunks import ErrorChunk, ToolErrorChunk, ToolResultChunk
 
 pytestmark = pytest.mark.timeout(180)
 
@@ -77,8 +80,93 @@ app = App(agents=[Agent(id="survivor", model=model, tools=tools)])
 """
 
 
-async def test_worker_deaths_never_fail_a_run(tmp_path: Path, temporal_env: WorkflowEnvironment) -> None:
-    (tmp_path / "loss_app.py").write_text(textwrap.dedent(APP))
+LOCAL_APP = """
+import os
+import signal
+from pathlib import Path
+
+from tempo_agents import Agent, App, ScriptedModel, ScriptedResponse, ScriptedToolCall, ToolContext, create_tool
+from tempo_agents.activity_options import ActivityOptions
+
+LOG = Path(__file__).with_name("executions.log")
+LOCAL = ActivityOptions(local=True)
+
+
+def log(line: str) -> None:
+    with LOG.open("a") as file:
+        file.write(line + "\\n")
+
+
+async def sturdy(data: dict, ctx: ToolContext) -> str:
+    log(f"sturdy {ctx.attempt}")
+    if ctx.attempt <= 2:
+        os.kill(os.getpid(), signal.SIGKILL)
+    return f"done on attempt {ctx.attempt}"
+
+
+async def crasher(data: dict, ctx: ToolContext) -> str:
+    log(f"crasher {ctx.attempt}")
+    os.kill(os.getpid(), signal.SIGKILL)
+    return "never"
+
+
+model = ScriptedModel(
+    [
+        ScriptedResponse(tool_calls=[ScriptedToolCall("sturdy", {}, id="s1")]),
+        ScriptedResponse(tool_calls=[ScriptedToolCall("crasher", {}, id="c1")]),
+        ScriptedResponse(text="Survived."),
+    ]
+)
+tools = {
+    "sturdy": create_tool(id="sturdy", description="Kills two workers", execute=sturdy, activity=LOCAL),
+    "crasher": create_tool(
+        id="crasher",
+        description="Kills every worker",
+        execute=crasher,
+        activity=LOCAL.model_copy(update={"maximum_attempts": 3}),
+    ),
+}
+app = App(agents=[Agent(id="survivor", model=model, tools=tools)])
+"""
+
+
+LOCAL_STEP_APP = """
+import os
+import signal
+from pathlib import Path
+
+from tempo_agents import Agent, App
+from tempo_agents.activity_options import ActivityOptions
+
+LOG = Path(__file__).with_name("executions.log")
+
+
+class CrashingModel:
+    provider = "test"
+    model_id = "crashing"
+
+    async def stream(self, request):
+        with LOG.open("a") as file:
+            file.write("model 0\\n")
+        os.kill(os.getpid(), signal.SIGKILL)
+        yield None
+
+
+agent = Agent(
+    id="survivor",
+    model=CrashingModel(),
+    model_step_activity=ActivityOptions(local=True, maximum_attempts=2),
+)
+app = App(agents=[agent])
+"""
+
+
+async def _run_with_restarts(
+    tmp_path: Path, temporal_env: WorkflowEnvironment, source: str
+) -> tuple[GenerateResult, list[list[str]], int]:
+    """Run the agent ``survivor`` of ``source`` on two worker processes, each restarted when it dies; return the
+    result, the tools' execution log (name, ctx.attempt) and the number of deaths."""
+    (tmp_path / "loss_app.py").write_text(textwrap.dedent(source))
     store = f"sqlite:///{tmp_path / 'store.db'}"
     task_queue = f"tq-{uuid.uuid4()}"
     address = temporal_env.client.service_client.config.target_host
@@ -88,6 +176,7 @@ async def test_worker_deaths_never_fail_a_run(tmp_path: Path, temporal_env: Work
     ]
     sys.path.insert(0, str(tmp_path))
     try:
+        sys.modules.pop("loss_app", None)
         client_app: App = importlib.import_module("loss_app").app  # the same App, as a client in this process
     finally:
         sys.path.remove(str(tmp_path))
@@ -112,8 +201,13 @@ async def test_worker_deaths_never_fail_a_run(tmp_path: Path, temporal_env: Work
         for worker in workers:
             worker.kill()
             worker.wait()
-    # A worker killed by one tool may take the other's attempt with it before it ran: attempts, not lines.
     executions = [line.split() for line in (tmp_path / "executions.log").read_text().splitlines()]
+    return result, executions, deaths
+
+
+async def test_worker_deaths_never_fail_a_run(tmp_path: Path, temporal_env: WorkflowEnvironment) -> None:
+    result, executions, deaths = await _run_with_restarts(tmp_path, temporal_env, APP)
+    # A worker killed by one tool may take the other's attempt with it before it ran: attempts, not lines.
     sturdy = [int(attempt) for name, attempt in executions if name == "sturdy"]
     crasher = [int(attempt) for name, attempt in executions if name == "crasher"]
     assert result.finish_reason == "stop" and result.text == "Survived."
@@ -126,3 +220,38 @@ async def test_worker_deaths_never_fail_a_run(tmp_path: Path, temporal_env: Work
     assert sturdy == sorted(set(sturdy)) and sturdy[-1] == 5  # every execution a new attempt, the last one won
     assert set(crasher) <= {1, 2, 3}
     assert deaths >= 4
+
+
+async def test_lost_local_calls_are_counted_and_stopped(tmp_path: Path, temporal_env: WorkflowEnvironment) -> None:
+    result, executions, deaths = await _run_with_restarts(tmp_path, temporal_env, LOCAL_APP)
+    assert result.finish_reason == "stop" and result.text == "Survived."
+    # ctx.attempt counts the local call's starts, although each lost start begins again at attempt 1
+    assert executions == [
+        ["sturdy", "1"],
+        ["sturdy", "2"],
+        ["sturdy", "3"],
+        ["crasher", "1"],
+        ["crasher", "2"],
+        ["crasher", "3"],
+    ]  # the fourth start of crasher is answered with the error, not run
+    assert [c.payload.result for c in result.chunks if isinstance(c, ToolResultChunk)] == ["done on attempt 3"]
+    [error] = [c for c in result.chunks if isinstance(c, ToolErrorChunk)]
+    assert error.payload.tool_name == "crasher"
+    assert error.payload.error == (
+        'Tool "crasher" was stopped: the worker running it was lost 3 times in a row (it ran as a local activity '
+        "and never finished). It may crash its worker; the run goes on without its result."
+    )
+    assert deaths == 5
+
+
+async def test_a_local_model_step_that_kills_every_worker_ends_the_run_with_its_error(
+    tmp_path: Path, temporal_env: WorkflowEnvironment
+) -> None:
+    result, executions, deaths = await _run_with_restarts(tmp_path, temporal_env, LOCAL_STEP_APP)
+    assert executions == [["model", "0"], ["model", "0"]]  # the third start is stopped before the model is called
+    assert deaths == 2
+    assert result.finish_reason == "error"
+    [error] = [c for c in result.chunks if isinstance(c, ErrorChunk)]
+    assert error.payload.error == (
+        "The model step was lost with its worker 2 times in a row (it ran as a local activity and never finished)."
+    )

@@ -5,8 +5,12 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
+from temporalio.exceptions import ApplicationError
+
 from tempo_agents.activities._running import attempt, is_local, may_have_run_before
+from tempo_agents.activities.local_starts import count_start
 from tempo_agents.activities.segment_close import close_segment
+from tempo_agents.activity_options import MODEL_STEP_DEFAULTS
 from tempo_agents.journal import constructors, keys
 from tempo_agents.journal.outbox import StepFinishNote
 from tempo_agents.journal.writer import RunJournal, outbox_writes, store_outbox_writes
@@ -24,7 +28,7 @@ from tempo_agents.models.model import (
 )
 from tempo_agents.models.resolve import resolve_model
 from tempo_agents.models.usage import Usage
-from tempo_agents.store.base import HISTORY_STEP, INPUT_STEP, ChunkWrite, SavedOutcome, Store, TranscriptEntry
+from tempo_agents.store.base import HISTORY_STEP, INPUT_STEP, ChunkWrite, SavedOutcome, TranscriptEntry
 from tempo_agents.tools.builtin.task_list import TASKS_STATE_TYPE, TaskItem
 from tempo_agents.tools.builtin.task_signals import TASK_STATE_SYSTEM_MESSAGE, compute_task_signal
 from tempo_agents.tools.builtin.web_search import SUPPORTED_PROVIDERS, base_provider, web_search_unsupported
@@ -61,20 +65,6 @@ def _parse_args(args_text: str) -> tuple[bool, Any]:
         return False, None
 
 
-async def _resets_since(store: Store, run_id: str, step: int, offset: int) -> int:
-    """How many ``step-reset`` chunks of ``step`` the journal holds from ``offset`` on."""
-    resets = 0
-    while True:
-        entries = await store.read_chunks(run_id, offset)
-        if not entries:
-            return resets
-        for entry in entries:
-            chunk = entry.chunk
-            if chunk.get("type") == "step-reset" and chunk.get("payload", {}).get("stepNumber") == step:
-                resets += 1
-        offset = entries[-1].offset + 1
-
-
 async def run_model_step(registry: Registry, step_input: ModelStepInput) -> ModelStepResult:
     """Run one model step: write the outbox, call the model, journal what it says, store its message.
 
@@ -106,10 +96,18 @@ async def run_model_step(registry: Registry, step_input: ModelStepInput) -> Mode
     transcript = await registry.transcripts.get(run_id)
 
     writes = outbox_writes(run_id, step_input.outbox, transcript.entries)
+    if is_local():  # a lost worker's local step starts again at attempt 1: its starts are counted in the store
+        this_attempt = await count_start(store, run_id, keys.model_step_outcome(step))
+        limit = (agent.model_step_activity or MODEL_STEP_DEFAULTS).maximum_attempts
+        if this_attempt > limit:
+            raise ApplicationError(
+                f"The model step was lost with its worker {limit} times in a row "
+                "(it ran as a local activity and never finished).",
+                type="WorkerLost",
+                non_retryable=True,
+            )
     if rerun:
         started = await store.offset_of(run_id, keys.step_start(step))
-        if is_local() and started is not None:  # a lost worker's local step: attempts restart at 1, count resets
-            this_attempt = 2 + await _resets_since(store, run_id, step, started)
         if this_attempt > 1:
             discard_from = None if started is None else started + 1
             writes.append(ChunkWrite(constructors.step_reset(run_id, step, this_attempt, discard_from)))

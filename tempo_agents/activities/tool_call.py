@@ -14,9 +14,11 @@ from typing import TYPE_CHECKING, Any
 
 from temporalio import activity
 
-from tempo_agents.activities._running import attempt, may_have_run_before
+from tempo_agents.activities._running import attempt, is_local, may_have_run_before
 from tempo_agents.activities.handoff import CallHandoff
+from tempo_agents.activities.local_starts import count_start
 from tempo_agents.activities.segment_close import close_segment
+from tempo_agents.activity_options import TOOL_CALL_DEFAULTS
 from tempo_agents.agent.approval import ApprovalRequest
 from tempo_agents.agent.auto_resume import is_eligible, split_resume_fields
 from tempo_agents.agent.hooks import merge_hooks, run_with_hooks
@@ -50,9 +52,11 @@ to_jsonable = constructors.to_jsonable
 class _Call:
     """One execution of a tool call: where its chunks and transcript entry go."""
 
-    def __init__(self, registry: Registry, call_input: ToolCallInput) -> None:
+    def __init__(self, registry: Registry, call_input: ToolCallInput, *, attempt: int = 1) -> None:
         self.registry = registry
         self.input = call_input
+        self.attempt = attempt
+        """``ctx.attempt``: the activity's attempt, or the count of a local call's starts."""
         self.agent: Agent = registry.agent(call_input.agent_id)
         self.tool: Tool = self.agent.tools[call_input.call.tool_name]
         self.journal = RunJournal(registry.store, call_input.run_id)
@@ -167,8 +171,14 @@ async def run_tool_call(registry: Registry, handoff: CallHandoff | None, call_in
     if may_have_run_before():  # an earlier attempt may have saved how the call ended before its worker was lost
         key = keys.tool_call_outcome(call_input.step, call.tool_call_id, call_input.round)
         saved = await store.saved_outcome(call_input.run_id, key)
+    starts = 0
+    if saved is None and is_local():
+        starts = await count_start(store, call_input.run_id, key)
+    limit = (call.activity or TOOL_CALL_DEFAULTS).maximum_attempts
     if saved is not None:
         result = ToolCallResult.model_validate(saved)
+    elif starts > limit:
+        result = await _Call(registry, call_input).error(local_call_stopped(call.tool_name, limit))
     else:
         if not call_input.outbox.is_empty():
             await store_outbox_writes(store, call_input.run_id, call_input.outbox)
@@ -176,8 +186,16 @@ async def run_tool_call(registry: Registry, handoff: CallHandoff | None, call_in
             await store.append_chunks(
                 call_input.run_id, outbox_writes(call_input.run_id, call_input.outbox, transcript.entries)
             )
-        result = await _run(_Call(registry, call_input), handoff)
+        result = await _run(_Call(registry, call_input, attempt=max(starts, attempt())), handoff)
     return await _close_batch_if_last(registry, call_input, result)
+
+
+def local_call_stopped(tool_name: str, limit: int) -> str:
+    """The tool error of a local call whose workers kept dying (an activity's reads the same, with the cause)."""
+    return (
+        f'Tool "{tool_name}" was stopped: the worker running it was lost {limit} times in a row '
+        "(it ran as a local activity and never finished). It may crash its worker; the run goes on without its result."
+    )
 
 
 async def _close_batch_if_last(registry: Registry, call_input: ToolCallInput, result: ToolCallResult) -> ToolCallResult:
@@ -326,7 +344,7 @@ def _context(run: _Call, call_input: ToolCallInput, messages: list[Message]) -> 
         suspend_payload=call_input.suspend_payload,
         messages=messages,
         mode=call_input.mode,
-        attempt=attempt(),
+        attempt=run.attempt,
     )
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any, TypeVar
 
 from temporalio import workflow
+from temporalio.exceptions import ActivityError, FailureError
 
 from tempo_agents.activity_options import ActivityOptions
 
@@ -30,15 +31,28 @@ async def execute(
 ) -> _R:
     """Run ``activity`` with ``options``: a local activity when they say ``local``, else an activity."""
     if options.local and workflow.patched(LOCAL_ACTIVITIES):
-        local_result: _R = await workflow.execute_local_activity(
-            activity,
-            arg,
-            result_type=result_type,
-            start_to_close_timeout=options.start_to_close_timeout,
-            retry_policy=options.retry_policy(),
-            cancellation_type=cancellation_type,
-            summary=summary,
-        )
+        try:
+            local_result: _R = await workflow.execute_local_activity(
+                activity,
+                arg,
+                result_type=result_type,
+                start_to_close_timeout=options.start_to_close_timeout,
+                retry_policy=options.retry_policy(),
+                cancellation_type=cancellation_type,
+                summary=summary,
+            )
+        except ActivityError:
+            raise
+        except FailureError as failure:  # a local activity's failure can arrive bare: wrap it as an activity's is
+            raise ActivityError(
+                f"local activity {activity} failed",
+                scheduled_event_id=0,
+                started_event_id=0,
+                identity="",
+                activity_type=activity,
+                activity_id="",
+                retry_state=None,
+            ) from failure
         return local_result
     result: _R = await workflow.execute_activity(
         activity,
