@@ -28,7 +28,14 @@ from tempo_agents.journal.chunks import ErrorChunk, ToolErrorChunk, ToolResultCh
 
 pytestmark = pytest.mark.timeout(180)
 
-APP = """
+
+def app_source(*, options: str, sturdy_deaths: int, in_parallel: bool) -> str:
+    """An App whose agent ``survivor`` calls ``sturdy`` (kills ``sturdy_deaths`` workers, then succeeds) and
+    ``crasher`` (kills every worker; 3 attempts), in one step or one after the other, with ``options``."""
+    calls = [f"ScriptedToolCall({name!r}, {{}}, id={name[0] + '1'!r})" for name in ("sturdy", "crasher")]
+    steps = [calls] if in_parallel else [[call] for call in calls]
+    script = [f"ScriptedResponse(tool_calls=[{', '.join(step)}])" for step in steps]
+    return f"""
 import os
 import signal
 from datetime import timedelta
@@ -38,7 +45,7 @@ from tempo_agents import Agent, App, ScriptedModel, ScriptedResponse, ScriptedTo
 from tempo_agents.activity_options import ActivityOptions
 
 LOG = Path(__file__).with_name("executions.log")
-FAST = ActivityOptions(heartbeat_timeout=timedelta(seconds=2), retry_initial_interval=timedelta(milliseconds=100))
+OPTIONS = {options}
 
 
 def log(line: str) -> None:
@@ -47,87 +54,39 @@ def log(line: str) -> None:
 
 
 async def sturdy(data: dict, ctx: ToolContext) -> str:
-    log(f"sturdy {ctx.attempt}")
-    if ctx.attempt <= 4:
+    log(f"sturdy {{ctx.attempt}}")
+    if ctx.attempt <= {sturdy_deaths}:
         os.kill(os.getpid(), signal.SIGKILL)
-    return f"done on attempt {ctx.attempt}"
+    return f"done on attempt {{ctx.attempt}}"
 
 
 async def crasher(data: dict, ctx: ToolContext) -> str:
-    log(f"crasher {ctx.attempt}")
+    log(f"crasher {{ctx.attempt}}")
     os.kill(os.getpid(), signal.SIGKILL)
     return "never"
 
 
-model = ScriptedModel(
-    [
-        ScriptedResponse(
-            tool_calls=[ScriptedToolCall("sturdy", {}, id="s1"), ScriptedToolCall("crasher", {}, id="c1")]
-        ),
-        ScriptedResponse(text="Survived."),
-    ]
-)
-tools = {
-    "sturdy": create_tool(id="sturdy", description="Kills four workers", execute=sturdy, activity=FAST),
+model = ScriptedModel([{", ".join(script)}, ScriptedResponse(text="Survived.")])
+tools = {{
+    "sturdy": create_tool(id="sturdy", description="Kills workers", execute=sturdy, activity=OPTIONS),
     "crasher": create_tool(
         id="crasher",
         description="Kills every worker",
         execute=crasher,
-        activity=FAST.model_copy(update={"maximum_attempts": 3}),
+        activity=OPTIONS.model_copy(update={{"maximum_attempts": 3}}),
     ),
-}
+}}
 app = App(agents=[Agent(id="survivor", model=model, tools=tools)])
 """
 
 
-LOCAL_APP = """
-import os
-import signal
-from pathlib import Path
-
-from tempo_agents import Agent, App, ScriptedModel, ScriptedResponse, ScriptedToolCall, ToolContext, create_tool
-from tempo_agents.activity_options import ActivityOptions
-
-LOG = Path(__file__).with_name("executions.log")
-LOCAL = ActivityOptions(local=True)
-
-
-def log(line: str) -> None:
-    with LOG.open("a") as file:
-        file.write(line + "\\n")
-
-
-async def sturdy(data: dict, ctx: ToolContext) -> str:
-    log(f"sturdy {ctx.attempt}")
-    if ctx.attempt <= 2:
-        os.kill(os.getpid(), signal.SIGKILL)
-    return f"done on attempt {ctx.attempt}"
-
-
-async def crasher(data: dict, ctx: ToolContext) -> str:
-    log(f"crasher {ctx.attempt}")
-    os.kill(os.getpid(), signal.SIGKILL)
-    return "never"
-
-
-model = ScriptedModel(
-    [
-        ScriptedResponse(tool_calls=[ScriptedToolCall("sturdy", {}, id="s1")]),
-        ScriptedResponse(tool_calls=[ScriptedToolCall("crasher", {}, id="c1")]),
-        ScriptedResponse(text="Survived."),
-    ]
+FAST = "ActivityOptions(heartbeat_timeout=timedelta(seconds=2), retry_initial_interval=timedelta(milliseconds=100))"
+APP = app_source(
+    options=FAST,
+    sturdy_deaths=4,
+    in_parallel=True,
 )
-tools = {
-    "sturdy": create_tool(id="sturdy", description="Kills two workers", execute=sturdy, activity=LOCAL),
-    "crasher": create_tool(
-        id="crasher",
-        description="Kills every worker",
-        execute=crasher,
-        activity=LOCAL.model_copy(update={"maximum_attempts": 3}),
-    ),
-}
-app = App(agents=[Agent(id="survivor", model=model, tools=tools)])
-"""
+LOCAL_APP = app_source(options="ActivityOptions(local=True)", sturdy_deaths=2, in_parallel=False)
 
 
 LOCAL_STEP_APP = """
