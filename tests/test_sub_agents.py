@@ -23,6 +23,7 @@ from tempo_agents import (
     ToolContext,
     create_tool,
 )
+from tempo_agents.activity_options import LOCAL_TASK_TIMEOUT, ActivityOptions
 from tempo_agents.cli.printing import ChunkPrinter
 from tempo_agents.journal.chunks import (
     DataChunk,
@@ -43,7 +44,7 @@ WORKFLOW_TASK_EVENTS = {
 }
 
 
-def lookup_tool(calls: list[str]) -> Any:
+def lookup_tool(calls: list[str], activity: ActivityOptions | None = None) -> Any:
     async def execute(data: dict[str, Any], ctx: ToolContext) -> Any:
         calls.append(data["q"])
         return {"found": data["q"].upper()}
@@ -53,10 +54,11 @@ def lookup_tool(calls: list[str]) -> Any:
         description="Looks something up",
         input_schema={"type": "object", "properties": {"q": {"type": "string"}}, "required": ["q"]},
         execute=execute,
+        activity=activity,
     )
 
 
-def worker_agent(agent_id: str, answer: str, calls: list[str]) -> Agent:
+def worker_agent(agent_id: str, answer: str, calls: list[str], activity: ActivityOptions | None = None) -> Agent:
     """A sub-agent that looks one thing up, then answers."""
     return Agent(
         id=agent_id,
@@ -67,7 +69,7 @@ def worker_agent(agent_id: str, answer: str, calls: list[str]) -> Agent:
                 ScriptedResponse(text=answer),
             ]
         ),
-        tools={"lookup": lookup_tool(calls)},
+        tools={"lookup": lookup_tool(calls, activity)},
     )
 
 
@@ -651,3 +653,31 @@ async def test_a_deadline_inside_the_sub_agent_carries_the_parent_on(make_app: A
     result = next(c for c in whole.chunks if isinstance(c, ToolResultChunk))
     assert result.payload.result["text"] == "Gave up waiting."
     assert whole.text == "Moved on."
+
+
+async def test_a_sub_agent_with_local_tools_gets_the_short_workflow_task_timeout(make_app: AppFactory) -> None:
+    """A sub-agent's run is started as any run of that agent: with a local tool, the 4 s workflow task timeout that
+    lets a lost worker be noticed quickly; the parent, without local activities, keeps Temporal's 10 s."""
+    calls: list[str] = []
+    quick = worker_agent("quick", "Quick answer.", calls, ActivityOptions(local=True))
+    parent = Agent(
+        id="lead",
+        model=ScriptedModel(
+            [
+                ScriptedResponse(tool_calls=[ScriptedToolCall("agent-quick", {"prompt": "be quick"}, id="q1")]),
+                ScriptedResponse(text="Done."),
+            ]
+        ),
+        agents={"quick": quick},
+    )
+    app = make_app([parent])
+    async with running_worker(app):
+        result = await app.agent("lead").generate("go")
+        assert result.text == "Done." and calls == ["quick"]
+        [link] = [c for c in result.chunks if isinstance(c, DataChunk) and c.type == "data-child-run"]
+        child_history = await closed_history(app.client, link.data["childRunId"])  # type: ignore[attr-defined]
+        parent_history = await closed_history(app.client, result.run_id)
+    child_started = child_history.events[0].workflow_execution_started_event_attributes
+    assert child_started.workflow_task_timeout.ToSeconds() == LOCAL_TASK_TIMEOUT.total_seconds()
+    parent_started = parent_history.events[0].workflow_execution_started_event_attributes
+    assert parent_started.workflow_task_timeout.ToSeconds() == 10

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from tempo_agents.agent.child_tool import ChildTool
+from tempo_agents.agent.local_activities import workflow_task_timeout
 from tempo_agents.errors import ConfigurationError
 from tempo_agents.models.messages import Message, TextPart
 from tempo_agents.tools.context import ToolContext
@@ -206,6 +207,7 @@ def sub_agent_tool(key: str, sub_agent: Agent, parent: Agent) -> Tool:
             options=RunOptions.model_validate(options),
             model_step_activity=sub_agent.model_step_activity,
         )
+        task_timeout = workflow_task_timeout(sub_agent)
         return ChildStart(
             kind="agent",
             key=key,
@@ -214,6 +216,7 @@ def sub_agent_tool(key: str, sub_agent: Agent, parent: Agent) -> Tool:
             input=run_input.to_wire(),
             thread_id=thread,
             resource_id=resource,
+            task_timeout_seconds=None if task_timeout is None else task_timeout.total_seconds(),
         )
 
     tool = ChildTool(

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 from datetime import timedelta
+from typing import TYPE_CHECKING
 
 from tempo_agents.activity_options import LOCAL_TASK_TIMEOUT
-from tempo_agents.agent.agent import Agent
+
+if TYPE_CHECKING:
+    from tempo_agents.agent.agent import Agent
 
 
 def uses_local_activities(agent: Agent) -> bool:

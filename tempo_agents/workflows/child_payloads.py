@@ -35,6 +35,9 @@ class ChildStart(WireModel):
     """``None``: the parent's task queue."""
     thread_id: str | None = None
     resource_id: str | None = None
+    task_timeout_seconds: float | None = None
+    """The child's workflow task timeout (``None``: Temporal's default): short for sub-agents with local
+    activities, as for any run of theirs."""
 
 
 class ChildSuspension(WireModel):

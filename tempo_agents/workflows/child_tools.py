@@ -101,6 +101,9 @@ class ChildCalls:
                 parent_close_policy=workflow.ParentClosePolicy.REQUEST_CANCEL,
                 search_attributes=TypedSearchAttributes(attributes) if attributes else None,
                 static_summary=f"{call_input.call.tool_name} of {call_input.run_id}",
+                task_timeout=None
+                if start.task_timeout_seconds is None
+                else timedelta(seconds=start.task_timeout_seconds),
             )
         except ChildWorkflowError as error:
             return await self._relay(relayed, start, 0, ChildOutcome(status="error", error=str(error)))
