@@ -1,8 +1,8 @@
 """The runs table: a page of runs from visibility, with each run's steps, tokens and what it waits for.
 
 Open runs are asked (their workflow's queries), at most once a second per run however many dashboards refresh;
-a closed run's figures never change, so they are asked once and kept (a closed run is replayed by a worker to
-answer).
+a closed run's figures never change, so they are asked once and kept: a completed run's from its result (the
+server has it), another closed run's from its queries (which a worker answers by replaying it).
 """
 
 from __future__ import annotations
@@ -12,12 +12,13 @@ import time
 from collections import OrderedDict
 from typing import Any
 
+from temporalio.client import WorkflowFailureError
 from temporalio.service import RPCError
 
 from tempo_agents.agent.app import App
 from tempo_agents.models.usage import Usage
 from tempo_agents.server.run_views import list_runs
-from tempo_agents.workflows.payloads import PendingCall
+from tempo_agents.workflows.payloads import PendingCall, RunResult
 
 __all__ = ["RunFigures"]
 
@@ -45,15 +46,20 @@ class RunFigures:
         handle = self._app.client.get_workflow_handle(run_id)
         waiting = run["status"] == "suspended"
         try:
-            steps, usage, pending = await asyncio.wait_for(
-                asyncio.gather(
-                    handle.query("steps", result_type=int),
-                    handle.query("usage", result_type=Usage),
-                    handle.query("pending", result_type=list[PendingCall]) if waiting else asyncio.sleep(0, []),
-                ),
-                _QUERY_TIMEOUT,
-            )
-        except (RPCError, TimeoutError):
+            if run["status"] == "completed":  # its result holds the figures: no worker has to replay it
+                finished = self._app.client.get_workflow_handle(run_id, result_type=RunResult)
+                result = await asyncio.wait_for(finished.result(), _QUERY_TIMEOUT)
+                steps, usage, pending = result.steps, result.usage, list[PendingCall]()
+            else:
+                steps, usage, pending = await asyncio.wait_for(
+                    asyncio.gather(
+                        handle.query("steps", result_type=int),
+                        handle.query("usage", result_type=Usage),
+                        handle.query("pending", result_type=list[PendingCall]) if waiting else asyncio.sleep(0, []),
+                    ),
+                    _QUERY_TIMEOUT,
+                )
+        except (RPCError, TimeoutError, WorkflowFailureError):
             return {"steps": None, "totalTokens": None, "waitingFor": []}
         figures = {
             "steps": steps,
