@@ -9,19 +9,14 @@ worker runs the workflow task again; the model step and ``quick`` must be answer
 from __future__ import annotations
 
 import asyncio
-import importlib
-import subprocess
-import sys
-import textwrap
 import time
-import uuid
 from pathlib import Path
 
 import pytest
 from temporalio.testing import WorkflowEnvironment
 
-from tempo_agents import App
 from tempo_agents.journal.chunks import ToolResultChunk
+from tests.worker_processes import app_in_worker_processes
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -82,23 +77,9 @@ app = App(agents=[Agent(id="local-survivor", model=model, tools=tools, model_ste
 
 
 async def test_finished_local_activities_never_run_again(tmp_path: Path, temporal_env: WorkflowEnvironment) -> None:
-    (tmp_path / "local_loss_app.py").write_text(textwrap.dedent(APP))
-    store = f"sqlite:///{tmp_path / 'store.db'}"
-    task_queue = f"tq-{uuid.uuid4()}"
-    address = temporal_env.client.service_client.config.target_host
-    command = [
-        *(sys.executable, "-m", "tempo_agents.cli", "worker", "--app", "local_loss_app.py:app"),
-        *("--address", address, "--store", store, "--task-queue", task_queue),
-    ]
-    sys.path.insert(0, str(tmp_path))
-    try:
-        client_app: App = importlib.import_module("local_loss_app").app
-    finally:
-        sys.path.remove(str(tmp_path))
-    client_app.task_queue = task_queue
-    client_app.registry.use_store(store)
-    client_app.use_client(temporal_env.client)
-    workers = [subprocess.Popen(command, cwd=tmp_path, stderr=subprocess.DEVNULL)]
+    processes = app_in_worker_processes(tmp_path, temporal_env, APP, "local_loss_app")
+    client_app = processes.app
+    workers = [processes.start()]
     deaths = 0
     try:
         started = time.monotonic()
@@ -107,7 +88,7 @@ async def test_finished_local_activities_never_run_again(tmp_path: Path, tempora
         while not done.done() and time.monotonic() - started < 90:
             if workers[-1].poll() is not None:
                 deaths += 1
-                workers.append(subprocess.Popen(command, cwd=tmp_path, stderr=subprocess.DEVNULL))
+                workers.append(processes.start())
             await asyncio.sleep(0.1)
         result = await done
         elapsed = time.monotonic() - started

@@ -5,19 +5,15 @@ child's chunks once. Real worker processes (``tempo-agents worker``) on the sess
 from __future__ import annotations
 
 import asyncio
-import importlib
 import subprocess
-import sys
-import textwrap
 import time
-import uuid
 from pathlib import Path
 
 import pytest
 from temporalio.testing import WorkflowEnvironment
 
-from tempo_agents import App
 from tempo_agents.journal.chunks import ToolOutputChunk, ToolResultChunk
+from tests.worker_processes import app_in_worker_processes
 
 pytestmark = pytest.mark.timeout(180)
 
@@ -80,26 +76,12 @@ app = App(agents=[parent])
 
 
 async def test_killing_every_worker_while_the_child_runs(tmp_path: Path, temporal_env: WorkflowEnvironment) -> None:
-    (tmp_path / "sub_loss_app.py").write_text(textwrap.dedent(APP))
-    store = f"sqlite:///{tmp_path / 'store.db'}"
-    task_queue = f"tq-{uuid.uuid4()}"
-    address = temporal_env.client.service_client.config.target_host
-    command = [
-        *(sys.executable, "-m", "tempo_agents.cli", "worker", "--app", "sub_loss_app.py:app"),
-        *("--address", address, "--store", store, "--task-queue", task_queue),
-    ]
-    sys.path.insert(0, str(tmp_path))
-    try:
-        client_app: App = importlib.import_module("sub_loss_app").app
-    finally:
-        sys.path.remove(str(tmp_path))
-    client_app.task_queue = task_queue
-    client_app.registry.use_store(store)
-    client_app.use_client(temporal_env.client)
+    processes = app_in_worker_processes(tmp_path, temporal_env, APP, "sub_loss_app")
+    client_app = processes.app
     log = tmp_path / "executions.log"
 
     def start_workers() -> list[subprocess.Popen[bytes]]:
-        return [subprocess.Popen(command, cwd=tmp_path, stderr=subprocess.DEVNULL) for _ in range(2)]
+        return [processes.start() for _ in range(2)]
 
     workers = start_workers()
     try:

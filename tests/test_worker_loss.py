@@ -11,20 +11,15 @@ tests/test_chaos.py.)
 from __future__ import annotations
 
 import asyncio
-import importlib
-import subprocess
-import sys
-import textwrap
 import time
-import uuid
 from pathlib import Path
 
 import pytest
 from temporalio.testing import WorkflowEnvironment
 
-from tempo_agents import App
 from tempo_agents.agent.stream import GenerateResult
 from tempo_agents.journal.chunks import ErrorChunk, ToolErrorChunk, ToolResultChunk
+from tests.worker_processes import app_in_worker_processes
 
 pytestmark = pytest.mark.timeout(180)
 
@@ -125,26 +120,11 @@ async def _run_with_restarts(
 ) -> tuple[GenerateResult, list[list[str]], int]:
     """Run the agent ``survivor`` of ``source`` on two worker processes, each restarted when it dies; return the
     result, the tools' execution log (name, ctx.attempt) and the number of deaths."""
-    (tmp_path / "loss_app.py").write_text(textwrap.dedent(source))
-    store = f"sqlite:///{tmp_path / 'store.db'}"
-    task_queue = f"tq-{uuid.uuid4()}"
-    address = temporal_env.client.service_client.config.target_host
-    command = [
-        *(sys.executable, "-m", "tempo_agents.cli", "worker", "--app", "loss_app.py:app"),
-        *("--address", address, "--store", store, "--task-queue", task_queue),
-    ]
-    sys.path.insert(0, str(tmp_path))
-    try:
-        sys.modules.pop("loss_app", None)
-        client_app: App = importlib.import_module("loss_app").app  # the same App, as a client in this process
-    finally:
-        sys.path.remove(str(tmp_path))
-    client_app.task_queue = task_queue
-    client_app.registry.use_store(store)
-    client_app.use_client(temporal_env.client)
+    processes = app_in_worker_processes(tmp_path, temporal_env, source, "loss_app")
+    client_app = processes.app
     deaths = 0
     # Two workers, so that a retried attempt finds one already polling while the dead one is replaced.
-    workers = [subprocess.Popen(command, cwd=tmp_path, stderr=subprocess.DEVNULL) for _ in range(2)]
+    workers = [processes.start() for _ in range(2)]
     try:
         stream = await client_app.agent("survivor").stream("go")
         done = asyncio.create_task(stream.result())
@@ -153,7 +133,7 @@ async def _run_with_restarts(
             for n, worker in enumerate(workers):
                 if worker.poll() is not None:
                     deaths += 1
-                    workers[n] = subprocess.Popen(command, cwd=tmp_path, stderr=subprocess.DEVNULL)
+                    workers[n] = processes.start()
             await asyncio.sleep(0.1)
         result = await done
     finally:

@@ -1,0 +1,56 @@
+"""An App written to a module file, served by real worker processes (`tempo-agents worker`) and used as a client here.
+
+Tests that kill workers (SIGKILL) need the workers in processes of their own; the test process imports the same
+module as the client, on the same store and task queue, so both sides run the same App.
+"""
+
+from __future__ import annotations
+
+import importlib
+import subprocess
+import sys
+import textwrap
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+
+from temporalio.testing import WorkflowEnvironment
+
+from tempo_agents import App
+
+
+@dataclass
+class WorkerProcesses:
+    """The client side of an App whose workers run as processes; :meth:`start` starts one more."""
+
+    app: App
+    command: list[str]
+    directory: Path
+
+    def start(self) -> subprocess.Popen[bytes]:
+        return subprocess.Popen(self.command, cwd=self.directory, stderr=subprocess.DEVNULL)
+
+
+def app_in_worker_processes(
+    directory: Path, temporal_env: WorkflowEnvironment, source: str, module: str
+) -> WorkerProcesses:
+    """Write ``source`` (which defines ``app``) as ``<module>.py`` in ``directory`` and import it as the client, with
+    a store file in ``directory`` and a task queue of its own."""
+    (directory / f"{module}.py").write_text(textwrap.dedent(source))
+    store = f"sqlite:///{directory / 'store.db'}"
+    task_queue = f"tq-{uuid.uuid4()}"
+    address = temporal_env.client.service_client.config.target_host
+    command = [
+        *(sys.executable, "-m", "tempo_agents.cli", "worker", "--app", f"{module}.py:app"),
+        *("--address", address, "--store", store, "--task-queue", task_queue),
+    ]
+    sys.path.insert(0, str(directory))
+    try:
+        sys.modules.pop(module, None)
+        app: App = importlib.import_module(module).app
+    finally:
+        sys.path.remove(str(directory))
+    app.task_queue = task_queue
+    app.registry.use_store(store)
+    app.use_client(temporal_env.client)
+    return WorkerProcesses(app=app, command=command, directory=directory)
