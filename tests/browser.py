@@ -6,9 +6,7 @@ another binary.
 
 from __future__ import annotations
 
-import importlib.util
 import os
-import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -18,6 +16,7 @@ from playwright.async_api import Browser, BrowserContext, Page, async_playwright
 
 from tempo_agents import Agent, App
 from tempo_agents.server.serving import ApiServer
+from tests.examples import EXAMPLES, example_module
 
 CHROMIUM = os.environ.get("TEMPO_AGENTS_CHROMIUM", "/usr/bin/chromium")
 CHROMIUM_ARGS = [
@@ -33,19 +32,12 @@ CHROMIUM_ARGS = [
 SCREENSHOTS = Path(__file__).resolve().parent.parent / "docs" / "screenshots"
 """Where the tests write the screenshots the README shows."""
 TOKENS = {"tok-alice": "alice", "tok-bob": "bob"}
-EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "operations_dashboard.py"
+EXAMPLE = EXAMPLES / "operations_dashboard.py"
 
 
 def desk_agent(**overrides: Any) -> Agent:
     """The example app's ``desk`` agent (a new one: an agent belongs to one App)."""
-    name = "operations_dashboard"
-    if name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(name, EXAMPLE)
-        assert spec is not None and spec.loader is not None
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module
-        spec.loader.exec_module(module)
-    agent: Agent = sys.modules[name].build_desk(**overrides)
+    agent: Agent = example_module("operations_dashboard.py").build_desk(**overrides)
     return agent
 
 

@@ -2,12 +2,9 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
-from pathlib import Path
 from types import ModuleType
 from typing import Any
 
@@ -16,20 +13,14 @@ import httpx
 from tempo_agents import Agent, App
 from tempo_agents.server.auth import Authorize, allow_all
 from tempo_agents.server.serving import ApiServer
+from tests.examples import EXAMPLES, example_module
 
-EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "reference_parity.py"
+EXAMPLE = EXAMPLES / "reference_parity.py"
 
 
 def parity_module() -> ModuleType:
     """``examples/reference_parity.py``, imported once."""
-    name = "reference_parity"
-    if name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(name, EXAMPLE)
-        assert spec is not None and spec.loader is not None
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module
-        spec.loader.exec_module(module)
-    return sys.modules[name]
+    return example_module("reference_parity.py")
 
 
 def parity_agent(**overrides: Any) -> Agent:
