@@ -2,18 +2,22 @@
 
 from __future__ import annotations
 
+import argparse
+import contextlib
 import importlib
 import os
 import statistics
 import sys
 import traceback
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import NoReturn
 
 from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.testing import WorkflowEnvironment
 
+from tempo_agents.store.url import redact
 from tempo_agents.worker.dev_server import DEV_SERVER_TUNING, find_temporal_binary
 from tempo_agents.workflows import search_attributes
 
@@ -40,6 +44,61 @@ async def start_server(db_file: Path | None, *, stock: bool) -> WorkflowEnvironm
         os.dup2(saved, 1)
         os.close(saved)
         os.close(devnull)
+
+
+STORE_HELP = (
+    "the App's store: sqlite (a file in a temporary directory, the default), postgresql (a throwaway server "
+    "this script starts, as bench/store.py does) or a postgresql:// URL"
+)
+
+
+def store_choice(text: str) -> str:
+    """``--store``'s argparse type: ``sqlite``, ``postgresql`` or a ``postgresql://`` (``postgres://``) URL."""
+    if text in ("sqlite", "postgresql") or text.startswith(("postgresql://", "postgres://")):
+        return text
+    raise argparse.ArgumentTypeError(f"expected sqlite, postgresql or a postgresql:// URL, got {text!r}")
+
+
+def store_kind(choice: str) -> str:
+    """``sqlite`` or ``postgresql``: the name the figures are quoted under."""
+    return "sqlite" if choice == "sqlite" else "postgresql"
+
+
+def describe_store(choice: str) -> str:
+    """One phrase for a header: which store, and where."""
+    if choice == "sqlite":
+        return "sqlite (a file in a temporary directory)"
+    if choice == "postgresql":
+        return "postgresql (a throwaway server in a temporary directory, fsync=off, tests/postgres_server.py)"
+    return f"postgresql at {redact(choice)}"
+
+
+@dataclass
+class BenchStore:
+    url: str
+    server_pid: int | None = None
+    """The throwaway PostgreSQL server's postmaster (its backends are its children), else ``None``."""
+
+
+@contextlib.contextmanager
+def bench_store(choice: str, directory: Path) -> Iterator[BenchStore]:
+    """The store ``--store`` names: a SQLite file in ``directory``, a database on a throwaway PostgreSQL server
+    (stopped on the way out), or the URL given. Raises ``RuntimeError`` when PostgreSQL is missing."""
+    if choice == "sqlite":
+        yield BenchStore(f"sqlite:///{directory / 'store.db'}")
+    elif choice == "postgresql":
+        from tests.postgres_server import PostgresServer, find_bindir
+
+        bindir = find_bindir()
+        if bindir is None:
+            raise RuntimeError("--store postgresql: PostgreSQL is not installed (apt-get install postgresql)")
+        server = PostgresServer(bindir)
+        try:
+            yield BenchStore(server.create_database(), server.process.pid)
+        finally:
+            server.stop()
+    else:
+        yield BenchStore(choice)
 
 
 def busy_warning() -> str:

@@ -1,7 +1,7 @@
 """Per-step cost of an agent run against a bare-Temporal baseline, in one process, on one dev server.
 
     python bench/step_overhead.py [--steps 20] [--runs 10] [--warmup 2] [--db-file PATH] [--stock-server]
-                                  [--telemetry]
+                                  [--telemetry] [--store sqlite|postgresql|postgresql://...]
 
 tempo-agents side: an agent on a ``ScriptedModel`` whose every step but the last calls one no-op tool, run
 for ``--steps`` steps (``max_steps`` = steps) with ``app.stream(...)`` + ``stream.result()``, as ``generate()``
@@ -10,9 +10,12 @@ its activities (read from its history: a model step per step, a tool call per st
 with small pydantic inputs. One worker runs both (same options, same task queue) against one embedded dev
 server; runs are interleaved A B A B and warm-up runs are discarded. See bench/README.md for every figure.
 
+``--store``: the App's store, SQLite in a temporary file (default), PostgreSQL on a throwaway server this
+script starts (``postgresql``, as bench/store.py does) or at a URL. The baseline touches no store.
+
 The last line is quotable::
 
-    step_overhead: tempo=XX.Xms/step baseline=YY.Yms/step ratio=Z.ZZx
+    step_overhead: store=sqlite tempo=XX.Xms/step baseline=YY.Yms/step ratio=Z.ZZx
 
 Where the time of a step goes: ``bench/profile_step.py``. ``--telemetry``: the App is instrumented
 (``tempo_agents.telemetry.instrument``: Temporal's tracing interceptor on the client and the worker, so on the
@@ -51,7 +54,19 @@ from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # `bench`, from any directory
 
-from bench._common import SERVER_ARGS, busy_warning, median, out, run_as_module, start_server
+from bench._common import (
+    SERVER_ARGS,
+    STORE_HELP,
+    bench_store,
+    busy_warning,
+    describe_store,
+    median,
+    out,
+    run_as_module,
+    start_server,
+    store_choice,
+    store_kind,
+)
 from tempo_agents import Agent, App, ScriptedModel, ScriptedResponse, ScriptedToolCall, ToolContext, Usage, create_tool
 from tempo_agents.store.base import Store
 from tempo_agents.workflows import activity_names
@@ -238,6 +253,9 @@ class RunRecord:
     """CPU time of this process (worker, client, SQLite thread) from start to closed."""
     server_cpu_s: float | None = None
     """CPU time of the dev server from start to closed (``None`` where /proc cannot tell)."""
+    store_cpu_s: float | None = None
+    """CPU time of the throwaway PostgreSQL server (postmaster and backends) from start to closed; ``None`` for
+    SQLite (in this process) or a server this script did not start."""
 
     @property
     def per_step_ms(self) -> float:
@@ -249,19 +267,24 @@ class RunRecord:
 
 
 class CpuClock:
-    """CPU seconds used so far by this process and by its child processes (the dev server), from /proc.
+    """CPU seconds used so far by this process, by its child processes (the dev server) and by the throwaway
+    PostgreSQL server (``store_pid``: the postmaster, a child of this process kept apart, and its backends),
+    from /proc.
 
     CPU time per step is steadier than wall time when other processes share the machine.
     """
 
     def __init__(self) -> None:
         self._ticks = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+        self.store_pid: int | None = None
 
-    def read(self) -> tuple[float, float | None]:
-        return time.process_time(), self._children()
+    def read(self) -> tuple[float, float | None, float | None]:
+        children, store = self._children()
+        return time.process_time(), children, store
 
-    def _children(self) -> float | None:
-        me, total, found = os.getpid(), 0, False
+    def _children(self) -> tuple[float | None, float | None]:
+        me, store_pid = os.getpid(), self.store_pid
+        total, store, found = 0, 0, False
         try:
             for entry in Path("/proc").iterdir():
                 if not entry.name.isdigit():
@@ -270,21 +293,25 @@ class CpuClock:
                     fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
                 except OSError:
                     continue
-                if int(fields[1]) == me:  # fields[1] is the parent pid; [11], [12] are utime and stime
-                    total += int(fields[11]) + int(fields[12])
+                ticks = int(fields[11]) + int(fields[12])  # fields[1] is the parent pid; [11], [12] utime, stime
+                if store_pid is not None and (int(entry.name) == store_pid or int(fields[1]) == store_pid):
+                    store += ticks
+                elif int(fields[1]) == me:
+                    total += ticks
                     found = True
         except OSError:
-            return None
-        return total / self._ticks if found else None
+            return None, None
+        return (total / self._ticks if found else None), (store / self._ticks if store_pid is not None else None)
 
 
 CPU = CpuClock()
 
 
-def _cpu_since(before: tuple[float, float | None], record: RunRecord) -> None:
-    process, server = CPU.read()
+def _cpu_since(before: tuple[float, float | None, float | None], record: RunRecord) -> None:
+    process, server, store = CPU.read()
     record.process_cpu_s = process - before[0]
     record.server_cpu_s = server - before[1] if server is not None and before[1] is not None else None
+    record.store_cpu_s = store - before[2] if store is not None and before[2] is not None else None
 
 
 def _nanos(event: HistoryEvent) -> int:
@@ -463,6 +490,9 @@ def summarise(records: Sequence[RunRecord], steps: int) -> tuple[float, float, f
     row("CPU per step, this process, median ms", lambda r: r.process_cpu_s * 1000 / steps, median, ".2f")
     if all(r.server_cpu_s is not None for r in measured):
         row("CPU per step, dev server, median ms", lambda r: (r.server_cpu_s or 0.0) * 1000 / steps, median, ".2f")
+    if all(r.store_cpu_s is not None for r in measured):
+        label = "CPU per step, PostgreSQL server, median ms"
+        row(label, lambda r: (r.store_cpu_s or 0.0) * 1000 / steps, median, ".2f")
     row("activities per run", lambda r: r.activities, median, ".0f")
     row("local activities per run", lambda r: r.local_activities, median, ".0f")
     row("history events per run", lambda r: r.events, median, ".0f")
@@ -523,6 +553,7 @@ async def bench(args: argparse.Namespace) -> int:
         f"interleaved; {os.cpu_count()} CPUs; Python {sys.version.split()[0]}"
         + ("; telemetry on" if args.telemetry else "")
     )
+    out(f"store: {describe_store(args.store)}")
     load = os.getloadavg()[0]
     out(f"load average (1 min) at start: {load:.2f}" + (busy_warning() if load > 0.3 else ""))
     out(
@@ -532,11 +563,14 @@ async def bench(args: argparse.Namespace) -> int:
     env = await start_server(args.db_file, stock=args.stock_server)
 
     try:
-        with tempfile.TemporaryDirectory(prefix="tempo-bench-") as directory:
-            tmp = Path(directory)
+        with (
+            tempfile.TemporaryDirectory(prefix="tempo-bench-") as directory,
+            bench_store(args.store, Path(directory)) as store,
+        ):
+            CPU.store_pid = store.server_pid
             client = env.client
             task_queue = f"bench-{uuid.uuid4()}"
-            app = build_app(steps, f"sqlite:///{tmp / 'store.db'}", task_queue, client)
+            app = build_app(steps, store.url, task_queue, client)
             spans = _instrument(app) if args.telemetry else None
             records: list[RunRecord] = []
             out()
@@ -560,11 +594,15 @@ async def bench(args: argparse.Namespace) -> int:
     load = os.getloadavg()[0]
     out()
     out(f"load average (1 min) at the end: {load:.2f}" + (busy_warning() if load > 2.5 else ""))
+    kind = store_kind(args.store)
     out(
-        f"step_overhead (CPU of this process, steadier on a busy machine): tempo={tempo_cpu:.1f}ms/step "
+        f"step_overhead (CPU of this process, steadier on a busy machine): store={kind} tempo={tempo_cpu:.1f}ms/step "
         f"baseline={base_cpu:.1f}ms/step ratio={tempo_cpu / base_cpu:.2f}x"
     )
-    out(f"step_overhead: tempo={tempo_ms:.1f}ms/step baseline={base_ms:.1f}ms/step ratio={tempo_ms / base_ms:.2f}x")
+    out(
+        f"step_overhead: store={kind} tempo={tempo_ms:.1f}ms/step baseline={base_ms:.1f}ms/step "
+        f"ratio={tempo_ms / base_ms:.2f}x"
+    )
     return 0
 
 
@@ -576,6 +614,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument(
         "--db-file", type=Path, default=None, help="file-backed dev server (as `tempo-agents dev`), else in memory"
     )
+    parser.add_argument("--store", type=store_choice, default="sqlite", help=STORE_HELP)
     parser.add_argument("--telemetry", action="store_true", help="trace and count the runs (spans exported to nowhere)")
     parser.add_argument(
         "--stock-server",

@@ -3,6 +3,7 @@
     python bench/stream_latency.py [--tokens 2000] [--delay-ms 10] [--pause-every 0] [--pause-ms 500]
                                    [--repeats 1] [--no-subprocess] [--db-file PATH] [--stock-server]
                                    [--journal-chunks 500] [--idle-runs 100] [--idle-seconds 10]
+                                   [--store sqlite|postgresql|postgresql://...]
 
 The provider is ``tests.provider_servers.openai_server.OpenAIServer`` in this process (on its own event loop
 in a thread, so the worker's loop does not hold up its cadence), streaming ``--tokens``
@@ -19,16 +20,20 @@ subclass records when the server writes each token (the provider's emit time) an
 - idle tail (``--idle-runs``): another process tails that many runs that receive no chunks for
   ``--idle-seconds`` and reports the CPU time it used.
 
+``--store``: the store of all three (the App, the other-process tails, the journal's appends): SQLite in a
+temporary file (default), PostgreSQL on a throwaway server this script starts (``postgresql``, as
+bench/store.py does) or at a URL.
+
 Every arrival is matched to its token's emit time (one ``text-delta`` chunk per provider token). See
 bench/README.md for every figure. The last line is quotable::
 
-    stream_latency: tokens=2000 first-token tempo=XX.Xms baseline=YY.Yms (+ZZ.Zms) rate tempo=..tok/s
+    stream_latency: store=sqlite tokens=2000 first-token tempo=XX.Xms baseline=YY.Yms (+ZZ.Zms) rate tempo=..tok/s
     baseline=..tok/s (..x) lag p50 tempo=..ms baseline=..ms p95 tempo=..ms baseline=..ms [other process ...]
 
 (on one line), after two more quotable lines::
 
-    stream_latency journal: chunks=500 other-process lag p50=..ms p95=..ms max=..ms
-    stream_latency idle tail: runs=100 seconds=10.0 cpu=..% of one core (..ms CPU)
+    stream_latency journal: store=sqlite chunks=500 other-process lag p50=..ms p95=..ms max=..ms
+    stream_latency idle tail: store=sqlite runs=100 seconds=10.0 cpu=..% of one core (..ms CPU)
 """
 
 from __future__ import annotations
@@ -53,12 +58,24 @@ import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # tests.provider_servers, from any directory
 
-from bench._common import busy_warning, median, out, quantile, run_as_module, start_server
+from bench._common import (
+    STORE_HELP,
+    bench_store,
+    busy_warning,
+    describe_store,
+    median,
+    out,
+    quantile,
+    run_as_module,
+    start_server,
+    store_choice,
+    store_kind,
+)
 from tempo_agents import Agent, App
 from tempo_agents.journal.chunks import TextDeltaChunk
 from tempo_agents.journal.writer import TEXT_FLUSH_SECONDS
 from tempo_agents.models.openai_compatible import openai_compatible
-from tempo_agents.store import ChunkWrite
+from tempo_agents.store import ChunkWrite, open_store
 from tempo_agents.store.sqlite import SQLiteStore
 from tests.provider_servers.openai_server import (
     DONE,
@@ -352,7 +369,7 @@ async def run_journal(store_url: str, chunks: int) -> list[float]:
     """Append ``chunks`` text deltas straight to the journal (``JOURNAL_GAP_MS`` apart) while another process
     tails them: per chunk, the other process's arrival minus the moment this process called ``append_chunks``."""
     run_id = f"journal-{uuid.uuid4()}"
-    store = SQLiteStore(store_url.removeprefix("sqlite:///"))
+    store = open_store(store_url)
     process = await asyncio.create_subprocess_exec(
         sys.executable, "-c", _JOURNAL_TAIL_SCRIPT, store_url, run_id, str(chunks), stdout=asyncio.subprocess.PIPE
     )
@@ -389,11 +406,13 @@ async def main():
     app = App(store=sys.argv[1])
     runs, seconds = int(sys.argv[2]), float(sys.argv[3])
 
-    async def tail(run_id):
-        async for _ in app.attach(run_id).full_stream:
-            raise RuntimeError(f"{run_id} received a chunk")
+    streams = [app.attach(f"idle-{i}") for i in range(runs)]
 
-    tasks = [asyncio.create_task(tail(f"idle-{i}")) for i in range(runs)]
+    async def tail(stream):
+        async for _ in stream.full_stream:
+            raise RuntimeError(f"{stream.run_id} received a chunk")
+
+    tasks = [asyncio.create_task(tail(stream)) for stream in streams]
     await asyncio.sleep(1.0)  # every tail has read once and waits
     cpu, wall = time.process_time(), time.monotonic()
     await asyncio.sleep(seconds)
@@ -403,6 +422,8 @@ async def main():
             task.result()
         task.cancel()
     await asyncio.gather(*tasks, return_exceptions=True)
+    for stream in streams:
+        await stream.aclose()  # its journal reader, before the store closes under it
     await app.store.close()
     print(json.dumps({"cpu_s": cpu, "wall_s": wall}), flush=True)
 
@@ -535,10 +556,11 @@ def print_summary(by_side: Mapping[str, Figures], repeats: int) -> None:
             out(f"{label:<44} {a:>28.3f} {b:>14.3f} {a - b:>+9.3f} {a / b if b else 0:>6.2f}x")
 
 
-def quotable(tokens: int, by_side: Mapping[str, Figures]) -> str:
+def quotable(kind: str, tokens: int, by_side: Mapping[str, Figures]) -> str:
     t, b = by_side[TEMPO], by_side[BASELINE]
     line = (
-        f"stream_latency: tokens={tokens} first-token tempo={t.first_ms:.1f}ms baseline={b.first_ms:.1f}ms "
+        f"stream_latency: store={kind} tokens={tokens} "
+        f"first-token tempo={t.first_ms:.1f}ms baseline={b.first_ms:.1f}ms "
         f"(+{t.first_ms - b.first_ms:.1f}ms) rate tempo={t.rate:.1f}tok/s baseline={b.rate:.1f}tok/s "
         f"({t.rate / b.rate:.2f}x) lag p50 tempo={t.lag_p50:.1f}ms baseline={b.lag_p50:.1f}ms "
         f"p95 tempo={t.lag_p95:.1f}ms baseline={b.lag_p95:.1f}ms"
@@ -572,15 +594,22 @@ async def bench(args: argparse.Namespace) -> int:
     )
     load = os.getloadavg()[0]
     out(f"load average (1 min) at start: {load:.2f}" + (busy_warning() if load > 0.3 else ""))
-    out(
-        f"journal: text deltas batched every {TEXT_FLUSH_SECONDS * 1000:g} ms (TEXT_FLUSH_SECONDS); "
+    kind = store_kind(args.store)
+    out(f"store: {describe_store(args.store)}")
+    watcher = (
         f"the SQLite store's watcher checks for other processes' appends every {POLL_INTERVAL * 1000:g} ms"
+        if kind == "sqlite"
+        else "other processes' readers wake on the PostgreSQL store's LISTEN/NOTIFY"
     )
+    out(f"journal: text deltas batched every {TEXT_FLUSH_SECONDS * 1000:g} ms (TEXT_FLUSH_SECONDS); {watcher}")
     env = await start_server(args.db_file, stock=args.stock_server)
     records: list[StreamRecord] = []
     try:
-        with tempfile.TemporaryDirectory(prefix="tempo-bench-") as directory:
-            store_url = f"sqlite:///{Path(directory) / 'store.db'}"
+        with (
+            tempfile.TemporaryDirectory(prefix="tempo-bench-") as directory,
+            bench_store(args.store, Path(directory)) as store,
+        ):
+            store_url = store.url
             with ProviderThread() as server:
                 async with httpx.AsyncClient(timeout=timeout) as http:
                     model = openai_compatible(MODEL, base_url=server.base_url, api_key_env=None)
@@ -625,16 +654,17 @@ async def bench(args: argparse.Namespace) -> int:
     out(f"load average (1 min) at the end: {load:.2f}" + (busy_warning() if load > 2.5 else ""))
     if journal_lags:
         out(
-            f"stream_latency journal: chunks={len(journal_lags)} other-process lag "
+            f"stream_latency journal: store={kind} chunks={len(journal_lags)} other-process lag "
             f"p50={quantile(journal_lags, 0.5):.1f}ms p95={quantile(journal_lags, 0.95):.1f}ms "
             f"max={max(journal_lags):.1f}ms"
         )
     if idle is not None:
         out(
-            f"stream_latency idle tail: runs={idle.runs} seconds={idle.wall_s:.1f} cpu={idle.percent:.2f}% of one core "
+            f"stream_latency idle tail: store={kind} runs={idle.runs} seconds={idle.wall_s:.1f} "
+            f"cpu={idle.percent:.2f}% of one core "
             f"({idle.cpu_s * 1000:.0f}ms CPU)"
         )
-    out(quotable(tokens, by_side))
+    out(quotable(kind, tokens, by_side))
     return 0
 
 
@@ -652,6 +682,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument(
         "--stock-server", action="store_true", help="keep the dev server's default transfer-queue poll limit"
     )
+    parser.add_argument("--store", type=store_choice, default="sqlite", help=STORE_HELP)
     parser.add_argument(
         "--journal-chunks", type=int, default=500, help="chunks appended straight to the journal (default 500; 0: skip)"
     )
