@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -133,3 +134,24 @@ class Store(ABC):
     @abstractmethod
     async def close(self) -> None:
         """Release connections and threads."""
+
+
+def to_json(value: Any) -> str:
+    """How both stores write a JSON column: compact, non-ASCII kept."""
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+def transcript_rows(run_id: str, entries: Sequence[TranscriptEntry], revision: int) -> list[tuple[Any, ...]]:
+    """The transcript table's rows for ``entries``, all under ``revision`` (column order of both stores' upsert)."""
+    return [
+        (
+            run_id,
+            e.step,
+            e.part,
+            e.position,
+            to_json(e.message),
+            None if e.memory_message is None else to_json(e.memory_message),
+            revision,
+        )
+        for e in entries
+    ]

@@ -43,7 +43,15 @@ from psycopg_pool import AsyncConnectionPool
 
 from tempo_agents.errors import ConfigurationError, StoreUnavailableError
 from tempo_agents.store._waiters import Waiter, wake
-from tempo_agents.store.base import ChunkWrite, JournalEntry, SavedOutcome, Store, TranscriptEntry
+from tempo_agents.store.base import (
+    ChunkWrite,
+    JournalEntry,
+    SavedOutcome,
+    Store,
+    TranscriptEntry,
+    to_json,
+    transcript_rows,
+)
 from tempo_agents.store.url import redact
 
 _T = TypeVar("_T")
@@ -401,7 +409,7 @@ class PostgresStore(Store):
                     "INSERT INTO tempo_agents.thread_messages (thread_id, resource_id, run_id, idx, created, body) "
                     "VALUES (%s, %s, %s, %s, %s, %s) ON CONFLICT (thread_id, resource_id, run_id, idx) "
                     "DO UPDATE SET created = excluded.created, body = excluded.body",
-                    [(thread_id, resource_id, run_id, i, row[0], _dumps(m)) for i, m in enumerate(messages)],
+                    [(thread_id, resource_id, run_id, i, row[0], to_json(m)) for i, m in enumerate(messages)],
                 )
 
         if messages:
@@ -434,7 +442,7 @@ class PostgresStore(Store):
             await conn.execute(
                 "INSERT INTO tempo_agents.thread_state (thread_id, type, body) VALUES (%s, %s, %s) "
                 "ON CONFLICT (thread_id, type) DO UPDATE SET body = excluded.body",
-                (thread_id, state_type, _dumps(value)),
+                (thread_id, state_type, to_json(value)),
             )
 
         await self._run(op)
@@ -502,24 +510,13 @@ async def _record_in(
             revision = int(row[0])
             await cursor.executemany(
                 _PUT_TRANSCRIPT,
-                [
-                    (
-                        run_id,
-                        e.step,
-                        e.part,
-                        e.position,
-                        _dumps(e.message),
-                        None if e.memory_message is None else _dumps(e.memory_message),
-                        revision,
-                    )
-                    for e in entries
-                ],
+                transcript_rows(run_id, entries, revision),
             )
         if outcome is not None:
             await cursor.execute(
                 "INSERT INTO tempo_agents.outcomes (run_id, key, body) VALUES (%s, %s, %s) "
                 "ON CONFLICT (run_id, key) DO UPDATE SET body = excluded.body",
-                (run_id, outcome.key, _dumps(outcome.value)),
+                (run_id, outcome.key, to_json(outcome.value)),
             )
         if not writes:
             return [], -1
@@ -536,7 +533,7 @@ async def _record_in(
                 if write.key is not None:
                     seq_of[write.key] = seq
             offsets.append(seq)
-            rows.append((run_id, seq, write.key, _dumps(write.chunk)))
+            rows.append((run_id, seq, write.key, to_json(write.chunk)))
         if len(rows) == 1:
             await cursor.execute(_PUT_CHUNK, rows[0])  # executemany would set up a pipeline for one row
         else:
@@ -656,7 +653,3 @@ class _Listener:
 def _one_line(error: BaseException) -> str:
     text = " ".join(str(error).split())
     return text or type(error).__name__
-
-
-def _dumps(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))

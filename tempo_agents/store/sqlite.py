@@ -38,7 +38,15 @@ from typing import Any, TypeVar
 
 from tempo_agents.store._waiters import Waiter as _Waiter
 from tempo_agents.store._waiters import wake as _wake
-from tempo_agents.store.base import ChunkWrite, JournalEntry, SavedOutcome, Store, TranscriptEntry
+from tempo_agents.store.base import (
+    ChunkWrite,
+    JournalEntry,
+    SavedOutcome,
+    Store,
+    TranscriptEntry,
+    to_json,
+    transcript_rows,
+)
 
 _T = TypeVar("_T")
 
@@ -367,7 +375,7 @@ class SQLiteStore(Store):
                 db.executemany(
                     "INSERT OR REPLACE INTO thread_messages (thread_id, resource_id, run_id, idx, created, body) "
                     "VALUES (?, ?, ?, ?, ?, ?)",
-                    [(thread_id, resource_id, run_id, i, created, _dumps(m)) for i, m in enumerate(messages)],
+                    [(thread_id, resource_id, run_id, i, created, to_json(m)) for i, m in enumerate(messages)],
                 )
             except BaseException:
                 db.execute("ROLLBACK")
@@ -400,7 +408,7 @@ class SQLiteStore(Store):
             db.execute(
                 "INSERT INTO thread_state (thread_id, type, body) VALUES (?, ?, ?) "
                 "ON CONFLICT (thread_id, type) DO UPDATE SET body = excluded.body",
-                (thread_id, state_type, _dumps(value)),
+                (thread_id, state_type, to_json(value)),
             )
 
         await self._run(work)
@@ -441,9 +449,9 @@ def _record_in(
     if outcome is not None:
         db.execute(
             "INSERT OR REPLACE INTO outcomes (run_id, key, body) VALUES (?, ?, ?)",
-            (run_id, outcome.key, _dumps(outcome.value)),
+            (run_id, outcome.key, to_json(outcome.value)),
         )
-    return [int(db.execute(_APPEND, (run_id, run_id, w.key, _dumps(w.chunk))).fetchone()[0]) for w in writes]
+    return [int(db.execute(_APPEND, (run_id, run_id, w.key, to_json(w.chunk))).fetchone()[0]) for w in writes]
 
 
 def _put_transcript(db: sqlite3.Connection, run_id: str, entries: Sequence[TranscriptEntry]) -> None:
@@ -453,20 +461,5 @@ def _put_transcript(db: sqlite3.Connection, run_id: str, entries: Sequence[Trans
     revision = int(db.execute(_NEXT_REVISION, (run_id,)).fetchone()[0])
     db.executemany(
         _PUT_TRANSCRIPT,
-        [
-            (
-                run_id,
-                e.step,
-                e.part,
-                e.position,
-                _dumps(e.message),
-                None if e.memory_message is None else _dumps(e.memory_message),
-                revision,
-            )
-            for e in entries
-        ],
+        transcript_rows(run_id, entries, revision),
     )
-
-
-def _dumps(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
