@@ -5,9 +5,9 @@ from __future__ import annotations
 import asyncio
 import base64
 import binascii
-from typing import Any
+from typing import Any, NamedTuple
 
-from temporalio.client import WorkflowExecution, WorkflowExecutionStatus
+from temporalio.client import WorkflowExecution, WorkflowExecutionStatus, WorkflowHandle, WorkflowQueryFailedError
 from temporalio.service import RPCError, RPCStatusCode
 
 from tempo_agents.agent.app import App
@@ -20,7 +20,7 @@ from tempo_agents.server.pending_view import iso, pending_view
 from tempo_agents.server.resuming import describe_run
 from tempo_agents.tools.builtin.task_list import TaskItem
 from tempo_agents.workflows import search_attributes
-from tempo_agents.workflows.payloads import Answer, PendingCall
+from tempo_agents.workflows.payloads import Answer, PendingCall, RunSnapshot
 
 __all__ = ["RUN_STATUSES", "list_runs", "run_detail", "run_status", "run_summary"]
 
@@ -162,28 +162,16 @@ async def run_detail(app: App, run_id: str) -> dict[str, Any]:
             detail["parentToolCallId"] = run_id[len(parent) + 1 :]
     handle = app.client.get_workflow_handle(run_id)
     try:
-        agent_status, mode, steps, usage, pending, tasks = await asyncio.wait_for(
-            asyncio.gather(
-                handle.query("status", result_type=str),
-                handle.query("mode", result_type=str | None),  # type: ignore[arg-type]
-                handle.query("steps", result_type=int),
-                handle.query("usage", result_type=Usage),
-                handle.query("pending", result_type=list[PendingCall]),
-                handle.query("tasks", result_type=list[TaskItem]),
-            ),
-            timeout=10,
-        )
-    except (RPCError, TimeoutError) as error:
-        message = error.message if isinstance(error, RPCError) else "no worker answered within 10 s"
+        snapshot = await asyncio.wait_for(_snapshot(handle), timeout=10)
+    except (RPCError, WorkflowQueryFailedError, TimeoutError) as error:
+        message = "no worker answered within 10 s" if isinstance(error, TimeoutError) else error.message
         detail.update(
             {"runStatus": None, "mode": None, "step": None, "usage": None, "pending": None, "tasks": None,
              "answers": None, "queryError": message}
         )  # fmt: skip
         return detail
-    try:  # a run whose worker predates the query has no answers to show
-        answers: list[Answer] | None = await handle.query("answers", result_type=list[Answer])
-    except RPCError:
-        answers = None
+    agent_status, answers = snapshot.status, snapshot.answers
+    mode, steps, usage, pending, tasks = snapshot.mode, snapshot.steps, snapshot.usage, snapshot.pending, snapshot.tasks
     try:
         agent = app.agent(agent_id or "")
     except ConfigurationError:
@@ -202,3 +190,36 @@ async def run_detail(app: App, run_id: str) -> dict[str, Any]:
         }
     )
     return detail
+
+
+class _LegacySnapshot(NamedTuple):
+    status: str
+    mode: str | None
+    steps: int
+    usage: Usage
+    pending: list[PendingCall]
+    tasks: list[TaskItem]
+    answers: list[Answer] | None
+
+
+async def _snapshot(handle: WorkflowHandle[Any, Any]) -> RunSnapshot | _LegacySnapshot:
+    """The run's figures in one query (a closed run is replayed once); a worker from before the ``snapshot``
+    query answers them one by one (and ``answers`` not at all when it predates that query too)."""
+    try:
+        snapshot: RunSnapshot = await handle.query("snapshot", result_type=RunSnapshot)
+        return snapshot
+    except WorkflowQueryFailedError:
+        pass
+    status, mode, steps, usage, pending, tasks = await asyncio.gather(
+        handle.query("status", result_type=str),
+        handle.query("mode", result_type=str | None),  # type: ignore[arg-type]
+        handle.query("steps", result_type=int),
+        handle.query("usage", result_type=Usage),
+        handle.query("pending", result_type=list[PendingCall]),
+        handle.query("tasks", result_type=list[TaskItem]),
+    )
+    try:
+        answers: list[Answer] | None = await handle.query("answers", result_type=list[Answer])
+    except WorkflowQueryFailedError:
+        answers = None
+    return _LegacySnapshot(status, mode, steps, usage, pending, tasks, answers)

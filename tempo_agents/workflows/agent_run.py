@@ -51,6 +51,7 @@ from tempo_agents.workflows.payloads import (
     ResumeRequest,
     RunInput,
     RunResult,
+    RunSnapshot,
     SegmentClose,
     ToolCallInput,
     ToolCallRequest,
@@ -168,6 +169,19 @@ class AgentRunWorkflow:
     def pending(self) -> list[PendingCall]:
         """The calls waiting for a person (suspended calls and approval requests)."""
         return [call for call_id, call in self._waiting.items() if call_id not in self._resolutions]
+
+    @workflow.query(name="snapshot")
+    def snapshot(self) -> RunSnapshot:
+        """``status``, ``mode``, ``steps``, ``usage``, ``pending``, ``tasks`` and ``answers`` at once."""
+        return RunSnapshot(
+            status=self._status,
+            mode=self._mode,
+            steps=self._step,
+            usage=self._usage,
+            pending=self.pending(),
+            tasks=self._tasks.tasks,
+            answers=list(self._answers),
+        )
 
     # Resume: an update (validated, acknowledged) and a signal (fire-and-forget), one path -----
 

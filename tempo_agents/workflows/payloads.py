@@ -347,3 +347,15 @@ class ChildRelayResult(WireModel):
     cursor: int = 0
     child_tool_call_id: str | None = None
     """The child's waiting call the parent's suspension stands for."""
+
+
+class RunSnapshot(WireModel):
+    """Every figure a run page shows, answered by one query (a closed run is replayed once, not once a figure)."""
+
+    status: str
+    mode: str | None
+    steps: int
+    usage: Usage
+    pending: list[PendingCall]
+    tasks: list[TaskItem]
+    answers: list[Answer]
