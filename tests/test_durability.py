@@ -15,8 +15,8 @@ from temporalio.testing import WorkflowEnvironment
 
 from tempo_agents import Agent, App, ScriptedModel, ScriptedResponse, ScriptedToolCall, create_tool
 from tempo_agents.models.model import ModelRequest
-from tempo_agents.workflows import AgentRunWorkflow, search_attributes
-from tempo_agents.workflows.payloads import Answer
+from tempo_agents.workflows import search_attributes
+from tempo_agents.workflows.payloads import Answer, RunResult
 from tests.conftest import AppFactory, running_worker, temporal_binary
 
 DURABLE_TYPES = {"start", "step-start", "tool-call", "tool-result", "tool-error", "step-finish", "finish"}
@@ -199,7 +199,7 @@ async def test_continue_as_new_keeps_run_id_journal_and_transcript(tmp_path: Pat
             chunks = [c async for c in stream.full_stream]
             result = await stream.result()
             runs = [w async for w in app.client.list_workflows(f"WorkflowId = '{stream.run_id}'")]
-            final = await app.client.get_workflow_handle_for(AgentRunWorkflow.run, stream.run_id).result()
+            final = await app.client.get_workflow_handle(stream.run_id, result_type=RunResult).result()
         assert len(runs) >= 3, "the run should have continued as new at least twice"
         assert final.run_id == stream.run_id and final.steps == steps
         assert result.finish_reason == "stop"

@@ -77,9 +77,12 @@ def test_history_takes_its_path(path: Path) -> None:
     assert bool(local) == (version == "v3")
 
 
+@pytest.mark.parametrize("sandboxed", [False, True], ids=["as-run", "in-sandbox"])
 @pytest.mark.parametrize("path", HISTORIES, ids=lambda p: p.stem)
-async def test_history_replays(path: Path) -> None:
-    replayer = Replayer(workflows=[], plugins=[TempoAgentsPlugin()])
+async def test_history_replays(path: Path, sandboxed: bool) -> None:
+    """As workers run it (outside the sandbox), and inside it: the sandbox's runtime restrictions fail the replay
+    if workflow code on any recorded path makes a non-deterministic call (reads the clock, does I/O)."""
+    replayer = Replayer(workflows=[], plugins=[TempoAgentsPlugin(sandboxed_runs=sandboxed)])
     await replayer.replay_workflow(load(path))
 
 

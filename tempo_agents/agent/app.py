@@ -148,14 +148,20 @@ class App:
             )
         return self._client
 
-    def plugin(self) -> TempoAgentsPlugin:
-        """The Temporal plugin that registers this App's workflow and activities on a worker."""
-        return TempoAgentsPlugin(self.registry, handoff=SuspendedCallHandoff(self))
+    def plugin(self, *, sandboxed_runs: bool | None = None) -> TempoAgentsPlugin:
+        """The Temporal plugin that registers this App's workflow and activities on a worker
+        (``sandboxed_runs``: see :class:`TempoAgentsPlugin`)."""
+        return TempoAgentsPlugin(self.registry, handoff=SuspendedCallHandoff(self), sandboxed_runs=sandboxed_runs)
 
-    def worker(self, client: Client | None = None, **worker_options: Any) -> Worker:
-        """A Temporal worker for this App's task queue (run it with ``async with`` or ``await worker.run()``)."""
+    def worker(
+        self, client: Client | None = None, *, sandboxed_runs: bool | None = None, **worker_options: Any
+    ) -> Worker:
+        """A Temporal worker for this App's task queue (run it with ``async with`` or ``await worker.run()``).
+
+        ``sandboxed_runs=True`` runs agent runs inside Temporal's sandbox (slower; :class:`TempoAgentsPlugin`).
+        """
         worker_options.setdefault("task_queue", self.task_queue)
-        plugins = [self.plugin(), *worker_options.pop("plugins", [])]
+        plugins = [self.plugin(sandboxed_runs=sandboxed_runs), *worker_options.pop("plugins", [])]
         return Worker(client or self.client, plugins=plugins, **worker_options)
 
     # Runs -----------------------------------------------------------------------------------

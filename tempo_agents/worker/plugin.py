@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import os
 from datetime import timedelta
 from typing import TYPE_CHECKING
 
 from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.plugin import SimplePlugin
-from temporalio.worker import WorkerConfig
+from temporalio.worker import ReplayerConfig, UnsandboxedWorkflowRunner, WorkerConfig
 from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxRestrictions
 
 from tempo_agents.activities.agent_activities import AgentActivities
@@ -41,6 +42,10 @@ PASSTHROUGH_MODULES = (
 used by Temporal's tracing interceptor in workflows (``tempo_agents.telemetry``)."""
 
 
+SANDBOXED_RUNS_VARIABLE = "TEMPO_AGENTS_SANDBOXED_RUNS"
+"""Set to ``1`` to run agent runs inside Temporal's sandbox (``TempoAgentsPlugin(sandboxed_runs=...)``)."""
+
+
 def sandbox_runner() -> SandboxedWorkflowRunner:
     """The sandboxed runner with tempo-agents' pure modules passed through."""
     return SandboxedWorkflowRunner(
@@ -53,9 +58,25 @@ class TempoAgentsPlugin(SimplePlugin):
 
     Workers built from a client that has the plugin get it too; a ``Replayer`` needs it passed
     explicitly, and needs no registry.
+
+    ``sandboxed_runs``: run ``AgentRunWorkflow`` inside Temporal's sandbox, whose runtime restrictions turn a
+    non-deterministic call in workflow code into an error; slower (about a sixth more worker CPU per step), and
+    by default off, since the workflow is this package's code, replayed inside the sandbox by its tests.
+    ``None`` reads ``TEMPO_AGENTS_SANDBOXED_RUNS`` (``1`` turns it on). Workflows of your own (workflow tools)
+    keep the sandbox unless they were defined with ``sandboxed=False``; with ``sandboxed_runs`` those run in
+    it too.
     """
 
-    def __init__(self, registry: Registry | None = None, *, handoff: CallHandoff | None = None) -> None:
+    def __init__(
+        self,
+        registry: Registry | None = None,
+        *,
+        handoff: CallHandoff | None = None,
+        sandboxed_runs: bool | None = None,
+    ) -> None:
+        self.sandboxed_runs = (
+            os.environ.get(SANDBOXED_RUNS_VARIABLE) == "1" if sandboxed_runs is None else sandboxed_runs
+        )
         activities = AgentActivities(registry, handoff).all() if registry is not None else None
         workflow_tools = registry.workflow_classes if registry is not None else []
         super().__init__(
@@ -75,4 +96,18 @@ class TempoAgentsPlugin(SimplePlugin):
             config["max_heartbeat_throttle_interval"] = HEARTBEAT_THROTTLE
         if config.get("sticky_queue_schedule_to_start_timeout") == _SDK_DEFAULT_STICKY_TIMEOUT:
             config["sticky_queue_schedule_to_start_timeout"] = STICKY_QUEUE_TIMEOUT
+        if self.sandboxed_runs and _is_stock_unsandboxed(config.get("unsandboxed_workflow_runner")):
+            config["unsandboxed_workflow_runner"] = sandbox_runner()
         return config
+
+    def configure_replayer(self, config: ReplayerConfig) -> ReplayerConfig:
+        """As for a worker: with ``sandboxed_runs``, histories replay inside the sandbox."""
+        config = super().configure_replayer(config)
+        if self.sandboxed_runs and _is_stock_unsandboxed(config.get("unsandboxed_workflow_runner")):
+            config["unsandboxed_workflow_runner"] = sandbox_runner()
+        return config
+
+
+def _is_stock_unsandboxed(runner: object) -> bool:
+    """The SDK's default runner for workflows defined with ``sandboxed=False`` (absent or not replaced)."""
+    return runner is None or type(runner) is UnsandboxedWorkflowRunner

@@ -83,9 +83,17 @@ _RESUME_SCHEMAS: dict[str, Schema] = {}
 """Resume schemas parsed once per worker (pure: the same string always gives the same schema)."""
 
 
-@workflow.defn(name="AgentRunWorkflow", failure_exception_types=[TempoAgentsError, pydantic.ValidationError])
+@workflow.defn(
+    name="AgentRunWorkflow", sandboxed=False, failure_exception_types=[TempoAgentsError, pydantic.ValidationError]
+)
 class AgentRunWorkflow:
-    """One agent run: model step, the step's tool calls in parallel, wait for people, repeat."""
+    """One agent run: model step, the step's tool calls in parallel, wait for people, repeat.
+
+    Runs outside Temporal's sandbox by default (ARCHITECTURE.md, "Durable-execution rules" 1): the workflow is
+    this package's own code, every module it imports was passed through the sandbox anyway, and the sandbox
+    costs a worker about a sixth of its CPU per step. Tests replay every committed history inside the sandbox,
+    and ``TempoAgentsPlugin(sandboxed_runs=True)`` (or ``TEMPO_AGENTS_SANDBOXED_RUNS=1``) runs it there live.
+    """
 
     @workflow.init
     def __init__(self, run_input: RunInput) -> None:

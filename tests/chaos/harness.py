@@ -32,7 +32,7 @@ from temporalio.service import RPCError
 from tempo_agents import App
 from tempo_agents.errors import ResumeError
 from tempo_agents.worker.dev_server import DevServer
-from tempo_agents.workflows import AgentRunWorkflow
+from tempo_agents.workflows.payloads import RunResult
 from tests.chaos.app import EXEC_LOG_ENV, WORKER_ENV, build_app
 from tests.chaos.check import Key, Kill, Report, RunOutcome, check, check_stream, saved_outcomes
 
@@ -368,7 +368,7 @@ class RunFollower:
                 await asyncio.sleep(0.5)
 
     async def _result(self) -> RunOutcome:
-        handle = self.app.client.get_workflow_handle_for(AgentRunWorkflow.run, self.run_id)
+        handle = self.app.client.get_workflow_handle(self.run_id, result_type=RunResult)
         while True:
             try:
                 result = await asyncio.wait_for(handle.result(), 30)
