@@ -22,6 +22,7 @@ import pytest
 
 from tempo_agents.store import ChunkWrite, Store, TranscriptEntry, open_store
 from tempo_agents.store.base import SavedOutcome
+from tempo_agents.store.transcript_cache import TranscriptCache
 from tests.conftest import STORES, fresh_store_url
 
 LONG = 60.0
@@ -128,6 +129,41 @@ async def test_transcript_revisions_give_only_what_changed(store: Store) -> None
     ]
     assert len((await store.transcript_changes("r", 0))[0]) == 3
     assert (await store.transcript_changes("other", first))[1] == 0  # a run never written has revision 0
+
+
+async def test_the_transcript_cache_keeps_order_through_late_and_rewritten_entries(store: Store) -> None:
+    """Entries arrive out of order (history before the input, a tool result before its step's assistant message)
+    and are rewritten (a retried step, a moved position): the cached transcript, kept current by incremental
+    reads, is always what a fresh read of the whole transcript gives."""
+
+    def text(n: int) -> dict[str, object]:
+        return {"role": "user", "content": [{"type": "text", "text": f"m{n}"}]}
+
+    cache = TranscriptCache(store)
+    writes = [
+        [TranscriptEntry(0, "assistant", 0, text(1)), TranscriptEntry(-1, "input-0000", 0, text(0))],
+        [TranscriptEntry(-2, "history-000000", 0, text(2)), TranscriptEntry(1, "tool-0001", 2, text(3))],
+        [TranscriptEntry(1, "tool-0000", 1, text(4)), TranscriptEntry(1, "assistant", 0, text(5))],
+        [TranscriptEntry(0, "assistant", 0, text(6)), TranscriptEntry(1, "tool-0001", 0, text(7))],
+    ]
+    for batch in writes:
+        await store.put_transcript("r", batch)
+        cached = await cache.get("r")
+        fresh = await TranscriptCache(store).get("r")
+        assert cached.entries == fresh.entries
+        assert [m.text for m in cached.messages()] == [m.text for m in fresh.messages()]
+    assert [(e.step, e.position, e.part) for e in cached.entries] == [
+        (-2, 0, "history-000000"),
+        (-1, 0, "input-0000"),
+        (0, 0, "assistant"),
+        (1, 0, "assistant"),
+        (1, 0, "tool-0001"),
+        (1, 1, "tool-0000"),
+    ]
+    assert [m.text for m in cached.messages()] == ["m2", "m0", "m6", "m5", "m7", "m4"]
+    rewritten = cached.message(0, "assistant")
+    assert rewritten is not None and rewritten.text == "m6"
+    assert cached.message(5, "assistant") is None
 
 
 async def test_record_keeps_a_result_its_chunk_and_its_outcome_together(store: Store) -> None:

@@ -42,9 +42,7 @@ async def run_child_relay(registry: Registry, relay: ChildRelayInput) -> ChildRe
     if not call_input.outbox.is_empty():  # a resumed child call carries the parent's outbox
         await store_outbox_writes(store, call_input.run_id, call_input.outbox)
         transcript = await registry.transcripts.get(call_input.run_id)
-        await store.append_chunks(
-            call_input.run_id, outbox_writes(call_input.run_id, call_input.outbox, transcript.entries)
-        )
+        await store.append_chunks(call_input.run_id, outbox_writes(call_input.run_id, call_input.outbox, transcript))
     run = _Call(registry, call_input)
     start = relay.start
     if relay.outcome is not None:

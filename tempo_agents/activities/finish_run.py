@@ -19,6 +19,6 @@ async def run_finish(registry: Registry, finish: FinishInput) -> None:
     journal = RunJournal(store, finish.run_id)
     await store_outbox_writes(store, finish.run_id, finish.outbox)
     transcript = await registry.transcripts.get(finish.run_id)
-    await journal.write(outbox_writes(finish.run_id, finish.outbox, transcript.entries))
+    await journal.write(outbox_writes(finish.run_id, finish.outbox, transcript))
     close = finish.close
     await close_segment(registry, journal, finish.options, close, close.reason or "stop", close.usage)

@@ -95,7 +95,7 @@ async def run_model_step(registry: Registry, step_input: ModelStepInput) -> Mode
     await store_outbox_writes(store, run_id, step_input.outbox)
     transcript = await registry.transcripts.get(run_id)
 
-    writes = outbox_writes(run_id, step_input.outbox, transcript.entries)
+    writes = outbox_writes(run_id, step_input.outbox, transcript)
     if is_local():  # a lost worker's local step starts again at attempt 1: its starts are counted in the store
         this_attempt = await count_start(store, run_id, keys.model_step_outcome(step))
         limit = (agent.model_step_activity or MODEL_STEP_DEFAULTS).maximum_attempts

@@ -35,7 +35,7 @@ async def close_segment(
 
     writes: list[ChunkWrite] = []
     if close.step_finish is not None:
-        writes.append(step_finish_write(run_id, close.step_finish, transcript.entries))
+        writes.append(step_finish_write(run_id, close.step_finish, transcript))
     if close.abandoned_step is not None:
         started = await store.offset_of(run_id, keys.step_start(close.abandoned_step))
         if started is not None:

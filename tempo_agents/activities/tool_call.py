@@ -184,7 +184,7 @@ async def run_tool_call(registry: Registry, handoff: CallHandoff | None, call_in
             await store_outbox_writes(store, call_input.run_id, call_input.outbox)
             transcript = await registry.transcripts.get(call_input.run_id)
             await store.append_chunks(
-                call_input.run_id, outbox_writes(call_input.run_id, call_input.outbox, transcript.entries)
+                call_input.run_id, outbox_writes(call_input.run_id, call_input.outbox, transcript)
             )
         result = await _run(_Call(registry, call_input, attempt=max(starts, attempt())), handoff)
     return await _close_batch_if_last(registry, call_input, result)

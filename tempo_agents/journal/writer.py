@@ -10,8 +10,8 @@ from typing import Any
 from tempo_agents.journal import constructors, keys
 from tempo_agents.journal.chunks import ChunkSource, StepFinishPayload, StepOutput, StepResult, ToolCallPayload
 from tempo_agents.journal.outbox import JournalOutbox, StepFinishNote
-from tempo_agents.models.messages import Message
 from tempo_agents.store.base import ChunkWrite, Store, TranscriptEntry
+from tempo_agents.store.transcript_cache import RunTranscript
 from tempo_agents.tools.context import check_custom_chunk
 
 TEXT_FLUSH_SECONDS = 0.008
@@ -117,7 +117,7 @@ class JournalToolWriter:
         await self._journal.write([ChunkWrite(body, self._next_key("data"))])
 
 
-def outbox_writes(run_id: str, outbox: JournalOutbox, transcript: Sequence[TranscriptEntry]) -> list[ChunkWrite]:
+def outbox_writes(run_id: str, outbox: JournalOutbox, transcript: RunTranscript) -> list[ChunkWrite]:
     """The chunks of an outbox, then the ``step-finish`` of the step before."""
     writes = [ChunkWrite(record.chunk, record.key) for record in outbox.records]
     if outbox.step_finish is not None:
@@ -125,10 +125,9 @@ def outbox_writes(run_id: str, outbox: JournalOutbox, transcript: Sequence[Trans
     return writes
 
 
-def step_finish_write(run_id: str, note: StepFinishNote, transcript: Sequence[TranscriptEntry]) -> ChunkWrite:
+def step_finish_write(run_id: str, note: StepFinishNote, transcript: RunTranscript) -> ChunkWrite:
     """``step-finish`` of a step, with the text and tool calls of its assistant message."""
-    entry = next((e for e in reversed(transcript) if e.step == note.step and e.part == "assistant"), None)
-    assistant = Message.model_validate(entry.message) if entry is not None else None
+    assistant = transcript.message(note.step, "assistant")
     output = StepOutput(
         text=assistant.text if assistant else "",
         tool_calls=[

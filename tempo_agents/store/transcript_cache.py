@@ -9,11 +9,16 @@ Entries written by another worker are picked up the same way, so the cache is ne
 from __future__ import annotations
 
 import asyncio
+import bisect
 from collections import OrderedDict
 from dataclasses import dataclass, field
 
 from tempo_agents.models.messages import Message
 from tempo_agents.store.base import Store, TranscriptEntry
+
+
+def _order(entry: TranscriptEntry) -> tuple[int, int, str]:
+    return (entry.step, entry.position, entry.part)
 
 
 @dataclass
@@ -26,29 +31,36 @@ class RunTranscript:
     _parsed: dict[tuple[int, str], Message] = field(default_factory=dict, repr=False)
 
     def apply(self, changes: list[TranscriptEntry], revision: int) -> None:
+        """Take the entries written since the last read: new ones are put in order (almost always at the end),
+        rewritten ones replace the old (a step's cost does not grow with the run's length)."""
         for entry in changes:
             key = (entry.step, entry.part)
+            old = self._by_key.get(key)
             self._by_key[key] = entry
             self._parsed.pop(key, None)
-        if changes:
-            self.entries = sorted(self._by_key.values(), key=lambda e: (e.step, e.position, e.part))
+            if old is not None:
+                index = bisect.bisect_left(self.entries, _order(old), key=_order)
+                while self.entries[index] is not old:
+                    index += 1
+                del self.entries[index]
+            bisect.insort(self.entries, entry, key=_order)
         self.revision = revision
 
     def messages(self) -> list[Message]:
         """The entries as parsed messages (each parsed once)."""
-        parsed = self._parsed
-        out = []
-        for entry in self.entries:
-            key = (entry.step, entry.part)
-            message = parsed.get(key)
-            if message is None:
-                message = parsed[key] = Message.model_validate(entry.message)
-            out.append(message)
-        return out
+        return [self._message_of(entry) for entry in self.entries]
 
     def message(self, step: int, part: str) -> Message | None:
+        """The parsed message at ``(step, part)``, if there is one."""
         entry = self._by_key.get((step, part))
-        return None if entry is None else Message.model_validate(entry.message)
+        return None if entry is None else self._message_of(entry)
+
+    def _message_of(self, entry: TranscriptEntry) -> Message:
+        key = (entry.step, entry.part)
+        message = self._parsed.get(key)
+        if message is None:
+            message = self._parsed[key] = Message.model_validate(entry.message)
+        return message
 
 
 class TranscriptCache:
