@@ -131,6 +131,23 @@ async def test_transcript_revisions_give_only_what_changed(store: Store) -> None
     assert (await store.transcript_changes("other", first))[1] == 0  # a run never written has revision 0
 
 
+async def test_a_local_start_is_counted_until_its_outcome_is_saved(store: Store) -> None:
+    """``saved_or_counted``: each start before the outcome exists counts one more (the count survives in the
+    store, as a lost worker's local activity needs); once the outcome is saved it is returned and nothing is
+    counted. Concurrent starts each get a number of their own."""
+    assert await store.saved_or_counted("r", "tool-call:0:c:r0", "tool-call:0:c:r0:starts") == (None, 1)
+    assert await store.saved_or_counted("r", "tool-call:0:c:r0", "tool-call:0:c:r0:starts") == (None, 2)
+    assert await store.saved_outcome("r", "tool-call:0:c:r0:starts") == {"starts": 2}
+    await store.record("r", [], [], SavedOutcome("tool-call:0:c:r0", {"status": "result"}))
+    assert await store.saved_or_counted("r", "tool-call:0:c:r0", "tool-call:0:c:r0:starts") == (
+        {"status": "result"},
+        0,
+    )
+    assert await store.saved_outcome("r", "tool-call:0:c:r0:starts") == {"starts": 2}
+    counts = await asyncio.gather(*(store.saved_or_counted("r", "step:1", "step:1:starts") for _ in range(5)))
+    assert sorted(counts, key=lambda c: c[1]) == [(None, n) for n in range(1, 6)]
+
+
 async def test_the_transcript_cache_keeps_order_through_late_and_rewritten_entries(store: Store) -> None:
     """Entries arrive out of order (history before the input, a tool result before its step's assistant message)
     and are rewritten (a retried step, a moved position): the cached transcript, kept current by incremental

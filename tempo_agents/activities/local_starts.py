@@ -9,13 +9,12 @@ activities").
 
 from __future__ import annotations
 
-from tempo_agents.store.base import SavedOutcome, Store
+from typing import Any
+
+from tempo_agents.store.base import Store
 
 
-async def count_start(store: Store, run_id: str, key: str) -> int:
-    """Count this start of the local activity whose outcome is saved under ``key``; return the count (1 first)."""
-    starts_key = f"{key}:starts"
-    counted = await store.saved_outcome(run_id, starts_key)
-    starts = 1 + (int(counted["starts"]) if counted is not None else 0)
-    await store.record(run_id, [], [], SavedOutcome(starts_key, {"starts": starts}))
-    return starts
+async def saved_or_counted_start(store: Store, run_id: str, key: str) -> tuple[dict[str, Any] | None, int]:
+    """The outcome of the local activity saved under ``key`` if it ended before (and 0), else ``None`` and this
+    start's number (1 for the first): one store call, the counter kept beside the outcome it counts for."""
+    return await store.saved_or_counted(run_id, key, f"{key}:starts")

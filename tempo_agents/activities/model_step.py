@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 from temporalio.exceptions import ApplicationError
 
 from tempo_agents.activities._running import attempt, is_local, may_have_run_before
-from tempo_agents.activities.local_starts import count_start
+from tempo_agents.activities.local_starts import saved_or_counted_start
 from tempo_agents.activities.segment_close import close_segment
 from tempo_agents.activity_options import MODEL_STEP_DEFAULTS
 from tempo_agents.journal import constructors, keys
@@ -78,9 +78,22 @@ async def run_model_step(registry: Registry, step_input: ModelStepInput) -> Mode
     journal = RunJournal(store, run_id)
     this_attempt = attempt()
     rerun = may_have_run_before()
-    saved = await store.saved_outcome(run_id, keys.model_step_outcome(step)) if rerun else None
+    local = is_local()
+    if local:  # a lost worker's local step starts again at attempt 1: its starts are counted in the store
+        saved, this_attempt = await saved_or_counted_start(store, run_id, keys.model_step_outcome(step))
+    else:
+        saved = await store.saved_outcome(run_id, keys.model_step_outcome(step)) if rerun else None
     if saved is not None:
         return await _closed_if_done(registry, journal, step_input, ModelStepResult.model_validate(saved))
+    if local:
+        limit = (agent.model_step_activity or MODEL_STEP_DEFAULTS).maximum_attempts
+        if this_attempt > limit:
+            raise ApplicationError(
+                f"The model step was lost with its worker {limit} times in a row "
+                "(it ran as a local activity and never finished).",
+                type="WorkerLost",
+                non_retryable=True,
+            )
 
     if step_input.new_messages:
         entries = [
@@ -96,21 +109,10 @@ async def run_model_step(registry: Registry, step_input: ModelStepInput) -> Mode
     transcript = await registry.transcripts.get(run_id)
 
     writes = outbox_writes(run_id, step_input.outbox, transcript)
-    if is_local():  # a lost worker's local step starts again at attempt 1: its starts are counted in the store
-        this_attempt = await count_start(store, run_id, keys.model_step_outcome(step))
-        limit = (agent.model_step_activity or MODEL_STEP_DEFAULTS).maximum_attempts
-        if this_attempt > limit:
-            raise ApplicationError(
-                f"The model step was lost with its worker {limit} times in a row "
-                "(it ran as a local activity and never finished).",
-                type="WorkerLost",
-                non_retryable=True,
-            )
-    if rerun:
+    if this_attempt > 1:
         started = await store.offset_of(run_id, keys.step_start(step))
-        if this_attempt > 1:
-            discard_from = None if started is None else started + 1
-            writes.append(ChunkWrite(constructors.step_reset(run_id, step, this_attempt, discard_from)))
+        discard_from = None if started is None else started + 1
+        writes.append(ChunkWrite(constructors.step_reset(run_id, step, this_attempt, discard_from)))
     writes.append(ChunkWrite(journal.chunk("step-start", {"stepNumber": step, "warnings": []}), keys.step_start(step)))
 
     options = step_input.options

@@ -16,7 +16,7 @@ from temporalio import activity
 
 from tempo_agents.activities._running import attempt, is_local, may_have_run_before
 from tempo_agents.activities.handoff import CallHandoff
-from tempo_agents.activities.local_starts import count_start
+from tempo_agents.activities.local_starts import saved_or_counted_start
 from tempo_agents.activities.segment_close import close_segment
 from tempo_agents.activity_options import TOOL_CALL_DEFAULTS
 from tempo_agents.agent.approval import ApprovalRequest
@@ -168,12 +168,12 @@ async def run_tool_call(registry: Registry, handoff: CallHandoff | None, call_in
     store = registry.store
     call = call_input.call
     saved = None
-    if may_have_run_before():  # an earlier attempt may have saved how the call ended before its worker was lost
-        key = keys.tool_call_outcome(call_input.step, call.tool_call_id, call_input.round)
-        saved = await store.saved_outcome(call_input.run_id, key)
     starts = 0
-    if saved is None and is_local():
-        starts = await count_start(store, call_input.run_id, key)
+    key = keys.tool_call_outcome(call_input.step, call.tool_call_id, call_input.round)
+    if is_local():  # the saved outcome of a lost worker's call, else this start counted (local_starts.py)
+        saved, starts = await saved_or_counted_start(store, call_input.run_id, key)
+    elif may_have_run_before():  # an earlier attempt may have saved how the call ended before its worker was lost
+        saved = await store.saved_outcome(call_input.run_id, key)
     limit = (call.activity or TOOL_CALL_DEFAULTS).maximum_attempts
     if saved is not None:
         result = ToolCallResult.model_validate(saved)

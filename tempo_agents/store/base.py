@@ -99,6 +99,18 @@ class Store(ABC):
     async def saved_outcome(self, run_id: str, key: str) -> dict[str, Any] | None:
         """The outcome saved under ``key`` by :meth:`record`, or ``None``."""
 
+    async def saved_or_counted(self, run_id: str, key: str, counter_key: str) -> tuple[dict[str, Any] | None, int]:
+        """The outcome saved under ``key`` and 0 if there is one; else ``None`` and the count kept under
+        ``counter_key`` (``{"starts": n}``), raised by one and saved first. Stores do it in one transaction;
+        this composition of the other methods is for stores that do not."""
+        saved = await self.saved_outcome(run_id, key)
+        if saved is not None:
+            return saved, 0
+        counted = await self.saved_outcome(run_id, counter_key)
+        count = 1 + (int(counted["starts"]) if counted is not None else 0)
+        await self.record(run_id, [], [], SavedOutcome(counter_key, {"starts": count}))
+        return None, count
+
     @abstractmethod
     async def get_transcript(self, run_id: str) -> list[TranscriptEntry]:
         """The whole transcript of a run, ordered by step then position."""

@@ -123,6 +123,12 @@ MIGRATIONS: tuple[str, ...] = (
 )
 """Schema versions, in order: version N is ``MIGRATIONS[N - 1]``. Append; never edit one that shipped."""
 
+_OUTCOME = "SELECT body FROM tempo_agents.outcomes WHERE run_id = %s AND key = %s"
+_COUNT_START = """
+INSERT INTO tempo_agents.outcomes AS o (run_id, key, body) VALUES (%s, %s, '{"starts": 1}')
+ON CONFLICT (run_id, key) DO UPDATE SET body = json_build_object('starts', (o.body::json->>'starts')::int + 1)::text
+RETURNING body
+"""
 _LOCK_HEAD = """
 INSERT INTO tempo_agents.journal_head (run_id, next_seq) VALUES (%s, 0)
 ON CONFLICT (run_id) DO UPDATE SET next_seq = tempo_agents.journal_head.next_seq
@@ -357,13 +363,26 @@ class PostgresStore(Store):
 
     async def saved_outcome(self, run_id: str, key: str) -> dict[str, Any] | None:
         async def op(conn: _Conn, attempt: _Attempt) -> dict[str, Any] | None:
-            cursor = await conn.execute(
-                "SELECT body FROM tempo_agents.outcomes WHERE run_id = %s AND key = %s", (run_id, key)
-            )
+            cursor = await conn.execute(_OUTCOME, (run_id, key))
             row = await cursor.fetchone()
             return None if row is None else dict(json.loads(row[0]))
 
         return await self._run(op)
+
+    async def saved_or_counted(self, run_id: str, key: str, counter_key: str) -> tuple[dict[str, Any] | None, int]:
+        async def op(conn: _Conn, attempt: _Attempt) -> tuple[dict[str, Any] | None, int]:
+            async with conn.transaction():
+                cursor = await conn.execute(_OUTCOME, (run_id, key))
+                saved = await cursor.fetchone()
+                if saved is not None:
+                    return dict(json.loads(saved[0])), 0
+                cursor = await conn.execute(_COUNT_START, (run_id, counter_key))
+                counted = await cursor.fetchone()
+                assert counted is not None
+                attempt.committing = True
+            return None, int(json.loads(counted[0])["starts"])
+
+        return await self._run(op, idempotent=False)
 
     # Transcripts
 

@@ -99,6 +99,7 @@ CREATE TABLE IF NOT EXISTS thread_state (
 );
 """
 
+_OUTCOME = "SELECT body FROM outcomes WHERE run_id = ? AND key = ?"
 _APPEND = """
 INSERT INTO journal (run_id, seq, key, body)
 VALUES (?, (SELECT COALESCE(MAX(seq), -1) + 1 FROM journal WHERE run_id = ?), ?, ?)
@@ -317,10 +318,29 @@ class SQLiteStore(Store):
 
     async def saved_outcome(self, run_id: str, key: str) -> dict[str, Any] | None:
         def work(db: sqlite3.Connection) -> dict[str, Any] | None:
-            row = db.execute("SELECT body FROM outcomes WHERE run_id = ? AND key = ?", (run_id, key)).fetchone()
+            row = db.execute(_OUTCOME, (run_id, key)).fetchone()
             return None if row is None else dict(json.loads(row[0]))
 
         return await self._read(work)
+
+    async def saved_or_counted(self, run_id: str, key: str, counter_key: str) -> tuple[dict[str, Any] | None, int]:
+        def work(db: sqlite3.Connection) -> tuple[dict[str, Any] | None, int]:
+            db.execute("BEGIN IMMEDIATE")
+            try:
+                saved = db.execute(_OUTCOME, (run_id, key)).fetchone()
+                if saved is not None:
+                    db.execute("COMMIT")
+                    return dict(json.loads(saved[0])), 0
+                counted = db.execute(_OUTCOME, (run_id, counter_key)).fetchone()
+                count = 1 + (int(json.loads(counted[0])["starts"]) if counted is not None else 0)
+                _record_in(db, run_id, (), (), SavedOutcome(counter_key, {"starts": count}))
+            except BaseException:
+                db.execute("ROLLBACK")
+                raise
+            db.execute("COMMIT")
+            return None, count
+
+        return await self._run(work)
 
     async def put_transcript(self, run_id: str, entries: Sequence[TranscriptEntry]) -> None:
         def work(db: sqlite3.Connection) -> None:
