@@ -24,3 +24,9 @@ async def test_a_run_shows_its_start_before_any_worker_picks_it_up(make_app: App
     journal = [c async for c in app.attach(stream.run_id).full_stream]
     assert [c.type for c in journal].count("start") == 1
     assert [c.offset for c in journal] == list(range(len(journal)))
+    # The starting client's stream had its ``start`` in hand (no read back) and then read the rest: the same
+    # chunks, each once, as any later reader of the journal.
+    streamed = [c async for c in stream.full_stream]
+    assert [c.model_dump(mode="json", by_alias=True) for c in streamed] == [
+        c.model_dump(mode="json", by_alias=True) for c in journal
+    ]

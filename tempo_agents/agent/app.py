@@ -249,8 +249,9 @@ class App:
                     "temporal operator search-attribute create --name <name> --type Keyword"
                 ) from error
             raise
-        await journal_start(self.store, run_id, agent.id)
-        return self.attach(run_id)
+        start = await journal_start(self.store, run_id, agent.id)
+        known = start if start is not None and start.offset == 0 else None  # the stream need not read it back
+        return AgentStream(self.store, run_id, probe=self._run_closed_probe(run_id), known=known)
 
     async def generate(self, agent_id: str, messages: MessageInput, **options: Any) -> GenerateResult:
         """Start a run and wait for its result."""

@@ -7,19 +7,22 @@ without waiting for the run's first activity to be scheduled.
 
 from __future__ import annotations
 
-import contextlib
-
 from tempo_agents.errors import StoreUnavailableError
 from tempo_agents.journal import constructors
+from tempo_agents.journal.chunks import Chunk, chunk_from_wire
 from tempo_agents.store.base import ChunkWrite, Store
 
 
-async def journal_start(store: Store, run_id: str, agent_id: str) -> None:
-    """Journal the ``start`` of a run's first segment (call it once the workflow has started).
+async def journal_start(store: Store, run_id: str, agent_id: str) -> Chunk | None:
+    """Journal the ``start`` of a run's first segment (call it once the workflow has started); return the chunk as
+    readers will read it at its offset, so the starting client's stream need not read it back.
 
-    A store that cannot be reached now costs readers only the head start: the run has started, and its first
-    activity journals the same chunk.
+    A store that cannot be reached now costs readers only the head start (``None``): the run has started, and its
+    first activity journals the same chunk.
     """
     record = constructors.start(run_id, agent_id, 0)
-    with contextlib.suppress(StoreUnavailableError):
-        await store.append_chunks(run_id, [ChunkWrite(record.chunk, record.key)])
+    try:
+        (offset,) = await store.append_chunks(run_id, [ChunkWrite(record.chunk, record.key)])
+    except StoreUnavailableError:
+        return None
+    return chunk_from_wire(record.chunk, offset)

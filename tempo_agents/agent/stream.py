@@ -72,13 +72,15 @@ class AgentStream:
         offset: int = 0,
         probe: RunClosedProbe | None = None,
         follow: Follow = "segment",
+        known: Chunk | None = None,
     ) -> None:
+        """``known``: the chunk at ``offset``, already in hand (the ``start`` its client just journaled)."""
         self.run_id = run_id
         self.offset = offset
         self.follow = follow
         self._store = store
         self._probe = probe
-        self._chunks: list[Chunk] = []
+        self._chunks: list[Chunk] = [] if known is None else [known]
         self._changed = asyncio.Event()
         self._done = False
         self._reader: asyncio.Task[None] | None = None
@@ -88,7 +90,7 @@ class AgentStream:
             self._reader = asyncio.get_running_loop().create_task(self._read())
 
     async def _read(self) -> None:
-        offset = self.offset
+        offset = self.offset + len(self._chunks)
         idle_since = time.monotonic()
         try:
             while True:
