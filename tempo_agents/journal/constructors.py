@@ -26,9 +26,8 @@ def to_jsonable(value: Any) -> Any:
 
 def chunk(run_id: str, chunk_type: str, payload: Any, *, source: ChunkSource = "AGENT") -> dict[str, Any]:
     """A chunk in wire form (a payload model without its unset optional fields)."""
-    if isinstance(payload, WireModel):
-        payload = payload.to_wire()
-    return {"type": chunk_type, "runId": run_id, "from": source, "payload": to_jsonable(payload)}
+    wire = payload.to_wire() if isinstance(payload, WireModel) else to_jsonable(payload)  # to_wire is JSON-ready
+    return {"type": chunk_type, "runId": run_id, "from": source, "payload": wire}
 
 
 def data_chunk(run_id: str, chunk_type: str, data: dict[str, Any], *, source: ChunkSource = "SYSTEM") -> dict[str, Any]:

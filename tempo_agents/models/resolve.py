@@ -15,9 +15,10 @@ def resolve_model(spec: Model | str, *, agent_id: str) -> Model:
     they are; ``openai/<model>`` and ``anthropic/<model>`` strings become the provider adapters, with
     keys and base URLs read from the worker's environment when a step runs.
     """
-    if isinstance(spec, Model):
-        return spec
-    if isinstance(spec, str) and "/" in spec:
+    if not isinstance(spec, str):  # a model object (checked last: a runtime protocol check is slow)
+        if isinstance(spec, Model):
+            return spec
+    elif "/" in spec:
         if spec in _cache:
             return _cache[spec]
         provider = spec.split("/", 1)[0]
