@@ -29,6 +29,7 @@ from tempo_agents.models.model import (
 from tempo_agents.models.resolve import resolve_model
 from tempo_agents.models.usage import Usage
 from tempo_agents.store.base import HISTORY_STEP, INPUT_STEP, ChunkWrite, SavedOutcome, TranscriptEntry
+from tempo_agents.store.transcript_cache import RunTranscript
 from tempo_agents.tools.builtin.task_list import TASKS_STATE_TYPE, TaskItem
 from tempo_agents.tools.builtin.task_signals import TASK_STATE_SYSTEM_MESSAGE, compute_task_signal
 from tempo_agents.tools.builtin.web_search import SUPPORTED_PROVIDERS, base_provider, web_search_unsupported
@@ -227,11 +228,16 @@ async def run_model_step(registry: Registry, step_input: ModelStepInput) -> Mode
     )
     outcome = SavedOutcome(keys.model_step_outcome(step), step_result.model_dump(mode="json", by_alias=True))
     await store.record(run_id, [entry, *error_entries], [*buffered, *chunk_writes], outcome)
-    return await _closed_if_done(registry, journal, step_input, step_result)
+    transcript.apply([entry, *error_entries], transcript.revision)  # what this step added: no read back to end a run
+    return await _closed_if_done(registry, journal, step_input, step_result, transcript)
 
 
 async def _closed_if_done(
-    registry: Registry, journal: RunJournal, step_input: ModelStepInput, result: ModelStepResult
+    registry: Registry,
+    journal: RunJournal,
+    step_input: ModelStepInput,
+    result: ModelStepResult,
+    transcript: RunTranscript | None = None,
 ) -> ModelStepResult:
     """A step that called no tool ends the run: write the end of its segment when the workflow asked."""
     close = step_input.close
@@ -241,7 +247,8 @@ async def _closed_if_done(
         step=step_input.step, reason=result.finish_reason, usage=result.usage, is_continued=False, segment=close.segment
     )
     close = close.model_copy(update={"step_finish": note})
-    await close_segment(registry, journal, step_input.options, close, result.finish_reason, close.usage + result.usage)
+    usage = close.usage + result.usage
+    await close_segment(registry, journal, step_input.options, close, result.finish_reason, usage, transcript)
     return result.model_copy(update={"closed_segment": True})
 
 

@@ -13,21 +13,29 @@ from tempo_agents.journal.chunks import FinishPayload, RunOutput, StepResult, To
 from tempo_agents.journal.writer import RunJournal, step_finish_write
 from tempo_agents.models.usage import Usage
 from tempo_agents.store.base import HISTORY_STEP, ChunkWrite
+from tempo_agents.store.transcript_cache import RunTranscript
 from tempo_agents.telemetry.metrics import record_segment_end
 from tempo_agents.workflows.payloads import RunOptions, SegmentClose
 
 
 async def close_segment(
-    registry: Registry, journal: RunJournal, options: RunOptions, close: SegmentClose, reason: str, usage: Usage
+    registry: Registry,
+    journal: RunJournal,
+    options: RunOptions,
+    close: SegmentClose,
+    reason: str,
+    usage: Usage,
+    transcript: RunTranscript | None = None,
 ) -> None:
     """Write the end of ``close.segment`` with finish ``reason`` and the run's total ``usage``.
 
     The run's messages so far are saved to its memory thread first (a suspended run's too, so a thread
-    reload shows the suspended call).
+    reload shows the suspended call). ``transcript``: the run's whole transcript, when the caller has it.
     """
     store = registry.store
     run_id = journal.run_id
-    transcript = await registry.transcripts.get(run_id)
+    if transcript is None:
+        transcript = await registry.transcripts.get(run_id)
     memory = options.memory
     if memory is not None:
         own = [entry.memory_message or entry.message for entry in transcript.entries if entry.step > HISTORY_STEP]

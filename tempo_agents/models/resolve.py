@@ -6,6 +6,7 @@ from tempo_agents.errors import ConfigurationError
 from tempo_agents.models.model import Model
 
 _cache: dict[str, Model] = {}
+_model_types: set[type] = set()
 
 
 def resolve_model(spec: Model | str, *, agent_id: str) -> Model:
@@ -15,8 +16,11 @@ def resolve_model(spec: Model | str, *, agent_id: str) -> Model:
     they are; ``openai/<model>`` and ``anthropic/<model>`` strings become the provider adapters, with
     keys and base URLs read from the worker's environment when a step runs.
     """
-    if not isinstance(spec, str):  # a model object (checked last: a runtime protocol check is slow)
+    if not isinstance(spec, str):
+        if type(spec) in _model_types:  # a runtime protocol check is slow: once per class
+            return spec
         if isinstance(spec, Model):
+            _model_types.add(type(spec))
             return spec
     elif "/" in spec:
         if spec in _cache:

@@ -94,17 +94,26 @@ async def _events(
 
     task = asyncio.get_running_loop().create_task(pump())
     try:
-        while True:
+        ended = False
+        while not ended:
             try:
                 chunk = await asyncio.wait_for(queue.get(), heartbeat)
             except TimeoutError:
                 yield _PING
                 continue
-            if chunk is None:
-                break
-            if chunk.type in skip:
-                continue
-            yield encode_event(to_wire(chunk), chunk.offset if with_ids else None)
+            blocks: list[bytes] = []
+            while True:  # chunks journaled together (an activity's writes) leave in one write
+                if chunk is None:
+                    ended = True
+                    break
+                if chunk.type not in skip:
+                    blocks.append(encode_event(to_wire(chunk), chunk.offset if with_ids else None))
+                try:
+                    chunk = queue.get_nowait()
+                except asyncio.QueueEmpty:
+                    break
+            if blocks:
+                yield b"".join(blocks)
         if task.done() and not task.cancelled() and task.exception() is not None:
             error = task.exception()
             yield encode_event(
