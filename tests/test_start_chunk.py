@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import asyncio
 
+import pytest
+from temporalio.exceptions import WorkflowAlreadyStartedError
+
 from tempo_agents import Agent, ScriptedModel, ScriptedResponse
 from tests.conftest import AppFactory, running_worker
 
@@ -30,3 +33,22 @@ async def test_a_run_shows_its_start_before_any_worker_picks_it_up(make_app: App
     assert [c.model_dump(mode="json", by_alias=True) for c in streamed] == [
         c.model_dump(mode="json", by_alias=True) for c in journal
     ]
+
+
+async def test_a_taken_run_id_leaves_the_existing_runs_journal_alone(make_app: AppFactory) -> None:
+    """A caller-chosen run id may be taken: nothing is journaled before the start succeeds, so a second start under
+    the id of another agent's run fails and that run's ``start`` still names its own agent."""
+    app = make_app(
+        [
+            Agent(id="first", model=ScriptedModel([ScriptedResponse(text="One.")])),
+            Agent(id="second", model=ScriptedModel([ScriptedResponse(text="Two.")])),
+        ]
+    )
+    async with running_worker(app):
+        result = await app.agent("first").generate("hello", run_id="taken-id")
+        with pytest.raises(WorkflowAlreadyStartedError):
+            await app.agent("second").stream("hello", run_id="taken-id")
+    journal = [c async for c in app.attach(result.run_id).full_stream]
+    starts = [c.model_dump(mode="json", by_alias=True)["payload"] for c in journal if c.type == "start"]
+    assert starts == [{"agentId": "first"}]
+    assert result.text == "One."

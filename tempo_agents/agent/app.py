@@ -6,6 +6,7 @@ import asyncio
 import os
 import uuid
 from collections.abc import Callable, Mapping, Sequence
+from datetime import timedelta
 from typing import Any
 
 from temporalio.client import Client, WorkflowExecutionStatus, WorkflowQueryFailedError
@@ -230,14 +231,29 @@ class App:
                 SearchAttributePair(search_attributes.THREAD_ID, run_options.memory.thread),
                 SearchAttributePair(search_attributes.RESOURCE_ID, run_options.memory.resource),
             ]
+        start_run = self._start_workflow(run_input, attributes, workflow_task_timeout(agent))
+        if options.get("run_id") or agent.default_options.get("run_id"):
+            # A run id chosen by the caller may be taken: journal nothing until the run exists.
+            await start_run
+            start = await journal_start(self.store, run_id, agent.id)
+        else:
+            # A fresh id is nobody else's: the start chunk is written while the run starts (if it fails to start,
+            # the chunk stays unseen: no one has the id), and the first chunk need not wait for both in turn.
+            _, start = await asyncio.gather(start_run, journal_start(self.store, run_id, agent.id))
+        known = start if start is not None and start.offset == 0 else None  # the stream need not read it back
+        return AgentStream(self.store, run_id, probe=self._run_closed_probe(run_id), known=known)
+
+    async def _start_workflow(
+        self, run_input: RunInput, attributes: list[SearchAttributePair[str]], task_timeout: timedelta | None
+    ) -> None:
         try:
             await self.client.start_workflow(
                 AgentRunWorkflow.run,
                 run_input,
-                id=run_id,
+                id=run_input.run_id,
                 task_queue=self.task_queue,
                 search_attributes=TypedSearchAttributes(attributes),
-                task_timeout=workflow_task_timeout(agent),
+                task_timeout=task_timeout,
                 request_eager_start=True,
             )
         except RPCError as error:
@@ -249,9 +265,6 @@ class App:
                     "temporal operator search-attribute create --name <name> --type Keyword"
                 ) from error
             raise
-        start = await journal_start(self.store, run_id, agent.id)
-        known = start if start is not None and start.offset == 0 else None  # the stream need not read it back
-        return AgentStream(self.store, run_id, probe=self._run_closed_probe(run_id), known=known)
 
     async def generate(self, agent_id: str, messages: MessageInput, **options: Any) -> GenerateResult:
         """Start a run and wait for its result."""
