@@ -60,7 +60,7 @@ class TempoAgentsPlugin(SimplePlugin):
     explicitly, and needs no registry.
 
     ``sandboxed_runs``: run ``AgentRunWorkflow`` inside Temporal's sandbox, whose runtime restrictions turn a
-    non-deterministic call in workflow code into an error; slower (about a sixth more worker CPU per step), and
+    non-deterministic call in workflow code into an error; slower (about 15 % more worker CPU per step), and
     by default off, since the workflow is this package's code, replayed inside the sandbox by its tests.
     ``None`` reads ``TEMPO_AGENTS_SANDBOXED_RUNS`` (``1`` turns it on). Workflows of your own (workflow tools)
     keep the sandbox unless they were defined with ``sandboxed=False``; with ``sandboxed_runs`` those run in

@@ -91,7 +91,7 @@ class AgentRunWorkflow:
 
     Runs outside Temporal's sandbox by default (ARCHITECTURE.md, "Durable-execution rules" 1): the workflow is
     this package's own code, every module it imports was passed through the sandbox anyway, and the sandbox
-    costs a worker about a sixth of its CPU per step. Tests replay every committed history inside the sandbox,
+    costs a worker about 15 % of its CPU per step. Tests replay every committed history inside the sandbox,
     and ``TempoAgentsPlugin(sandboxed_runs=True)`` (or ``TEMPO_AGENTS_SANDBOXED_RUNS=1``) runs it there live.
     """
 
