@@ -14,8 +14,9 @@ from tempo_agents.store.base import ChunkWrite, Store
 
 
 async def journal_start(store: Store, run_id: str, agent_id: str) -> Chunk | None:
-    """Journal the ``start`` of a run's first segment (call it once the workflow has started); return the chunk as
-    readers will read it at its offset, so the starting client's stream need not read it back.
+    """Journal the ``start`` of a run's first segment; return the chunk as readers will read it at its offset, so
+    the starting client's stream need not read it back. Call it once the workflow has started, or while it starts
+    when the run id is fresh (an id that may be taken could belong to another run, whose ``start`` this replaces).
 
     A store that cannot be reached now costs readers only the head start (``None``): the run has started, and its
     first activity journals the same chunk.
