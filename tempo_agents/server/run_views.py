@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import binascii
-from typing import Any, NamedTuple
+from typing import Any
 
 from temporalio.client import WorkflowExecution, WorkflowExecutionStatus, WorkflowHandle, WorkflowQueryFailedError
 from temporalio.service import RPCError, RPCStatusCode
@@ -192,17 +192,7 @@ async def run_detail(app: App, run_id: str) -> dict[str, Any]:
     return detail
 
 
-class _LegacySnapshot(NamedTuple):
-    status: str
-    mode: str | None
-    steps: int
-    usage: Usage
-    pending: list[PendingCall]
-    tasks: list[TaskItem]
-    answers: list[Answer] | None
-
-
-async def _snapshot(handle: WorkflowHandle[Any, Any]) -> RunSnapshot | _LegacySnapshot:
+async def _snapshot(handle: WorkflowHandle[Any, Any]) -> RunSnapshot:
     """The run's figures in one query (a closed run is replayed once); a worker from before the ``snapshot``
     query answers them one by one (and ``answers`` not at all when it predates that query too)."""
     try:
@@ -222,4 +212,6 @@ async def _snapshot(handle: WorkflowHandle[Any, Any]) -> RunSnapshot | _LegacySn
         answers: list[Answer] | None = await handle.query("answers", result_type=list[Answer])
     except WorkflowQueryFailedError:
         answers = None
-    return _LegacySnapshot(status, mode, steps, usage, pending, tasks, answers)
+    return RunSnapshot(
+        status=status, mode=mode, steps=steps, usage=usage, pending=pending, tasks=tasks, answers=answers
+    )

@@ -358,4 +358,5 @@ class RunSnapshot(WireModel):
     usage: Usage
     pending: list[PendingCall]
     tasks: list[TaskItem]
-    answers: list[Answer]
+    answers: list[Answer] | None
+    """``None`` only when a worker from before the ``answers`` query was asked figure by figure."""
