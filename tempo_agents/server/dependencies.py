@@ -22,7 +22,7 @@ PRINTABLE = r"^[^\x00-\x1f\x7f]*$"
 """The pattern of ids used in visibility filters: no control characters (a NUL ends a filter's string early)."""
 
 
-def _served_app(request: Request) -> App:
+async def _served_app(request: Request) -> App:
     app: App = request.app.state.tempo_app
     return app
 
@@ -31,7 +31,7 @@ AppDep = Annotated[App, Depends(_served_app)]
 """The App this server serves."""
 
 
-def _request_context(
+async def _request_context(
     request_context: Annotated[
         str | None, Query(alias="requestContext", description="JSON, or base64 of UTF-8 JSON")
     ] = None,
