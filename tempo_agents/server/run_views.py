@@ -118,15 +118,13 @@ async def list_runs(
         except (binascii.Error, ValueError):
             raise bad_cursor from None
     pages = app.client.list_workflows(query, page_size=per_page, next_page_token=token)
-    count = app.client.count_workflows(query)
     try:
         await pages.fetch_next_page()
     except RPCError as error:  # a cursor that is base64 but no page token of Temporal's
-        count.close()  # never sent
         if token is None or error.status not in (RPCStatusCode.INVALID_ARGUMENT, RPCStatusCode.UNKNOWN):
             raise
         raise bad_cursor from None
-    total = (await count).count
+    total = (await app.client.count_workflows(query)).count
     next_token = pages.next_page_token
     return {
         "runs": [run_summary(execution) for execution in pages.current_page or ()],
