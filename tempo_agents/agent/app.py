@@ -39,6 +39,12 @@ from tempo_agents.workflows.payloads import PendingCall, ResumeRequest, RunInput
 DEFAULT_TASK_QUEUE = "tempo-agents"
 PENDING_SETTLE_SECONDS = 5.0
 """How long :meth:`App.pending` waits for running calls to settle when nothing is pending yet."""
+EAGER_STARTS_IN_FLIGHT = 2
+"""Starts from one App ask for eager execution while fewer than this many are in flight. An eager start hands the
+run's first workflow task back in the start's own answer, to a worker of this process: the fastest start when
+starts are few (one round trip, no dispatch through the task queue). When many overlap, each eager answer is
+slower to come back (start RPC p95 89 ms against 58 ms at 20 clients, ``bench/vs_reference.py``), so the rest
+go through the task queue: the first chunk of a run under load comes about a third sooner."""
 
 
 class App:
@@ -71,6 +77,7 @@ class App:
             agent._bind(self)
         self.task_queue = task_queue
         self._client: Client | None = None
+        self._starting = 0  # starts in flight from this App, see EAGER_STARTS_IN_FLIGHT
         if client is not None:
             self.use_client(client)
 
@@ -246,6 +253,8 @@ class App:
     async def _start_workflow(
         self, run_input: RunInput, attributes: list[SearchAttributePair[str]], task_timeout: timedelta | None
     ) -> None:
+        eager = self._starting < EAGER_STARTS_IN_FLIGHT
+        self._starting += 1
         try:
             await self.client.start_workflow(
                 AgentRunWorkflow.run,
@@ -254,7 +263,7 @@ class App:
                 task_queue=self.task_queue,
                 search_attributes=TypedSearchAttributes(attributes),
                 task_timeout=task_timeout,
-                request_eager_start=True,
+                request_eager_start=eager,
             )
         except RPCError as error:
             if error.status == RPCStatusCode.INVALID_ARGUMENT and "search attribute" in error.message.lower():
@@ -265,6 +274,8 @@ class App:
                     "temporal operator search-attribute create --name <name> --type Keyword"
                 ) from error
             raise
+        finally:
+            self._starting -= 1
 
     async def generate(self, agent_id: str, messages: MessageInput, **options: Any) -> GenerateResult:
         """Start a run and wait for its result."""
