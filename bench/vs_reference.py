@@ -23,8 +23,9 @@ process until ``data: [DONE]``:
   script), sequential, against the bare floor.
 
 The **bare floor** is a workflow of no-op activities in the run's shape (``bench/_bare.py``: two-step = model
-step, tool call, model step), on the same dev server, its worker in this process, started eagerly as tempo-agents
-starts runs, timed from ``start_workflow`` to its result, sequential and under the same load.
+step, tool call, model step), on the same dev server, its worker in this process, started as tempo-agents starts
+runs (eagerly while fewer than ``EAGER_STARTS_IN_FLIGHT`` starts overlap), timed from ``start_workflow`` to its
+result, sequential and under the same load.
 
 **CPU per run** of each process, from ``/proc/<pid>/stat`` before and after each phase: the reference server;
 tempo-agents' process (worker and API) and its Temporal server; for the floor, this process (its worker and
@@ -57,6 +58,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from bench import _reference
 from bench._bare import BareRun, noop
 from bench._common import median, out, quantile, run_as_module
+from tempo_agents.agent.app import EAGER_STARTS_IN_FLIGHT
 from tempo_agents.worker.dev_server import free_port
 
 PROMPT = "What is the weather in Oslo?"
@@ -165,11 +167,20 @@ async def load(run: Run, runs: int, concurrency: int, pids: dict[str, int]) -> P
 
 
 def bare_run(client: Client, shape: list[int], task_queue: str) -> Run:
+    """The floor's run, started as tempo-agents starts runs: eager while few starts are in flight."""
+    in_flight = 0
+
     async def run() -> tuple[float, float]:
+        nonlocal in_flight
         started = time.perf_counter()
-        handle = await client.start_workflow(
-            BareRun.run, shape, id=f"bare-{uuid.uuid4()}", task_queue=task_queue, request_eager_start=True
-        )
+        eager = in_flight < EAGER_STARTS_IN_FLIGHT
+        in_flight += 1
+        try:
+            handle = await client.start_workflow(
+                BareRun.run, shape, id=f"bare-{uuid.uuid4()}", task_queue=task_queue, request_eager_start=eager
+            )
+        finally:
+            in_flight -= 1
         await handle.result()
         elapsed = (time.perf_counter() - started) * 1000
         return float("nan"), elapsed
