@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import uuid
 from pathlib import Path
 from typing import Any
 
@@ -44,12 +45,13 @@ async def test_overlapping_starts_beyond_the_limit_go_through_the_task_queue(cli
         agents=[Agent(id="quick", model=ScriptedModel([ScriptedResponse(text="Done.")] * 10))],
         client=Client(**config),
         store=f"sqlite:///{tmp_path / 'store.db'}",
-        task_queue="eager-starts",
+        task_queue=f"tq-{uuid.uuid4()}",
     )
+    held_id = f"held-{uuid.uuid4()}"
     try:
-        held = await app.agent("quick").stream("held", run_id="held-run")  # no worker yet: it stays open
+        held = await app.agent("quick").stream("held", run_id=held_id)  # no worker yet: it stays open
         with pytest.raises(WorkflowAlreadyStartedError):
-            await app.agent("quick").stream("again", run_id="held-run")
+            await app.agent("quick").stream("again", run_id=held_id)
         assert starts.eager == [True, True]  # the failed start gave its place back
 
         async with running_worker(app):
