@@ -145,6 +145,7 @@ async def test_many_hosts_share_a_postgresql_store(
             settle=SETTLE_SECONDS,
             rng=random.Random(),
             restart=False,
+            moments=("random",),  # a worker executing something: the kill must cut work for the survivor to take
         )
     finally:
         await world.stop()

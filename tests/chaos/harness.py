@@ -534,7 +534,7 @@ def mix(runs: int, suspend_runs: int) -> list[str]:
 
 
 KILL_MOMENTS = ("random", "after-tool-end")
-"""When a kill lands: at a random moment (on a worker that is executing something, when one is), or just after a
+"""When a kill lands: at a random moment (on a worker that is executing something, within 3 s), or just after a
 tool execution ends (its outcome is being saved and reported: the window where a saved result can be lost)."""
 
 
@@ -559,9 +559,13 @@ async def _pick_victim(world: ChaosWorld, moment: str, rng: random.Random) -> in
                     return slot
             seen = len(world.tail.ended)
             await asyncio.sleep(0.002)
-    world.tail.poll()
-    busy = [s for s in slots if world.tail.busy(world.pool.worker(s).name)]
-    return rng.choice(busy or slots)
+    deadline = time.monotonic() + 3.0
+    while True:
+        world.tail.poll()
+        busy = [s for s in slots if world.tail.busy(world.pool.worker(s).name)]
+        if busy or time.monotonic() > deadline or world.all_done():
+            return rng.choice(busy or slots)
+        await asyncio.sleep(0.002)
 
 
 async def random_worker_kills(
@@ -575,12 +579,13 @@ async def random_worker_kills(
     rng: random.Random,
     on_kill: Callable[[Kill], Awaitable[None]] | None = None,
     restart: bool = True,
+    moments: Sequence[str] = KILL_MOMENTS,
 ) -> Report:
     """Start the runs, then SIGKILL a worker ``kills`` times, ``gap`` seconds apart (random), each restarted at once:
-    half the time a random one (preferring one that is executing something), half the time the first to finish a
-    tool execution (:data:`KILL_MOMENTS`). Suspended runs are resumed as they suspend. Wait up to ``settle`` s
-    after the last kill for the runs to end, and check. Without ``restart`` a killed worker stays dead: the others
-    finish its runs."""
+    at one of ``moments`` chosen at random, by default half the time one executing something (waiting up to 3 s for
+    one to be), half the time the first to finish a tool execution (:data:`KILL_MOMENTS`). Suspended runs are
+    resumed as they suspend. Wait up to ``settle`` s after the last kill for the runs to end, and check. Without
+    ``restart`` a killed worker stays dead: the others finish its runs."""
     world.may_resume.set()
     await world.start()
     await world.start_runs(mix(runs, suspend_runs))
@@ -590,7 +595,7 @@ async def random_worker_kills(
             break
         await asyncio.sleep(rng.uniform(*gap))
         world.pool.supervise()
-        slot = await _pick_victim(world, rng.choice(KILL_MOMENTS), rng)
+        slot = await _pick_victim(world, rng.choice(moments), rng)
         kill = await world.kill_worker(slot, restart=restart)
         if on_kill is not None:
             await on_kill(kill)
