@@ -8,9 +8,12 @@ tool call) are made in activity code, which replay never runs again.
 from __future__ import annotations
 
 import os
+from typing import TYPE_CHECKING
 
 from opentelemetry import trace
-from temporalio.contrib.opentelemetry import TracingInterceptor
+
+if TYPE_CHECKING:
+    from temporalio.contrib.opentelemetry import TracingInterceptor
 
 __all__ = ["OTLP_ENDPOINT_ENV", "TRACER_NAME", "otlp_tracer_provider", "tracing_interceptor"]
 
@@ -18,6 +21,7 @@ TRACER_NAME = "tempo_agents"
 OTLP_ENDPOINT_ENV = "OTEL_EXPORTER_OTLP_ENDPOINT"
 _OTLP_PROTOCOL_ENV = "OTEL_EXPORTER_OTLP_PROTOCOL"
 _SERVICE_NAME_ENV = "OTEL_SERVICE_NAME"
+TELEMETRY_EXTRA_NEEDED = "{what} needs the OpenTelemetry SDK: pip install 'tempo-agents[telemetry]'"
 
 
 def tracing_interceptor(tracer_provider: trace.TracerProvider | None = None) -> TracingInterceptor:
@@ -26,6 +30,12 @@ def tracing_interceptor(tracer_provider: trace.TracerProvider | None = None) -> 
     Workflow spans are made even for runs started by a client without tracing (the HTTP API of another
     deployment, the ``temporal`` CLI).
     """
+    from tempo_agents.errors import ConfigurationError
+
+    try:  # Temporal's contrib module imports the OpenTelemetry SDK, which only the extra installs
+        from temporalio.contrib.opentelemetry import TracingInterceptor
+    except ImportError:
+        raise ConfigurationError(TELEMETRY_EXTRA_NEEDED.format(what="tracing runs")) from None
     provider = tracer_provider or trace.get_tracer_provider()
     return TracingInterceptor(provider.get_tracer(TRACER_NAME), always_create_workflow_spans=True)
 
@@ -42,9 +52,7 @@ def otlp_tracer_provider(endpoint: str | None = None, *, service_name: str = "te
         from opentelemetry.sdk.trace import TracerProvider
         from opentelemetry.sdk.trace.export import BatchSpanProcessor, SpanExporter
     except ImportError:
-        raise ConfigurationError(
-            "exporting traces needs the OpenTelemetry SDK: pip install 'tempo-agents[telemetry]'"
-        ) from None
+        raise ConfigurationError(TELEMETRY_EXTRA_NEEDED.format(what="exporting traces")) from None
     endpoint = endpoint or os.environ.get(OTLP_ENDPOINT_ENV)
     if not endpoint:
         raise ConfigurationError(f"no OTLP endpoint: pass one or set ${OTLP_ENDPOINT_ENV}")
