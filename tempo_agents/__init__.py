@@ -1,31 +1,129 @@
-"""tempo-agents: typed tools and durable agent runs, every run a Temporal workflow."""
+"""tempo-agents: typed tools and durable agent runs, every run a Temporal workflow.
 
-from tempo_agents.agent import Agent, AgentStream, App, GenerateResult, ToolCallHookContext, ToolHooks
+Everything an application uses is importable from here; the subpackages are the layout of the code (see
+ARCHITECTURE.md), and names imported from them keep working. The MCP and telemetry names load their
+subpackage on first use, so ``import tempo_agents`` stays cheap and needs no extra.
+"""
+
+from importlib import import_module
+from importlib.metadata import PackageNotFoundError, version
+from typing import TYPE_CHECKING, Any
+
+from tempo_agents.activity_options import ActivityOptions
+from tempo_agents.agent import (
+    Agent,
+    AgentMode,
+    AgentStream,
+    App,
+    GenerateResult,
+    ToolCallHookContext,
+    ToolHooks,
+    ToolInputPreview,
+)
 from tempo_agents.agent.delegation import DelegationComplete, DelegationHooks, DelegationStart
 from tempo_agents.agent.workflow_tools import WorkflowTool
-from tempo_agents.models import ScriptedModel, ScriptedResponse, ScriptedToolCall, Usage
-from tempo_agents.tools import Tool, ToolContext, create_tool
+from tempo_agents.errors import (
+    ConfigurationError,
+    ModelError,
+    ResumeError,
+    ResumeValidationError,
+    RunNotFoundError,
+    StoreUnavailableError,
+    TempoAgentsError,
+    ToolNameCollisionError,
+    ToolNotFoundError,
+)
+from tempo_agents.file_agents import FileAgentError
+from tempo_agents.models import Model, ScriptedModel, ScriptedResponse, ScriptedToolCall, Usage
+from tempo_agents.models.anthropic import anthropic
+from tempo_agents.models.openai_compatible import local_model, openai_compatible
+from tempo_agents.signals import TaskSignalProvider
+from tempo_agents.tools import (
+    Tool,
+    ToolContext,
+    ask_user_tool,
+    create_tool,
+    submit_plan_tool,
+    web_fetch_tool,
+    web_search_tool,
+)
 from tempo_agents.worker import TempoAgentsPlugin
 from tempo_agents.workflows.tool_suspension import wait_for_resume
 
+if TYPE_CHECKING:
+    from tempo_agents.mcp import McpServerUnavailableError, McpToolError, mcp_tools
+    from tempo_agents.telemetry import configure_logging, instrument, otlp_tracer_provider
+
+try:
+    __version__ = version("tempo-agents")
+except PackageNotFoundError:  # imported from a source tree that was never installed
+    __version__ = "0+unknown"
+
+# Names whose subpackage loads on first use: MCP needs the ``mcp`` extra, telemetry is not needed to run agents.
+_LAZY = {
+    "McpServerUnavailableError": "tempo_agents.mcp",
+    "McpToolError": "tempo_agents.mcp",
+    "mcp_tools": "tempo_agents.mcp",
+    "configure_logging": "tempo_agents.telemetry",
+    "instrument": "tempo_agents.telemetry",
+    "otlp_tracer_provider": "tempo_agents.telemetry",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'tempo_agents' has no attribute {name!r}")
+    return getattr(import_module(module), name)
+
+
 __all__ = [
+    "ActivityOptions",
     "Agent",
+    "AgentMode",
     "AgentStream",
     "App",
+    "ConfigurationError",
     "DelegationComplete",
     "DelegationHooks",
     "DelegationStart",
+    "FileAgentError",
     "GenerateResult",
+    "McpServerUnavailableError",
+    "McpToolError",
+    "Model",
+    "ModelError",
+    "ResumeError",
+    "ResumeValidationError",
+    "RunNotFoundError",
     "ScriptedModel",
     "ScriptedResponse",
     "ScriptedToolCall",
+    "StoreUnavailableError",
+    "TaskSignalProvider",
+    "TempoAgentsError",
     "TempoAgentsPlugin",
     "Tool",
     "ToolCallHookContext",
     "ToolContext",
     "ToolHooks",
+    "ToolInputPreview",
+    "ToolNameCollisionError",
+    "ToolNotFoundError",
     "Usage",
     "WorkflowTool",
+    "__version__",
+    "anthropic",
+    "ask_user_tool",
+    "configure_logging",
     "create_tool",
+    "instrument",
+    "local_model",
+    "mcp_tools",
+    "openai_compatible",
+    "otlp_tracer_provider",
+    "submit_plan_tool",
     "wait_for_resume",
+    "web_fetch_tool",
+    "web_search_tool",
 ]

@@ -12,6 +12,7 @@ import traceback
 from collections.abc import Callable, Coroutine, Sequence
 from typing import Any, NoReturn
 
+from tempo_agents import __version__
 from tempo_agents.cli import run, serve, store, worker
 from tempo_agents.cli._console import CliError, err, exit_now, one_line
 from tempo_agents.cli.api import command as api
@@ -28,6 +29,7 @@ def build_parser() -> argparse.ArgumentParser:
             "single runs and a demo."
         ),
     )
+    parser.add_argument("--version", action="version", version=f"tempo-agents {__version__}")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     worker.add_commands(commands)
     run.add_command(commands)
