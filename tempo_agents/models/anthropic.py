@@ -28,11 +28,8 @@ failure Temporal records for a retried attempt stays within its size limit and k
 
 from __future__ import annotations
 
-import email.utils
 import json
-import math
 import os
-import time
 from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -55,6 +52,7 @@ from tempo_agents.models.model import (
     ToolInputStart,
     ToolResultEvent,
 )
+from tempo_agents.models.provider_http import SSEDecoder, pooled_client, retry_after_seconds
 from tempo_agents.models.usage import Usage
 
 __all__ = [
@@ -106,9 +104,10 @@ class AnthropicModel:
 
     The key is read from the worker's environment variable ``api_key_env`` each time the model is
     called; the base URL is ``base_url``, else ``ANTHROPIC_BASE_URL``, else ``https://api.anthropic.com``
-    (a base URL ending in ``/v1`` is accepted too). Each call opens its own HTTP connection unless a
-    shared ``http_client`` is given (which the model never closes). ``read_timeout`` is the longest
-    the stream may go without a byte (the API pings while it thinks) before a retryable timeout.
+    (a base URL ending in ``/v1`` is accepted too). Calls share the connection pool of their event loop
+    (``models/provider_http/``) unless an ``http_client`` is given (which the model never closes).
+    ``read_timeout`` is the longest the stream may go without a byte (the API pings while it thinks)
+    before a retryable timeout.
 
     ``request.settings`` understood (snake_case or camelCase): ``max_tokens`` (default 4096;
     ``max_output_tokens`` too), ``temperature``, ``top_p``, ``top_k``, ``stop`` / ``stop_sequences``
@@ -202,14 +201,10 @@ class AnthropicModel:
         }
         content = json.dumps(self.request_body(request), ensure_ascii=False).encode()
         decoder = _StreamDecoder(self, _server_tool_names(request.tools))
+        client = self._http_client if self._http_client is not None else pooled_client()
         try:
-            if self._http_client is not None:
-                async for event in self._stream(self._http_client, headers, content, decoder):
-                    yield event
-            else:
-                async with httpx.AsyncClient(timeout=self.timeout) as client:
-                    async for event in self._stream(client, headers, content, decoder):
-                        yield event
+            async for event in self._stream(client, headers, content, decoder):
+                yield event
         except httpx.HTTPError as exc:
             raise self._transport_error(exc) from None  # without httpx's chain: Temporal keeps failures small
 
@@ -243,11 +238,11 @@ class AnthropicModel:
             if response.status_code != 200 or "text/event-stream" not in content_type:
                 await response.aread()
                 raise self._status_error(response)
-            sse = _SSEParser()
+            sse = SSEDecoder()
             async for line in response.aiter_lines():
                 record = sse.feed(line)
                 if record is not None:
-                    for event in decoder.handle(*record):
+                    for event in decoder.handle(record.event, record.data):
                         yield event
         if decoder.finish is None:
             raise self._error(
@@ -261,7 +256,7 @@ class AnthropicModel:
         error_type, detail = _error_detail(response)
         request_id = response.headers.get("request-id")
         where = f" (request-id {request_id})" if request_id else ""
-        retry_after = _retry_after(response.headers)
+        retry_after = retry_after_seconds(response.headers)
         if status == 200:
             if error_type:
                 return self._event_error(error_type, detail)
@@ -512,32 +507,6 @@ def _result_text(result: Any) -> str:
 # --- response decoding -----------------------------------------------------------------------------------------
 
 
-class _SSEParser:
-    """Server-sent events, one line at a time: returns ``(event, data)`` when a record completes."""
-
-    def __init__(self) -> None:
-        self._event = ""
-        self._data: list[str] = []
-
-    def feed(self, line: str) -> tuple[str, str] | None:
-        if not line:
-            if not self._data:
-                self._event = ""
-                return None
-            record = (self._event, "\n".join(self._data))
-            self._event, self._data = "", []
-            return record
-        if line.startswith(":"):
-            return None
-        name, _, value = line.partition(":")
-        value = value.removeprefix(" ")
-        if name == "event":
-            self._event = value
-        elif name == "data":
-            self._data.append(value)
-        return None
-
-
 @dataclass
 class _Block:
     kind: Literal["text", "tool_use", "server_tool_use", "tool_result", "other"]
@@ -687,28 +656,3 @@ def _error_detail(response: httpx.Response) -> tuple[str, str]:
     if error:
         return str(error.get("type") or ""), clipped(str(error.get("message") or ""))
     return "", clipped(response.text)
-
-
-def _retry_after(headers: httpx.Headers) -> float | None:
-    """Seconds to wait, from ``retry-after-ms`` or ``retry-after`` (seconds or an HTTP date)."""
-    milliseconds = headers.get("retry-after-ms")
-    if milliseconds:
-        try:
-            value = float(milliseconds) / 1000
-            if math.isfinite(value) and value >= 0:
-                return value
-        except ValueError:
-            pass
-    seconds = headers.get("retry-after")
-    if not seconds:
-        return None
-    try:
-        value = float(seconds)
-        return value if math.isfinite(value) and value >= 0 else None
-    except ValueError:
-        pass
-    try:
-        when = email.utils.parsedate_to_datetime(seconds)
-    except (TypeError, ValueError):
-        return None
-    return max(0.0, when.timestamp() - time.time())

@@ -421,6 +421,7 @@ class AnthropicServer:
         self._script: list[Responder] = []
         self._server: asyncio.Server | None = None
         self._connections: set[asyncio.Task[None]] = set()
+        self._writers: set[asyncio.StreamWriter] = set()
         self._request_ids = itertools.count(1)
 
     async def __aenter__(self) -> Self:
@@ -440,9 +441,16 @@ class AnthropicServer:
         if self._server is None:
             return
         self._server.close()
-        for task in list(self._connections):
-            task.cancel()
-        await asyncio.gather(*self._connections, return_exceptions=True)
+        # Hang up on every connection (a client's pool keeps them open between requests): each handler then
+        # sees the end of its stream and returns. Cancelling a handler waiting for a request instead can leave
+        # it pending for good on Python 3.11, whose stream server watches its handler tasks.
+        for writer in list(self._writers):
+            writer.close()
+        if self._connections:
+            _, stuck = await asyncio.wait(list(self._connections), timeout=5)
+            for task in stuck:
+                task.cancel()
+            await asyncio.gather(*stuck, return_exceptions=True)
         await self._server.wait_closed()
         self._server = None
 
@@ -475,6 +483,7 @@ class AnthropicServer:
         task = asyncio.current_task()
         assert task is not None
         self._connections.add(task)
+        self._writers.add(writer)
         served: list[RecordedRequest] = []
         try:
             while True:
@@ -499,6 +508,7 @@ class AnthropicServer:
             for request in served:
                 request.disconnected.set()
             self._connections.discard(task)
+            self._writers.discard(writer)
 
     async def _response_for(self, request: RecordedRequest) -> StreamResponse | JSONResponse:
         if request.method != "POST" or request.path.split("?")[0] != MESSAGES_PATH:

@@ -1,0 +1,224 @@
+"""How an OpenAI-compatible call fails: every failure a :class:`~tempo_agents.errors.ModelError` that says whether
+another attempt can help.
+
+Retryable: rate limits (with the server's ``Retry-After``), 408, 409, 5xx, timeouts, dropped connections, a
+damaged event, an error event that looks transient. Not retryable: a missing key, an exhausted quota, 400,
+401, 403, 404, a bad base URL or proxy. Messages name the model and its endpoint, quote the server briefly
+and end with the outlook (``models/_error_text.py``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+from dataclasses import dataclass
+from http import HTTPStatus
+from typing import TYPE_CHECKING, Any
+
+import httpx
+
+from tempo_agents.errors import ConfigurationError, ModelError
+from tempo_agents.models._error_text import (
+    MAY_SUCCEED_LATER,
+    capitalized,
+    clipped,
+    quoted_start,
+    retry_outlook,
+    without_full_stop,
+)
+from tempo_agents.models.provider_http import retry_after_seconds
+
+if TYPE_CHECKING:
+    from tempo_agents.models.openai_compatible.adapter import OpenAICompatibleModel
+
+
+class CallFailures:
+    """The errors of one model's calls (read from the model when they are made: the base URL may come from
+    the environment)."""
+
+    def __init__(self, model: OpenAICompatibleModel) -> None:
+        self._target = model
+        self._provider = model.provider
+        self._model = model.model_id
+        self._api_key_env = model.api_key_env
+        self._timeout = model.timeout
+
+    def missing_key(self) -> ModelError:
+        """No key in the environment variable the model reads it from."""
+        return ModelError(
+            f"{self.describe()}: no API key: the environment variable {self._api_key_env} is not set "
+            f"on the worker. Set {self._api_key_env} in the worker's environment"
+            + ("" if self._provider == "openai" else ", or pass api_key_env=None for a server without keys"),
+            retryable=False,
+            provider=self._provider,
+            model=self._model,
+        )
+
+    def describe(self) -> str:
+        try:
+            where = self._target.endpoint
+        except ConfigurationError:
+            where = "OPENAI_BASE_URL"
+        return f'{self._provider} model "{self._model}" at {where}'
+
+    def _key_hint(self) -> str:
+        return f"the API key in {self._api_key_env}" if self._api_key_env else "the server's authentication settings"
+
+    def status_error(self, response: httpx.Response, *, web_search: bool) -> ModelError:
+        status = response.status_code
+        detail = ErrorDetail.parse(json_or_none(response.text), fallback=response.text)
+        retryable, advice = self._status_advice(status, detail, web_search=web_search)
+        return ModelError(
+            f"{self.describe()}: {_status_text(status, response.reason_phrase, detail.message)}. {advice}.",
+            retryable=retryable,
+            provider=self._provider,
+            model=self._model,
+            status=status,
+            retry_after=retry_after_seconds(response.headers) if retryable else None,
+        )
+
+    def _status_advice(self, status: int, detail: ErrorDetail, *, web_search: bool) -> tuple[bool, str]:
+        """Whether a later attempt can help after HTTP ``status``, and what to tell the user."""
+        if status == 429 and "insufficient_quota" in (detail.code, detail.type):
+            return False, f"The account has no quota left: check the plan and billing of {self._key_hint()}"
+        if status in _RETRYABLE_STATUS_ADVICE:
+            return True, f"{_RETRYABLE_STATUS_ADVICE[status]}; {MAY_SUCCEED_LATER}"
+        if status >= 500:
+            return True, f"The server failed or is overloaded; {MAY_SUCCEED_LATER}"
+        if status == 401:
+            return False, f"Check {self._key_hint()}: it is missing, wrong or revoked"
+        if status == 403:
+            key = capitalized(self._key_hint())
+            return False, f"{key} is not allowed to use model {self._model!r} (or this endpoint)"
+        if status == 404:
+            return False, (
+                f"Check the model name {self._model!r} and the base URL {self._target.base_url} "
+                "(it should end in /v1 for most servers)"
+            )
+        if web_search and status == 400:
+            return False, (
+                "Web search on Chat Completions needs a search model such as gpt-4o-search-preview; "
+                "otherwise check the request's messages, tools and model settings"
+            )
+        return False, "The request was rejected; check the messages, tools and model settings"
+
+    def transport_error(self, error: httpx.HTTPError) -> ModelError:
+        """The error for a failed connection or body; raise it ``from None`` (keep Temporal's failure small)."""
+        if isinstance(error, (httpx.UnsupportedProtocol, httpx.ProxyError, httpx.TooManyRedirects)):
+            return ModelError(
+                f"{self.describe()}: {without_full_stop(clipped(str(error)))}. Check the base URL and proxy settings.",
+                retryable=False,
+                provider=self._provider,
+                model=self._model,
+            )
+        said = clipped(str(error) or type(error).__name__, 200)
+        if isinstance(error, httpx.ConnectTimeout):
+            what = f"could not connect within {self._timeout.connect:g}s"
+        elif isinstance(error, httpx.ReadTimeout):
+            what = f"no data from the server for {self._timeout.read:g}s (stalled stream)"
+        elif isinstance(error, httpx.TimeoutException):
+            what = f"timed out ({type(error).__name__})"
+        elif isinstance(error, httpx.ConnectError):
+            what = f"could not connect ({said}); check that the server is up"
+        elif isinstance(error, httpx.DecodingError):
+            what = f"the response body could not be decoded ({said})"
+        else:
+            what = f"the connection dropped ({said})"
+        return ModelError(
+            f"{self.describe()}: {what}; {MAY_SUCCEED_LATER}.",
+            retryable=True,
+            provider=self._provider,
+            model=self._model,
+        )
+
+    def stream_error(self, payload: Any) -> ModelError:
+        detail = ErrorDetail.parse(payload, fallback=json.dumps(payload)[:500])
+        retryable = detail.looks_transient()
+        said = without_full_stop(clipped(detail.message)) or "unknown error"
+        return ModelError(
+            f"{self.describe()}: the server reported an error mid-stream: {said} ({retry_outlook(retryable)}).",
+            retryable=retryable,
+            provider=self._provider,
+            model=self._model,
+            status=detail.status,
+        )
+
+    def malformed_event_error(self, data: str) -> ModelError:
+        """A ``data:`` event that is not JSON: the stream is damaged, so this attempt's answer cannot be trusted."""
+        return ModelError(
+            f"{self.describe()}: the stream is broken: an event is not JSON: {quoted_start('data: ' + data)}; "
+            f"{MAY_SUCCEED_LATER}.",
+            retryable=True,
+            provider=self._provider,
+            model=self._model,
+        )
+
+    def incomplete_error(self) -> ModelError:
+        return ModelError(
+            f"{self.describe()}: the connection closed before the response was complete; {MAY_SUCCEED_LATER}.",
+            retryable=True,
+            provider=self._provider,
+            model=self._model,
+        )
+
+
+@dataclass
+class ErrorDetail:
+    message: str
+    type: str
+    code: str
+    status: int | None
+
+    @classmethod
+    def parse(cls, payload: Any, *, fallback: str) -> ErrorDetail:
+        error: Any = payload.get("error") if isinstance(payload, dict) else None
+        if isinstance(error, str):
+            return cls(error, "", "", None)
+        if not isinstance(error, dict):
+            # vLLM's older top-level form {"object": "error", "message": ...}, FastAPI's {"detail": ...}
+            error = payload if isinstance(payload, dict) else {"message": fallback.strip()[:500]}
+        message = error.get("message") or error.get("detail") or ""
+        if not isinstance(message, str):
+            message = json.dumps(message)[:500]
+        raw_code = error.get("code")
+        status = raw_code if isinstance(raw_code, int) and not isinstance(raw_code, bool) else None
+        if status is None and isinstance(error.get("status"), int):
+            status = error["status"]
+        return cls(message.strip(), str(error.get("type") or ""), "" if raw_code is None else str(raw_code), status)
+
+    def looks_transient(self) -> bool:
+        if self.status is not None and (self.status in (408, 409, 429) or self.status >= 500):
+            return True
+        kind = f"{self.type} {self.code}".lower()
+        if any(mark in kind for mark in ("server", "overload", "rate_limit", "timeout", "unavailable", "internal")):
+            return True
+        text = self.message.lower()
+        return any(
+            mark in text for mark in ("overloaded", "server error", "try again", "temporarily", "timed out", "capacity")
+        )
+
+
+_RETRYABLE_STATUS_ADVICE = {
+    408: "The server timed out waiting for the request",
+    409: "The server reported a conflict",
+    429: "Rate limited by the server",
+}
+"""Statuses below 500 that another attempt may get past, and what they mean."""
+
+
+def _status_text(status: int, reason_phrase: str, provider_said: str) -> str:
+    """``HTTP 429 Too Many Requests: <what the server said>``, without empty parts or a final full stop."""
+    phrase = reason_phrase.strip()
+    if not phrase:
+        with contextlib.suppress(ValueError):
+            phrase = HTTPStatus(status).phrase  # HTTP/2 has no reason phrases
+    text = f"HTTP {status} {phrase}" if phrase else f"HTTP {status}"
+    said = without_full_stop(clipped(provider_said))
+    return f"{text}: {said}" if said else text
+
+
+def json_or_none(text: str) -> Any:
+    try:
+        return json.loads(text)
+    except ValueError:
+        return None
