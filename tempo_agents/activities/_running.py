@@ -1,17 +1,18 @@
-"""What every activity does around its work: heartbeats, and errors Temporal can act on."""
+"""What every activity does around its work: heartbeats, errors Temporal can act on, a local activity's starts."""
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable
 from datetime import timedelta
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
 from tempo_agents.activity_options import PROVIDER_ATTEMPTS
 from tempo_agents.errors import ConfigurationError, ModelError, StoreUnavailableError
+from tempo_agents.store.base import Store
 
 _T = TypeVar("_T")
 
@@ -80,3 +81,16 @@ def may_have_run_before() -> bool:
 def is_local() -> bool:
     """Whether this is a local activity (ARCHITECTURE.md, "Local activities")."""
     return activity.in_activity() and activity.info().is_local
+
+
+async def saved_or_counted_start(store: Store, run_id: str, key: str) -> tuple[dict[str, Any] | None, int]:
+    """The outcome of the local activity saved under ``key`` if it ended before (and 0), else ``None`` and this
+    start's number (1 for the first): one store call, the counter kept beside the outcome it counts for.
+
+    A local activity whose worker was lost starts again at attempt 1 in the next workflow task, so Temporal's
+    attempt number cannot tell how many workers a local model step or tool call has lost. Its starts are counted
+    in the store instead (a saved outcome of its own, ``<key>:starts``, written before the work begins), where
+    they survive the worker: the count is the attempt number the work sees, and a start past
+    ``maximum_attempts`` stops it (ARCHITECTURE.md, "Local activities").
+    """
+    return await store.saved_or_counted(run_id, key, f"{key}:starts")

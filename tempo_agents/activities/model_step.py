@@ -7,8 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from temporalio.exceptions import ApplicationError
 
-from tempo_agents.activities._running import attempt, is_local, may_have_run_before
-from tempo_agents.activities.local_starts import saved_or_counted_start
+from tempo_agents.activities._running import attempt, is_local, may_have_run_before, saved_or_counted_start
 from tempo_agents.activities.segment_close import close_segment
 from tempo_agents.activity_options import MODEL_STEP_DEFAULTS
 from tempo_agents.journal import constructors, keys

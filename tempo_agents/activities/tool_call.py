@@ -14,9 +14,8 @@ from typing import TYPE_CHECKING, Any
 
 from temporalio import activity
 
-from tempo_agents.activities._running import attempt, is_local, may_have_run_before
+from tempo_agents.activities._running import attempt, is_local, may_have_run_before, saved_or_counted_start
 from tempo_agents.activities.handoff import CallHandoff
-from tempo_agents.activities.local_starts import saved_or_counted_start
 from tempo_agents.activities.segment_close import close_segment
 from tempo_agents.activity_options import TOOL_CALL_DEFAULTS
 from tempo_agents.agent.approval import ApprovalRequest
@@ -26,7 +25,7 @@ from tempo_agents.journal import constructors, keys
 from tempo_agents.journal.writer import JournalToolWriter, RunJournal, outbox_writes, store_outbox_writes
 from tempo_agents.models.messages import Message, ToolResultPart
 from tempo_agents.store.base import ChunkWrite, SavedOutcome, TranscriptEntry
-from tempo_agents.telemetry.saved_fields import SUSPENDED_AT_FIELD
+from tempo_agents.telemetry.metrics import SUSPENDED_AT_FIELD
 from tempo_agents.tools._validation import is_validation_result, validate_input, validate_resume_data
 from tempo_agents.tools.context import ToolContext
 from tempo_agents.tools.suspension import (
@@ -170,7 +169,7 @@ async def run_tool_call(registry: Registry, handoff: CallHandoff | None, call_in
     saved = None
     starts = 0
     key = keys.tool_call_outcome(call_input.step, call.tool_call_id, call_input.round)
-    if is_local():  # the saved outcome of a lost worker's call, else this start counted (local_starts.py)
+    if is_local():  # the saved outcome of a lost worker's call, else this start counted (_running.py)
         saved, starts = await saved_or_counted_start(store, call_input.run_id, key)
     elif may_have_run_before():  # an earlier attempt may have saved how the call ended before its worker was lost
         saved = await store.saved_outcome(call_input.run_id, key)

@@ -8,12 +8,11 @@ from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
 from tempo_agents.activity_options import ActivityOptions
 from tempo_agents.agent.auto_resume import is_eligible, with_resume_fields
-from tempo_agents.agent.child_tools import child_tools
-from tempo_agents.agent.delegation import DelegationHooks
+from tempo_agents.agent.delegation import DelegationHooks, sub_agent_tool
 from tempo_agents.agent.hooks import ToolHooks
 from tempo_agents.agent.modes import AgentMode, check_modes
 from tempo_agents.agent.naming import sanitize_tool_names
-from tempo_agents.agent.workflow_tools import WorkflowTool
+from tempo_agents.agent.workflow_tools import WorkflowTool, workflow_tool
 from tempo_agents.errors import ConfigurationError
 from tempo_agents.models.messages import MessageInput
 from tempo_agents.models.model import Model, ToolDefinition
@@ -88,9 +87,7 @@ class Agent:
         """Workflows by key: the model sees each as the tool ``workflow-<key>``."""
         self.delegation = DelegationHooks.coerce(delegation, where=f'agent "{id}"')
         """Hooks around this agent's sub-agent calls."""
-        self.tools: dict[str, Tool] = sanitize_tool_names(
-            {**signal_tools, **(tools or {}), **child_tools(self, self.agents, self.workflows)}
-        )
+        self.tools: dict[str, Tool] = sanitize_tool_names({**signal_tools, **(tools or {}), **_child_tools(self)})
         self.projects_tasks = any(isinstance(provider, TaskSignalProvider) for provider in signals)
         """Whether the task list is shown to the model (a :class:`TaskSignalProvider` is attached)."""
         self.uses_task_tools = any(tool.workflow_operation is not None for tool in self.tools.values())
@@ -231,3 +228,12 @@ class Agent:
             kind: Literal["function", "web_search"] = "web_search" if tool.provider_tool == "web_search" else "function"
             definitions.append(ToolDefinition(name=name, description=tool.description, input_schema=schema, kind=kind))
         return definitions
+
+
+def _child_tools(parent: Agent) -> dict[str, Tool]:
+    """``agent-<key>`` for every sub-agent, then ``workflow-<key>`` for every workflow (later keys win)."""
+    tools: dict[str, Tool] = {
+        f"agent-{key}": sub_agent_tool(key, agent, parent) for key, agent in parent.agents.items()
+    }
+    tools.update({f"workflow-{key}": workflow_tool(key, spec) for key, spec in parent.workflows.items()})
+    return tools

@@ -1,4 +1,4 @@
-"""Auto-resume (reference §3.8): the user's next message on a thread resumes a suspended call through the model.
+"""Auto-resume: the user's next message on a thread resumes a suspended call through the model.
 
 Eligible tools (those with a suspend or resume schema) get two extra model-visible fields. When the
 model fills ``resumeData``, the call resumes the suspended call of an earlier run of the same thread:

@@ -1,4 +1,5 @@
-"""Sub-agents as tools: the ``agent-<key>`` tool and the delegation hooks around it.
+"""Calls that run as child workflows: the :class:`ChildTool` kind, sub-agents as the ``agent-<key>`` tool, and
+the delegation hooks around them (``workflow_tools.py`` makes the ``workflow-<key>`` tool of the same kind).
 
 The tool's ``execute`` runs in the parent's tool-call activity: it runs ``on_delegation_start`` and answers
 with a :class:`ChildStart`; the parent workflow starts the sub-agent's run as a child workflow
@@ -11,7 +12,6 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from tempo_agents.agent.child_tool import ChildTool
 from tempo_agents.agent.local_activities import workflow_task_timeout
 from tempo_agents.errors import ConfigurationError
 from tempo_agents.models.messages import Message, TextPart
@@ -28,6 +28,17 @@ AGENT_RUN_WORKFLOW = "AgentRunWorkflow"
 MIN_SUB_AGENT_STEPS = 3
 DEFAULT_MAX_STEPS = 5
 REJECTED_BY_HOOK = "Delegation rejected by onDelegationStart hook"
+
+
+class ChildTool(Tool):
+    """An ``agent-<key>`` or ``workflow-<key>`` tool. Only an agent's run calls it (it starts a child workflow of
+    that run), so it is not among the App's tools that can be run directly."""
+
+
+def is_child_tool(tool: Tool) -> bool:
+    """Whether calls of this tool run as child workflows."""
+    return isinstance(tool, ChildTool)
+
 
 AGENT_TOOL_INPUT_SCHEMA: dict[str, Any] = {
     "type": "object",

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 from tempo_agents.agent.agent import Agent
 from tempo_agents.agent.approval import ApprovalPolicy
-from tempo_agents.agent.child_tools import is_child_tool
+from tempo_agents.agent.delegation import is_child_tool
 from tempo_agents.agent.hooks import ToolHooks
-from tempo_agents.agent.sub_agents import with_sub_agents
 from tempo_agents.errors import ConfigurationError, ToolNotFoundError
 from tempo_agents.store.base import Store
 from tempo_agents.store.transcript_cache import TranscriptCache
@@ -137,3 +136,16 @@ class Registry:
         if self._transcripts is None:
             self._transcripts = TranscriptCache(self.store)
         return self._transcripts
+
+
+def with_sub_agents(agents: Iterable[Agent]) -> Iterator[Agent]:
+    """Every agent, then its sub-agents, depth first, each once."""
+    seen: set[int] = set()
+    stack = list(agents)[::-1]
+    while stack:
+        agent = stack.pop()
+        if id(agent) in seen:
+            continue
+        seen.add(id(agent))
+        yield agent
+        stack.extend(list(agent.agents.values())[::-1])

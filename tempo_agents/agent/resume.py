@@ -21,7 +21,7 @@ if TYPE_CHECKING:
 
 
 def resume_error_text(code: str, *, agent_name: str, method: str, run_id: str, tool_call_id: str | None) -> str:
-    """The reference's texts for refused resumes (§3.3)."""
+    """The texts of refused resumes (word for word: clients of the HTTP API match on them)."""
     if code == resume_errors.NO_SNAPSHOT_FOUND:
         return (
             f'Agent "{agent_name}" {method}() could not find a suspended run for runId "{run_id}". '

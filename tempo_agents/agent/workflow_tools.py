@@ -14,8 +14,7 @@ from typing import Any
 from pydantic import TypeAdapter
 from temporalio.workflow import _Definition
 
-from tempo_agents.agent.child_tool import ChildTool
-from tempo_agents.agent.delegation import child_run_id
+from tempo_agents.agent.delegation import ChildTool, child_run_id
 from tempo_agents.errors import ConfigurationError
 from tempo_agents.tools.context import ToolContext
 from tempo_agents.tools.tool import Tool

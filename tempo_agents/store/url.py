@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from tempo_agents.errors import ConfigurationError
 from tempo_agents.store.base import Store
 from tempo_agents.store.sqlite import SQLiteStore
+from tempo_agents.store.url_redaction import redact as redact  # also public here, beside open_store
 
 DEFAULT_STORE_URL = "sqlite:///.tempo-agents/store.db"
 
@@ -44,18 +44,3 @@ def open_store(url: str | None = None) -> Store:
         f"unsupported store URL {redact(url)!r} (scheme {scheme!r}); use sqlite:///path/to/store.db "
         "or postgresql://user:password@host:5432/database"
     )
-
-
-def redact(url: str) -> str:
-    """The URL without its password (in the user part or a ``password=`` parameter)."""
-    parts = urlsplit(url)
-    netloc = parts.netloc
-    if "@" in netloc:
-        userinfo, host = netloc.rsplit("@", 1)
-        if ":" in userinfo:
-            netloc = f"{userinfo.split(':', 1)[0]}:***@{host}"
-    query = parts.query
-    if query:
-        pairs = parse_qsl(query, keep_blank_values=True)
-        query = urlencode([(k, "***" if k == "password" else v) for k, v in pairs], safe="*")
-    return urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))

@@ -49,6 +49,9 @@ WAIT_SECONDS = Histogram(
     buckets=(1, 5, 15, 60, 300, 900, 3600, 4 * 3600, 24 * 3600, 7 * 24 * 3600, float("inf")),
     registry=RUN_METRICS,
 )
+SUSPENDED_AT_FIELD = "suspendedAt"
+"""The field of a suspended call's saved outcome that holds when it suspended (Unix seconds): the tool-call
+activity writes it, and the resumed call's wait (:data:`WAIT_SECONDS`) is measured from it."""
 TOKENS = Counter(
     "tempo_agents_tokens",
     "Tokens reported by models, by model and direction (input, output)",

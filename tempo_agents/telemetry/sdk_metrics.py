@@ -15,7 +15,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from prometheus_client.registry import Collector
 from temporalio.runtime import PrometheusConfig, Runtime, TelemetryConfig
 
-from tempo_agents.worker.dev_server import free_port
+from tempo_agents._ports import free_port
 
 __all__ = ["TemporalSdkMetrics", "installed_sdk_metrics"]
 

@@ -9,7 +9,7 @@ from typing import Any
 from tempo_agents.tools._validation import Schema, ValidationFailure, validate_suspend_payload
 
 DECLINED_RESULT = "Tool call was not approved by the user"
-"""The tool result of a declined approval (reference §3.9), unless a reason is given."""
+"""The tool result of a declined approval, unless a reason is given (word for word: the model reads it)."""
 
 APPROVAL_EXPIRED_RESULT = "Tool call was not approved before its deadline"
 """The tool result of an approval request nobody answered in time."""

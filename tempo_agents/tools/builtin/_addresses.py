@@ -1,9 +1,9 @@
 """Address rules of the ``web_fetch`` tool: which hosts and IP addresses it must never connect to.
 
-The rules are those of reference §4.7, plus a few IPv6 ranges that are reserved in the same sense
-(documentation, discard, deprecated site-local, local-use NAT64) and the IPv6 forms that carry an IPv4
-address inside them (IPv4-mapped, IPv4-compatible, IPv4-translated, NAT64, 6to4, Teredo), which are judged
-by the IPv4 address they carry.
+The rules refuse loopback, private, link-local, shared and reserved addresses, plus a few IPv6 ranges that are
+reserved in the same sense (documentation, discard, deprecated site-local, local-use NAT64) and the IPv6 forms
+that carry an IPv4 address inside them (IPv4-mapped, IPv4-compatible, IPv4-translated, NAT64, 6to4, Teredo),
+which are judged by the IPv4 address they carry.
 
 Host literals are parsed the way ``inet_aton``-style parsers (and so the system resolver) read them, so
 ``2130706433``, ``0177.0.0.1``, ``0x7f.0.0.1`` and ``127.1`` are all recognised as ``127.0.0.1``.

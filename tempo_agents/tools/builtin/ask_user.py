@@ -1,4 +1,4 @@
-"""``ask_user``: the agent asks the user a question and the run waits for the answer (reference §4.1)."""
+"""``ask_user``: the agent asks the user a question and the run waits for the answer."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""``submit_plan``: the agent submits a plan file for review and the run waits (reference §4.2, path-based).
+"""``submit_plan``: the agent submits a plan file for review and the run waits (given the plan file's path).
 
 The plan file is read **on the worker** and its title and body go into the suspend payload, so a
 dashboard on another machine shows the plan without sharing files with the worker. Only ``.md``

@@ -1,4 +1,4 @@
-"""The task tools (reference §4.3) as Tool objects.
+"""The task tools (``task_write`` and the others of :data:`TASK_TOOLS`) as Tool objects.
 
 Inside a run they never reach an activity: the workflow validates the call and changes the task
 list, which is workflow state (queryable as ``tasks``). Called directly there is no memory thread,

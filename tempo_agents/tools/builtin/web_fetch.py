@@ -1,4 +1,4 @@
-"""The ``web_fetch`` built-in tool (reference §4.7): fetch a page over HTTP(S) without reaching private networks.
+"""The ``web_fetch`` built-in tool: fetch a page over HTTP(S) without reaching private networks.
 
 Server-side request forgery protection
 --------------------------------------
@@ -72,16 +72,16 @@ __all__ = [
 ]
 
 DESCRIPTION = "Fetch a web page by URL and return text content with basic response metadata."
-"""The tool description the model reads (reference §4.7, verbatim)."""
+"""The tool description the model reads (word for word: models are prompted with it)."""
 
 URL_DESCRIPTION = "The fully qualified HTTP or HTTPS URL to fetch."
-"""The description of the ``url`` input field (reference §4.7, verbatim)."""
+"""The description of the ``url`` input field (word for word, as the tool description)."""
 
 USER_AGENT = "tempo-agents Web Fetch Tool/1.0"
 """The ``user-agent`` header sent with every request."""
 
 ACCEPT = "text/html,text/plain,application/json,application/xml;q=0.9,*/*;q=0.8"
-"""The ``accept`` header sent with every request (reference §4.7)."""
+"""The ``accept`` header sent with every request."""
 
 _PREFIX = "Failed to fetch URL: "
 _ONLY_HTTP = "only HTTP and HTTPS URLs are supported."
