@@ -12,6 +12,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from tempo_agents.agent.hooks import coerce_hooks
 from tempo_agents.agent.local_activities import workflow_task_timeout
 from tempo_agents.errors import ConfigurationError
 from tempo_agents.models.messages import Message, TextPart
@@ -133,19 +134,7 @@ class DelegationHooks:
 
     @classmethod
     def coerce(cls, value: DelegationHooks | Mapping[str, Any] | None, *, where: str) -> DelegationHooks | None:
-        if value is None or isinstance(value, DelegationHooks):
-            return value
-        if isinstance(value, Mapping):
-            unknown = set(value) - {"on_delegation_start", "on_delegation_complete"}
-            if unknown:
-                raise ConfigurationError(
-                    f"{where}: unknown delegation hook(s) {sorted(unknown)}; "
-                    "use on_delegation_start and on_delegation_complete"
-                )
-            return cls(value.get("on_delegation_start"), value.get("on_delegation_complete"))
-        raise ConfigurationError(
-            f"{where}: delegation must be DelegationHooks or a mapping, got {type(value).__name__}"
-        )
+        return coerce_hooks(cls, value, where=where, kind="delegation hook", option="delegation")
 
 
 def child_run_id(parent_run_id: str, tool_call_id: str) -> str:

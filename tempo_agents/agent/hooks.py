@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass, field, fields
+from typing import Any, TypeVar
 
 from tempo_agents.errors import ConfigurationError
 from tempo_agents.tools.context import ToolContext
@@ -22,6 +22,25 @@ class ToolCallHookContext:
     metadata: Mapping[str, Any] = field(default_factory=dict)
     output: Any = None
     error: BaseException | None = None
+
+
+_Hooks = TypeVar("_Hooks")
+
+
+def coerce_hooks(
+    cls: type[_Hooks], value: _Hooks | Mapping[str, Any] | None, *, where: str, kind: str, option: str
+) -> _Hooks | None:
+    """``value`` as the hooks dataclass ``cls``: kept as it is, or built from a mapping of its field names
+    (a name it does not have is refused, naming ``kind``; anything else is refused, naming ``option``)."""
+    if value is None or isinstance(value, cls):
+        return value
+    names = [hook.name for hook in fields(cls)]  # type: ignore[arg-type]  # cls is a dataclass
+    if isinstance(value, Mapping):
+        unknown = set(value) - set(names)
+        if unknown:
+            raise ConfigurationError(f"{where}: unknown {kind}(s) {sorted(unknown)}; use {' and '.join(names)}")
+        return cls(*(value.get(name) for name in names))
+    raise ConfigurationError(f"{where}: {option} must be {cls.__name__} or a mapping, got {type(value).__name__}")
 
 
 BeforeToolCall = Callable[[ToolCallHookContext], Any | Awaitable[Any]]
@@ -43,16 +62,7 @@ class ToolHooks:
     @classmethod
     def coerce(cls, value: ToolHooks | Mapping[str, Any] | None, *, where: str) -> ToolHooks | None:
         """Accept a :class:`ToolHooks` or a ``{"before_tool_call": f, "after_tool_call": g}`` mapping."""
-        if value is None or isinstance(value, ToolHooks):
-            return value
-        if isinstance(value, Mapping):
-            unknown = set(value) - {"before_tool_call", "after_tool_call"}
-            if unknown:
-                raise ConfigurationError(
-                    f"{where}: unknown hook(s) {sorted(unknown)}; use before_tool_call and after_tool_call"
-                )
-            return cls(value.get("before_tool_call"), value.get("after_tool_call"))
-        raise ConfigurationError(f"{where}: hooks must be ToolHooks or a mapping, got {type(value).__name__}")
+        return coerce_hooks(cls, value, where=where, kind="hook", option="hooks")
 
 
 def merge_hooks(agent_hooks: ToolHooks | None, run_hooks: ToolHooks | None) -> ToolHooks | None:

@@ -41,21 +41,25 @@ class StepResetPayload(WireModel):
     discard_from: int | None = None
 
 
+class NamedCallPayload(WireModel):
+    """The first fields of a payload about one tool call, in wire order: the call's id and its tool's name."""
+
+    tool_call_id: str
+    tool_name: str
+
+
 class TextDeltaPayload(WireModel):
     id: str
     text: str
 
 
-class ToolCallPayload(WireModel):
-    tool_call_id: str
-    tool_name: str
+class ToolCallPayload(NamedCallPayload):
     args: Any = None
     provider_executed: bool | None = None
 
 
-class ToolInputStreamingStartPayload(WireModel):
-    tool_call_id: str
-    tool_name: str
+class ToolInputStreamingStartPayload(NamedCallPayload):
+    pass
 
 
 class ToolCallDeltaPayload(WireModel):
@@ -74,9 +78,7 @@ class ToolOutputPayload(WireModel):
     tool_name: str
 
 
-class ToolResultPayload(WireModel):
-    tool_call_id: str
-    tool_name: str
+class ToolResultPayload(NamedCallPayload):
     result: Any = None
     is_error: bool | None = None
     args: Any = None
@@ -84,25 +86,19 @@ class ToolResultPayload(WireModel):
     answered_by: str | None = None
 
 
-class ToolErrorPayload(WireModel):
-    tool_call_id: str
-    tool_name: str
+class ToolErrorPayload(NamedCallPayload):
     args: Any = None
     error: str
     answered_by: str | None = None
 
 
-class ToolCallSuspendedPayload(WireModel):
-    tool_call_id: str
-    tool_name: str
+class ToolCallSuspendedPayload(NamedCallPayload):
     suspend_payload: Any = None
     args: Any = None
     resume_schema: str = ""
 
 
-class ToolCallApprovalPayload(WireModel):
-    tool_call_id: str
-    tool_name: str
+class ToolCallApprovalPayload(NamedCallPayload):
     args: Any = None
     resume_schema: str = ""
 
@@ -114,9 +110,7 @@ class Approval(WireModel):
     expired: bool | None = None
 
 
-class ToolOutputDeniedPayload(WireModel):
-    tool_call_id: str
-    tool_name: str
+class ToolOutputDeniedPayload(NamedCallPayload):
     args: Any = None
     approval: Approval
     answered_by: str | None = None

@@ -14,12 +14,11 @@ from fastapi.responses import JSONResponse
 from starlette.responses import StreamingResponse
 from temporalio.client import WorkflowExecutionStatus
 
-from tempo_agents.agent.stream import AgentStream
 from tempo_agents.server.auth import principal
 from tempo_agents.server.bodies import RunDeclineBody, RunResumeBody, RunToolCallBody
 from tempo_agents.server.dependencies import PRINTABLE, AppDep, request_id
 from tempo_agents.server.errors import ApiError
-from tempo_agents.server.resuming import ResumeCommand, describe_run, resume_run
+from tempo_agents.server.resuming import ResumeAction, ResumeCommand, describe_run, resume_run
 from tempo_agents.server.run_views import list_runs, run_detail
 from tempo_agents.server.shapes import chunk_wire
 from tempo_agents.server.sse import SSE_RESPONSES, EventStream, stream_response
@@ -75,45 +74,30 @@ async def run_stream(
     return stream_response(app.attach(run_id, offset=offset, follow="run"), chunk_wire, with_ids=True)
 
 
-def _accepted(resumed: AgentStream, tool_call_id: str | None) -> dict[str, Any]:
+async def _answer(
+    app: AppDep, request: Request, action: ResumeAction, run_id: str, tool_call_id: str | None, **answer: Any
+) -> dict[str, Any]:
+    """Send the answer under the caller's principal and request id; the continuation starts at ``offset``."""
+    command = ResumeCommand(
+        action, run_id, tool_call_id, request_id=request_id(request), answered_by=principal(request), **answer
+    )
+    _, resumed = await resume_run(app, None, command)
     return {"runId": resumed.run_id, "accepted": True, "toolCallId": tool_call_id, "offset": resumed.offset}
 
 
 @router.post("/{run_id}/resume", summary="Resume a suspended call; the continuation starts at offset")
 async def resume(app: AppDep, run_id: str, body: RunResumeBody, request: Request) -> dict[str, Any]:
-    command = ResumeCommand(
-        "resume",
-        run_id,
-        body.tool_call_id,
-        data=body.resume_data,
-        request_id=request_id(request),
-        answered_by=principal(request),
-    )
-    _, resumed = await resume_run(app, None, command)
-    return _accepted(resumed, body.tool_call_id)
+    return await _answer(app, request, "resume", run_id, body.tool_call_id, data=body.resume_data)
 
 
 @router.post("/{run_id}/approve", summary="Approve a call waiting for approval")
 async def approve(app: AppDep, run_id: str, body: RunToolCallBody, request: Request) -> dict[str, Any]:
-    command = ResumeCommand(
-        "approve", run_id, body.tool_call_id, request_id=request_id(request), answered_by=principal(request)
-    )
-    _, resumed = await resume_run(app, None, command)
-    return _accepted(resumed, body.tool_call_id)
+    return await _answer(app, request, "approve", run_id, body.tool_call_id)
 
 
 @router.post("/{run_id}/decline", summary="Decline a call waiting for approval")
 async def decline(app: AppDep, run_id: str, body: RunDeclineBody, request: Request) -> dict[str, Any]:
-    command = ResumeCommand(
-        "decline",
-        run_id,
-        body.tool_call_id,
-        reason=body.reason,
-        request_id=request_id(request),
-        answered_by=principal(request),
-    )
-    _, resumed = await resume_run(app, None, command)
-    return _accepted(resumed, body.tool_call_id)
+    return await _answer(app, request, "decline", run_id, body.tool_call_id, reason=body.reason)
 
 
 @router.post("/{run_id}/cancel", summary="Cancel a running run", status_code=202)
