@@ -55,6 +55,7 @@ class CallFailures:
         )
 
     def describe(self) -> str:
+        """``<provider> model "<model>" at <endpoint>``: how every message of this model begins."""
         try:
             where = self._target.endpoint
         except ConfigurationError:
