@@ -1,0 +1,1 @@
+"""The tempo-agents command line, connection options, the deploy files."""
