@@ -69,7 +69,7 @@ def describe_store(choice: str) -> str:
     if choice == "sqlite":
         return "sqlite (a file in a temporary directory)"
     if choice == "postgresql":
-        return "postgresql (a throwaway server in a temporary directory, fsync=off, tests/postgres_server.py)"
+        return "postgresql (a throwaway server in a temporary directory, fsync=off, tests/support/postgres_server.py)"
     return f"postgresql at {redact(choice)}"
 
 
@@ -87,7 +87,7 @@ def bench_store(choice: str, directory: Path) -> Iterator[BenchStore]:
     if choice == "sqlite":
         yield BenchStore(f"sqlite:///{directory / 'store.db'}")
     elif choice == "postgresql":
-        from tests.postgres_server import PostgresServer, find_bindir
+        from tests.support.postgres_server import PostgresServer, find_bindir
 
         bindir = find_bindir()
         if bindir is None:

@@ -2,7 +2,7 @@
 
     python bench/mcp_calls.py [--calls 30]
 
-Starts the tests' MCP server (tests/mcp_servers/inventory.py, written with the mcp SDK) over streamable HTTP on
+Starts the tests' MCP server (tests/support/mcp_servers/inventory.py, written with the mcp SDK) over streamable HTTP on
 127.0.0.1, and over stdio as a command. For each transport:
 
 - listing: how long ``list_mcp_tools`` takes (connect, handshake, ``tools/list``, close): once per App build;
@@ -36,7 +36,7 @@ from bench._common import median, out, quantile
 from tempo_agents.mcp import list_mcp_tools
 from tempo_agents.worker.dev_server import free_port
 
-SERVER = Path(__file__).parent.parent / "tests" / "mcp_servers" / "inventory.py"
+SERVER = Path(__file__).parent.parent / "tests" / "support" / "mcp_servers" / "inventory.py"
 
 
 def accepts(port: int) -> bool:

@@ -5,7 +5,7 @@
                                    [--journal-chunks 500] [--idle-runs 100] [--idle-seconds 10]
                                    [--store sqlite|postgresql|postgresql://...]
 
-The provider is ``tests.provider_servers.openai_server.OpenAIServer`` in this process (on its own event loop
+The provider is ``tests.support.provider_servers.openai_server.OpenAIServer`` in this process (on its own event loop
 in a thread, so the worker's loop does not hold up its cadence), streaming ``--tokens``
 tokens ``--delay-ms`` apart (optionally pausing ``--pause-ms`` after every ``--pause-every`` tokens); a thin
 subclass records when the server writes each token (the provider's emit time) and when each request arrived.
@@ -56,7 +56,7 @@ from typing import Any, cast
 
 import httpx
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # tests.provider_servers, from any directory
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # tests.support.provider_servers, from any directory
 
 from bench._common import (
     STORE_HELP,
@@ -77,7 +77,7 @@ from tempo_agents.journal.writer import TEXT_FLUSH_SECONDS
 from tempo_agents.models.openai_compatible import openai_compatible
 from tempo_agents.store import ChunkWrite, open_store
 from tempo_agents.store.sqlite import SQLiteStore
-from tests.provider_servers.openai_server import (
+from tests.support.provider_servers.openai_server import (
     DONE,
     OpenAIServer,
     RecordedRequest,

@@ -2,7 +2,7 @@
 store the tests' Apps use.
 
 ``--store=postgresql`` (or ``TEMPO_AGENTS_TEST_STORE=postgresql``) puts every ``make_app`` App on a fresh
-database of a PostgreSQL server this session starts in a temporary directory (tests/postgres_server.py); the
+database of a PostgreSQL server this session starts in a temporary directory (tests/support/postgres_server.py); the
 default is a fresh SQLite file per test.
 """
 
@@ -24,7 +24,7 @@ from temporalio.testing import WorkflowEnvironment
 from tempo_agents import Agent, App
 from tempo_agents.worker.dev_server import DEV_SERVER_TUNING, find_temporal_binary
 from tempo_agents.workflows import search_attributes
-from tests.postgres_server import PostgresServer, find_bindir
+from tests.support.postgres_server import PostgresServer, find_bindir
 
 STORES = ("sqlite", "postgresql")
 

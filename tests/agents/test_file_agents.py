@@ -16,7 +16,7 @@ from tempo_agents.errors import ConfigurationError, ToolNameCollisionError
 from tempo_agents.file_agents import FileAgentError
 from tempo_agents.journal.chunks import ToolResultChunk
 
-EXAMPLE = Path(__file__).parent.parent / "examples" / "fs_app"
+EXAMPLE = Path(__file__).parents[2] / "examples" / "fs_app"
 
 SCRIPTED = (
     "from tempo_agents import ScriptedModel, ScriptedResponse\nMODEL = ScriptedModel([ScriptedResponse(text='ok')])\n"

@@ -6,9 +6,9 @@ import asyncio
 import signal
 from pathlib import Path
 
-from tests.test_cli import read_until, run_cli, start_cli, stop_cli
+from tests.cli.test_cli import read_until, run_cli, start_cli, stop_cli
 
-EXAMPLE = f"{Path(__file__).parent.parent / 'examples' / 'fs_app'}/"
+EXAMPLE = f"{Path(__file__).parents[2] / 'examples' / 'fs_app'}/"
 
 
 async def test_dev_serves_the_example_directory_and_run_uses_it(tmp_path: Path) -> None:

@@ -14,7 +14,7 @@ import httpx
 from temporalio.testing import WorkflowEnvironment
 
 from tests.conftest import AppFactory, running_worker
-from tests.http_support import EXAMPLE, parity_agent, served, types
+from tests.support.http_api import EXAMPLE, parity_agent, served, types
 
 CLI = [sys.executable, "-m", "tempo_agents.cli"]
 

@@ -19,7 +19,7 @@ from tempo_agents.cli._options import connection_options
 from tempo_agents.cli.main import build_parser
 
 COMMANDS = ("worker", "serve", "run")
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def parse(command: str, *options: str) -> dict[str, object]:

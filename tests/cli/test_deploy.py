@@ -35,9 +35,9 @@ from tempo_agents.server import create_server
 from tempo_agents.store.url import STORE_ENV
 from tempo_agents.telemetry.api_route import METRICS_PATH
 from tempo_agents.workflows import search_attributes
-from tests.http_support import parity_module
+from tests.support.http_api import parity_module
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 DEPLOY = ROOT / "deploy"
 COMPOSE = DEPLOY / "compose" / "compose.yaml"
 KUBERNETES = DEPLOY / "kubernetes"

@@ -14,10 +14,10 @@ import httpx
 from playwright.async_api import expect
 
 from tempo_agents import App
-from tests.browser import TOKENS, chromium, dashboard_server, desk_agent, signed_in_page
 from tests.conftest import AppFactory, running_worker
-from tests.test_dashboard import shoot
-from tests.test_dashboard_routes import until
+from tests.dashboard.test_pages import shoot
+from tests.dashboard.test_routes import until
+from tests.support.browser import TOKENS, chromium, dashboard_server, desk_agent, signed_in_page
 
 
 async def start(app: App, message: str) -> str:

@@ -11,7 +11,7 @@ from pathlib import Path
 import httpx
 from playwright.async_api import expect
 
-from tests.browser import EXAMPLE, chromium
+from tests.support.browser import EXAMPLE, chromium
 
 CLI = [sys.executable, "-m", "tempo_agents.cli"]
 TOKEN = "ops-secret"

@@ -12,8 +12,8 @@ from playwright.async_api import expect
 
 from tempo_agents import Agent, ScriptedModel, ScriptedResponse, ScriptedToolCall, ToolContext, create_tool
 from tempo_agents.models.model import ModelRequest
-from tests.browser import chromium, dashboard_server, signed_in_page
 from tests.conftest import AppFactory, running_worker
+from tests.support.browser import chromium, dashboard_server, signed_in_page
 
 WAITING = 1000
 STREAMING = 50

@@ -15,8 +15,8 @@ from typing import Any
 from playwright.async_api import Page, expect
 
 from tempo_agents import App
-from tests.browser import SCREENSHOTS, TOKENS, chromium, dashboard_server, desk_agent, signed_in_page
 from tests.conftest import AppFactory, running_worker
+from tests.support.browser import SCREENSHOTS, TOKENS, chromium, dashboard_server, desk_agent, signed_in_page
 
 
 async def start(app: App, message: str, **options: Any) -> str:

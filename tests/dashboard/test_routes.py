@@ -10,8 +10,8 @@ from typing import Any
 import httpx
 
 from tempo_agents import Agent, ScriptedModel, ScriptedResponse, ScriptedToolCall, ToolContext, create_tool
-from tests.browser import TOKENS, dashboard_server, desk_agent
 from tests.conftest import AppFactory, running_worker
+from tests.support.browser import TOKENS, dashboard_server, desk_agent
 
 ALICE = {"Authorization": "Bearer tok-alice"}
 

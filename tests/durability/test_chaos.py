@@ -1,8 +1,8 @@
 """Crash safety from outside: worker subprocesses and the Temporal dev server SIGKILLed under running agent runs.
 
-The guarantees (tests/chaos/README.md) are checked by ``tests/chaos/check.py`` against the store and the tools'
-execution log. The runtime's defaults are used as they are: nothing here tunes heartbeats or retries. Each test
-prints its report (kills, executions, recovery times) and fails with every violation it found.
+The guarantees (tests/support/chaos/README.md) are checked by ``tests/support/chaos/check.py`` against the store and
+the tools' execution log. The runtime's defaults are used as they are: nothing here tunes heartbeats or retries.
+Each test prints its report (kills, executions, recovery times) and fails with every violation it found.
 """
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ import pytest
 from temporalio.testing import WorkflowEnvironment
 
 from tempo_agents.worker.dev_server import free_port
-from tests.chaos.check import RECOVERY_BOUND_SECONDS, Report
-from tests.chaos.harness import (
+from tests.support.chaos.check import RECOVERY_BOUND_SECONDS, Report
+from tests.support.chaos.harness import (
     ChaosWorld,
     ServerChaos,
     connect,
@@ -23,7 +23,7 @@ from tests.chaos.harness import (
     random_worker_kills,
     server_kills,
 )
-from tests.postgres_server import PostgresServer
+from tests.support.postgres_server import PostgresServer
 
 SETTLE_SECONDS = 150.0
 """How long runs may take to end after the last disruption before they count as unfinished (generous: this

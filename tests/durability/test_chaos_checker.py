@@ -7,8 +7,8 @@ from pathlib import Path
 from typing import Any
 
 from tempo_agents.store.base import JournalEntry, TranscriptEntry
-from tests.chaos.app import ERROR_STEP, STEPS, expected_calls, step_text
-from tests.chaos.check import (
+from tests.support.chaos.app import ERROR_STEP, STEPS, expected_calls, step_text
+from tests.support.chaos.check import (
     Key,
     Kill,
     Report,

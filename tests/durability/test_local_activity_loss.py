@@ -16,7 +16,7 @@ import pytest
 from temporalio.testing import WorkflowEnvironment
 
 from tempo_agents.journal.chunks import ToolResultChunk
-from tests.worker_processes import app_in_worker_processes
+from tests.support.worker_processes import app_in_worker_processes
 
 pytestmark = pytest.mark.timeout(120)
 

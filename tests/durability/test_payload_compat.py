@@ -13,7 +13,7 @@ from temporalio.client import WorkflowHistory
 from tempo_agents.workflows.activity_names import FINISH_RUN, MODEL_STEP, TOOL_CALL
 from tempo_agents.workflows.payloads import FinishInput, ModelStepInput, ToolCallInput
 
-HISTORIES = Path(__file__).parent / "histories"
+HISTORIES = Path(__file__).parents[1] / "histories"
 OLD = ["suspend-resume", "approve-decline", "plan-tasks"]
 MODELS: dict[str, Any] = {MODEL_STEP: ModelStepInput, TOOL_CALL: ToolCallInput, FINISH_RUN: FinishInput}
 

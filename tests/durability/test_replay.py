@@ -23,7 +23,7 @@ from tempo_agents.workflows.activity_calls import LOCAL_ACTIVITIES
 from tempo_agents.workflows.agent_run import RESUMED_CALLS_KEEP_OPTIONS, SEGMENTS_CLOSED_BY_ACTIVITIES
 from tempo_agents.workflows.payloads import RunInput, RunResult
 
-HISTORIES = sorted((Path(__file__).parent / "histories").glob("*.json"))
+HISTORIES = sorted((Path(__file__).parents[1] / "histories").glob("*.json"))
 
 
 def load(path: Path) -> WorkflowHistory:
@@ -106,10 +106,10 @@ def test_parent_with_child_histories_are_committed() -> None:
     """Runs whose calls ran as child workflows: a sub-agent that suspended and was resumed through its
     parent (both histories), and a workflow tool that waited for a person."""
     for name in ("v2-sub-agent-parent", "v2-workflow-tool-parent"):
-        events = load(Path(__file__).parent / "histories" / f"{name}.json").events
+        events = load(Path(__file__).parents[1] / "histories" / f"{name}.json").events
         assert any(e.HasField("start_child_workflow_execution_initiated_event_attributes") for e in events)
         assert any(e.HasField("child_workflow_execution_completed_event_attributes") for e in events)
-    child = load(Path(__file__).parent / "histories" / "v2-sub-agent-child.json").events
+    child = load(Path(__file__).parents[1] / "histories" / "v2-sub-agent-child.json").events
     assert child[0].workflow_execution_started_event_attributes.parent_workflow_execution.workflow_id == (
         "sub-agent-parent"
     )

@@ -26,7 +26,8 @@ from tempo_agents.journal.chunks import (
 )
 from tempo_agents.models.openai_compatible import openai_compatible
 from tests.conftest import AppFactory, running_worker
-from tests.provider_servers.openai_server import (
+from tests.models.test_local_model_runs import weather_agent
+from tests.support.provider_servers.openai_server import (
     OpenAIServer,
     Reply,
     ToolCallSpec,
@@ -35,7 +36,6 @@ from tests.provider_servers.openai_server import (
     text_stream,
     tool_calls_stream,
 )
-from tests.test_local_model_runs import weather_agent
 
 pytestmark = pytest.mark.timeout(60)
 

@@ -5,7 +5,7 @@ whenever one dies. One tool kills its worker on its first four attempts and then
 every worker it runs on and is stopped after its configured number of losses with a tool error that
 names it, and the run goes on. The same holds for local-activity tools, whose lost starts are counted in the
 store (a local activity starts again at attempt 1). (Ten deaths in a row with the default options:
-tests/test_chaos.py.)
+tests/durability/test_chaos.py.)
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from temporalio.testing import WorkflowEnvironment
 
 from tempo_agents.agent.stream import GenerateResult
 from tempo_agents.journal.chunks import ErrorChunk, ToolErrorChunk, ToolResultChunk
-from tests.worker_processes import app_in_worker_processes
+from tests.support.worker_processes import app_in_worker_processes
 
 pytestmark = pytest.mark.timeout(180)
 

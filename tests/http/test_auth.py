@@ -17,7 +17,7 @@ from tempo_agents.server import create_server
 from tempo_agents.server.auth import load_tokens_file
 from tempo_agents.server.serving import ApiServer, ApiServerError, is_loopback
 from tests.conftest import AppFactory, running_worker
-from tests.http_support import parity_agent, served, sse_chunks
+from tests.support.http_api import parity_agent, served, sse_chunks
 
 TOKENS = {"tok-alice": "alice", "tok-bob": "bob"}
 

@@ -17,7 +17,7 @@ from tempo_agents.models.model import ModelRequest
 from tempo_agents.models.scripted import ScriptedModel, ScriptedResponse
 from tempo_agents.server.shapes import chunk_wire
 from tests.conftest import AppFactory, running_worker
-from tests.http_support import parity_agent, served, sse_blocks, sse_chunks, types
+from tests.support.http_api import parity_agent, served, sse_blocks, sse_chunks, types
 
 LONG_TEXT = " ".join(f"word{i}" for i in range(60))
 

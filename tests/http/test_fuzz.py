@@ -25,7 +25,7 @@ from schemathesis.core.result import Ok
 
 from tempo_agents.server.serving import ApiServer
 from tests.conftest import AppFactory, running_worker
-from tests.http_support import parity_agent
+from tests.support.http_api import parity_agent
 
 FUZZ_EXAMPLES = 30
 TOKEN = "fuzz-token"

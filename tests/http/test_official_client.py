@@ -1,7 +1,7 @@
 """The unchanged official client, ``@mastra/client-js`` 1.47.0 from npm, against ``tempo-agents dev``.
 
-``tests/clients/official_client.mjs`` makes the calls and prints what it got; ``.ci/run`` installs the
-client (``npm ci`` in ``tests/clients``, which ``scripts/test`` runs). Without Node or the installed client the
+``tests/support/clients/official_client.mjs`` makes the calls and prints what it got; ``.ci/run`` installs the
+client (``npm ci`` in ``tests/support/clients``, which ``scripts/test`` runs). Without Node or the installed client the
 test fails and says what to install.
 """
 
@@ -15,14 +15,14 @@ import signal
 import sys
 from pathlib import Path
 
-from tests.http_support import EXAMPLE
+from tests.support.http_api import EXAMPLE
 
-CLIENTS = Path(__file__).resolve().parent / "clients"
+CLIENTS = Path(__file__).resolve().parents[1] / "support" / "clients"
 
 
 async def test_official_client_against_dev(tmp_path: Path) -> None:
     assert shutil.which("node") is not None, "this test needs Node.js (Debian: apt-get install nodejs npm)"
-    assert (CLIENTS / "node_modules" / "@mastra" / "client-js").is_dir(), "run `npm ci` in tests/clients"
+    assert (CLIENTS / "node_modules" / "@mastra" / "client-js").is_dir(), "run `npm ci` in tests/support/clients"
     dev = await asyncio.create_subprocess_exec(
         sys.executable, "-m", "tempo_agents.cli", "dev", "--port", "0", "--ui-port", "0", "--api-port", "0",
         "--app", f"{EXAMPLE}:app", cwd=tmp_path, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,

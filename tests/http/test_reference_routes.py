@@ -10,7 +10,7 @@ from fastapi import Request
 
 from tempo_agents.server import ApiError
 from tests.conftest import AppFactory, running_worker
-from tests.http_support import parity_agent, served, sse_chunks, types
+from tests.support.http_api import parity_agent, served, sse_chunks, types
 
 DRAFT_2020_12 = "https://json-schema.org/draft/2020-12/schema"
 

@@ -7,7 +7,7 @@ import json
 
 from tempo_agents.tools.transform import TransformContext
 from tests.conftest import AppFactory, running_worker
-from tests.http_support import parity_agent, served, sse_blocks
+from tests.support.http_api import parity_agent, served, sse_blocks
 
 
 def masked(context: TransformContext) -> dict[str, str]:

@@ -7,9 +7,9 @@ import json
 from typing import Any
 
 from tempo_agents import Agent, ScriptedModel, ScriptedResponse, ScriptedToolCall
+from tests.agents.test_sub_agents import clerk_agent
 from tests.conftest import AppFactory, running_worker
-from tests.http_support import served, sse_chunks
-from tests.test_sub_agents import clerk_agent
+from tests.support.http_api import served, sse_chunks
 
 
 async def test_a_sub_agent_suspension_is_listed_and_resumed_over_http(make_app: AppFactory) -> None:

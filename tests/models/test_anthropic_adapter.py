@@ -28,7 +28,7 @@ from tempo_agents.models.model import (
     ToolResultEvent,
 )
 from tempo_agents.models.usage import Usage
-from tests.provider_servers.anthropic_server import (
+from tests.support.provider_servers.anthropic_server import (
     AnthropicServer,
     JSONResponse,
     MessageStream,

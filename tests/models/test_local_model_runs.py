@@ -22,8 +22,8 @@ from tempo_agents.agent.app import App
 from tempo_agents.models.anthropic import AnthropicModel
 from tempo_agents.models.openai_compatible import openai_compatible
 from tests.conftest import AppFactory, closed_history, running_worker
-from tests.provider_servers.anthropic_server import AnthropicServer, MessageStream, text_response
-from tests.provider_servers.openai_server import (
+from tests.support.provider_servers.anthropic_server import AnthropicServer, MessageStream, text_response
+from tests.support.provider_servers.openai_server import (
     LLAMA_CPP_CONTENT_ERROR,
     Cut,
     OpenAIServer,

@@ -37,7 +37,7 @@ from tempo_agents.models.openai_compatible import (
     web_search_unsupported,
 )
 from tempo_agents.models.usage import Usage
-from tests.provider_servers.openai_server import (
+from tests.support.provider_servers.openai_server import (
     DONE,
     LLAMA_CPP_CONTENT_ERROR,
     Cut,

@@ -16,8 +16,19 @@ from tempo_agents.models.anthropic import AnthropicModel
 from tempo_agents.models.openai_compatible import openai_compatible
 from tempo_agents.tools import web_search_tool
 from tests.conftest import AppFactory, closed_history, running_worker
-from tests.provider_servers.anthropic_server import AnthropicServer, error_response, text_response, tool_use_response
-from tests.provider_servers.openai_server import OpenAIServer, ToolCallSpec, error_reply, text_stream, tool_calls_stream
+from tests.support.provider_servers.anthropic_server import (
+    AnthropicServer,
+    error_response,
+    text_response,
+    tool_use_response,
+)
+from tests.support.provider_servers.openai_server import (
+    OpenAIServer,
+    ToolCallSpec,
+    error_reply,
+    text_stream,
+    tool_calls_stream,
+)
 
 
 class CityIn(BaseModel):

@@ -19,7 +19,7 @@ from tempo_agents.errors import ResumeError
 from tempo_agents.journal.chunks import FinishChunk
 from tests.conftest import AppFactory, running_worker, temporal_binary
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 NOT_SUSPENDED_CODES = {"AGENT_RESUME_NOT_SUSPENDED", "AGENT_RESUME_TOOL_CALL_NOT_SUSPENDED"}
 """The losers of a race are told the call is no longer suspended (the run may have gone on already)."""
 
@@ -84,7 +84,7 @@ async def test_racing_resumes_from_other_processes_exactly_one_wins(
                 [
                     sys.executable,
                     "-m",
-                    "tests.clients.raw_resumer",
+                    "tests.support.clients.raw_resumer",
                     address(temporal_env),
                     first.run_id,
                     json.dumps({"confirmed": True, "note": f"racer-{n}"}),

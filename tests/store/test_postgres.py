@@ -1,6 +1,6 @@
 """What only the PostgreSQL store has: opening by URL, schema versions and ``store migrate``, errors that name
 the URL without its password and stay retryable, one listening connection per process, and surviving a
-restart of the server. The behaviour both stores share is tests/test_store.py's."""
+restart of the server. The behaviour both stores share is tests/store/test_contract.py's."""
 
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ from tempo_agents.errors import ConfigurationError, StoreUnavailableError
 from tempo_agents.store import ChunkWrite, open_store
 from tempo_agents.store.postgres import MIGRATIONS, PostgresStore
 from tempo_agents.store.url import redact
-from tests.postgres_server import PostgresServer
+from tests.support.postgres_server import PostgresServer
 
 
 @pytest.fixture

@@ -16,7 +16,7 @@ from playwright.async_api import Browser, BrowserContext, Page, async_playwright
 
 from tempo_agents import Agent, App
 from tempo_agents.server.serving import ApiServer
-from tests.examples import EXAMPLES, example_module
+from tests.support.examples import EXAMPLES, example_module
 
 CHROMIUM = os.environ.get("TEMPO_AGENTS_CHROMIUM", "/usr/bin/chromium")
 CHROMIUM_ARGS = [
@@ -29,7 +29,7 @@ CHROMIUM_ARGS = [
     "--disable-component-update",
     "--disable-sync",
 ]
-SCREENSHOTS = Path(__file__).resolve().parent.parent / "docs" / "screenshots"
+SCREENSHOTS = Path(__file__).resolve().parents[2] / "docs" / "screenshots"
 """Where the tests write the screenshots the README shows."""
 TOKENS = {"tok-alice": "alice", "tok-bob": "bob"}
 EXAMPLE = EXAMPLES / "operations_dashboard.py"

@@ -13,7 +13,7 @@ import httpx
 from tempo_agents import Agent, App
 from tempo_agents.server.auth import Authorize, allow_all
 from tempo_agents.server.serving import ApiServer
-from tests.examples import EXAMPLES, example_module
+from tests.support.examples import EXAMPLES, example_module
 
 EXAMPLE = EXAMPLES / "reference_parity.py"
 

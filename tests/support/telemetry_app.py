@@ -1,4 +1,4 @@
-"""The App the telemetry tests run in a worker process (``--app tests.telemetry_app:app``) and start runs of."""
+"""The App the telemetry tests run in a worker process (``--app tests.support.telemetry_app:app``) and start runs of."""
 
 from __future__ import annotations
 

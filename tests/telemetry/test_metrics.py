@@ -19,18 +19,18 @@ from prometheus_client.parser import text_string_to_metric_families
 from temporalio.client import Client
 from temporalio.testing import WorkflowEnvironment
 
-import tests.telemetry_app
+import tests.support.telemetry_app
 from tempo_agents import App
 from tempo_agents.server.serving import ApiServer
 from tempo_agents.worker.dev_server import free_port
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 CLI = [sys.executable, "-m", "tempo_agents.cli"]
 Samples = dict[tuple[str, frozenset[tuple[str, str]]], float]
 
 
 class WorkerProcess:
-    """``tempo-agents worker`` for tests.telemetry_app, its stdout and stderr read as they come."""
+    """``tempo-agents worker`` for tests.support.telemetry_app, its stdout and stderr read as they come."""
 
     def __init__(self, process: asyncio.subprocess.Process) -> None:
         self.process = process
@@ -68,7 +68,7 @@ async def worker_process(
 ) -> AsyncIterator[WorkerProcess]:
     address = temporal_env.client.service_client.config.target_host
     process = await asyncio.create_subprocess_exec(
-        *CLI, "worker", "--address", address, "--app", "tests.telemetry_app:app", "--store", store,
+        *CLI, "worker", "--address", address, "--app", "tests.support.telemetry_app:app", "--store", store,
         "--task-queue", task_queue, *options,
         cwd=ROOT, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
     )  # fmt: skip
@@ -82,7 +82,7 @@ async def worker_process(
 
 def client_app(client: Client, store: str, task_queue: str) -> App:
     """The same App, in the test process: it starts and answers the runs the worker process runs."""
-    return App(agents=tests.telemetry_app.agents(), store=store, task_queue=task_queue, client=client)
+    return App(agents=tests.support.telemetry_app.agents(), store=store, task_queue=task_queue, client=client)
 
 
 async def scrape(url: str, headers: dict[str, str] | None = None) -> Samples:

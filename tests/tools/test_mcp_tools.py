@@ -1,5 +1,5 @@
-"""Tools of a real MCP server (tests/mcp_servers/inventory.py, written with the mcp SDK's server side), started by
-the test over stdio and over streamable HTTP on 127.0.0.1, called by agent runs on the dev server."""
+"""Tools of a real MCP server (tests/support/mcp_servers/inventory.py, written with the mcp SDK's server side),
+started by the test over stdio and over streamable HTTP on 127.0.0.1, called by agent runs on the dev server."""
 
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ from tempo_agents.mcp import McpServerUnavailableError, list_mcp_tools, mcp_tool
 from tempo_agents.worker.dev_server import free_port
 from tests.conftest import AppFactory, running_worker
 
-SERVER_FILE = Path(__file__).parent / "mcp_servers" / "inventory.py"
+SERVER_FILE = Path(__file__).parents[1] / "support" / "mcp_servers" / "inventory.py"
 STDIO_COMMAND = [sys.executable, str(SERVER_FILE)]
 INVENTORY_TOOLS = ["inventory_stock", "inventory_shout", "inventory_fail", "inventory_find_item", "inventory_pid"]
 

@@ -126,7 +126,7 @@ ALLOWED_PROJECT_IMPORTS = {"tempo_agents._wire", "tempo_agents.tools.builtin.tas
 
 @pytest.mark.parametrize("module", ["task_list", "task_signals"])
 def test_modules_import_only_pure_dependencies(module: str) -> None:
-    path = Path(__file__).parent.parent / "tempo_agents" / "tools" / "builtin" / f"{module}.py"
+    path = Path(__file__).parents[2] / "tempo_agents" / "tools" / "builtin" / f"{module}.py"
     imported: set[str] = set()
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
         if isinstance(node, ast.Import):

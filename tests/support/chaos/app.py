@@ -7,7 +7,7 @@ suspends) at :data:`SUSPEND_STEP`.
 Every tool ``execute`` and every model stream appends one JSON line when it starts and one when it ends to
 the execution log named by ``$CHAOS_EXEC_LOG`` (one ``write`` on an ``O_APPEND`` file: lines of concurrent
 processes never interleave, and their order in the file is the order they happened). The checker
-(``tests/chaos/check.py``) reads that log next to the store.
+(``tests/support/chaos/check.py``) reads that log next to the store.
 """
 
 from __future__ import annotations
@@ -176,7 +176,7 @@ _SHORT = ActivityOptions(local=True)
 
 
 def build_app(store: str = "sqlite:///.tempo-agents/chaos.db", task_queue: str = "chaos") -> App:
-    """The chaos App (workers load it with ``--app tests.chaos.app:app`` and override store and queue)."""
+    """The chaos App (workers load it with ``--app tests.support.chaos.app:app`` and override store and queue)."""
     tools = {
         "alpha": create_tool(id="alpha", description="Sleeps, then answers", input_schema=ToolIn, execute=alpha),
         "beta": create_tool(

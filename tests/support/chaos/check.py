@@ -2,14 +2,14 @@
 
 Inputs, all read after the fact:
 
-- the execution log (``tests/chaos/app.py`` writes one line per tool ``execute`` / model stream start and end,
+- the execution log (``tests/support/chaos/app.py`` writes one line per tool ``execute`` / model stream start and end,
   in the order they happened, naming the worker process);
 - the kill records the harness wrote (``Kill``): which worker died, where the execution log ended when it was
   dead, and which tool calls had a saved outcome in the store at that moment;
 - the store (journal and transcript of every run) and how each run's workflow ended.
 
 :func:`check` returns a :class:`Report`: every violation found (numbered by the guarantee it breaks, see
-``tests/chaos/README.md``), the counts the bench prints, and one recovery time per execution a kill interrupted.
+``tests/support/chaos/README.md``), the counts the bench prints, and one recovery time per execution a kill interrupted.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from tempo_agents.store.base import JournalEntry, Store, TranscriptEntry
-from tests.chaos.app import ERROR_STEP, FINAL_ANSWER, STEPS, expected_calls, expected_text, step_text
+from tests.support.chaos.app import ERROR_STEP, FINAL_ANSWER, STEPS, expected_calls, expected_text, step_text
 
 RECOVERY_BOUND_SECONDS = 10.0
 """Guarantee 3: an in-flight call or step resumes on another worker within this long after a kill."""

@@ -1,6 +1,6 @@
 """The chaos harness: worker subprocesses it SIGKILLs and restarts, the runs it starts and follows, the Temporal
-dev server it SIGKILLs and restarts. ``tests/test_chaos.py`` and ``bench/chaos.py`` drive it; the verdict is
-``tests/chaos/check.py``'s.
+dev server it SIGKILLs and restarts. ``tests/durability/test_chaos.py`` and ``bench/chaos.py`` drive it; the verdict is
+``tests/support/chaos/check.py``'s.
 
 Nothing here configures the runtime (heartbeat timeouts, retry policies): the runs use the defaults, which
 are what the guarantees are about.
@@ -33,10 +33,10 @@ from tempo_agents import App
 from tempo_agents.errors import ResumeError
 from tempo_agents.worker.dev_server import DevServer
 from tempo_agents.workflows.payloads import RunResult
-from tests.chaos.app import EXEC_LOG_ENV, WORKER_ENV, build_app
-from tests.chaos.check import Key, Kill, Report, RunOutcome, check, check_stream, saved_outcomes
+from tests.support.chaos.app import EXEC_LOG_ENV, WORKER_ENV, build_app
+from tests.support.chaos.check import Key, Kill, Report, RunOutcome, check, check_stream, saved_outcomes
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
+REPO_ROOT = Path(__file__).resolve().parents[3]
 WORKER_READY_TIMEOUT = 90.0
 """How long a worker subprocess may take to import and connect (generous: 2 shared cores)."""
 
@@ -125,7 +125,7 @@ class WorkerProcess:
 
 
 class WorkerPool:
-    """``size`` worker subprocesses (``python -m tests.chaos.worker``: the real ``tempo-agents worker`` CLI).
+    """``size`` worker subprocesses (``python -m tests.support.chaos.worker``: the real ``tempo-agents worker`` CLI).
 
     Each start gets a new name (``w<slot>.<n>``), passed as ``$CHAOS_WORKER`` and written in every execution-log
     line, so a restarted worker is told apart from the one it replaces.
@@ -150,7 +150,7 @@ class WorkerPool:
         log_path = self.log_dir / f"worker-{name}.log"
         env = {**os.environ, EXEC_LOG_ENV: str(self.exec_log), WORKER_ENV: name, "PYTHONUNBUFFERED": "1"}
         env["PYTHONPATH"] = os.pathsep.join(p for p in (str(REPO_ROOT), env.get("PYTHONPATH", "")) if p)
-        command = [sys.executable, "-m", "tests.chaos.worker", "--address", self.address]
+        command = [sys.executable, "-m", "tests.support.chaos.worker", "--address", self.address]
         command += ["--store", self.store_url, "--task-queue", self.task_queue]
         with log_path.open("wb") as log:
             process = subprocess.Popen(
@@ -241,7 +241,7 @@ class ApiProcess:
         env = {**os.environ, "PYTHONUNBUFFERED": "1"}
         env.pop(EXEC_LOG_ENV, None)  # the API server executes nothing
         env["PYTHONPATH"] = os.pathsep.join(p for p in (str(REPO_ROOT), env.get("PYTHONPATH", "")) if p)
-        command = [sys.executable, "-m", "tempo_agents.cli", "serve", "--app", "tests.chaos.app:app"]
+        command = [sys.executable, "-m", "tempo_agents.cli", "serve", "--app", "tests.support.chaos.app:app"]
         command += ["--address", address, "--store", store_url, "--task-queue", task_queue]
         command += ["--api-host", "127.0.0.1", "--api-port", "0"]
         with log_path.open("wb") as log:
@@ -609,7 +609,7 @@ async def consecutive_kills_of_one_call(
     """One run of a long agent (``chaos-long``: the long call is an activity; ``chaos-long-local``: a local
     activity): SIGKILL the worker executing its long call as soon as each attempt starts, ``deaths`` times in a
     row; then let it finish and check."""
-    from tests.chaos.app import LONG_CALLS
+    from tests.support.chaos.app import LONG_CALLS
 
     long_call = LONG_CALLS[agent_id]
     await world.pool.start()

@@ -1,6 +1,6 @@
 // Drives tempo-agents' HTTP API with the unchanged official client (@mastra/client-js, pinned in package.json)
-// and prints one JSON object: what each call returned, for tests/test_official_client.py to check.
-//   TEMPO_URL=http://127.0.0.1:4111 node tests/clients/official_client.mjs
+// and prints one JSON object: what each call returned, for tests/http/test_official_client.py to check.
+//   TEMPO_URL=http://127.0.0.1:4111 node tests/support/clients/official_client.mjs
 // The same script runs against the reference Mastra server with REFERENCE=1: it then leaves out the steps that
 // check what tempo-agents does beyond the reference (a repeated resume gets the same answer, another answer is
 // refused, observing a finished run ends).

@@ -4,7 +4,7 @@ It reads the run's ``pending`` query, prints ``ready``, waits for ``go`` on stdi
 every caller ready before any sends), sends the ``resume`` update with an id of its own, and prints
 what happened as one JSON line.
 
-    python -m tests.clients.raw_resumer ADDRESS RUN_ID DATA_JSON
+    python -m tests.support.clients.raw_resumer ADDRESS RUN_ID DATA_JSON
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""A small MCP server for the tests: ``python -m tests.mcp_servers.inventory stdio`` or ``... http PORT``.
+"""A small MCP server for the tests: ``python -m tests.support.mcp_servers.inventory stdio`` or ``... http PORT``.
 
 Its tools: ``stock`` (an item's count, structured output), ``shout`` (text), ``fail`` (an MCP tool error),
 ``find.item`` (a name the client has to sanitise) and ``pid`` (which process answers).
