@@ -1,1 +1,1 @@
-"""The tempo-agents command line, connection options, the deploy files."""
+"""The tempo-agents command line and its connection options."""

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import tempo_agents
 
-README = Path(__file__).resolve().parent.parent / "README.md"
+README = Path(__file__).resolve().parents[2] / "README.md"
 
 
 def _readme_imports() -> list[tuple[str, str]]:
