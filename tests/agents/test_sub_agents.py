@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import asyncio
-import collections
 import io
 from datetime import timedelta
-from typing import Any
+from typing import Any, cast
 
 import pytest
 from temporalio.api.enums.v1 import EventType
@@ -32,8 +31,8 @@ from tempo_agents.journal.chunks import (
     ToolOutputDeniedChunk,
     ToolResultChunk,
 )
-from tempo_agents.models.model import ModelRequest
 from tests.conftest import AppFactory, closed_history, running_worker
+from tests.support.scripted_agents import FlakyModel, clerk_agent, delegate, scripted_agent
 
 WORKFLOW_TASK_EVENTS = {
     EventType.EVENT_TYPE_WORKFLOW_TASK_SCHEDULED,
@@ -60,15 +59,11 @@ def lookup_tool(calls: list[str], activity: ActivityOptions | None = None) -> An
 
 def worker_agent(agent_id: str, answer: str, calls: list[str], activity: ActivityOptions | None = None) -> Agent:
     """A sub-agent that looks one thing up, then answers."""
-    return Agent(
-        id=agent_id,
+    return scripted_agent(
+        agent_id,
+        [ScriptedToolCall("lookup", {"q": agent_id}, id="look")],
+        answer,
         description=f"The {agent_id}",
-        model=ScriptedModel(
-            [
-                ScriptedResponse(tool_calls=[ScriptedToolCall("lookup", {"q": agent_id}, id="look")]),
-                ScriptedResponse(text=answer),
-            ]
-        ),
         tools={"lookup": lookup_tool(calls, activity)},
     )
 
@@ -77,18 +72,13 @@ async def test_two_sub_agents_in_parallel_run_as_children_and_answer_the_model(m
     calls: list[str] = []
     researcher = worker_agent("researcher", "Research says 42.", calls)
     writer = worker_agent("writer", "Draft written.", calls)
-    parent_model = ScriptedModel(
-        [
-            ScriptedResponse(
-                tool_calls=[
-                    ScriptedToolCall("agent-researcher", {"prompt": "find the answer"}, id="r1"),
-                    ScriptedToolCall("agent-writer", {"prompt": "write it up"}, id="w1"),
-                ]
-            ),
-            ScriptedResponse(text="All done."),
-        ]
+    parent = scripted_agent(
+        "lead",
+        [delegate("researcher", "find the answer", "r1"), delegate("writer", "write it up", "w1")],
+        "All done.",
+        agents={"researcher": researcher, "writer": writer},
     )
-    parent = Agent(id="lead", model=parent_model, agents={"researcher": researcher, "writer": writer})
+    parent_model = cast(ScriptedModel, parent.model)
     app = make_app([parent])
     async with running_worker(app):
         result = await app.agent("lead").generate("go")
@@ -136,16 +126,8 @@ async def test_a_failing_sub_agent_is_a_tool_error_with_the_reference_text(make_
         id="failing",
         model=ScriptedModel(lambda request: (_ for _ in ()).throw(RuntimeError("model down"))),
     )
-    parent = Agent(
-        id="boss",
-        name="Boss",
-        model=ScriptedModel(
-            [
-                ScriptedResponse(tool_calls=[ScriptedToolCall("agent-helper", {"prompt": "help"}, id="h1")]),
-                ScriptedResponse(text="Handled."),
-            ]
-        ),
-        agents={"helper": failing},
+    parent = scripted_agent(
+        "boss", [delegate("helper", "help", "h1")], "Handled.", name="Boss", agents={"helper": failing}
     )
     app = make_app([parent])
     async with running_worker(app):
@@ -155,65 +137,21 @@ async def test_a_failing_sub_agent_is_a_tool_error_with_the_reference_text(make_
         assert result.text == "Handled."
 
 
-def confirm_tool(seen: list[Any]) -> Any:
-    async def execute(data: dict[str, Any], ctx: ToolContext) -> Any:
-        if ctx.resume_data is None:
-            assert ctx.suspend is not None
-            return await ctx.suspend({"question": f"pay {data['amount']}?"})
-        seen.append(ctx.resume_data)
-        return {"paid": data["amount"] if ctx.resume_data["ok"] else 0}
-
-    return create_tool(
-        id="confirm",
-        description="Pays after a person confirms",
-        input_schema={"type": "object", "properties": {"amount": {"type": "number"}}, "required": ["amount"]},
-        resume_schema={"type": "object", "properties": {"ok": {"type": "boolean"}}, "required": ["ok"]},
-        execute=execute,
-    )
-
-
-def clerk_agent(seen: list[Any]) -> Agent:
-    return Agent(
-        id="clerk",
-        description="Pays invoices",
-        model=ScriptedModel(
-            [
-                ScriptedResponse(tool_calls=[ScriptedToolCall("confirm", {"amount": 12}, id="pay")]),
-                ScriptedResponse(text="Paid 12."),
-            ]
-        ),
-        tools={"confirm": confirm_tool(seen)},
-    )
-
-
 async def test_a_suspension_two_levels_down_is_answered_through_the_top_run(make_app: AppFactory) -> None:
     seen: list[Any] = []
     clerk = clerk_agent(seen)
-    manager = Agent(
-        id="manager",
+    manager = scripted_agent(
+        "manager",
+        [delegate("clerk", "pay it", "c1")],
+        "The clerk paid.",
         description="Delegates payments",
-        model=ScriptedModel(
-            [
-                ScriptedResponse(tool_calls=[ScriptedToolCall("agent-clerk", {"prompt": "pay it"}, id="c1")]),
-                ScriptedResponse(text="The clerk paid."),
-            ]
-        ),
         agents={"clerk": clerk},
     )
     calls: list[str] = []
-    lead = Agent(
-        id="lead2",
-        model=ScriptedModel(
-            [
-                ScriptedResponse(
-                    tool_calls=[
-                        ScriptedToolCall("agent-manager", {"prompt": "get it paid"}, id="m1"),
-                        ScriptedToolCall("agent-researcher", {"prompt": "look"}, id="r1"),
-                    ]
-                ),
-                ScriptedResponse(text="Finished."),
-            ]
-        ),
+    lead = scripted_agent(
+        "lead2",
+        [delegate("manager", "get it paid", "m1"), delegate("researcher", "look", "r1")],
+        "Finished.",
         agents={"manager": manager, "researcher": worker_agent("researcher2", "Looked.", calls)},
     )
     app = make_app([lead])
@@ -256,27 +194,14 @@ async def test_a_suspension_two_levels_down_is_answered_through_the_top_run(make
 
 async def test_an_approval_inside_a_sub_agent_is_asked_by_the_parent(make_app: AppFactory) -> None:
     calls: list[str] = []
-    careful = Agent(
-        id="careful",
-        model=ScriptedModel(
-            [
-                ScriptedResponse(tool_calls=[ScriptedToolCall("lookup", {"q": "secret"}, id="l1")]),
-                ScriptedResponse(text="Checked."),
-            ]
-        ),
+    careful = scripted_agent(
+        "careful",
+        [ScriptedToolCall("lookup", {"q": "secret"}, id="l1")],
+        "Checked.",
         tools={"lookup": lookup_tool(calls)},
         default_options={"require_tool_approval": True},
     )
-    parent = Agent(
-        id="asker",
-        model=ScriptedModel(
-            [
-                ScriptedResponse(tool_calls=[ScriptedToolCall("agent-careful", {"prompt": "check"}, id="k1")]),
-                ScriptedResponse(text="Ok."),
-            ]
-        ),
-        agents={"careful": careful},
-    )
+    parent = scripted_agent("asker", [delegate("careful", "check", "k1")], "Ok.", agents={"careful": careful})
     app = make_app([parent])
     async with running_worker(app):
         first = await app.agent("asker").generate("go")
@@ -320,24 +245,14 @@ async def test_delegation_hooks_reject_or_see_the_result(make_app: AppFactory) -
         return {"feedback": "Checked by the lead."}
 
     helper, helper_model = echo_agent("echo", "Echoed.")
-    parent_model = ScriptedModel(
-        [
-            ScriptedResponse(
-                tool_calls=[
-                    ScriptedToolCall("agent-echo", {"prompt": "forbidden"}, id="a"),
-                    ScriptedToolCall("agent-echo", {"prompt": "quietly forbidden"}, id="b"),
-                    ScriptedToolCall("agent-echo", {"prompt": "fine"}, id="c"),
-                ]
-            ),
-            ScriptedResponse(text="Over."),
-        ]
-    )
-    parent = Agent(
-        id="gate",
-        model=parent_model,
+    parent = scripted_agent(
+        "gate",
+        [delegate("echo", "forbidden", "a"), delegate("echo", "quietly forbidden", "b"), delegate("echo", "fine", "c")],
+        "Over.",
         agents={"echo": helper},
         delegation=DelegationHooks(on_delegation_start=on_start, on_delegation_complete=on_complete),
     )
+    parent_model = cast(ScriptedModel, parent.model)
     app = make_app([parent])
     async with running_worker(app):
         result = await app.agent("gate").generate("go")
@@ -358,20 +273,10 @@ async def test_delegation_hooks_reject_or_see_the_result(make_app: AppFactory) -
 
 async def test_instructions_are_appended_max_steps_capped_and_memory_threads_derived(make_app: AppFactory) -> None:
     helper, helper_model = echo_agent("notes", "Noted.", default_options={"max_steps": 4})
-    parent = Agent(
-        id="memo",
-        model=ScriptedModel(
-            [
-                ScriptedResponse(
-                    tool_calls=[
-                        ScriptedToolCall(
-                            "agent-notes", {"prompt": "note this", "instructions": "Be brief.", "maxSteps": 9}, id="n1"
-                        )
-                    ]
-                ),
-                ScriptedResponse(text="Saved."),
-            ]
-        ),
+    parent = scripted_agent(
+        "memo",
+        [delegate("notes", "note this", "n1", instructions="Be brief.", maxSteps=9)],
+        "Saved.",
         agents={"notes": helper},
     )
     app = make_app([parent])
@@ -403,23 +308,13 @@ async def test_cancelling_the_parent_cancels_the_running_child(make_app: AppFact
             raise
         return "never"
 
-    sleeper = Agent(
-        id="sleeper",
-        model=ScriptedModel(
-            [ScriptedResponse(tool_calls=[ScriptedToolCall("slow", {}, id="s")]), ScriptedResponse(text="x")]
-        ),
+    sleeper = scripted_agent(
+        "sleeper",
+        [ScriptedToolCall("slow", {}, id="s")],
+        "x",
         tools={"slow": create_tool(id="slow", description="Sleeps", execute=slow)},
     )
-    parent = Agent(
-        id="canceller",
-        model=ScriptedModel(
-            [
-                ScriptedResponse(tool_calls=[ScriptedToolCall("agent-sleeper", {"prompt": "sleep"}, id="z")]),
-                ScriptedResponse(text="y"),
-            ]
-        ),
-        agents={"sleeper": sleeper},
-    )
+    parent = scripted_agent("canceller", [delegate("sleeper", "sleep", "z")], "y", agents={"sleeper": sleeper})
     app = make_app([parent])
     async with running_worker(app):
         stream = await app.agent("canceller").stream("go")
@@ -439,31 +334,13 @@ async def test_cancelling_the_parent_cancels_the_running_child(make_app: AppFact
 
 
 async def test_a_retried_step_inside_the_child_is_dropped_from_the_parents_nested_view(make_app: AppFactory) -> None:
-    attempts: collections.Counter[int] = collections.Counter()
-
-    class FlakyModel(ScriptedModel):
-        async def stream(self, request: ModelRequest) -> Any:
-            attempts[request.step] += 1
-            async for event in super().stream(request):
-                yield event
-                if attempts[request.step] == 1 and getattr(event, "kind", "") == "text-delta":
-                    raise ConnectionError("provider dropped the connection")
-
-    flaky = Agent(id="flaky-child", model=FlakyModel([ScriptedResponse(text="Hello there friend")]))
-    parent = Agent(
-        id="patient",
-        model=ScriptedModel(
-            [
-                ScriptedResponse(tool_calls=[ScriptedToolCall("agent-flaky", {"prompt": "hi"}, id="f")]),
-                ScriptedResponse(text="Heard it."),
-            ]
-        ),
-        agents={"flaky": flaky},
-    )
+    flaky_model = FlakyModel([ScriptedResponse(text="Hello there friend")])
+    flaky = Agent(id="flaky-child", model=flaky_model)
+    parent = scripted_agent("patient", [delegate("flaky", "hi", "f")], "Heard it.", agents={"flaky": flaky})
     app = make_app([parent])
     async with running_worker(app):
         result = await app.agent("patient").generate("go")
-    assert attempts[0] == 2
+    assert flaky_model.attempts[0] == 2
     nested = [c.payload.output for c in result.chunks if isinstance(c, ToolOutputChunk)]
     assert "step-reset" in [n["type"] for n in nested]
     text = "".join(n["payload"]["text"] for n in nested if n["type"] == "text-delta")
@@ -473,16 +350,7 @@ async def test_a_retried_step_inside_the_child_is_dropped_from_the_parents_neste
 
 async def test_a_child_answered_directly_carries_its_parent_on(make_app: AppFactory) -> None:
     seen: list[Any] = []
-    lead = Agent(
-        id="lead3",
-        model=ScriptedModel(
-            [
-                ScriptedResponse(tool_calls=[ScriptedToolCall("agent-clerk", {"prompt": "pay"}, id="k")]),
-                ScriptedResponse(text="Done here."),
-            ]
-        ),
-        agents={"clerk": clerk_agent(seen)},
-    )
+    lead = scripted_agent("lead3", [delegate("clerk", "pay", "k")], "Done here.", agents={"clerk": clerk_agent(seen)})
     app = make_app([lead])
     async with running_worker(app):
         first = await app.agent("lead3").generate("go")
@@ -516,16 +384,7 @@ async def test_the_parents_history_does_not_grow_with_the_childs_steps(make_app:
         )
 
     def parent(agent_id: str, child: Agent) -> Agent:
-        return Agent(
-            id=agent_id,
-            model=ScriptedModel(
-                [
-                    ScriptedResponse(tool_calls=[ScriptedToolCall("agent-busy", {"prompt": "work"}, id="b")]),
-                    ScriptedResponse(text="Ok."),
-                ]
-            ),
-            agents={"busy": child},
-        )
+        return scripted_agent(agent_id, [delegate("busy", "work", "b")], "Ok.", agents={"busy": child})
 
     app = make_app(
         [parent("short-parent", busy_agent("short-child", 1)), parent("long-parent", busy_agent("long-child", 8))]
@@ -547,14 +406,10 @@ async def test_the_parents_history_does_not_grow_with_the_childs_steps(make_app:
 
 
 async def test_the_cli_prints_a_sub_agents_text_as_one_line_under_its_call(make_app: AppFactory) -> None:
-    parent = Agent(
-        id="printed",
-        model=ScriptedModel(
-            [
-                ScriptedResponse(tool_calls=[ScriptedToolCall("agent-researcher", {"prompt": "look"}, id="p1")]),
-                ScriptedResponse(text="Printed."),
-            ]
-        ),
+    parent = scripted_agent(
+        "printed",
+        [delegate("researcher", "look", "p1")],
+        "Printed.",
         agents={"researcher": worker_agent("researcher3", "Research says 42.", [])},
     )
     app = make_app([parent])
@@ -576,31 +431,13 @@ async def test_the_sub_agents_tool_errors_are_listed_with_its_results(make_app: 
     def broken(data: dict[str, Any], ctx: ToolContext) -> Any:
         raise RuntimeError("disk on fire")
 
-    clumsy = Agent(
-        id="clumsy",
-        model=ScriptedModel(
-            [
-                ScriptedResponse(
-                    tool_calls=[
-                        ScriptedToolCall("lookup", {"q": "a"}, id="ok"),
-                        ScriptedToolCall("broken", {}, id="bad"),
-                    ]
-                ),
-                ScriptedResponse(text="Half done."),
-            ]
-        ),
+    clumsy = scripted_agent(
+        "clumsy",
+        [ScriptedToolCall("lookup", {"q": "a"}, id="ok"), ScriptedToolCall("broken", {}, id="bad")],
+        "Half done.",
         tools={"lookup": lookup_tool([]), "broken": create_tool(id="broken", description="Fails", execute=broken)},
     )
-    parent = Agent(
-        id="supervisor",
-        model=ScriptedModel(
-            [
-                ScriptedResponse(tool_calls=[ScriptedToolCall("agent-clumsy", {"prompt": "try"}, id="c")]),
-                ScriptedResponse(text="Noted."),
-            ]
-        ),
-        agents={"clumsy": clumsy},
-    )
+    parent = scripted_agent("supervisor", [delegate("clumsy", "try", "c")], "Noted.", agents={"clumsy": clumsy})
     app = make_app([parent])
     async with running_worker(app):
         result = await app.agent("supervisor").generate("go")
@@ -624,26 +461,13 @@ async def test_a_deadline_inside_the_sub_agent_carries_the_parent_on(make_app: A
         assert ctx.suspend is not None
         return await ctx.suspend({"question": "anyone?"})
 
-    waiting = Agent(
-        id="patient-child",
-        model=ScriptedModel(
-            [
-                ScriptedResponse(tool_calls=[ScriptedToolCall("ask", {}, id="q")]),
-                ScriptedResponse(text="Gave up waiting."),
-            ]
-        ),
+    waiting = scripted_agent(
+        "patient-child",
+        [ScriptedToolCall("ask", {}, id="q")],
+        "Gave up waiting.",
         tools={"ask": create_tool(id="ask", description="Asks", execute=ask, suspend_expires_in=timedelta(seconds=1))},
     )
-    parent = Agent(
-        id="deadline-parent",
-        model=ScriptedModel(
-            [
-                ScriptedResponse(tool_calls=[ScriptedToolCall("agent-asker", {"prompt": "ask"}, id="a")]),
-                ScriptedResponse(text="Moved on."),
-            ]
-        ),
-        agents={"asker": waiting},
-    )
+    parent = scripted_agent("deadline-parent", [delegate("asker", "ask", "a")], "Moved on.", agents={"asker": waiting})
     app = make_app([parent])
     async with running_worker(app):
         first = await app.agent("deadline-parent").generate("go")
@@ -660,16 +484,7 @@ async def test_a_sub_agent_with_local_tools_gets_the_short_workflow_task_timeout
     lets a lost worker be noticed quickly; the parent, without local activities, keeps Temporal's 10 s."""
     calls: list[str] = []
     quick = worker_agent("quick", "Quick answer.", calls, ActivityOptions(local=True))
-    parent = Agent(
-        id="lead",
-        model=ScriptedModel(
-            [
-                ScriptedResponse(tool_calls=[ScriptedToolCall("agent-quick", {"prompt": "be quick"}, id="q1")]),
-                ScriptedResponse(text="Done."),
-            ]
-        ),
-        agents={"quick": quick},
-    )
+    parent = scripted_agent("lead", [delegate("quick", "be quick", "q1")], "Done.", agents={"quick": quick})
     app = make_app([parent])
     async with running_worker(app):
         result = await app.agent("lead").generate("go")

@@ -18,6 +18,7 @@ from tempo_agents.models.model import ModelRequest
 from tempo_agents.workflows import search_attributes
 from tempo_agents.workflows.payloads import Answer, RunResult
 from tests.conftest import AppFactory, running_worker, temporal_binary
+from tests.support.scripted_agents import FlakyModel
 
 DURABLE_TYPES = {"start", "step-start", "tool-call", "tool-result", "tool-error", "step-finish", "finish"}
 
@@ -102,22 +103,12 @@ async def test_worker_restart_mid_run_finishes_without_rerunning_completed_tools
 
 
 async def test_retried_model_step_writes_a_reset_chunk(make_app: AppFactory) -> None:
-    attempts: collections.Counter[int] = collections.Counter()
-
-    class FlakyModel(ScriptedModel):
-        async def stream(self, request: ModelRequest) -> Any:
-            attempts[request.step] += 1
-            async for event in super().stream(request):
-                yield event
-                if attempts[request.step] == 1 and getattr(event, "kind", "") == "text-delta":
-                    raise ConnectionError("provider dropped the connection")
-
     model = FlakyModel([ScriptedResponse(text="Hello there friend")])
     app = make_app([Agent(id="flaky", model=model)])
     async with running_worker(app):
         result = await app.agent("flaky").generate("hi")
         journal = [e.chunk["type"] for e in await app.store.read_chunks(result.run_id)]
-    assert attempts[0] == 2
+    assert model.attempts[0] == 2
     assert journal[:4] == ["start", "step-start", "text-delta", "step-reset"]
     assert journal.count("step-start") == 1
     # The result keeps what a client keeps: the failed attempt's delta is dropped, the reset stays.

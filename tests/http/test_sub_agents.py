@@ -6,23 +6,15 @@ import asyncio
 import json
 from typing import Any
 
-from tempo_agents import Agent, ScriptedModel, ScriptedResponse, ScriptedToolCall
-from tests.agents.test_sub_agents import clerk_agent
 from tests.conftest import AppFactory, running_worker
 from tests.support.http_api import served, sse_chunks
+from tests.support.scripted_agents import clerk_agent, delegate, scripted_agent
 
 
 async def test_a_sub_agent_suspension_is_listed_and_resumed_over_http(make_app: AppFactory) -> None:
     seen: list[Any] = []
-    lead = Agent(
-        id="office",
-        model=ScriptedModel(
-            [
-                ScriptedResponse(tool_calls=[ScriptedToolCall("agent-clerk", {"prompt": "pay"}, id="k1")]),
-                ScriptedResponse(text="Paid, says the clerk."),
-            ]
-        ),
-        agents={"clerk": clerk_agent(seen)},
+    lead = scripted_agent(
+        "office", [delegate("clerk", "pay", "k1")], "Paid, says the clerk.", agents={"clerk": clerk_agent(seen)}
     )
     app = make_app([lead])
     async with served(app) as http, running_worker(app):
