@@ -38,7 +38,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # tests.support.chaos, from any directory
 
-from bench._common import busy_warning, out, quantile, run_as_module
+from bench._common import bench_parser, busy_warning, out, quantile, run_as_module
 from tempo_agents.worker.dev_server import free_port
 from tests.support.chaos.check import RECOVERY_BOUND_SECONDS, Report
 from tests.support.chaos.harness import (
@@ -199,7 +199,7 @@ async def _scenarios(args: argparse.Namespace, work: Path, rng: random.Random, p
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = bench_parser(__doc__)
     parser.add_argument("--kills", type=int, default=100, help="worker SIGKILLs (default 100)")
     parser.add_argument("--runs", type=int, default=40, help="runs, all started at once (default 40)")
     parser.add_argument("--suspend-runs", type=int, default=8, help="of which suspend once (default 8)")

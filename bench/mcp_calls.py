@@ -18,7 +18,6 @@ The last lines are quotable, one per transport::
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import os
 import socket
@@ -32,7 +31,7 @@ from mcp import Client, StdioServerParameters
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # bench._common, from any directory
 
-from bench._common import median, out, quantile
+from bench._common import bench_parser, median, out, quantile
 from tempo_agents.mcp import list_mcp_tools
 from tempo_agents.worker.dev_server import free_port
 
@@ -94,7 +93,7 @@ async def bench(calls: int) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
+    parser = bench_parser(__doc__)
     parser.add_argument("--calls", type=int, default=30)
     return asyncio.run(bench(parser.parse_args(argv).calls))
 

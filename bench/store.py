@@ -38,7 +38,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # tests.support.postgres_server, from any directory
 
-from bench._common import busy_warning, median, out, quantile
+from bench._common import bench_parser, busy_warning, median, out, quantile
 from tempo_agents.store import ChunkWrite, open_store
 from tests.support.postgres_server import PostgresServer, find_bindir
 
@@ -230,7 +230,7 @@ async def bench(args: argparse.Namespace) -> int:
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = bench_parser(__doc__)
     parser.add_argument("--chunks", type=int, default=2000, help="chunks appended for the rates (default 2000)")
     parser.add_argument("--writers", type=int, default=4, help="writer processes appending at once (default 4)")
     parser.add_argument("--readers", type=int, default=100, help="tailing readers in the other process (default 100)")
