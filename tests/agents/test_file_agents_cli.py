@@ -6,7 +6,7 @@ import asyncio
 import signal
 from pathlib import Path
 
-from tests.cli.test_cli import read_until, run_cli, start_cli, stop_cli
+from tests.support.cli_processes import read_until, run_cli, start_cli, stop_cli
 
 EXAMPLE = f"{Path(__file__).parents[2] / 'examples' / 'fs_app'}/"
 

@@ -32,7 +32,7 @@ from tempo_agents.journal.chunks import (
     ToolResultChunk,
 )
 from tests.conftest import AppFactory, closed_history, running_worker
-from tests.support.scripted_agents import FlakyModel, clerk_agent, delegate, scripted_agent
+from tests.support.agents import FlakyModel, clerk_agent, delegate, scripted_agent
 
 WORKFLOW_TASK_EVENTS = {
     EventType.EVENT_TYPE_WORKFLOW_TASK_SCHEDULED,

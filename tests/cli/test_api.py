@@ -6,7 +6,6 @@ import asyncio
 import json
 import os
 import signal
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -14,9 +13,8 @@ import httpx
 from temporalio.testing import WorkflowEnvironment
 
 from tests.conftest import AppFactory, running_worker
+from tests.support.cli_processes import CLI
 from tests.support.http_api import EXAMPLE, parity_agent, served, types
-
-CLI = [sys.executable, "-m", "tempo_agents.cli"]
 
 
 async def cli(*args: str, cwd: Path | None = None) -> tuple[int, str, str]:

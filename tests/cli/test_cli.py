@@ -25,8 +25,7 @@ from temporalio.testing import WorkflowEnvironment
 from tempo_agents import Agent, App, ScriptedModel, ScriptedResponse, ScriptedToolCall, create_tool
 from tempo_agents.worker import dev_server
 from tempo_agents.worker.dev_server import DatabaseInUseError, DevServer, DevServerError, free_port
-
-CLI = [sys.executable, "-m", "tempo_agents.cli"]
+from tests.support.cli_processes import CLI, read_until, run_cli, start_cli, stop_cli
 
 APP_MODULE = """
 from pydantic import BaseModel
@@ -61,47 +60,6 @@ def write_app(directory: Path) -> str:
 
 def target(env: WorkflowEnvironment) -> str:
     return env.client.service_client.config.target_host
-
-
-def run_cli(args: Sequence[str], cwd: Path, timeout: float = 60) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([*CLI, *args], cwd=cwd, capture_output=True, text=True, timeout=timeout, check=False)
-
-
-async def start_cli(args: Sequence[str], cwd: Path) -> asyncio.subprocess.Process:
-    return await asyncio.create_subprocess_exec(
-        *CLI, *args, cwd=cwd, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE
-    )
-
-
-async def read_until(process: asyncio.subprocess.Process, needle: str, timeout: float = 30) -> str:
-    """Read stdout lines until one contains ``needle``; fail with the process's stderr otherwise."""
-    assert process.stdout is not None and process.stderr is not None
-    seen: list[str] = []
-
-    async def read() -> str:
-        assert process.stdout is not None
-        while line := (await process.stdout.readline()).decode():
-            seen.append(line)
-            if needle in line:
-                return line
-        return ""
-
-    try:
-        line = await asyncio.wait_for(read(), timeout)
-    except TimeoutError:
-        line = ""
-    if not line:
-        process.kill()
-        stderr = (await process.stderr.read()).decode()
-        pytest.fail(f"no line with {needle!r}; stdout: {''.join(seen)!r}; stderr: {stderr!r}")
-    return line
-
-
-async def stop_cli(process: asyncio.subprocess.Process, sig: int, timeout: float = 30) -> tuple[int, str, str]:
-    process.send_signal(sig)
-    stdout, stderr = await asyncio.wait_for(process.communicate(), timeout)
-    assert process.returncode is not None
-    return process.returncode, stdout.decode(), stderr.decode()
 
 
 # demo -----------------------------------------------------------------------------------------

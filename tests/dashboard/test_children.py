@@ -15,9 +15,7 @@ from playwright.async_api import expect
 
 from tempo_agents import App
 from tests.conftest import AppFactory, running_worker
-from tests.dashboard.test_pages import shoot
-from tests.dashboard.test_routes import until
-from tests.support.browser import TOKENS, chromium, dashboard_server, desk_agent, signed_in_page
+from tests.support.browser import TOKENS, chromium, dashboard_server, desk_agent, shoot, signed_in_page, until
 
 
 async def start(app: App, message: str) -> str:

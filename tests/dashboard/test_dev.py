@@ -5,15 +5,14 @@ from __future__ import annotations
 
 import asyncio
 import signal
-import sys
 from pathlib import Path
 
 import httpx
 from playwright.async_api import expect
 
 from tests.support.browser import EXAMPLE, chromium
+from tests.support.cli_processes import CLI
 
-CLI = [sys.executable, "-m", "tempo_agents.cli"]
 TOKEN = "ops-secret"
 
 

@@ -16,7 +16,7 @@ from playwright.async_api import Page, expect
 
 from tempo_agents import App
 from tests.conftest import AppFactory, running_worker
-from tests.support.browser import SCREENSHOTS, TOKENS, chromium, dashboard_server, desk_agent, signed_in_page
+from tests.support.browser import TOKENS, chromium, dashboard_server, desk_agent, shoot, signed_in_page
 
 
 async def start(app: App, message: str, **options: Any) -> str:
@@ -27,20 +27,6 @@ async def start(app: App, message: str, **options: Any) -> str:
 
 def item(page: Page, run_id: str) -> Any:
     return page.locator(f'article[data-run-id="{run_id}"]')
-
-
-async def shoot(page: Page, name: str, target: Any = None) -> None:
-    """A light and a dark screenshot of ``target`` (or the whole page)."""
-    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-    for scheme in ("light", "dark"):
-        await page.emulate_media(color_scheme=scheme)
-        await page.wait_for_timeout(100)
-        path = SCREENSHOTS / f"{name}-{scheme}.png"
-        if target is None:
-            await page.screenshot(path=path, full_page=True)
-        else:
-            await target.screenshot(path=path)
-    await page.emulate_media(color_scheme="light")
 
 
 async def test_a_question_appears_live_is_answered_and_the_answer_streams_in(make_app: AppFactory) -> None:

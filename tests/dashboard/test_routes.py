@@ -11,21 +11,13 @@ import httpx
 
 from tempo_agents import Agent, ScriptedModel, ScriptedResponse, ScriptedToolCall, ToolContext, create_tool
 from tests.conftest import AppFactory, running_worker
-from tests.support.browser import TOKENS, dashboard_server, desk_agent
+from tests.support.browser import TOKENS, dashboard_server, desk_agent, until
 
 ALICE = {"Authorization": "Bearer tok-alice"}
 
 
 def moment(text: str) -> datetime:
     return datetime.fromisoformat(text.replace("Z", "+00:00"))
-
-
-async def until(check: Any, timeout: float = 15) -> Any:
-    """Poll ``check()`` until it returns something truthy (visibility is eventually consistent)."""
-    async with asyncio.timeout(timeout):
-        while not (found := await check()):
-            await asyncio.sleep(0.1)
-    return found
 
 
 async def test_inbox_pages_answers_and_the_second_answer(make_app: AppFactory) -> None:

@@ -18,7 +18,7 @@ from tempo_agents.models.model import ModelRequest
 from tempo_agents.workflows import search_attributes
 from tempo_agents.workflows.payloads import Answer, RunResult
 from tests.conftest import AppFactory, running_worker, temporal_binary
-from tests.support.scripted_agents import FlakyModel
+from tests.support.agents import FlakyModel
 
 DURABLE_TYPES = {"start", "step-start", "tool-call", "tool-result", "tool-error", "step-finish", "finish"}
 

@@ -26,7 +26,7 @@ from tempo_agents.journal.chunks import (
 )
 from tempo_agents.models.openai_compatible import openai_compatible
 from tests.conftest import AppFactory, running_worker
-from tests.models.test_local_model_runs import weather_agent
+from tests.support.agents import weather_agent
 from tests.support.provider_servers.openai_server import (
     OpenAIServer,
     Reply,

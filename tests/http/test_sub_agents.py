@@ -7,8 +7,8 @@ import json
 from typing import Any
 
 from tests.conftest import AppFactory, running_worker
+from tests.support.agents import clerk_agent, delegate, scripted_agent
 from tests.support.http_api import served, sse_chunks
-from tests.support.scripted_agents import clerk_agent, delegate, scripted_agent
 
 
 async def test_a_sub_agent_suspension_is_listed_and_resumed_over_http(make_app: AppFactory) -> None:

@@ -13,15 +13,14 @@ import json
 from typing import Any
 
 import pytest
-from pydantic import BaseModel
 from temporalio.api.failure.v1 import Failure
 from temporalio.client import WorkflowHistory
 
-from tempo_agents import Agent, ToolContext, create_tool
 from tempo_agents.agent.app import App
 from tempo_agents.models.anthropic import AnthropicModel
 from tempo_agents.models.openai_compatible import openai_compatible
 from tests.conftest import AppFactory, closed_history, running_worker
+from tests.support.agents import weather_agent
 from tests.support.provider_servers.anthropic_server import AnthropicServer, MessageStream, text_response
 from tests.support.provider_servers.openai_server import (
     LLAMA_CPP_CONTENT_ERROR,
@@ -41,19 +40,6 @@ pytestmark = pytest.mark.timeout(60)
 
 TEMPORAL_FAILURE_LIMIT = 4096
 """The server's default limit for a retried activity's last failure, in bytes."""
-
-
-class CityIn(BaseModel):
-    city: str
-
-
-async def weather(data: CityIn, ctx: ToolContext) -> dict[str, Any]:
-    return {"city": data.city, "sky": "sunny"}
-
-
-def weather_agent(model: Any, agent_id: str) -> Agent:
-    tool = create_tool(id="weather-tool", description="Weather for a city", input_schema=CityIn, execute=weather)
-    return Agent(id=agent_id, instructions="Answer briefly.", model=model, tools={"weather": tool})
 
 
 def where(server: OpenAIServer) -> str:

@@ -6,6 +6,7 @@ another binary.
 
 from __future__ import annotations
 
+import asyncio
 import os
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -83,3 +84,25 @@ async def signed_in_page(
         await page.get_by_role("button", name="Sign in").click()
         await page.get_by_text(f"Signed in as {TOKENS[token]}").wait_for()
     return context, page
+
+
+async def shoot(page: Page, name: str, target: Any = None) -> None:
+    """A light and a dark screenshot of ``target`` (or the whole page)."""
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    for scheme in ("light", "dark"):
+        await page.emulate_media(color_scheme=scheme)
+        await page.wait_for_timeout(100)
+        path = SCREENSHOTS / f"{name}-{scheme}.png"
+        if target is None:
+            await page.screenshot(path=path, full_page=True)
+        else:
+            await target.screenshot(path=path)
+    await page.emulate_media(color_scheme="light")
+
+
+async def until(check: Any, timeout: float = 15) -> Any:
+    """Poll ``check()`` until it returns something truthy (visibility is eventually consistent)."""
+    async with asyncio.timeout(timeout):
+        while not (found := await check()):
+            await asyncio.sleep(0.1)
+    return found

@@ -19,7 +19,7 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
 from temporalio.client import Client
 from temporalio.testing import WorkflowEnvironment
 
-from tests.telemetry.test_metrics import client_app, worker_process
+from tests.support.telemetry_worker import client_app, worker_process
 
 
 class Collector:

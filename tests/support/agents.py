@@ -1,12 +1,14 @@
-"""Scripted agents for the tests: one builder for an agent that makes its calls and then answers, the call of a
-sub-agent, and the children the sub-agent tests share (a clerk that waits for a person, a model whose first
-attempt of each step drops the connection)."""
+"""The agents tests share: one builder for a scripted agent that makes its calls and then answers (a parent
+calling sub-agents, or a child calling tools), the call of a sub-agent, a clerk that waits for a person, a model
+whose first attempt of each step drops the connection, and a weather agent for any model."""
 
 from __future__ import annotations
 
 import collections
 from collections.abc import AsyncIterator, Sequence
 from typing import Any
+
+from pydantic import BaseModel
 
 from tempo_agents import Agent, ScriptedModel, ScriptedResponse, ScriptedToolCall, ToolContext, create_tool
 from tempo_agents.models.model import ModelEvent, ModelRequest, TextDelta
@@ -69,3 +71,17 @@ class FlakyModel(ScriptedModel):
             yield event
             if self.attempts[request.step] == 1 and isinstance(event, TextDelta):
                 raise ConnectionError("provider dropped the connection")
+
+
+class CityIn(BaseModel):
+    city: str
+
+
+async def weather(data: CityIn, ctx: ToolContext) -> dict[str, Any]:
+    return {"city": data.city, "sky": "sunny"}
+
+
+def weather_agent(model: Any, agent_id: str) -> Agent:
+    """An agent on ``model`` with one tool, ``weather`` (the sky of a city: always sunny)."""
+    tool = create_tool(id="weather-tool", description="Weather for a city", input_schema=CityIn, execute=weather)
+    return Agent(id=agent_id, instructions="Answer briefly.", model=model, tools={"weather": tool})
