@@ -42,6 +42,24 @@ def temporal_binary() -> str:
     return find_temporal_binary()
 
 
+@asynccontextmanager
+async def continue_as_new_server(history_events: int) -> AsyncIterator[WorkflowEnvironment]:
+    """A dev server of the test's own that tells a run to continue as new once its history holds ``history_events``
+    events (the session's server leaves that to Temporal's default, thousands of events)."""
+    env = await WorkflowEnvironment.start_local(
+        dev_server_existing_path=temporal_binary(),
+        data_converter=pydantic_data_converter,
+        ui=False,
+        dev_server_log_level="error",
+        dev_server_extra_args=["--dynamic-config-value", f"limit.historyCount.suggestContinueAsNew={history_events}"],
+        search_attributes=search_attributes.ALL,
+    )
+    try:
+        yield env
+    finally:
+        await env.shutdown()
+
+
 @pytest.fixture(scope="session")
 async def temporal_env() -> AsyncIterator[WorkflowEnvironment]:
     env = await WorkflowEnvironment.start_local(

@@ -10,14 +10,11 @@ from pathlib import Path
 from typing import Any
 
 from temporalio.client import Client
-from temporalio.contrib.pydantic import pydantic_data_converter
-from temporalio.testing import WorkflowEnvironment
 
 from tempo_agents import Agent, App, ScriptedModel, ScriptedResponse, ScriptedToolCall, create_tool
 from tempo_agents.models.model import ModelRequest
-from tempo_agents.workflows import search_attributes
 from tempo_agents.workflows.payloads import Answer, RunResult
-from tests.conftest import AppFactory, running_worker, temporal_binary
+from tests.conftest import AppFactory, continue_as_new_server, running_worker
 from tests.support.agents import FlakyModel
 
 DURABLE_TYPES = {"start", "step-start", "tool-call", "tool-result", "tool-error", "step-finish", "finish"}
@@ -159,15 +156,7 @@ async def test_history_grows_linearly_with_large_tool_outputs(make_app: AppFacto
 
 
 async def test_continue_as_new_keeps_run_id_journal_and_transcript(tmp_path: Path) -> None:
-    env = await WorkflowEnvironment.start_local(
-        dev_server_existing_path=temporal_binary(),
-        data_converter=pydantic_data_converter,
-        ui=False,
-        dev_server_log_level="error",
-        dev_server_extra_args=["--dynamic-config-value", "limit.historyCount.suggestContinueAsNew=30"],
-        search_attributes=search_attributes.ALL,
-    )
-    try:
+    async with continue_as_new_server(30) as env:
         steps = 12
 
         def script(request: ModelRequest) -> ScriptedResponse:
@@ -202,20 +191,10 @@ async def test_continue_as_new_keeps_run_id_journal_and_transcript(tmp_path: Pat
         assert [r.payload.result for r in result.tool_results] == list(range(steps - 1))
         # Every model step saw the whole conversation so far, across continue-as-new boundaries.
         assert [len(r.messages) for r in model.requests] == [1 + 2 * i for i in range(steps)]
-    finally:
-        await env.shutdown()
 
 
 async def test_answers_outlive_continue_as_new(tmp_path: Path) -> None:
-    env = await WorkflowEnvironment.start_local(
-        dev_server_existing_path=temporal_binary(),
-        data_converter=pydantic_data_converter,
-        ui=False,
-        dev_server_log_level="error",
-        dev_server_extra_args=["--dynamic-config-value", "limit.historyCount.suggestContinueAsNew=30"],
-        search_attributes=search_attributes.ALL,
-    )
-    try:
+    async with continue_as_new_server(30) as env:
         steps = 10
 
         def script(request: ModelRequest) -> ScriptedResponse:
@@ -242,5 +221,3 @@ async def test_answers_outlive_continue_as_new(tmp_path: Path) -> None:
             answers = await app.client.get_workflow_handle(first.run_id).query("answers", result_type=list[Answer])
         assert len(runs) >= 2, "the run should have continued as new"
         assert [(a.tool_call_id, a.action, a.answered_by) for a in answers] == [("call-g", "approve", "dana")]
-    finally:
-        await env.shutdown()

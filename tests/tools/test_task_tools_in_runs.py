@@ -7,17 +7,13 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-from temporalio.contrib.pydantic import pydantic_data_converter
-from temporalio.testing import WorkflowEnvironment
-
 from tempo_agents import Agent, App, ScriptedModel, ScriptedResponse, ScriptedToolCall, create_tool
 from tempo_agents.journal.chunks import DataChunk
 from tempo_agents.models.model import ModelRequest
 from tempo_agents.signals import TaskSignalProvider
 from tempo_agents.tools import ask_user_tool
 from tempo_agents.tools.builtin.task_signals import TASK_STATE_SYSTEM_MESSAGE
-from tempo_agents.workflows import search_attributes
-from tests.conftest import AppFactory, closed_history, running_worker, temporal_binary
+from tests.conftest import AppFactory, closed_history, continue_as_new_server, running_worker
 
 MEMORY = {"thread": "thread-tasks", "resource": "user-1"}
 
@@ -182,15 +178,7 @@ async def test_agent_tools_win_over_signal_tools(make_app: AppFactory) -> None:
 
 
 async def test_tasks_survive_continue_as_new(tmp_path: Path) -> None:
-    env = await WorkflowEnvironment.start_local(
-        dev_server_existing_path=temporal_binary(),
-        data_converter=pydantic_data_converter,
-        ui=False,
-        dev_server_log_level="error",
-        dev_server_extra_args=["--dynamic-config-value", "limit.historyCount.suggestContinueAsNew=20"],
-        search_attributes=search_attributes.ALL,
-    )
-    try:
+    async with continue_as_new_server(20) as env:
         steps: list[list[ScriptedToolCall]] = [[ScriptedToolCall("task_write", WRITE)]]
         steps += [[ScriptedToolCall("task_check", {})] for _ in range(8)]
         model = scripted(*steps)
@@ -210,8 +198,6 @@ async def test_tasks_survive_continue_as_new(tmp_path: Path) -> None:
         last_check = result.tool_results[-1].payload.result
         assert last_check["summary"]["total"] == 2
         assert model.requests[-1].messages[-1].text.startswith('<current-task-list count="2">')
-    finally:
-        await env.shutdown()
 
 
 async def test_tasks_survive_a_worker_restart(make_app: AppFactory) -> None:
