@@ -13,7 +13,7 @@ import httpx
 from temporalio.testing import WorkflowEnvironment
 
 from tests.conftest import AppFactory, running_worker
-from tests.support.cli_processes import CLI
+from tests.support.cli_processes import CLI, read_dev_banner
 from tests.support.http_api import EXAMPLE, parity_agent, served, types
 
 
@@ -92,15 +92,8 @@ async def test_dev_serves_the_http_api(tmp_path: Path) -> None:
         *CLI, "dev", "--port", "0", "--ui-port", "0", "--api-port", "0", "--app", f"{EXAMPLE}:app",
         cwd=tmp_path, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
     )  # fmt: skip
-    assert process.stdout is not None
-    url = ""
     try:
-        async with asyncio.timeout(60):
-            while line := (await process.stdout.readline()).decode():
-                if line.startswith("HTTP API at "):
-                    url = line.split()[3].removesuffix("/api")
-                if "polling task queue" in line:
-                    break
+        url = (await read_dev_banner(process)).get("HTTP API", "").removesuffix("/api")
         assert url.startswith("http://127.0.0.1:")
         async with httpx.AsyncClient(base_url=url + "/api", timeout=60) as http:
             assert list((await http.get("/agents")).json()) == ["assistant"]

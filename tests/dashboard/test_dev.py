@@ -11,7 +11,7 @@ import httpx
 from playwright.async_api import expect
 
 from tests.support.browser import EXAMPLE, chromium
-from tests.support.cli_processes import CLI
+from tests.support.cli_processes import CLI, read_dev_banner
 
 TOKEN = "ops-secret"
 
@@ -21,17 +21,9 @@ async def test_dev_serves_the_dashboard_behind_its_token(tmp_path: Path) -> None
         *CLI, "dev", "--port", "0", "--ui-port", "0", "--api-port", "0", "--auth-token", TOKEN,
         "--app", f"{EXAMPLE}:app", cwd=tmp_path, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
     )  # fmt: skip
-    assert process.stdout is not None
-    dashboard = ui = ""
     try:
-        async with asyncio.timeout(90):
-            while line := (await process.stdout.readline()).decode():
-                if line.startswith("Temporal UI at "):
-                    ui = line.split()[3]
-                if line.startswith("Dashboard at "):
-                    dashboard = line.split()[2]
-                if "polling task queue" in line:
-                    break
+        banner = await read_dev_banner(process, timeout=90)
+        dashboard, ui = banner.get("Dashboard", ""), banner.get("Temporal UI", "")
         assert dashboard.startswith("http://127.0.0.1:") and ui.startswith("http://")
         async with httpx.AsyncClient(base_url=dashboard, timeout=60) as http:
             page_html = await http.get("/")

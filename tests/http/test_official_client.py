@@ -12,9 +12,9 @@ import json
 import os
 import shutil
 import signal
-import sys
 from pathlib import Path
 
+from tests.support.cli_processes import CLI, read_dev_banner
 from tests.support.http_api import EXAMPLE
 
 CLIENTS = Path(__file__).resolve().parents[1] / "support" / "clients"
@@ -24,18 +24,11 @@ async def test_official_client_against_dev(tmp_path: Path) -> None:
     assert shutil.which("node") is not None, "this test needs Node.js (Debian: apt-get install nodejs npm)"
     assert (CLIENTS / "node_modules" / "@mastra" / "client-js").is_dir(), "run `npm ci` in tests/support/clients"
     dev = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "tempo_agents.cli", "dev", "--port", "0", "--ui-port", "0", "--api-port", "0",
+        *CLI, "dev", "--port", "0", "--ui-port", "0", "--api-port", "0",
         "--app", f"{EXAMPLE}:app", cwd=tmp_path, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
     )  # fmt: skip
-    assert dev.stdout is not None
-    url = ""
     try:
-        async with asyncio.timeout(60):
-            while line := (await dev.stdout.readline()).decode():
-                if line.startswith("HTTP API at "):
-                    url = line.split()[3].removesuffix("/api")
-                if "polling task queue" in line:
-                    break
+        url = (await read_dev_banner(dev)).get("HTTP API", "").removesuffix("/api")
         node = await asyncio.create_subprocess_exec(
             "node", str(CLIENTS / "official_client.mjs"), cwd=CLIENTS,
             env={**os.environ, "TEMPO_URL": url}, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,

@@ -54,3 +54,18 @@ async def stop_cli(process: asyncio.subprocess.Process, sig: int, timeout: float
     stdout, stderr = await asyncio.wait_for(process.communicate(), timeout)
     assert process.returncode is not None
     return process.returncode, stdout.decode(), stderr.decode()
+
+
+async def read_dev_banner(process: asyncio.subprocess.Process, timeout: float = 60) -> dict[str, str]:
+    """Read ``tempo-agents dev``'s start-up lines until its worker polls; answers what each ``<name> at <where>``
+    line names, by name (``"Temporal dev server"``, ``"Temporal UI"``, ``"HTTP API"``, ``"Dashboard"``)."""
+    assert process.stdout is not None
+    said: dict[str, str] = {}
+    async with asyncio.timeout(timeout):
+        while line := (await process.stdout.readline()).decode():
+            name, at, where = line.partition(" at ")
+            if at and where.split():
+                said.setdefault(name, where.split()[0])
+            if "polling task queue" in line:
+                break
+    return said
