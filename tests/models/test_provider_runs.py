@@ -4,18 +4,17 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import AsyncIterator
-from typing import Any
 
 import pytest
-from pydantic import BaseModel
 
-from tempo_agents import Agent, ScriptedModel, ScriptedResponse, ScriptedToolCall, ToolContext, create_tool
+from tempo_agents import Agent, ScriptedModel, ScriptedResponse, ScriptedToolCall
 from tempo_agents.agent.partial_args import ToolInputPreview
 from tempo_agents.journal.chunks import Chunk
 from tempo_agents.models.anthropic import AnthropicModel
 from tempo_agents.models.openai_compatible import openai_compatible
 from tempo_agents.tools import web_search_tool
 from tests.conftest import AppFactory, closed_history, running_worker
+from tests.support.agents import weather_agent
 from tests.support.provider_servers.anthropic_server import (
     AnthropicServer,
     error_response,
@@ -29,19 +28,6 @@ from tests.support.provider_servers.openai_server import (
     text_stream,
     tool_calls_stream,
 )
-
-
-class CityIn(BaseModel):
-    city: str
-
-
-async def weather(data: CityIn, ctx: ToolContext) -> dict[str, Any]:
-    return {"city": data.city, "sky": "sunny"}
-
-
-def agent_with(model: Any, agent_id: str) -> Agent:
-    tool = create_tool(id="weather-tool", description="Weather for a city", input_schema=CityIn, execute=weather)
-    return Agent(id=agent_id, instructions="Answer briefly.", model=model, tools={"weather": tool})
 
 
 def shape(chunks: list[Chunk]) -> list[str]:
@@ -96,7 +82,7 @@ async def test_same_journal_shape_for_scripted_openai_and_anthropic(
     )
     openai = openai_compatible("gpt-test", base_url=openai_server.base_url, api_key_env=None)
     anthropic = AnthropicModel("claude-test", base_url=anthropic_server.base_url)
-    app = make_app([agent_with(scripted, "s"), agent_with(openai, "o"), agent_with(anthropic, "a")])
+    app = make_app([weather_agent(scripted, "s"), weather_agent(openai, "o"), weather_agent(anthropic, "a")])
     async with running_worker(app):
         results = {agent_id: await app.agent(agent_id).generate("Weather in Oslo and Rome?") for agent_id in "soa"}
 
@@ -124,7 +110,7 @@ async def test_argument_previews_while_streaming(make_app: AppFactory, openai_se
         tool_calls_stream([ToolCallSpec("weather", {"city": "Reykjavik"})], fragment_size=3), text_stream("Cold.")
     )
     model = openai_compatible("gpt-test", base_url=openai_server.base_url, api_key_env=None)
-    app = make_app([agent_with(model, "preview")])
+    app = make_app([weather_agent(model, "preview")])
     async with running_worker(app):
         result = await app.agent("preview").generate("Weather?")
     preview = ToolInputPreview()
@@ -137,7 +123,7 @@ async def test_argument_previews_while_streaming(make_app: AppFactory, openai_se
 async def test_rate_limit_is_retried_with_a_reset_chunk(make_app: AppFactory, openai_server: OpenAIServer) -> None:
     openai_server.script(error_reply(429, "Rate limit reached", retry_after=1), text_stream("Recovered fine."))
     model = openai_compatible("gpt-test", base_url=openai_server.base_url, api_key_env=None)
-    app = make_app([agent_with(model, "limited")])
+    app = make_app([weather_agent(model, "limited")])
     async with running_worker(app):
         result = await app.agent("limited").generate("hi")
         history = await closed_history(app.client, result.run_id)
@@ -157,7 +143,7 @@ async def test_unauthorized_fails_the_run_at_once(
 ) -> None:
     monkeypatch.setenv("ANTHROPIC_API_KEY", "wrong")
     anthropic_server.script(error_response(401, "authentication_error", "invalid x-api-key"))
-    app = make_app([agent_with(AnthropicModel("claude-test", base_url=anthropic_server.base_url), "denied")])
+    app = make_app([weather_agent(AnthropicModel("claude-test", base_url=anthropic_server.base_url), "denied")])
     async with running_worker(app):
         result = await app.agent("denied").generate("hi")
         history = await closed_history(app.client, result.run_id)
