@@ -31,7 +31,7 @@ from tempo_agents.models.usage import Usage
 from tempo_agents.tools._validation import Schema, validate_resume_data
 from tempo_agents.tools.builtin.task_list import TaskItem
 from tempo_agents.workflows import activity_calls, search_attributes
-from tempo_agents.workflows.activity_names import FINISH_RUN, JOURNAL, MODEL_STEP, TOOL_CALL
+from tempo_agents.workflows.activity_names import AGENT_RUN_WORKFLOW, FINISH_RUN, JOURNAL, MODEL_STEP, TOOL_CALL
 from tempo_agents.workflows.child_payloads import CHILD_SUSPENDED_SIGNAL, ChildSuspension
 from tempo_agents.workflows.child_tools import ChildCalls
 from tempo_agents.workflows.payloads import (
@@ -84,7 +84,7 @@ _RESUME_SCHEMAS: dict[str, Schema] = {}
 
 
 @workflow.defn(
-    name="AgentRunWorkflow", sandboxed=False, failure_exception_types=[TempoAgentsError, pydantic.ValidationError]
+    name=AGENT_RUN_WORKFLOW, sandboxed=False, failure_exception_types=[TempoAgentsError, pydantic.ValidationError]
 )
 class AgentRunWorkflow:
     """One agent run: model step, the step's tool calls in parallel, wait for people, repeat.

@@ -30,9 +30,8 @@ def item_kind(call: PendingCall) -> ItemKind:
 
 
 async def _items(app: App, run: dict[str, Any]) -> list[dict[str, Any]]:
-    handle = app.client.get_workflow_handle(run["runId"])
     try:
-        pending = await asyncio.wait_for(handle.query("pending", result_type=list[PendingCall]), _QUERY_TIMEOUT)
+        pending = await asyncio.wait_for(app.queries(run["runId"]).pending(), _QUERY_TIMEOUT)
     except (RPCError, TimeoutError):  # answered and gone, or no worker: the next page load shows it again
         return []
     try:

@@ -23,7 +23,6 @@ from tempo_agents.server.resuming import ResumeCommand, describe_run, resume_run
 from tempo_agents.server.run_views import list_runs, run_detail
 from tempo_agents.server.shapes import chunk_wire
 from tempo_agents.server.sse import SSE_RESPONSES, EventStream, stream_response
-from tempo_agents.tools.builtin.task_list import TaskItem
 
 __all__ = ["router"]
 
@@ -53,7 +52,7 @@ async def run(app: AppDep, run_id: str) -> dict[str, Any]:
 @router.get("/{run_id}/tasks", summary="A run's task list")
 async def tasks(app: AppDep, run_id: str) -> list[dict[str, Any]]:
     await describe_run(app, run_id)
-    items = await app.client.get_workflow_handle(run_id).query("tasks", result_type=list[TaskItem])
+    items = await app.queries(run_id).tasks()
     return [item.to_wire() for item in items]
 
 
