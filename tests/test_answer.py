@@ -8,10 +8,17 @@ from typing import Any
 import pytest
 from temporalio.worker import Worker
 
-from tempo_agents import Agent, ScriptedModel, ScriptedResponse, ScriptedToolCall, ToolContext, create_tool
-from tempo_agents.errors import ResumeError
-from tempo_agents.worker.plugin import TempoAgentsPlugin
-from tempo_agents.workflows.payloads import ResumeRequest
+from tempo_agents import (
+    Agent,
+    ResumeError,
+    ResumeRequest,
+    ScriptedModel,
+    ScriptedResponse,
+    ScriptedToolCall,
+    TempoAgentsPlugin,
+    ToolContext,
+    create_tool,
+)
 from tests.conftest import AppFactory
 
 
