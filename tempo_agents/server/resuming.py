@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any, Literal
 
+from starlette.requests import Request
 from temporalio.client import WorkflowExecutionDescription, WorkflowExecutionStatus
 from temporalio.service import RPCError, RPCStatusCode
 
@@ -30,12 +31,14 @@ from tempo_agents.agent.app import App
 from tempo_agents.agent.resume import resume_error_text, resume_request, stream_after
 from tempo_agents.agent.stream import AgentStream
 from tempo_agents.errors import ConfigurationError
+from tempo_agents.server.auth import principal
+from tempo_agents.server.dependencies import request_id
 from tempo_agents.server.errors import ApiError, resume_error_status
 from tempo_agents.workflows import resume_errors, search_attributes
 from tempo_agents.workflows.activity_names import AGENT_RUN_WORKFLOW
 from tempo_agents.workflows.payloads import PendingCall, ResumeAccepted, ResumeRequest
 
-__all__ = ["ResumeAction", "ResumeCommand", "describe_run", "idempotency_key", "resume_run"]
+__all__ = ["ResumeAction", "ResumeCommand", "describe_run", "http_command", "idempotency_key", "resume_run"]
 
 ResumeAction = Literal["resume", "approve", "decline"]
 
@@ -69,6 +72,27 @@ class ResumeCommand:
         data = self.data if self.action == "resume" else None
         reason = self.reason if self.action == "decline" else None
         return resume_request(self.action, data, self.tool_call_id, reason, answered_by=self.answered_by)
+
+
+def http_command(
+    request: Request,
+    action: ResumeAction,
+    run_id: str,
+    tool_call_id: str | None,
+    *,
+    data: Any = None,
+    reason: str | None = None,
+) -> ResumeCommand:
+    """The command an HTTP request sends: its ``Idempotency-Key``/``X-Request-Id`` and its token's principal."""
+    return ResumeCommand(
+        action,
+        run_id,
+        tool_call_id,
+        data=data,
+        reason=reason,
+        request_id=request_id(request),
+        answered_by=principal(request),
+    )
 
 
 def idempotency_key(command: ResumeCommand, call_round: int) -> str:
