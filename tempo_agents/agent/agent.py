@@ -13,7 +13,6 @@ from tempo_agents.agent.delegation import DelegationHooks
 from tempo_agents.agent.hooks import ToolHooks
 from tempo_agents.agent.modes import AgentMode, check_modes
 from tempo_agents.agent.naming import sanitize_tool_names
-from tempo_agents.agent.resume import resume_request
 from tempo_agents.agent.workflow_tools import WorkflowTool
 from tempo_agents.errors import ConfigurationError
 from tempo_agents.models.messages import MessageInput
@@ -166,25 +165,25 @@ class Agent:
 
         A retry of the same request passes the same ``idempotency_key`` and gets the first answer.
         """
-        request = resume_request("resume", resume_data, tool_call_id)
+        request = ResumeRequest(action="resume", data=resume_data, tool_call_id=tool_call_id)
         return await self.answer(run_id, request, idempotency_key=idempotency_key)
 
     async def resume_generate(
         self, resume_data: Any, *, run_id: str, tool_call_id: str | None = None
     ) -> GenerateResult:
         """Resume and wait until the run finishes or suspends again."""
-        request = resume_request("resume", resume_data, tool_call_id)
+        request = ResumeRequest(action="resume", data=resume_data, tool_call_id=tool_call_id)
         return await (await self.answer(run_id, request, method="resume_generate")).result()
 
     async def approve_tool_call(self, *, run_id: str, tool_call_id: str | None = None) -> AgentStream:
         """Approve a call waiting for approval."""
-        return await self.answer(run_id, resume_request("approve", None, tool_call_id))
+        return await self.answer(run_id, ResumeRequest(action="approve", tool_call_id=tool_call_id))
 
     async def decline_tool_call(
         self, *, run_id: str, tool_call_id: str | None = None, reason: str | None = None
     ) -> AgentStream:
         """Decline a call waiting for approval."""
-        return await self.answer(run_id, resume_request("decline", None, tool_call_id, reason))
+        return await self.answer(run_id, ResumeRequest(action="decline", tool_call_id=tool_call_id, reason=reason))
 
     async def approve_tool_call_generate(self, *, run_id: str, tool_call_id: str | None = None) -> GenerateResult:
         """Approve and wait until the run finishes or suspends again."""

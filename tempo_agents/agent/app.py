@@ -20,7 +20,7 @@ from tempo_agents.agent.approval import ApprovalPolicy
 from tempo_agents.agent.hooks import ToolHooks
 from tempo_agents.agent.local_activities import workflow_task_timeout
 from tempo_agents.agent.registry import Registry
-from tempo_agents.agent.resume import ANSWER_METHODS, resume_request, send_resume
+from tempo_agents.agent.resume import ANSWER_METHODS, send_resume
 from tempo_agents.agent.run_queries import RunQueries
 from tempo_agents.agent.start_chunk import journal_start
 from tempo_agents.agent.stream import AgentStream, Follow, GenerateResult, RunClosedProbe
@@ -329,7 +329,7 @@ class App:
         resumed once and the retry gets the same answer. ``answered_by`` names who answers: it is kept
         in the run's history and shown as ``answeredBy`` on the chunk that ends the call.
         """
-        request = resume_request("resume", resume_data, tool_call_id, answered_by=answered_by)
+        request = ResumeRequest(action="resume", data=resume_data, tool_call_id=tool_call_id, answered_by=answered_by)
         return await self.answer(run_id, request, agent_id=agent_id, idempotency_key=idempotency_key)
 
     async def resume_generate(
@@ -343,7 +343,7 @@ class App:
         answered_by: str | None = None,
     ) -> GenerateResult:
         """Resume and wait until the run finishes or suspends again."""
-        request = resume_request("resume", resume_data, tool_call_id, answered_by=answered_by)
+        request = ResumeRequest(action="resume", data=resume_data, tool_call_id=tool_call_id, answered_by=answered_by)
         stream = await self.answer(
             run_id, request, agent_id=agent_id, idempotency_key=idempotency_key, method="resume_generate"
         )
@@ -359,7 +359,7 @@ class App:
         answered_by: str | None = None,
     ) -> AgentStream:
         """Approve a call waiting for approval: the tool runs with its original arguments."""
-        request = resume_request("approve", None, tool_call_id, answered_by=answered_by)
+        request = ResumeRequest(action="approve", tool_call_id=tool_call_id, answered_by=answered_by)
         return await self.answer(run_id, request, agent_id=agent_id, idempotency_key=idempotency_key)
 
     async def decline_tool_call(
@@ -373,7 +373,7 @@ class App:
         answered_by: str | None = None,
     ) -> AgentStream:
         """Decline a call waiting for approval: it never runs; the model is told it was not approved."""
-        request = resume_request("decline", None, tool_call_id, reason, answered_by=answered_by)
+        request = ResumeRequest(action="decline", tool_call_id=tool_call_id, reason=reason, answered_by=answered_by)
         return await self.answer(run_id, request, agent_id=agent_id, idempotency_key=idempotency_key)
 
     async def signal_resume(self, run_id: str, resume_data: Any, *, tool_call_id: str | None = None) -> None:
@@ -383,7 +383,7 @@ class App:
         the run keeps waiting.
         """
         await self.client.get_workflow_handle(run_id).signal(
-            "resume", resume_request("resume", resume_data, tool_call_id)
+            "resume", ResumeRequest(action="resume", data=resume_data, tool_call_id=tool_call_id)
         )
 
     def queries(self, run_id: str) -> RunQueries:

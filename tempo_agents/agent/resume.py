@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from typing import Any, Protocol
+from typing import Protocol
 
 from temporalio.client import Client, WorkflowUpdateFailedError
 from temporalio.exceptions import ApplicationError
@@ -136,16 +136,3 @@ async def _why_not_found(client: Client, run_id: str) -> str:
     if description.workflow_type != AGENT_RUN_WORKFLOW:
         return resume_errors.NO_SNAPSHOT_FOUND
     return resume_errors.NOT_SUSPENDED
-
-
-def resume_request(
-    action: str,
-    data: Any = None,
-    tool_call_id: str | None = None,
-    reason: str | None = None,
-    *,
-    answered_by: str | None = None,
-) -> ResumeRequest:
-    return ResumeRequest.model_validate(
-        {"toolCallId": tool_call_id, "action": action, "data": data, "reason": reason, "answeredBy": answered_by}
-    )

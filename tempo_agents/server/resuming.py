@@ -28,7 +28,7 @@ from temporalio.service import RPCError, RPCStatusCode
 
 from tempo_agents.agent.agent import Agent
 from tempo_agents.agent.app import App
-from tempo_agents.agent.resume import resume_error_text, resume_request, stream_after
+from tempo_agents.agent.resume import resume_error_text, stream_after
 from tempo_agents.agent.stream import AgentStream
 from tempo_agents.errors import ConfigurationError
 from tempo_agents.server.auth import principal
@@ -71,7 +71,9 @@ class ResumeCommand:
         """The ``resume`` update's request: the data only for a resume, the reason only for a decline."""
         data = self.data if self.action == "resume" else None
         reason = self.reason if self.action == "decline" else None
-        return resume_request(self.action, data, self.tool_call_id, reason, answered_by=self.answered_by)
+        return ResumeRequest(
+            action=self.action, data=data, tool_call_id=self.tool_call_id, reason=reason, answered_by=self.answered_by
+        )
 
 
 def http_command(
