@@ -11,7 +11,6 @@ from typing import Any
 from tempo_agents.journal import constructors, keys
 from tempo_agents.journal.outbox import JournalOutbox, JournalRecord, ThreadStateRecord, TranscriptRecord
 from tempo_agents.models.messages import Message, ToolResultPart
-from tempo_agents.tools._validation import Schema, validate_input
 from tempo_agents.tools.builtin.task_list import (
     TASK_CHECK,
     TASK_COMPLETE,
@@ -28,6 +27,7 @@ from tempo_agents.tools.builtin.task_list import (
     write_tasks,
 )
 from tempo_agents.tools.builtin.task_signals import TaskSignalState, compute_task_signal
+from tempo_agents.tools.validation import Schema, validate_input
 from tempo_agents.workflows.payloads import MemoryRef, ToolCallRequest
 
 _SCHEMAS = {name: Schema(model) for name, model in TASK_TOOL_INPUT_MODELS.items()}
