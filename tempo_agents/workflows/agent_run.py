@@ -27,7 +27,7 @@ from tempo_agents.journal import constructors, keys
 from tempo_agents.journal.outbox import JournalOutbox, JournalRecord, StepFinishNote, TranscriptRecord
 from tempo_agents.models.messages import Message, ToolResultPart
 from tempo_agents.models.usage import Usage
-from tempo_agents.tools.builtin.task_list import TaskItem
+from tempo_agents.tasks import TaskItem
 from tempo_agents.workflows import activity_calls, search_attributes
 from tempo_agents.workflows.activity_names import FINISH_RUN, JOURNAL, MODEL_STEP, TOOL_CALL
 from tempo_agents.workflows.child_payloads import CHILD_SUSPENDED_SIGNAL, ChildSuspension
