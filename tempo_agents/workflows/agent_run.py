@@ -34,7 +34,6 @@ from tempo_agents.workflows.child_payloads import CHILD_SUSPENDED_SIGNAL, ChildS
 from tempo_agents.workflows.child_tools import ChildCalls
 from tempo_agents.workflows.payloads import (
     Answer,
-    BatchClose,
     CarriedState,
     FinishInput,
     HandoffAccepted,
@@ -55,6 +54,7 @@ from tempo_agents.workflows.payloads import (
 )
 from tempo_agents.workflows.resume_errors import AGENT_MISMATCH, NOT_SUSPENDED
 from tempo_agents.workflows.search_attributes import RunStatus
+from tempo_agents.workflows.segments import Segments
 from tempo_agents.workflows.task_state import TaskState
 from tempo_agents.workflows.waiting_calls import WaitingCalls
 
@@ -88,7 +88,7 @@ class AgentRunWorkflow:
         self._run_input = run_input
         self._step = carried.step
         self._usage = carried.usage
-        self._segment = carried.segment
+        self._segments = Segments(carried.segment)
         self._mode = carried.mode if run_input.carried is not None else run_input.options.mode
         self._tasks = TaskState(carried.tasks, carried.task_signal_state, carried.state_signals)
         self._projects_tasks = carried.projects_tasks
@@ -96,12 +96,10 @@ class AgentRunWorkflow:
         self._status: RunStatus = "running"
         self._calls = WaitingCalls(carried.answers, clock=workflow.now, keeps_options=_keeps_resumed_options)
         self._handed_off = False
-        self._last_closed_segment = carried.segment - 1
         self._notes: list[JournalRecord] = []
         """Refused signals, journaled at once by a local activity while the run waits."""
         self._refused_signals = 0
         self._model_step_running: int | None = None
-        self._closes_in_activities = True
         self._child_calls = ChildCalls()
 
     # Queries --------------------------------------------------------------------------------
@@ -183,8 +181,8 @@ class AgentRunWorkflow:
         if self._calls.any_running:
             await workflow.wait_condition(lambda: not self._calls.any_running)
         call_id = self._calls.accept(request)
-        segment = self._segment
-        await workflow.wait_condition(lambda: self._last_closed_segment >= segment)
+        segment = self._segments.current
+        await workflow.wait_condition(lambda: self._segments.has_closed(segment))
         return ResumeAccepted(tool_call_id=call_id, after_key=keys.finish(segment))
 
     @resume.validator
@@ -225,11 +223,13 @@ class AgentRunWorkflow:
 
     @workflow.run
     async def run(self, run_input: RunInput) -> RunResult:
-        self._closes_in_activities = workflow.patched(SEGMENTS_CLOSED_BY_ACTIVITIES)
+        self._segments.take_path(workflow.patched(SEGMENTS_CLOSED_BY_ACTIVITIES))
         options = run_input.options
         new_messages = run_input.messages
         if run_input.carried is None:
-            self._outbox.records.append(constructors.start(run_input.run_id, run_input.agent_id, self._segment))
+            self._outbox.records.append(
+                constructors.start(run_input.run_id, run_input.agent_id, self._segments.current)
+            )
         try:
             while True:
                 step = self._step
@@ -240,7 +240,7 @@ class AgentRunWorkflow:
                 if result.thread_tasks is not None:
                     self._tasks.load(result.thread_tasks)
                 if result.closed_segment:
-                    self._last_closed_segment = self._segment
+                    self._segments.close()
                 for call in result.tool_calls:
                     if call.operation is not None:
                         self._tasks.run_tool(run_input.run_id, step, call, options.memory, self._outbox)
@@ -265,12 +265,14 @@ class AgentRunWorkflow:
                     reason = ""
                 if reason:
                     self._set_status("completed")
-                    if self._last_closed_segment < self._segment:
-                        self._outbox.step_finish = step_note.model_copy(update={"segment": self._segment})
+                    if self._segments.is_open:
+                        self._outbox.step_finish = step_note.model_copy(update={"segment": self._segments.current})
                         await self._finish_segment(reason)
                     await workflow.wait_condition(workflow.all_handlers_finished)
                     return RunResult(run_id=run_input.run_id, finish_reason=reason, usage=self._usage, steps=self._step)
-                self._outbox.step_finish = step_note.model_copy(update={"is_continued": True, "segment": self._segment})
+                self._outbox.step_finish = step_note.model_copy(
+                    update={"is_continued": True, "segment": self._segments.current}
+                )
                 if workflow.info().is_continue_as_new_suggested():
                     await workflow.wait_condition(workflow.all_handlers_finished)
                     workflow.continue_as_new(self._continued_input())
@@ -289,9 +291,7 @@ class AgentRunWorkflow:
     async def _model_step(self, step: int, new_messages: list[Message]) -> ModelStepResult:
         run_input = self._run_input
         signals = self._tasks.refresh_signals() if self._projects_tasks else []
-        close = None
-        if self._closes_in_activities:
-            close = SegmentClose(segment=self._segment, steps=step + 1, usage=self._usage)
+        close = self._segments.model_step_close(step + 1, self._usage)
         options = run_input.model_step_activity or MODEL_STEP_DEFAULTS
         self._model_step_running = step
         result = await activity_calls.execute(
@@ -333,19 +333,13 @@ class AgentRunWorkflow:
         segment should it find itself the last of the batch to end."""
         if not inputs:
             return
-        batch = None
-        if self._closes_in_activities:
-            batch = BatchClose(
-                outcome_keys=[keys.tool_call_outcome(i.step, i.call.tool_call_id, i.round) for i in inputs],
-                close=SegmentClose(
-                    segment=self._segment,
-                    steps=step_note.step + 1,
-                    usage=self._usage,
-                    step_finish=step_note.model_copy(update={"segment": self._segment}),
-                ),
-                reason_if_done=reason_if_done,
-                suspended_elsewhere=self._calls.any_waiting,
-            )
+        batch = self._segments.batch_close(
+            [keys.tool_call_outcome(i.step, i.call.tool_call_id, i.round) for i in inputs],
+            step_note,
+            self._usage,
+            reason_if_done,
+            suspended_elsewhere=self._calls.any_waiting,
+        )
         outbox = self._take_outbox()
         inputs = [
             i.model_copy(update={"batch": batch, "outbox": outbox if n == 0 else JournalOutbox()})
@@ -383,7 +377,7 @@ class AgentRunWorkflow:
 
     def _call_ended(self, call_input: ToolCallInput, result: ToolCallResult, now: datetime) -> None:
         if result.closed_segment:
-            self._last_closed_segment = self._segment
+            self._segments.close()
         if result.switch_mode_to is not None and result.switch_mode_to != self._mode:
             self._switch_mode(result.switch_mode_to)
         self._calls.call_ended(call_input, result, now)
@@ -422,9 +416,9 @@ class AgentRunWorkflow:
         while self._calls.any_waiting:
             if not self._calls.any_resolved:
                 self._set_status("suspended")
-                if self._last_closed_segment < self._segment:
+                if self._segments.is_open:
                     self._outbox.step_finish = step_note.model_copy(
-                        update={"reason": "suspended", "segment": self._segment}
+                        update={"reason": "suspended", "segment": self._segments.current}
                     )
                     await self._finish_segment("suspended")
                 while not self._calls.any_resolved:
@@ -434,13 +428,12 @@ class AgentRunWorkflow:
 
             answered = self._calls.take_resolved()
             self._handed_off = self._handed_off or any(r.action == "handoff" for _, r in answered)
-            if self._last_closed_segment == self._segment:
-                self._segment += 1
+            if self._segments.open_next():
                 self._outbox.records.append(
-                    constructors.start(self._run_input.run_id, self._run_input.agent_id, self._segment)
+                    constructors.start(self._run_input.run_id, self._run_input.agent_id, self._segments.current)
                 )
             self._set_status("running")
-            if not self._closes_in_activities:
+            if self._segments.journals_resume_start:
                 records, self._outbox.records = self._outbox.records, []
                 await self._journal(records)
             if self._handed_off:
@@ -501,7 +494,7 @@ class AgentRunWorkflow:
                 "carried": CarriedState(
                     step=self._step,
                     usage=self._usage,
-                    segment=self._segment,
+                    segment=self._segments.current,
                     mode=self._mode,
                     outbox=self._outbox,
                     tasks=self._tasks.tasks,
@@ -515,7 +508,7 @@ class AgentRunWorkflow:
 
     async def _abort(self) -> None:
         """Cancelled from outside: running tools were told (``ctx.cancelled``); the journal says so."""
-        self._outbox.records.append(constructors.abort(self._run_input.run_id, self._segment))
+        self._outbox.records.append(constructors.abort(self._run_input.run_id, self._segments.current))
         self._set_status("failed")
         await self._finish_segment("aborted")
 
@@ -544,7 +537,7 @@ class AgentRunWorkflow:
                 agent_id=run_input.agent_id,
                 options=run_input.options,
                 close=SegmentClose(
-                    segment=self._segment,
+                    segment=self._segments.current,
                     steps=self._step,
                     usage=self._usage,
                     reason=reason,
@@ -558,7 +551,7 @@ class AgentRunWorkflow:
             retry_policy=FINISH_DEFAULTS.retry_policy(),
             summary=f"finish ({reason})",
         )
-        self._last_closed_segment = self._segment
+        self._segments.close()
 
     def _set_status(self, status: RunStatus) -> None:
         """The ``TempoAgentStatus`` search attribute; a suspended run's memo lists what it waits on (read
@@ -566,7 +559,7 @@ class AgentRunWorkflow:
         if status != self._status:
             self._status = status
             workflow.upsert_search_attributes([search_attributes.STATUS.value_set(status)])
-            if status == "suspended" or not self._closes_in_activities:
+            if status == "suspended" or self._segments.memo_on_every_status:
                 workflow.upsert_memo({"pending": [call.to_wire() for call in self.pending()]})
 
 
