@@ -1,9 +1,9 @@
 """AgentRunWorkflow: the durable agent loop. Workflow id == run id.
 
-Only small state lives here (step counter, usage, waiting calls, the outbox of chunks still to write);
-every model call and tool call is an activity and transcripts stay in the store (ARCHITECTURE.md,
-"Durable-execution rules"). A run that waits for a person is blocked on ``wait_condition``: no activity,
-no slot, no polling.
+Only small state lives here (step counter, usage, the outbox of chunks still to write, the waiting calls in
+:class:`WaitingCalls`, the journal's segments in :class:`Segments`); every model call and tool call is an activity
+and transcripts stay in the store (ARCHITECTURE.md, "Durable-execution rules"). A run that waits for a person is
+blocked on ``wait_condition``: no activity, no slot, no polling.
 
 The journal of a run is cut into *segments*, each ending with a ``finish`` chunk: the first ends when
 the run finishes or suspends; every resume opens the next one. The activity that ends a segment writes
