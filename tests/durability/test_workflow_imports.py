@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-WORKFLOWS = Path(__file__).parent.parent / "tempo_agents" / "workflows"
+WORKFLOWS = Path(__file__).parents[2] / "tempo_agents" / "workflows"
 CORE_PRIVATE = {"tempo_agents._wire", "tempo_agents._json"}
 """Private modules of the package root, shared by all of it."""
 

@@ -11,7 +11,6 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from tempo_agents.tools._validation import Schema, validate_input
 from tempo_agents.tools.builtin.task_list import (
     NO_MEMORY_MESSAGE,
     TASK_CHECK_DESCRIPTION,
@@ -45,6 +44,7 @@ from tempo_agents.tools.builtin.task_signals import (
     compute_task_signal,
     task_list_fingerprint,
 )
+from tempo_agents.tools.validation import Schema, validate_input
 
 WRITE_DESCRIPTION = """Create and manage a structured task list for your current coding session. This helps you track progress, organize complex tasks, and demonstrate thoroughness to the user.
 
