@@ -53,11 +53,11 @@ class CallRecord:
         """The fields every chunk of the call starts with."""
         resolution = call_input.resolution
         answered_by = resolution.answered_by if resolution is not None else None
-        self.answer: dict[str, Any] = {"answeredBy": answered_by} if answered_by is not None else {}
+        self._answer: dict[str, Any] = {"answeredBy": answered_by} if answered_by is not None else {}
         """Added to the chunk that ends an answered call: who answered it."""
-        self.transform = self.agent.transform_for(call.tool_name)
+        self._transform = self.agent.transform_for(call.tool_name)
 
-    def outcome_key(self, chunk_type: str) -> str:
+    def _outcome_key(self, chunk_type: str) -> str:
         return keys.call_outcome(self.input.step, self.input.call.tool_call_id, chunk_type)
 
     def round_key(self, what: str) -> str:
@@ -67,14 +67,20 @@ class CallRecord:
         """``raw`` as clients may see it (the display projection)."""
         call = self.input.call
         return await project(
-            self.transform, "display", slot, raw, tool_name=call.tool_name, tool_call_id=call.tool_call_id, **payload
+            self._transform, "display", slot, raw, tool_name=call.tool_name, tool_call_id=call.tool_call_id, **payload
         )
 
-    async def kept(self, slot: Slot, raw: Any, **payload: Any) -> Any:
+    async def _kept(self, slot: Slot, raw: Any, **payload: Any) -> Any:
         """``raw`` as memory keeps it (the transcript projection)."""
         call = self.input.call
         return await project(
-            self.transform, "transcript", slot, raw, tool_name=call.tool_name, tool_call_id=call.tool_call_id, **payload
+            self._transform,
+            "transcript",
+            slot,
+            raw,
+            tool_name=call.tool_name,
+            tool_call_id=call.tool_call_id,
+            **payload,
         )
 
     async def shown_args(self) -> Any:
@@ -92,13 +98,13 @@ class CallRecord:
         call = self.input.call
         shown = await self.shown("output", result, input=call.args, output=result)
         chunk = self.journal.chunk(
-            "tool-result", {**self.base, "args": await self.shown_args(), "result": shown, **self.answer}
+            "tool-result", {**self.base, "args": await self.shown_args(), "result": shown, **self._answer}
         )
         part = ToolResultPart(tool_call_id=call.tool_call_id, tool_name=call.tool_name, result=model_output)
         kept = part.model_copy(
-            update={"result": await self.kept("output", model_output, input=call.args, output=result)}
+            update={"result": await self._kept("output", model_output, input=call.args, output=result)}
         )
-        writes = [*before, ChunkWrite(chunk, self.outcome_key("tool-result"))]
+        writes = [*before, ChunkWrite(chunk, self._outcome_key("tool-result"))]
         return await self._answered("result", part, kept, writes, switchModeTo=switch_mode_to)
 
     async def error(self, message: str) -> ToolCallResult:
@@ -108,11 +114,11 @@ class CallRecord:
         if not isinstance(shown, str):
             shown = str(shown)
         chunk = self.journal.chunk(
-            "tool-error", {**self.base, "args": await self.shown_args(), "error": shown, **self.answer}
+            "tool-error", {**self.base, "args": await self.shown_args(), "error": shown, **self._answer}
         )
         part = ToolResultPart(tool_call_id=call.tool_call_id, tool_name=call.tool_name, result=message, is_error=True)
-        kept = part.model_copy(update={"result": await self.kept("error", message, input=call.args, error=message)})
-        return await self._answered("error", part, kept, [ChunkWrite(chunk, self.outcome_key("tool-error"))])
+        kept = part.model_copy(update={"result": await self._kept("error", message, input=call.args, error=message)})
+        return await self._answered("error", part, kept, [ChunkWrite(chunk, self._outcome_key("tool-error"))])
 
     async def declined(self, reason: str, *, expired: bool) -> ToolCallResult:
         """A person declined the call (or its approval expired): ``reason`` is its result."""
@@ -120,9 +126,9 @@ class CallRecord:
         if expired:
             approval["expired"] = True
         denied = self.journal.chunk(
-            "tool-output-denied", {**self.base, "args": self.input.call.args, "approval": approval, **self.answer}
+            "tool-output-denied", {**self.base, "args": self.input.call.args, "approval": approval, **self._answer}
         )
-        return await self.result(reason, reason, before=[ChunkWrite(denied, self.outcome_key("tool-output-denied"))])
+        return await self.result(reason, reason, before=[ChunkWrite(denied, self._outcome_key("tool-output-denied"))])
 
     async def suspended(
         self,
@@ -152,7 +158,7 @@ class CallRecord:
         chunk = self.journal.chunk(chunk_type, {**payload, **(link or {})})
         call = self.input.call
         part = ToolResultPart(tool_call_id=call.tool_call_id, tool_name=call.tool_name, result=marker)
-        return await self.end(
+        return await self._end(
             ToolCallResult(status="suspended", suspension=suspension),
             [ChunkWrite(chunk, self.round_key(chunk_type))],
             [self._transcript_entry(Message(role="tool", content=[part]).to_wire())],
@@ -164,7 +170,7 @@ class CallRecord:
         chunk = constructors.resume_rejected(
             self.input.run_id, INVALID_RESUME_DATA, message, call.tool_call_id, toolName=call.tool_name
         )
-        return await self.end(
+        return await self._end(
             ToolCallResult(status="resume-rejected", message=message),
             [ChunkWrite(chunk, self.round_key("resume-rejected"))],
         )
@@ -180,7 +186,7 @@ class CallRecord:
         await self.journal.write([ChunkWrite(link, keys.child_run(self.input.step, self.input.call.tool_call_id))])
         return ToolCallResult(status="delegate", child=start)
 
-    async def end(
+    async def _end(
         self, result: ToolCallResult, writes: Sequence[ChunkWrite], entries: Sequence[TranscriptEntry] = ()
     ) -> ToolCallResult:
         """Record how the call ended, its chunks and its saved outcome, in one transaction."""
@@ -198,7 +204,7 @@ class CallRecord:
         message = Message(role="tool", content=[part]).to_wire()
         memory = Message(role="tool", content=[kept]).to_wire() if kept != part else None
         result = ToolCallResult.model_validate({"status": status, **fields})
-        return await self.end(result, writes, [self._transcript_entry(message, memory)])
+        return await self._end(result, writes, [self._transcript_entry(message, memory)])
 
     def _transcript_entry(self, message: dict[str, Any], memory: dict[str, Any] | None = None) -> TranscriptEntry:
         """The call's place in the transcript (after the step's assistant message)."""

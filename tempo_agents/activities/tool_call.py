@@ -1,4 +1,4 @@
-"""The tool-call activity: one call of a tool, in stages, and how it ended recorded.
+"""The tool-call activity: one call of a tool, run in stages; how it ended goes to its ``CallRecord``.
 
 A call that runs goes through its stages in order, and any of them may end it: *decide* (a person's answer
 that ends it without running: declined, taken over by a later run; an auto-resume's take-over of an earlier
