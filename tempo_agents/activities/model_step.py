@@ -13,7 +13,8 @@ from tempo_agents.activities.segment_close import close_segment
 from tempo_agents.activity_options import MODEL_STEP_DEFAULTS
 from tempo_agents.journal import constructors, keys
 from tempo_agents.journal.outbox import StepFinishNote
-from tempo_agents.journal.writer import RunJournal, outbox_writes, store_outbox_writes
+from tempo_agents.journal.outbox_flush import store_outbox
+from tempo_agents.journal.writer import RunJournal
 from tempo_agents.models.messages import Message, TextPart, ToolCallPart, ToolResultPart
 from tempo_agents.models.model import (
     FinishEvent,
@@ -106,10 +107,7 @@ async def run_model_step(registry: Registry, step_input: ModelStepInput) -> Mode
             history = await store.get_thread_messages(memory.thread, memory.resource)
             entries += [TranscriptEntry(HISTORY_STEP, f"history-{i:06d}", i, m) for i, m in enumerate(history)]
         await store.put_transcript(run_id, entries)
-    await store_outbox_writes(store, run_id, step_input.outbox)
-    transcript = await registry.transcripts.get(run_id)
-
-    writes = outbox_writes(run_id, step_input.outbox, transcript)
+    writes, transcript = await store_outbox(store, registry.transcripts, run_id, step_input.outbox)
     if this_attempt > 1:
         started = await store.offset_of(run_id, keys.step_start(step))
         discard_from = None if started is None else started + 1

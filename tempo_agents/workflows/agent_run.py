@@ -394,10 +394,7 @@ class AgentRunWorkflow:
             self._outbox = given_outbox.then(self._outbox)
         call = call_input.call
         attempts = (call.activity or TOOL_CALL_DEFAULTS).maximum_attempts
-        message = (
-            f'Tool "{call.tool_name}" was stopped: the worker running it was lost {attempts} times in a row '
-            f"({_failure_message(error)}). It may crash its worker; the run goes on without its result."
-        )
+        message = constructors.tool_stopped_message(call.tool_name, attempts, _failure_message(error))
         run_id = self._run_input.run_id
         self._outbox.records.append(
             constructors.tool_error(run_id, call_input.step, call.tool_call_id, call.tool_name, call.args, message)
