@@ -322,6 +322,8 @@ class AgentRunWorkflow:
                 action=resolution.action,
                 answered_by=request.answered_by,
                 answered_at=workflow.now(),
+                data=resolution.data if resolution.action == "resume" else None,
+                reason=resolution.reason,
             )
         )
         return call_id

@@ -81,8 +81,15 @@ async def answer(app: AppDep, body: AnswerBody, request: Request) -> dict[str, A
         reason=body.reason,
         answered_by=principal(request),
     )
+    what = {"action": body.action, "data": body.resume_data, "reason": body.reason}
     _feed(request).publish(
-        {"type": "answered", "runId": body.run_id, "toolCallId": body.tool_call_id, "answeredBy": principal(request)}
+        {
+            "type": "answered",
+            "runId": body.run_id,
+            "toolCallId": body.tool_call_id,
+            "answeredBy": principal(request),
+            "answer": {key: value for key, value in what.items() if value is not None},
+        }
     )
     return answered
 

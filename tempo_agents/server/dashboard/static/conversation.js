@@ -3,7 +3,7 @@
 // A sub-agent's call (agent-<key>) carries the child's chunks as its tool-output chunks (payload.output is the
 // child's chunk): they feed a Conversation of their own, nested under the call, so grandchildren nest again.
 
-import { h, json, readable } from "./dom.js";
+import { h, json, jsonBlock, readable, shown, visible } from "./dom.js";
 
 const CHILD_TOOL = /^(agent|workflow)-/;
 
@@ -52,7 +52,7 @@ export class Conversation {
       const body = h("div", { class: "tool-body" });
       const quiet = /^task_/.test(payload.toolName || ""); // the task list shows what these did
       block = h("details", { class: "tool-call", open: !quiet, dataset: { toolCallId: payload.toolCallId } },
-        h("summary", {}, h("code", {}, payload.toolName || "tool"), h("span", { class: "tool-state" }, "")), body);
+        h("summary", {}, h("code", {}, visible(payload.toolName || "tool")), h("span", { class: "tool-state" }, "")), body);
       block.body = body;
       this.tools.set(payload.toolCallId, block);
       this.assistant().append(block);
@@ -82,9 +82,24 @@ export class Conversation {
   }
 
   state(block, text, kind) {
-    const el = block.querySelector(".tool-state");
+    const el = block.querySelector(":scope > summary > .tool-state");
     el.textContent = text;
     el.className = `tool-state ${kind || ""}`;
+    block.dataset.state = text;
+  }
+
+  // How a call ended when it did not end with a result of its own making: declined, expired, cancelled.
+  // A later tool-result (the reason the model reads) does not turn it into "done".
+  ended(block, text, kind) {
+    block.ended = text;
+    this.state(block, text, kind);
+  }
+
+  // The run was cancelled: every call still running or waiting was cancelled with it.
+  cancelled() {
+    for (const block of this.tools.values()) {
+      if (!block.ended && ["running", "waiting", "waiting for approval"].includes(block.dataset.state)) this.ended(block, "cancelled", "bad");
+    }
   }
 
   apply(chunk) {
@@ -103,12 +118,12 @@ export class Conversation {
           this.texts.set(p.id, text);
           this.assistant().append(text);
         }
-        text.append(p.text);
+        text.append(visible(p.text));
         break;
       }
       case "tool-call": {
         const block = this.tool(p);
-        block.body.prepend(h("pre", { class: "json args", "aria-label": "Arguments" }, json(p.args)));
+        block.body.prepend(jsonBlock(p.args, { class: "args", "aria-label": "Arguments" }));
         this.state(block, "running");
         break;
       }
@@ -118,7 +133,7 @@ export class Conversation {
           this.child(block, p).conversation.add(p.output);
           break;
         }
-        block.body.append(h("div", { class: "progress" }, typeof p.output === "string" ? p.output : json(p.output)));
+        block.body.append(shown(typeof p.output === "string" ? p.output : json(p.output), { tag: "div", attrs: { class: "progress" } }));
         break;
       }
       case "tool-result": {
@@ -127,14 +142,14 @@ export class Conversation {
         const r = block.child && p.result && typeof p.result === "object" && "subAgentToolResults" in p.result
           ? { text: p.result.text } : p.result;
         const text = r && typeof r === "object" && typeof r.content === "string" && "isError" in r ? r.content : null;
-        block.body.append(h("div", { class: "result" }, h("span", { class: "label" }, "result"), text !== null ? h("span", { class: "pre" }, text) : readable(r)));
+        block.body.append(h("div", { class: "result" }, h("span", { class: "label" }, "result"), text !== null ? shown(text, { tag: "span", attrs: { class: "pre" } }) : readable(r)));
         if (p.answeredBy) block.body.append(h("div", { class: "answered-by" }, `answered by ${p.answeredBy}`));
-        this.state(block, p.isError ? "error" : "done", p.isError ? "bad" : "ok");
+        if (!block.ended) this.state(block, p.isError ? "error" : "done", p.isError ? "bad" : "ok");
         break;
       }
       case "tool-error": {
         const block = this.tool(p);
-        block.body.append(h("div", { class: "error" }, p.error));
+        block.body.append(shown(p.error, { tag: "div", attrs: { class: "error" } }));
         if (p.answeredBy) block.body.append(h("div", { class: "answered-by" }, `answered by ${p.answeredBy}`));
         this.state(block, "error", "bad");
         break;
@@ -154,16 +169,27 @@ export class Conversation {
       case "tool-output-denied": {
         const block = this.tool(p);
         const reason = p.approval?.reason;
+        if (p.approval?.expired) {
+          block.body.append(h("div", { class: "error" }, "expired: nobody answered in time"));
+          this.ended(block, "expired", "wait");
+          break;
+        }
         block.body.append(h("div", { class: "error" }, `declined${reason ? `: ${reason}` : ""}${p.answeredBy ? ` (by ${p.answeredBy})` : ""}`));
-        this.state(block, "declined", "bad");
+        this.ended(block, "declined", "bad");
         break;
       }
       case "error":
-        this.el.append(h("div", { class: "msg error", role: "alert" }, p.error || json(p)));
+        this.el.append(h("div", { class: "msg error", role: "alert" }, visible(p.error || json(p))));
+        break;
+      case "abort":
+        this.cancelled();
         break;
       case "finish": {
         const reason = p.stepResult?.reason || "";
-        this.el.append(h("div", { class: `segment-end ${reason}` }, reason === "suspended" ? "waiting for a person" : `finished (${reason})`));
+        if (reason === "aborted") {
+          this.cancelled();
+          this.el.append(h("div", { class: "segment-end aborted", role: "status" }, "The run was cancelled: nothing more will happen in it."));
+        } else this.el.append(h("div", { class: `segment-end ${reason}` }, reason === "suspended" ? "waiting for a person" : `finished (${reason})`));
         this.message = null;
         break;
       }
@@ -173,9 +199,16 @@ export class Conversation {
           this.child(this.tool({ toolCallId: chunk.data.toolCallId, toolName: chunk.data.toolName }), chunk.data, chunk.data.childRunId);
           break;
         }
+        const expiredCall = chunk.data?.toolCallId;
+        if (chunk.type === "data-suspension-expired" && this.tools.has(expiredCall)) {
+          const block = this.tools.get(expiredCall);
+          block.body.append(h("div", { class: "error" }, "expired: nobody answered in time"));
+          this.ended(block, "expired", "wait");
+          break;
+        }
         if (chunk.type.startsWith("data-")) {
           const target = p.toolCallId ? this.tools.get(p.toolCallId) : null;
-          const line = h("div", { class: "data" }, h("span", { class: "label" }, chunk.type), json(chunk.data ?? p));
+          const line = h("div", { class: "data" }, h("span", { class: "label" }, chunk.type), shown(json(chunk.data ?? p), { tag: "span" }));
           (target ? target.body : this.assistant()).append(line);
         }
     }

