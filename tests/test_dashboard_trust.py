@@ -8,8 +8,10 @@ scrolled sideways, labels too faint to read, a timeline that hid the waits, and 
 
 from __future__ import annotations
 
+from datetime import timedelta
 from typing import Any
 
+import httpx
 from playwright.async_api import Browser, Page, Route, expect
 
 from tempo_agents import App
@@ -24,6 +26,13 @@ LONG_TOKEN = "x" * 20_000
 
 async def start(app: App, message: str, **options: Any) -> str:
     stream = await app.agent("desk").stream(message, **options)
+    return stream.run_id
+
+
+async def settled(app: App, message: str, agent: str = "desk") -> str:
+    """Start a run and return its id once its first segment ended (it waits, or it finished)."""
+    stream = await app.agent(agent).stream(message)
+    await stream.result()
     return stream.run_id
 
 
@@ -111,3 +120,80 @@ async def test_an_answer_given_first_elsewhere_is_shown_live_with_who_and_what(m
         await taken.get_by_role("button", name="Dismiss").click()
         await expect(taken).to_have_count(0)
         await expect(late).to_be_visible()
+
+
+async def test_a_cancelled_waiting_run_is_cancelled_everywhere_and_nothing_waits(make_app: AppFactory) -> None:
+    app = make_app([desk_agent()])
+    async with running_worker(app), dashboard_server(app) as server, chromium() as browser:
+        run_id = await start(app, "question")
+        page = await open_page(browser, server, f"/#/runs/{run_id}", DESKTOP)
+        await expect(page.locator(".pending form")).to_be_visible(timeout=15_000)
+        await page.get_by_role("button", name="Cancel run…").click()
+        await page.get_by_role("button", name="Cancel run", exact=True).click()
+        await expect(page.locator(".run[data-status=cancelled]")).to_be_visible(timeout=15_000)
+        conversation = page.locator(".conversation")
+        await expect(conversation).to_contain_text("The run was cancelled", timeout=15_000)
+        await expect(page.locator(".pending form")).to_have_count(0)
+        await expect(page.get_by_role("button", name="Send")).to_have_count(0)
+        await expect(conversation.locator(".tool-call .tool-state")).to_have_text("cancelled")
+        await expect(conversation).not_to_contain_text("without a finish chunk")
+        await expect(conversation.locator(".segment-end.aborted")).to_have_count(1)
+
+        async with httpx.AsyncClient(base_url=server.url, timeout=30) as http:
+            detail = (await http.get(f"/api/runs/{run_id}")).json()
+            assert (detail["status"], detail["runStatus"], detail["pending"]) == ("cancelled", "cancelled", [])
+            failed = (await http.get("/api/dashboard/runs", params={"status": "failed"})).json()
+            assert run_id not in [run["runId"] for run in failed["runs"]]
+            cancelled = (await http.get("/api/dashboard/runs", params={"status": "cancelled"})).json()
+            assert run_id in [run["runId"] for run in cancelled["runs"]]
+            inbox = (await http.get("/api/inbox")).json()
+            assert run_id not in [entry["runId"] for entry in inbox["items"]]
+        await page.goto(f"{server.url}/#/runs")
+        await page.get_by_label("Status").select_option("failed")
+        await expect(page.get_by_text("0 runs")).to_be_visible()
+        await page.get_by_label("Status").select_option("cancelled")
+        await expect(page.locator(f'tbody tr[data-run-id="{run_id}"] .status')).to_have_text("cancelled")
+
+
+async def test_declined_expired_errored_and_cancelled_calls_are_labelled_as_such(make_app: AppFactory) -> None:
+    app = make_app([desk_agent(), desk_agent(id="quick", agents={}, suspend_expires_in=timedelta(seconds=1))])
+    async with running_worker(app), dashboard_server(app) as server, chromium() as browser:
+        declined = await settled(app, "delete reports/declined.csv")
+        expired = await settled(app, "delete reports/expired.csv", "quick")
+        errored = await settled(app, "stamp 0")  # 0 is refused by the tool's input schema
+        cancelled = await settled(app, "delete reports/cancelled.csv")
+        await app.decline_tool_call("desk", run_id=declined, reason="keep it", answered_by="alice")
+        await app.attach(declined, follow="run").result()
+        await app.attach(expired, follow="run").result()
+        await app.attach(errored, follow="run").result()
+        await app.client.get_workflow_handle(cancelled).cancel()
+        page = await open_page(browser, server, "/#/inbox", DESKTOP)
+        for run_id, label, colour in (
+            (declined, "declined", "bad"),
+            (expired, "expired", "wait"),
+            (errored, "error", "bad"),
+            (cancelled, "cancelled", "bad"),
+        ):
+            await page.goto(f"{server.url}/#/runs/{run_id}")
+            state = page.locator(".conversation .tool-call .tool-state")
+            await expect(state).to_have_text(label, timeout=15_000)
+            await expect(state).to_have_class(f"tool-state {colour}")
+            await expect(page.locator(".conversation .segment-end").last).not_to_have_text("waiting for a person")
+
+
+async def test_bidi_and_invisible_characters_are_shown_escaped_where_an_approver_judges(make_app: AppFactory) -> None:
+    app = make_app([desk_agent()])
+    async with running_worker(app), dashboard_server(app) as server, chromium() as browser:
+        run_id = await start(app, "delete invoice\u202efdp.exe\u200b")
+        page = await open_page(browser, server, "/#/inbox", DESKTOP)
+        arguments = item(page, run_id).locator("pre")
+        await expect(arguments).to_contain_text("invoice\\u202Efdp.exe\\u200B", timeout=15_000)
+        shown = await arguments.text_content() or ""
+        assert "\u202e" not in shown and "\u200b" not in shown
+        marks = item(page, run_id).locator("pre .invisible")
+        await expect(marks).to_have_count(2)
+        await expect(marks.first).to_have_attribute("title", "hidden character U+202E")
+        await page.goto(f"{server.url}/#/runs/{run_id}")
+        run_args = page.locator(".conversation .tool-call pre.args")
+        await expect(run_args).to_contain_text("invoice\\u202Efdp.exe", timeout=15_000)
+        await expect(page.locator(".pending pre")).to_contain_text("invoice\\u202Efdp.exe")

@@ -144,7 +144,9 @@ export class Conversation {
         const text = r && typeof r === "object" && typeof r.content === "string" && "isError" in r ? r.content : null;
         block.body.append(h("div", { class: "result" }, h("span", { class: "label" }, "result"), text !== null ? shown(text, { tag: "span", attrs: { class: "pre" } }) : readable(r)));
         if (p.answeredBy) block.body.append(h("div", { class: "answered-by" }, `answered by ${p.answeredBy}`));
-        if (!block.ended) this.state(block, p.isError ? "error" : "done", p.isError ? "bad" : "ok");
+        // A result that is an error: thrown by the tool, or its input refused ({error: true, message, ...}).
+        const failed = p.isError || (r && typeof r === "object" && r.error === true && typeof r.message === "string");
+        if (!block.ended) this.state(block, failed ? "error" : "done", failed ? "bad" : "ok");
         break;
       }
       case "tool-error": {
