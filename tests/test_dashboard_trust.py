@@ -8,6 +8,7 @@ scrolled sideways, labels too faint to read, a timeline that hid the waits, and 
 
 from __future__ import annotations
 
+import re
 from datetime import timedelta
 from typing import Any
 
@@ -197,3 +198,33 @@ async def test_bidi_and_invisible_characters_are_shown_escaped_where_an_approver
         run_args = page.locator(".conversation .tool-call pre.args")
         await expect(run_args).to_contain_text("invoice\\u202Efdp.exe", timeout=15_000)
         await expect(page.locator(".pending pre")).to_contain_text("invoice\\u202Efdp.exe")
+
+
+async def test_the_approver_sees_what_was_asked_and_the_operator_each_steps_input_latency_and_tokens(
+    make_app: AppFactory,
+) -> None:
+    app = make_app([desk_agent()])
+    async with running_worker(app), dashboard_server(app) as server, chromium() as browser:
+        prompt = "Please delete reports/2024.csv, it is obsolete"
+        run_id = await settled(app, prompt)
+        page = await open_page(browser, server, "/#/inbox", DESKTOP)
+        asked = item(page, run_id).locator(".asked")
+        await expect(asked.locator(".prompt")).to_contain_text(prompt, timeout=15_000)
+        await expect(asked.locator(".lead")).to_contain_text("Deleting.")
+
+        await page.goto(f"{server.url}/#/runs/{run_id}")
+        await expect(page.locator(".conversation .msg.user")).to_contain_text(prompt)
+        await expect(page.locator(".conversation .msg").first).to_have_class("msg user")  # before the assistant
+        await page.get_by_text("Model steps: input, latency, tokens").click()
+        first = page.locator('.steps-table tr[data-step="0"]')
+        await expect(first.locator(".tokens")).to_have_text("120 in · 40 out")
+        await expect(first.locator(".latency")).to_have_text(re.compile(r"^\d+\.\d\ds$"))
+        await first.get_by_text("1 message sent, 1 new").click()
+        await expect(first.locator(".input-message.user")).to_contain_text(prompt)
+
+        await page.locator(".pending").get_by_role("button", name="Approve").click()
+        second = page.locator('.steps-table tr[data-step="1"]')
+        await expect(second.locator(".tokens")).to_have_text("120 in · 40 out", timeout=15_000)
+        await second.get_by_text("3 messages sent, 2 new").click()
+        await expect(second.locator(".input-message.assistant")).to_contain_text("Deleting.")
+        await expect(second.locator(".input-message.tool")).to_contain_text("delete_file")

@@ -9,6 +9,7 @@ from temporalio.service import RPCError
 
 from tempo_agents.agent.app import App
 from tempo_agents.errors import ConfigurationError
+from tempo_agents.server.dashboard.asked import asked
 from tempo_agents.server.pending_view import pending_view
 from tempo_agents.server.run_views import list_runs
 from tempo_agents.tools.builtin.ask_user import ask_user_tool
@@ -52,6 +53,7 @@ async def _items(app: App, run: dict[str, Any]) -> list[dict[str, Any]]:
                 "startedAt": run["startedAt"],
                 "kind": item_kind(call),
                 **view,
+                **await asked(app.store, run["runId"], call.tool_call_id),  # what led to the call
             }
         )
     return items

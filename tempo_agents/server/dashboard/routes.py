@@ -14,11 +14,13 @@ from starlette.responses import StreamingResponse
 
 from tempo_agents.server.auth import principal
 from tempo_agents.server.dashboard.answering import answer_item
+from tempo_agents.server.dashboard.asked import run_steps
 from tempo_agents.server.dashboard.feed import DashboardFeed
 from tempo_agents.server.dashboard.inbox import inbox_page
 from tempo_agents.server.dashboard.runs_table import RunFigures
 from tempo_agents.server.dashboard.timeline import run_timeline
 from tempo_agents.server.dependencies import PRINTABLE, AppDep
+from tempo_agents.server.resuming import describe_run
 from tempo_agents.server.sse import HEARTBEAT_SECONDS, SSE_HEADERS, SSE_RESPONSES, EventStream, encode_event
 
 __all__ = ["AnswerBody", "router"]
@@ -114,6 +116,15 @@ async def runs_table(
 @router.get("/runs/{run_id}/timeline", summary="A run's model steps and tool calls on a time axis, and its waits")
 async def timeline(app: AppDep, run_id: str) -> dict[str, Any]:
     return await run_timeline(app, run_id)
+
+
+@router.get(
+    "/runs/{run_id}/steps",
+    summary="What a run was asked, and per model step the messages new to the model and its tokens",
+)
+async def steps(app: AppDep, run_id: str) -> dict[str, Any]:
+    await describe_run(app, run_id)  # a 404 for a run that does not exist
+    return await run_steps(app.store, run_id)
 
 
 async def _feed_events(feed: DashboardFeed, heartbeat: float) -> AsyncIterator[bytes]:

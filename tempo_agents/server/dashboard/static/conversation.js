@@ -20,7 +20,7 @@ export class Conversation {
   }
 
   reset() {
-    this.el.replaceChildren();
+    this.el.replaceChildren(...(this.promptEl ? [this.promptEl] : []));
     this.message = null;
     this.texts = new Map();
     this.tools = new Map();
@@ -36,6 +36,13 @@ export class Conversation {
     }
     this.chunks.push(chunk);
     this.apply(chunk);
+  }
+
+  // The user's prompt, first in the conversation (it is not in the journal: the page reads it from the run).
+  prompt(text) {
+    if (this.promptEl || !text) return;
+    this.promptEl = h("div", { class: "msg user" }, h("div", { class: "who" }, "user"), shown(text, { tag: "p", attrs: { class: "text" } }));
+    this.el.prepend(this.promptEl);
   }
 
   assistant() {

@@ -5,7 +5,7 @@
 import { get, query } from "./api.js";
 import { feed } from "./feed.js";
 import { answerForm, markAnswered } from "./forms.js";
-import { duration, findItem, h, itemKey, readable, since, visible } from "./dom.js";
+import { duration, findItem, h, itemKey, readable, shown, since, visible } from "./dom.js";
 
 const PER_PAGE = 25;
 const SOON_MS = 15 * 60 * 1000;
@@ -62,6 +62,16 @@ function leave(itemKeyValue) {
   target?.focus();
 }
 
+const ASKED_LIMIT = 600;
+
+// What led to the call: the user's prompt and the model's text in the step that made it.
+function asked(item) {
+  if (!item.prompt && !item.leadText) return null;
+  return h("div", { class: "asked" },
+    item.prompt ? h("div", { class: "prompt" }, h("span", { class: "label" }, "Asked"), shown(item.prompt, { tag: "span", attrs: { class: "value" }, limit: ASKED_LIMIT })) : null,
+    item.leadText ? h("div", { class: "lead" }, h("span", { class: "label" }, "The model said"), shown(item.leadText, { tag: "span", attrs: { class: "value" }, limit: ASKED_LIMIT })) : null);
+}
+
 const KIND_LABEL = { question: "Question", approval: "Approval", input: "Input needed" };
 
 function card(item) {
@@ -79,6 +89,7 @@ function card(item) {
       h("span", { class: "waited", title: item.suspendedAt, dataset: { since: item.suspendedAt || "" } }, `waiting ${since(item.suspendedAt)}`),
       deadline(item),
       h("a", { href: `#/runs/${encodeURIComponent(item.runId)}`, class: "run-link" }, "Open run")),
+    asked(item),
     subject,
     answerForm(item, { onAnswered: (answered) => setTimeout(() => leave(key(answered)), 600) }),
   );
