@@ -30,9 +30,9 @@ async def start(app: App, message: str, **options: Any) -> str:
     return stream.run_id
 
 
-async def settled(app: App, message: str, agent: str = "desk") -> str:
+async def settled(app: App, message: str, agent: str = "desk", **options: Any) -> str:
     """Start a run and return its id once its first segment ended (it waits, or it finished)."""
-    stream = await app.agent(agent).stream(message)
+    stream = await app.agent(agent).stream(message, **options)
     await stream.result()
     return stream.run_id
 
@@ -228,3 +228,26 @@ async def test_the_approver_sees_what_was_asked_and_the_operator_each_steps_inpu
         await second.get_by_text("3 messages sent, 2 new").click()
         await expect(second.locator(".input-message.assistant")).to_contain_text("Deleting.")
         await expect(second.locator(".input-message.tool")).to_contain_text("delete_file")
+
+
+async def test_on_a_phone_the_run_page_fits_its_summary_sits_in_the_margin_and_the_answer_comes_first(
+    make_app: AppFactory,
+) -> None:
+    app = make_app([desk_agent()])
+    async with running_worker(app), dashboard_server(app) as server, chromium() as browser:
+        path = "reports/quarterly/" + "-".join(["consolidated"] * 6) + ".csv"  # a JSON line of 100 characters
+        run_id = await settled(app, f"delete {path}", memory={"thread": "t-" + "long" * 30, "resource": "acme"})
+        page = await open_page(browser, server, f"/#/runs/{run_id}", PHONE, is_mobile=True, has_touch=True)
+        await expect(page.locator(".conversation .tool-call pre.args")).to_contain_text(path, timeout=15_000)
+        await expect(page.locator(".pending form")).to_be_visible()
+        assert await page_width(page) <= PHONE["width"]
+        margin = await page.locator("main").evaluate(
+            "m => m.getBoundingClientRect().left + parseFloat(getComputedStyle(m).paddingLeft)"
+        )
+        lefts: list[float] = await page.locator("dl.facts dd").evaluate_all(
+            "els => els.map(e => e.getBoundingClientRect().left)"
+        )
+        assert lefts and min(lefts) >= margin - 0.5, (lefts, margin)  # no summary value starts outside the margin
+        form_top = await page.locator(".pending form").evaluate("e => e.getBoundingClientRect().top")
+        conversation_top = await page.locator(".conversation").evaluate("e => e.getBoundingClientRect().top")
+        assert form_top < conversation_top  # what waits for the person comes before the conversation

@@ -135,7 +135,7 @@ export function runView(root, runId, { signal, session }) {
         ["Steps", run.step], ["Tokens", usage.totalTokens !== undefined ? `${usage.totalTokens} (${usage.inputTokens ?? 0} in, ${usage.outputTokens ?? 0} out)` : null],
         ["Started", when(run.startedAt)], ["Closed", when(run.closedAt)]]
         .filter(([, v]) => v !== null && v !== undefined && v !== "")
-        .flatMap(([k, v]) => [h("dt", {}, k), h("dd", {}, String(v))]),
+        .map(([k, v]) => h("div", { class: "fact" }, h("dt", {}, k), h("dd", {}, visible(String(v))))),
     );
     const parent = run.parentRunId;
     if (parent && parentLink.hidden) {
