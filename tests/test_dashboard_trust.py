@@ -19,6 +19,7 @@ from tempo_agents import App
 from tempo_agents.server.serving import ApiServer
 from tests.browser import TOKENS, chromium, dashboard_server, desk_agent, signed_in_page
 from tests.conftest import AppFactory, running_worker
+from tests.contrast import low_contrast
 
 DESKTOP = {"width": 1440, "height": 900}
 PHONE = {"width": 390, "height": 844}
@@ -251,3 +252,32 @@ async def test_on_a_phone_the_run_page_fits_its_summary_sits_in_the_margin_and_t
         form_top = await page.locator(".pending form").evaluate("e => e.getBoundingClientRect().top")
         conversation_top = await page.locator(".conversation").evaluate("e => e.getBoundingClientRect().top")
         assert form_top < conversation_top  # what waits for the person comes before the conversation
+
+
+async def test_every_text_meets_wcag_aa_contrast_in_light_and_dark(make_app: AppFactory) -> None:
+    app = make_app([desk_agent()])
+    async with running_worker(app), dashboard_server(app) as server, chromium() as browser:
+        for message in ("question", "choose", "ship", "delete reports/kept.csv"):
+            await settled(app, message)
+        done = await settled(app, "delete reports/gone.csv")
+        await app.approve_tool_call("desk", run_id=done, answered_by="alice")
+        await app.attach(done, follow="run").result()
+        await settled(app, "plan", memory={"thread": "reports", "resource": "acme"})
+        page = await open_page(browser, server, "/#/inbox", DESKTOP)
+        await expect(page.locator("article.item")).to_have_count(4, timeout=15_000)
+        views = {
+            "inbox": ("/#/inbox", "article.item >> nth=3"),
+            "run": (f"/#/runs/{done}", ".timeline .bar.tool >> nth=1"),
+            "runs": ("/#/runs", "tbody tr >> nth=5"),
+        }
+        failures = {}
+        for scheme in ("light", "dark"):
+            await page.emulate_media(color_scheme=scheme)
+            for name, (path, ready) in views.items():
+                await page.goto(f"{server.url}{path}")
+                await page.locator(ready).wait_for()
+                await expect(page.locator("#inbox-count")).to_have_text("4")
+                found = await low_contrast(page)
+                if found:
+                    failures[f"{name} ({scheme})"] = found
+        assert not failures, failures
