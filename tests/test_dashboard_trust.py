@@ -281,3 +281,65 @@ async def test_every_text_meets_wcag_aa_contrast_in_light_and_dark(make_app: App
                 if found:
                     failures[f"{name} ({scheme})"] = found
         assert not failures, failures
+
+
+LONG_WAIT_TIMELINE = """
+async () => {
+  const { renderTimeline } = await import("/dashboard/assets/timeline.js");
+  const t0 = Date.parse("2026-01-01T10:00:00Z");
+  const at = (ms) => new Date(t0 + ms).toISOString();
+  const wait = 10 * 60 * 1000;
+  const bar = (kind, label, from, to) => ({ kind, label, start: at(from), end: at(to), outcome: "completed", lane: 0 });
+  const data = {
+    runId: "synthetic", startedAt: at(0), endedAt: at(wait + 4100), now: at(wait + 5000), lanes: 1,
+    bars: [
+      bar("model", "model step 1", 100, 1600),
+      bar("tool", "delete_file", 1700, 1900),
+      bar("tool", "delete_file", wait + 1950, wait + 2100),
+      bar("model", "model step 2", wait + 2150, wait + 4000),
+      bar("finish", "finish", wait + 4000, wait + 4100),
+    ],
+    waits: [{ start: at(1900), end: at(wait + 1900), seconds: wait / 1000 }],
+  };
+  const holder = document.createElement("div");
+  holder.id = "synthetic";
+  holder.style.width = "1000px";
+  holder.append(renderTimeline(data));
+  document.getElementById("main").replaceChildren(holder);
+}
+"""
+
+
+async def test_the_timeline_draws_live_waits_compresses_long_ones_keeps_bars_legible_and_zooms(
+    make_app: AppFactory,
+) -> None:
+    app = make_app([desk_agent()])
+    async with running_worker(app), dashboard_server(app) as server, chromium() as browser:
+        run_id = await settled(app, "delete reports/waiting.csv")
+        page = await open_page(browser, server, f"/#/runs/{run_id}", DESKTOP)
+        live = page.locator(".timeline .tl-wait.live")
+        await expect(live).to_have_count(1, timeout=15_000)  # the wait going on now is drawn
+        await expect(live).to_contain_text("waiting")
+
+        await page.evaluate(LONG_WAIT_TIMELINE)
+        track = page.locator("#synthetic .timeline-track")
+        box = await track.bounding_box()
+        assert box is not None
+        bars = await page.locator("#synthetic .bar").evaluate_all(
+            "els => els.map(e => { const r = e.getBoundingClientRect(); return [e.textContent, r.left, r.right]; })"
+        )
+        assert len(bars) == 5
+        for label, left, right in bars:
+            assert right <= box["x"] + box["width"] + 0.5, (label, right)  # none past the right edge
+            assert left >= box["x"] - 0.5, (label, left)
+        widths = {label: right - left for label, left, right in bars}
+        assert widths["model step 1"] >= 150 and widths["model step 2"] >= 150, widths  # legible, not slivers
+        await expect(page.locator("#synthetic .tl-break")).to_have_count(1)  # the ten minutes drawn short
+        await expect(page.locator("#synthetic .tl-wait.broken")).to_contain_text("waited 10m 0s")
+        assert await page.locator("#synthetic .timeline-axis .tick:not(.broken)").count() >= 5
+        canvas = page.locator("#synthetic .timeline-canvas")
+        before = await canvas.evaluate("e => e.getBoundingClientRect().width")
+        await page.locator("#synthetic").get_by_role("button", name="Zoom in").click()
+        assert await canvas.evaluate("e => e.getBoundingClientRect().width") == 2 * before
+        await expect(page.locator("#synthetic .zoom-level")).to_have_text("2\u00d7")
+        assert await page_width(page) <= DESKTOP["width"]  # the zoomed track scrolls inside its box
