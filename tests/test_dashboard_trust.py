@@ -343,3 +343,70 @@ async def test_the_timeline_draws_live_waits_compresses_long_ones_keeps_bars_leg
         assert await canvas.evaluate("e => e.getBoundingClientRect().width") == 2 * before
         await expect(page.locator("#synthetic .zoom-level")).to_have_text("2\u00d7")
         assert await page_width(page) <= DESKTOP["width"]  # the zoomed track scrolls inside its box
+
+
+async def test_after_answering_the_focus_moves_on_the_inbox_filters_by_agent_answers_are_listed_and_one_signs_out(
+    make_app: AppFactory,
+) -> None:
+    app = make_app([desk_agent(), desk_agent(id="quick", name="Quick desk", agents={})])
+    async with running_worker(app), dashboard_server(app, tokens=TOKENS) as server, chromium() as browser:
+        first = await settled(app, "delete reports/first.csv")
+        second = await settled(app, "delete reports/second.csv")
+        quick = await settled(app, "question", "quick")
+        _, page = await signed_in_page(browser, server, "tok-alice")
+        for run_id in (first, second, quick):
+            await expect(item(page, run_id)).to_be_visible(timeout=15_000)
+
+        await page.get_by_label("Agent").select_option("quick")
+        await expect(page.locator("article.item")).to_have_count(1)
+        await expect(item(page, quick)).to_be_visible()
+        await page.get_by_label("Agent").select_option("desk")
+        await expect(page.locator("article.item")).to_have_count(2)
+
+        cards = page.locator("article.item")
+        top = await cards.first.get_attribute("data-run-id")
+        other = second if top == first else first
+        await cards.first.get_by_role("button", name="Approve").click()
+        await expect(item(page, top or "")).to_have_count(0, timeout=5_000)
+        focused = await page.evaluate(
+            "document.activeElement.closest('article form') ? "
+            "document.activeElement.closest('article').dataset.runId : null"
+        )
+        assert focused == other  # the focus went on to the next item's form, not to <body>
+        await page.keyboard.type("checked twice")  # ... so the keyboard goes on: the reason field has it
+        await expect(item(page, other).get_by_label("Reason (optional)")).to_have_value("checked twice")
+        await item(page, other).get_by_role("button", name="Approve").click()
+        await expect(item(page, other)).to_have_count(0, timeout=5_000)
+
+        await page.get_by_role("link", name="Answered").click()
+        rows = page.locator(".answers-table tbody tr")
+        await expect(rows).to_have_count(2, timeout=15_000)
+        for run_id in (first, second):
+            row = page.locator(f'.answers-table tr[data-run-id="{run_id}"]')
+            await expect(row.locator(".who")).to_have_text("alice")
+            await expect(row.locator(".what")).to_have_text("approved")
+            await expect(row).to_contain_text("delete_file")
+
+        await page.get_by_role("button", name="Sign out").click()
+        await expect(page.get_by_role("heading", name="Sign in")).to_be_visible()
+        assert await page.evaluate("sessionStorage.getItem('tempo-agents-token')") is None
+
+
+async def test_a_run_that_never_waited_shows_no_waiting_section_its_step_and_its_data_chunks_grouped(
+    make_app: AppFactory,
+) -> None:
+    app = make_app([desk_agent()])
+    async with running_worker(app), dashboard_server(app) as server, chromium() as browser:
+        run_id = await start(app, "stamp 300")  # 300 data-stamp chunks, one every 20 ms
+        page = await open_page(browser, server, f"/#/runs/{run_id}", DESKTOP)
+        await expect(page.locator(".conversation .tool-call")).to_be_visible(timeout=15_000)
+        await expect(page.locator(".run[data-status=running]")).to_be_visible()
+        facts = page.locator("dl.facts")
+        await expect(facts).to_contain_text("Step1 (running)")
+        await expect(facts).not_to_contain_text("Steps0")
+        await expect(page.locator(".run[data-status=completed]")).to_be_visible(timeout=30_000)
+        await expect(page.get_by_role("heading", name="Waiting for people")).to_be_hidden()
+        group = page.locator(".conversation details.data-group")
+        await expect(group).to_have_count(1)
+        await expect(group.locator("summary")).to_have_text("data-stamp \u00d7 300")
+        await expect(page.locator(".conversation .data:visible")).to_have_count(0)  # folded, not 300 lines

@@ -13,6 +13,7 @@ from pydantic.alias_generators import to_camel
 from starlette.responses import StreamingResponse
 
 from tempo_agents.server.auth import principal
+from tempo_agents.server.dashboard.answered import answered_page
 from tempo_agents.server.dashboard.answering import answer_item
 from tempo_agents.server.dashboard.asked import run_steps
 from tempo_agents.server.dashboard.feed import DashboardFeed
@@ -67,6 +68,16 @@ async def inbox(
     cursor: Annotated[str | None, Query(description="nextCursor of the previous page")] = None,
 ) -> dict[str, Any]:
     return await inbox_page(app, agent=agent, per_page=per_page, cursor=cursor)
+
+
+@router.get("/inbox/answered", summary="Who answered which call, what and when, in a page of the latest runs")
+async def answered(
+    app: AppDep,
+    agent: Annotated[str | None, Query(description="agent id", pattern=PRINTABLE)] = None,
+    per_page: Annotated[int, Query(alias="perPage", ge=1, le=100)] = 25,
+    cursor: Annotated[str | None, Query(description="nextCursor of the previous page")] = None,
+) -> dict[str, Any]:
+    return await answered_page(app, agent=agent, per_page=per_page, cursor=cursor)
 
 
 @router.post(

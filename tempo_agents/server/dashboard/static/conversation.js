@@ -102,6 +102,28 @@ export class Conversation {
     this.state(block, text, kind);
   }
 
+  // A data chunk's line; several in a row of one type are one group ("data-stamp × 300"), folded.
+  dataLine(container, type, line) {
+    const last = container.lastElementChild;
+    if (last?.classList.contains("data-group") && last.dataset.type === type) {
+      last.count += 1;
+      last.querySelector(":scope > summary").textContent = `${type} \u00d7 ${last.count}`;
+      last.lines.append(line);
+      return;
+    }
+    if (last?.classList.contains("data") && last.dataset.type === type) {
+      const lines = h("div", { class: "data-lines" });
+      const group = h("details", { class: "data-group", dataset: { type } }, h("summary", {}, `${type} \u00d7 2`), lines);
+      group.count = 2;
+      group.lines = lines;
+      last.replaceWith(group);
+      lines.append(last, line);
+      return;
+    }
+    line.dataset.type = type;
+    container.append(line);
+  }
+
   // The run was cancelled: every call still running or waiting was cancelled with it.
   cancelled() {
     for (const block of this.tools.values()) {
@@ -218,7 +240,7 @@ export class Conversation {
         if (chunk.type.startsWith("data-")) {
           const target = p.toolCallId ? this.tools.get(p.toolCallId) : null;
           const line = h("div", { class: "data" }, h("span", { class: "label" }, chunk.type), shown(json(chunk.data ?? p), { tag: "span" }));
-          (target ? target.body : this.assistant()).append(line);
+          this.dataLine(target ? target.body : this.assistant(), chunk.type, line);
         }
     }
   }

@@ -282,6 +282,7 @@ function approvalForm(item, form, send) {
   );
   const id = fieldId("reason");
   const reason = h("input", { id, type: "text", name: "reason", placeholder: "Why (sent to the agent when declining)" });
+  form.addEventListener("submit", (event) => event.preventDefault()); // Enter in the reason decides nothing
   form.append(h("div", { class: "field" }, h("label", { for: id }, "Reason (optional)"), reason));
   form.append(
     h("div", { class: "actions" },

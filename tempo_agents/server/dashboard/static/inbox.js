@@ -5,7 +5,7 @@
 import { get, query } from "./api.js";
 import { feed } from "./feed.js";
 import { answerForm, markAnswered } from "./forms.js";
-import { duration, findItem, h, itemKey, readable, shown, since, visible } from "./dom.js";
+import { duration, fieldId, findItem, h, itemKey, readable, shown, since, visible } from "./dom.js";
 
 const PER_PAGE = 25;
 const SOON_MS = 15 * 60 * 1000;
@@ -41,9 +41,10 @@ function deadline(item) {
   return h("span", { class: left < SOON_MS ? "deadline soon" : "deadline", title: item.expiresAt }, text);
 }
 
-// The first thing to act on in `card` (its first enabled control or link).
+// The first thing to act on in `card` (the first enabled control of its form, else its link).
 function firstControl(card) {
-  return card?.querySelector("button:not(:disabled), input:not(:disabled), textarea:not(:disabled), select:not(:disabled), a[href]") || null;
+  const controls = "form :is(button, input, textarea, select):not(:disabled)";
+  return card?.querySelector(controls) || card?.querySelector("a[href]") || null;
 }
 
 // The card answered here leaves; the focus goes to the next item (or the inbox's heading when none is left).
@@ -98,12 +99,26 @@ function card(item) {
 export function inboxView(root, { signal }) {
   const state = { cursors: [null], page: 0, total: 0, next: null };
   const list = h("div", { class: "items", "aria-live": "polite" });
+  const agentId = fieldId("inbox-agent");
+  const agent = h("select", { id: agentId, name: "agent" }, h("option", { value: "" }, "every agent"));
+  get("/api/agents?partial=true").then((agents) => {
+    for (const [id, details] of Object.entries(agents)) {
+      agent.append(h("option", { value: id }, details?.name && details.name !== id ? `${details.name} (${id})` : id));
+    }
+  }).catch(() => {});
+  agent.addEventListener("change", () => {
+    state.cursors = [null];
+    state.page = 0;
+    list.replaceChildren();
+    load();
+  });
   const status = h("p", { class: "muted", role: "status" });
   const prev = h("button", { type: "button", onclick: () => go(state.page - 1) }, "Newer");
   const next = h("button", { type: "button", onclick: () => go(state.page + 1) }, "Older");
   root.replaceChildren(
     h("section", { class: "inbox", "aria-labelledby": "inbox-title" },
-      h("div", { class: "title-row" }, h("h1", { id: "inbox-title", tabindex: "-1" }, "Inbox"), status),
+      h("div", { class: "title-row" }, h("h1", { id: "inbox-title", tabindex: "-1" }, "Inbox"), status,
+        h("div", { class: "field inline" }, h("label", { for: agentId }, "Agent"), agent)),
       list,
       h("nav", { class: "pager", "aria-label": "Inbox pages" }, prev, next)),
   );
@@ -111,7 +126,7 @@ export function inboxView(root, { signal }) {
 
   async function load() {
     const started = performance.now();
-    const page = await get(`/api/inbox${query({ perPage: PER_PAGE, cursor: state.cursors[state.page] })}`);
+    const page = await get(`/api/inbox${query({ perPage: PER_PAGE, cursor: state.cursors[state.page], agent: agent.value })}`);
     if (signal.aborted) return;
     state.total = page.total;
     state.next = page.nextCursor;

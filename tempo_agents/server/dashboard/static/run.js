@@ -132,7 +132,8 @@ export function runView(root, runId, { signal, session }) {
     const usage = run.usage || {};
     facts.replaceChildren(
       ...[["Agent", run.agentId], ["Thread", run.threadId], ["Resource", run.resourceId], ["Mode", run.mode],
-        ["Steps", run.step], ["Tokens", usage.totalTokens !== undefined ? `${usage.totalTokens} (${usage.inputTokens ?? 0} in, ${usage.outputTokens ?? 0} out)` : null],
+        // A running run's step counter counts the steps whose calls have ended: the step at work is the next one.
+        run.status === "running" && run.step !== null ? ["Step", `${run.step + 1} (running)`] : ["Steps", run.step], ["Tokens", usage.totalTokens !== undefined ? `${usage.totalTokens} (${usage.inputTokens ?? 0} in, ${usage.outputTokens ?? 0} out)` : null],
         ["Started", when(run.startedAt)], ["Closed", when(run.closedAt)]]
         .filter(([, v]) => v !== null && v !== undefined && v !== "")
         .map(([k, v]) => h("div", { class: "fact" }, h("dt", {}, k), h("dd", {}, visible(String(v))))),
