@@ -17,7 +17,7 @@ from playwright.async_api import Browser, Page, Route, expect
 
 from tempo_agents import App
 from tempo_agents.server.serving import ApiServer
-from tests.browser import TOKENS, chromium, dashboard_server, desk_agent, signed_in_page
+from tests.browser import SCREENSHOTS, TOKENS, chromium, dashboard_server, desk_agent, signed_in_page
 from tests.conftest import AppFactory, running_worker
 from tests.contrast import low_contrast
 
@@ -49,6 +49,17 @@ async def open_page(browser: Browser, server: ApiServer, path: str, viewport: di
     return page
 
 
+async def shoot(page: Page, name: str, target: Any = None) -> None:
+    """A light and a dark screenshot of ``target`` (or the whole page) for the README."""
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    for scheme in ("light", "dark"):
+        await page.emulate_media(color_scheme=scheme)
+        await page.wait_for_timeout(100)  # the repaint in the other scheme (a picture only: nothing is checked)
+        path = SCREENSHOTS / f"{name}-{scheme}.png"
+        await (target or page).screenshot(path=path, **({} if target is not None else {"full_page": True}))
+    await page.emulate_media(color_scheme="light")
+
+
 async def page_width(page: Page) -> int:
     """How wide the document is: wider than the viewport means the page scrolls sideways."""
     width: int = await page.evaluate("Math.max(document.documentElement.scrollWidth, document.body.scrollWidth)")
@@ -67,7 +78,9 @@ async def test_a_long_unbroken_token_keeps_every_page_to_the_viewports_width(mak
             await expect(card.get_by_role("link", name="Open run")).to_be_in_viewport()
             shown = await card.locator("pre").text_content() or ""
             assert LONG_TOKEN not in shown and len(shown) < 5_000  # cut, with a way to see it all
-            await card.get_by_role("button", name="Show all").first.click()
+            if viewport is PHONE:
+                await shoot(page, "phone-inbox")
+            await card.locator("pre + button").get_by_text("Show all").click()  # the arguments' own
             await expect(card.locator("pre")).to_contain_text(LONG_TOKEN)
             assert await page_width(page) <= viewport["width"], viewport  # all of it, wrapped inside its block
 
@@ -119,6 +132,7 @@ async def test_an_answer_given_first_elsewhere_is_shown_live_with_who_and_what(m
         await expect(bob.get_by_text("Nothing is waiting for you.")).to_be_visible(timeout=15_000)
         await expect(taken.locator(".form-error.taken")).to_have_text("already answered by alice: approved")
         await expect(late.locator(".form-error.taken")).to_have_text(expected)
+        await shoot(bob, "answered-elsewhere", late)
         await taken.get_by_role("button", name="Dismiss").click()
         await expect(taken).to_have_count(0)
         await expect(late).to_be_visible()
@@ -222,6 +236,7 @@ async def test_the_approver_sees_what_was_asked_and_the_operator_each_steps_inpu
         await expect(first.locator(".latency")).to_have_text(re.compile(r"^\d+\.\d\ds$"))
         await first.get_by_text("1 message sent, 1 new").click()
         await expect(first.locator(".input-message.user")).to_contain_text(prompt)
+        await shoot(page, "run-asked-and-steps")
 
         await page.locator(".pending").get_by_role("button", name="Approve").click()
         second = page.locator('.steps-table tr[data-step="1"]')
@@ -252,6 +267,7 @@ async def test_on_a_phone_the_run_page_fits_its_summary_sits_in_the_margin_and_t
         form_top = await page.locator(".pending form").evaluate("e => e.getBoundingClientRect().top")
         conversation_top = await page.locator(".conversation").evaluate("e => e.getBoundingClientRect().top")
         assert form_top < conversation_top  # what waits for the person comes before the conversation
+        await shoot(page, "phone-run")
 
 
 async def test_every_text_meets_wcag_aa_contrast_in_light_and_dark(make_app: AppFactory) -> None:
@@ -341,6 +357,9 @@ async def test_the_timeline_draws_live_waits_compresses_long_ones_keeps_bars_leg
         before = await canvas.evaluate("e => e.getBoundingClientRect().width")
         await page.locator("#synthetic").get_by_role("button", name="Zoom in").click()
         assert await canvas.evaluate("e => e.getBoundingClientRect().width") == 2 * before
+        await page.locator("#synthetic").get_by_role("button", name="Zoom out").click()
+        await shoot(page, "timeline-long-wait", page.locator("#synthetic .timeline"))
+        await page.locator("#synthetic").get_by_role("button", name="Zoom in").click()
         await expect(page.locator("#synthetic .zoom-level")).to_have_text("2\u00d7")
         assert await page_width(page) <= DESKTOP["width"]  # the zoomed track scrolls inside its box
 
@@ -387,6 +406,7 @@ async def test_after_answering_the_focus_moves_on_the_inbox_filters_by_agent_ans
             await expect(row.locator(".what")).to_have_text("approved")
             await expect(row).to_contain_text("delete_file")
 
+        await shoot(page, "answered")
         await page.get_by_role("button", name="Sign out").click()
         await expect(page.get_by_role("heading", name="Sign in")).to_be_visible()
         assert await page.evaluate("sessionStorage.getItem('tempo-agents-token')") is None

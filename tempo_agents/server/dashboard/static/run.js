@@ -121,10 +121,12 @@ export function runView(root, runId, { signal, session }) {
   );
 
   let shownPending = "";
+  let closed = false; // the workflow closed: its status and figures change no more
   let tasksSeen = null;
   async function loadDetail() {
     const run = await get(`/api/runs/${encodeURIComponent(runId)}`);
     if (signal.aborted) return;
+    closed = Boolean(run.closedAt);
     statusBadge.textContent = run.status;
     statusBadge.className = `status ${run.status}`;
     root.querySelector(".run").dataset.status = run.status;
@@ -214,8 +216,7 @@ export function runView(root, runId, { signal, session }) {
     if (error instanceof ApiError) log.append(h("p", { class: "error", role: "alert" }, error.message));
   });
   const refresh = setInterval(() => {
-    const s = statusBadge.textContent;
-    if (s === "running" || s === "suspended") { detailSoon(); timelineSoon(); }
+    if (!closed) { detailSoon(); timelineSoon(); } // a run between its last chunk and its close included
   }, 3000);
   signal.addEventListener("abort", () => clearInterval(refresh));
   return Promise.all([loadDetail(), loadTimeline(), loadSteps()]);
