@@ -56,7 +56,10 @@ async def shoot(page: Page, name: str, target: Any = None) -> None:
         await page.emulate_media(color_scheme=scheme)
         await page.wait_for_timeout(100)  # the repaint in the other scheme (a picture only: nothing is checked)
         path = SCREENSHOTS / f"{name}-{scheme}.png"
-        await (target or page).screenshot(path=path, **({} if target is not None else {"full_page": True}))
+        if target is None:
+            await page.screenshot(path=path, full_page=True)
+        else:
+            await target.screenshot(path=path)
     await page.emulate_media(color_scheme="light")
 
 
