@@ -433,3 +433,20 @@ async def test_a_run_that_never_waited_shows_no_waiting_section_its_step_and_its
         await expect(group).to_have_count(1)
         await expect(group.locator("summary")).to_have_text("data-stamp \u00d7 300")
         await expect(page.locator(".conversation .data:visible")).to_have_count(0)  # folded, not 300 lines
+
+
+async def test_on_a_run_page_a_form_answered_elsewhere_stays_and_says_who_and_what(make_app: AppFactory) -> None:
+    app = make_app([desk_agent()])
+    async with running_worker(app), dashboard_server(app) as server, chromium() as browser:
+        run_id = await settled(app, "delete reports/page.csv")
+        page = await open_page(browser, server, f"/#/runs/{run_id}", DESKTOP)
+        waiting = page.locator(".pending .item")
+        await waiting.get_by_label("Reason (optional)").fill("ask finance first", timeout=15_000)
+        await app.decline_tool_call("desk", run_id=run_id, reason="duplicate", answered_by="carol")
+        note = waiting.locator(".form-error.taken")
+        await expect(note).to_have_text("already answered by carol: declined (\u201cduplicate\u201d)", timeout=15_000)
+        await expect(waiting.get_by_label("Reason (optional)")).to_have_value("ask finance first")
+        await expect(page.locator(".run[data-status=completed]")).to_be_visible(timeout=15_000)
+        await expect(note).to_be_visible()  # for good, after the run has ended
+        await waiting.get_by_role("button", name="Dismiss").click()
+        await expect(page.get_by_role("heading", name="Waiting for people")).to_be_hidden()

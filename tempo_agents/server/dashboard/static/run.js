@@ -5,7 +5,7 @@
 import { ApiError, follow, get, post } from "./api.js";
 import { Conversation } from "./conversation.js";
 import { duration, findItem, h, itemKey, visible, when } from "./dom.js";
-import { answerForm } from "./forms.js";
+import { answerForm, markAnswered } from "./forms.js";
 import { renderTimeline } from "./timeline.js";
 
 const TASK_TOOLS = /^task_/;
@@ -80,6 +80,7 @@ export function runView(root, runId, { signal, session }) {
   const waiting = h("section", { class: "waiting", "aria-labelledby": "waiting-title", hidden: true },
     h("h2", { id: "waiting-title" }, "Waiting for people"), pending);
   const steps = h("div", { class: "steps" });
+  new MutationObserver(() => { waiting.hidden = !pending.children.length; }).observe(pending, { childList: true });
   const tasks = h("div", { class: "task-list", "aria-live": "polite" });
   const timeline = h("div", { class: "timeline-wrap" });
   const log = h("div", { class: "conversation", "aria-live": "polite" });
@@ -159,12 +160,30 @@ export function runView(root, runId, { signal, session }) {
             (next || document.getElementById("run-title"))?.focus();
           },
         });
+      // A call answered elsewhere while someone here worked on its form: the form stays, saying who and what.
+      const kept = [...pending.children].filter((el) => {
+        const form = el.querySelector("form");
+        if (!form || el.dataset.answered === "true") return false;
+        if (el.dataset.answered === "elsewhere") return true;
+        if (!form.matches("[data-dirty], [aria-busy]") && !el.contains(document.activeElement)) return false;
+        if (calls.some((call) => itemKey(runId, call.toolCallId) === el.dataset.item)) return false;
+        const [, toolCallId] = JSON.parse(el.dataset.item);
+        const answers = (run.answers || []).filter((a) => a.toolCallId === toolCallId);
+        const last = answers[answers.length - 1] || null;
+        markAnswered(form, last?.answeredBy, last);
+        return true;
+      });
       pending.replaceChildren(
-        ...calls.map((call) => h("div", { class: "item", dataset: { item: itemKey(runId, call.toolCallId) } },
-          h("p", {}, h("code", {}, visible(call.toolName)), " since ", when(call.suspendedAt)),
-          answer(call))),
+        ...kept,
+        ...calls.map((call) => {
+          const shownAlready = findItem(pending, itemKey(runId, call.toolCallId)); // keeps what is typed in it
+          if (shownAlready && !shownAlready.dataset.answered && shownAlready.dataset.round === String(call.round)) return shownAlready;
+          return h("div", { class: "item", dataset: { item: itemKey(runId, call.toolCallId), round: String(call.round) } },
+            h("p", {}, h("code", {}, visible(call.toolName)), " since ", when(call.suspendedAt)),
+            answer(call));
+        }),
       );
-      waiting.hidden = !calls.length; // no heading over nothing: a run that does not wait shows no section
+      // No heading over nothing (the observer above keeps it so when an item is dismissed).
     }
     if (tasksSeen === null) tasks.replaceChildren(taskList(run.tasks)); // else the journal's latest is shown
   }
