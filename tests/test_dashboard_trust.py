@@ -276,7 +276,7 @@ async def test_on_a_phone_the_run_page_fits_its_summary_sits_in_the_margin_and_t
 async def test_every_text_meets_wcag_aa_contrast_in_light_and_dark(make_app: AppFactory) -> None:
     app = make_app([desk_agent()])
     async with running_worker(app), dashboard_server(app) as server, chromium() as browser:
-        for message in ("question", "choose", "ship", "delete reports/kept.csv"):
+        for message in ("question", "choose", "ship", "delete reports/kept\u202e.csv"):
             await settled(app, message)
         done = await settled(app, "delete reports/gone.csv")
         await app.approve_tool_call("desk", run_id=done, answered_by="alice")
@@ -288,6 +288,7 @@ async def test_every_text_meets_wcag_aa_contrast_in_light_and_dark(make_app: App
             "inbox": ("/#/inbox", "article.item >> nth=3"),
             "run": (f"/#/runs/{done}", ".timeline .bar.tool >> nth=1"),
             "runs": ("/#/runs", "tbody tr >> nth=5"),
+            "answered": ("/#/answered", ".answers-table tbody tr"),
         }
         failures = {}
         for scheme in ("light", "dark"):
@@ -296,6 +297,11 @@ async def test_every_text_meets_wcag_aa_contrast_in_light_and_dark(make_app: App
                 await page.goto(f"{server.url}{path}")
                 await page.locator(ready).wait_for()
                 await expect(page.locator("#inbox-count")).to_have_text("4")
+                if name == "run":
+                    await page.get_by_text("Model steps: input, latency, tokens").click()
+                    await page.locator(".steps-table details").first.locator("summary").click()
+                if name == "inbox":
+                    await expect(page.locator("pre .invisible")).to_have_count(1)
                 found = await low_contrast(page)
                 if found:
                     failures[f"{name} ({scheme})"] = found
