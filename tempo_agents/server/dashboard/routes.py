@@ -4,6 +4,7 @@ timeline, and the live feed."""
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import AsyncIterator
 from typing import Annotated, Any, Literal
 
@@ -27,6 +28,9 @@ from tempo_agents.server.sse import HEARTBEAT_SECONDS, SSE_HEADERS, SSE_RESPONSE
 __all__ = ["AnswerBody", "router"]
 
 router = APIRouter(tags=["dashboard"])
+
+FEED_DATA_LIMIT = 2000
+"""How large (as JSON) an answer's data may be to travel with the feed's ``answered`` event to every dashboard."""
 
 
 class AnswerBody(BaseModel):
@@ -94,7 +98,8 @@ async def answer(app: AppDep, body: AnswerBody, request: Request) -> dict[str, A
         reason=body.reason,
         answered_by=principal(request),
     )
-    what = {"action": body.action, "data": body.resume_data, "reason": body.reason}
+    data = body.resume_data if len(json.dumps(body.resume_data, default=str)) <= FEED_DATA_LIMIT else None
+    what = {"action": body.action, "data": data, "reason": body.reason}  # a large answer: the card reads the run
     _feed(request).publish(
         {
             "type": "answered",

@@ -206,7 +206,7 @@ export function answerWords(answer) {
   if (action === "approve" || approved === true) return "approved";
   if (action === "decline" || approved === false) return answer.reason ? `declined (“${answer.reason}”)` : "declined";
   if (action === "expire") return "expired";
-  if (data === undefined || data === null) return "answered";
+  if (data === undefined || data === null) return ""; // not known here (too large to send along): who is enough
   const text = typeof data === "string" ? `“${data}”` : Array.isArray(data) && data.every((v) => typeof v === "string") ? data.map((v) => `“${v}”`).join(", ") : JSON.stringify(data);
   return text.length > WORDS_LIMIT ? `${text.slice(0, WORDS_LIMIT)} …` : text;
 }
