@@ -26,6 +26,10 @@ async function markFromRun(el) {
   let answer = null;
   try {
     const run = await get(`/api/runs/${encodeURIComponent(el.dataset.runId)}`);
+    if ((run.pending || []).some((call) => call.toolCallId === el.dataset.toolCallId)) {
+      delete el.dataset.answered; // still waiting (only moved off this page): nothing to say
+      return;
+    }
     const answers = (run.answers || []).filter((a) => a.toolCallId === el.dataset.toolCallId);
     answer = answers[answers.length - 1] || null;
   } catch {

@@ -54,7 +54,7 @@ function messageLine(message) {
 }
 
 // Per model step, for operators: the messages new to the model at that step, its latency and its tokens.
-function stepsTable(data, timeline) {
+function stepsTable(data, timeline, opened) {
   if (!data.steps.length) return h("p", { class: "muted" }, "No model step has ended yet.");
   const took = latencies(timeline);
   return h("div", { class: "table-wrap" }, h("table", { class: "steps-table" },
@@ -68,7 +68,7 @@ function stepsTable(data, timeline) {
         h("td", { class: "num latency" }, ms === undefined ? "—" : ms === null ? "running" : ms < 10_000 ? `${(ms / 1000).toFixed(2)}s` : duration(ms)),
         h("td", { class: "num tokens" }, usage ? `${usage.inputTokens ?? 0} in · ${usage.outputTokens ?? 0} out` : "—"),
         h("td", { class: "model-input" },
-          h("details", {},
+          h("details", { open: opened.has(step.step), ontoggle: (event) => (event.target.open ? opened.add(step.step) : opened.delete(step.step)) },
             h("summary", {}, `${step.inputMessages} message${step.inputMessages === 1 ? "" : "s"} sent, ${step.input.length} new${history}`),
             h("ol", { class: "input-messages" }, step.input.map(messageLine)))));
     }))));
@@ -80,6 +80,7 @@ export function runView(root, runId, { signal, session }) {
   const waiting = h("section", { class: "waiting", "aria-labelledby": "waiting-title", hidden: true },
     h("h2", { id: "waiting-title" }, "Waiting for people"), pending);
   const steps = h("div", { class: "steps" });
+  const openedSteps = new Set(); // the steps whose input is open stay open when the table is drawn again
   new MutationObserver(() => { waiting.hidden = !pending.children.length; }).observe(pending, { childList: true });
   const tasks = h("div", { class: "task-list", "aria-live": "polite" });
   const timeline = h("div", { class: "timeline-wrap" });
@@ -194,14 +195,14 @@ export function runView(root, runId, { signal, session }) {
     if (signal.aborted) return;
     timelineData = data;
     timeline.replaceChildren(renderTimeline(data));
-    if (stepsData) steps.replaceChildren(stepsTable(stepsData, timelineData));
+    if (stepsData) steps.replaceChildren(stepsTable(stepsData, timelineData, openedSteps));
   }
   async function loadSteps() {
     const data = await get(`/api/runs/${encodeURIComponent(runId)}/steps`);
     if (signal.aborted) return;
     stepsData = data;
     conversation.prompt(data.prompt);
-    steps.replaceChildren(stepsTable(data, timelineData));
+    steps.replaceChildren(stepsTable(data, timelineData, openedSteps));
   }
   const detailSoon = throttle(() => loadDetail().catch(() => {}), 250);
   const timelineSoon = throttle(() => {
