@@ -397,7 +397,7 @@ async def test_after_answering_the_focus_moves_on_the_inbox_filters_by_agent_ans
         await expect(rows).to_have_count(2, timeout=15_000)
         for run_id in (first, second):
             row = page.locator(f'.answers-table tr[data-run-id="{run_id}"]')
-            await expect(row.locator(".who")).to_have_text("alice")
+            await expect(row.locator(".answerer")).to_have_text("alice")
             await expect(row.locator(".what")).to_have_text("approved")
             await expect(row).to_contain_text("delete_file")
 

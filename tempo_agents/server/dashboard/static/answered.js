@@ -31,7 +31,7 @@ export function answeredView(root, { signal }) {
       ...page.items.map((answer) =>
         h("tr", { dataset: { runId: answer.runId, toolCallId: answer.toolCallId } },
           h("td", { title: answer.answeredAt || "" }, when(answer.answeredAt)),
-          h("td", { class: "who" }, visible(answer.answeredBy || "someone (no name)")),
+          h("td", { class: "answerer" }, visible(answer.answeredBy || "someone (no name)")),
           h("td", { class: "what" }, visible(answerWords(answer) || "answered")),
           h("td", {}, h("code", {}, visible(answer.toolName))),
           h("td", {}, h("a", { href: `#/runs/${encodeURIComponent(answer.runId)}` }, visible(answer.runId))))),
