@@ -52,7 +52,7 @@ from tempo_agents.store.base import (
     to_json,
     transcript_rows,
 )
-from tempo_agents.store.url_redaction import redact
+from tempo_agents.store.redaction import redact
 
 _T = TypeVar("_T")
 _Conn = psycopg.AsyncConnection[Any]

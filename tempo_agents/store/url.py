@@ -7,8 +7,8 @@ from pathlib import Path
 
 from tempo_agents.errors import ConfigurationError
 from tempo_agents.store.base import Store
+from tempo_agents.store.redaction import redact
 from tempo_agents.store.sqlite import SQLiteStore
-from tempo_agents.store.url_redaction import redact as redact  # also public here, beside open_store
 
 DEFAULT_STORE_URL = "sqlite:///.tempo-agents/store.db"
 
@@ -16,6 +16,8 @@ STORE_ENV = "TEMPO_AGENTS_STORE"
 """The environment variable that names the store of an App that does not name one."""
 
 _POSTGRES_SCHEMES = ("postgresql://", "postgres://")
+
+__all__ = ["DEFAULT_STORE_URL", "STORE_ENV", "default_store_url", "open_store", "redact"]
 
 
 def default_store_url() -> str:

@@ -14,15 +14,14 @@ from fastapi.responses import JSONResponse
 from starlette.responses import StreamingResponse
 from temporalio.client import WorkflowExecutionStatus
 
-from tempo_agents.server.auth import principal
+from tempo_agents.agent.stream import AgentStream
 from tempo_agents.server.bodies import RunDeclineBody, RunResumeBody, RunToolCallBody
-from tempo_agents.server.dependencies import PRINTABLE, AppDep, request_id
+from tempo_agents.server.dependencies import PRINTABLE, AppDep
 from tempo_agents.server.errors import ApiError
-from tempo_agents.server.resuming import ResumeAction, ResumeCommand, describe_run, resume_run
+from tempo_agents.server.resuming import describe_run, http_command, resume_run
 from tempo_agents.server.run_views import list_runs, run_detail
 from tempo_agents.server.shapes import chunk_wire
 from tempo_agents.server.sse import SSE_RESPONSES, EventStream, stream_response
-from tempo_agents.tools.builtin.task_list import TaskItem
 
 __all__ = ["router"]
 
@@ -52,7 +51,7 @@ async def run(app: AppDep, run_id: str) -> dict[str, Any]:
 @router.get("/{run_id}/tasks", summary="A run's task list")
 async def tasks(app: AppDep, run_id: str) -> list[dict[str, Any]]:
     await describe_run(app, run_id)
-    items = await app.client.get_workflow_handle(run_id).query("tasks", result_type=list[TaskItem])
+    items = await app.queries(run_id).tasks()
     return [item.to_wire() for item in items]
 
 
@@ -74,30 +73,29 @@ async def run_stream(
     return stream_response(app.attach(run_id, offset=offset, follow="run"), chunk_wire, with_ids=True)
 
 
-async def _answer(
-    app: AppDep, request: Request, action: ResumeAction, run_id: str, tool_call_id: str | None, **answer: Any
-) -> dict[str, Any]:
-    """Send the answer under the caller's principal and request id; the continuation starts at ``offset``."""
-    command = ResumeCommand(
-        action, run_id, tool_call_id, request_id=request_id(request), answered_by=principal(request), **answer
-    )
-    _, resumed = await resume_run(app, None, command)
+def _accepted(resumed: AgentStream, tool_call_id: str | None) -> dict[str, Any]:
     return {"runId": resumed.run_id, "accepted": True, "toolCallId": tool_call_id, "offset": resumed.offset}
 
 
 @router.post("/{run_id}/resume", summary="Resume a suspended call; the continuation starts at offset")
 async def resume(app: AppDep, run_id: str, body: RunResumeBody, request: Request) -> dict[str, Any]:
-    return await _answer(app, request, "resume", run_id, body.tool_call_id, data=body.resume_data)
+    command = http_command(request, "resume", run_id, body.tool_call_id, data=body.resume_data)
+    _, resumed = await resume_run(app, None, command)
+    return _accepted(resumed, body.tool_call_id)
 
 
 @router.post("/{run_id}/approve", summary="Approve a call waiting for approval")
 async def approve(app: AppDep, run_id: str, body: RunToolCallBody, request: Request) -> dict[str, Any]:
-    return await _answer(app, request, "approve", run_id, body.tool_call_id)
+    command = http_command(request, "approve", run_id, body.tool_call_id)
+    _, resumed = await resume_run(app, None, command)
+    return _accepted(resumed, body.tool_call_id)
 
 
 @router.post("/{run_id}/decline", summary="Decline a call waiting for approval")
 async def decline(app: AppDep, run_id: str, body: RunDeclineBody, request: Request) -> dict[str, Any]:
-    return await _answer(app, request, "decline", run_id, body.tool_call_id, reason=body.reason)
+    command = http_command(request, "decline", run_id, body.tool_call_id, reason=body.reason)
+    _, resumed = await resume_run(app, None, command)
+    return _accepted(resumed, body.tool_call_id)
 
 
 @router.post("/{run_id}/cancel", summary="Cancel a running run", status_code=202)

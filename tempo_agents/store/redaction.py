@@ -1,4 +1,4 @@
-"""A store URL fit to show: its password hidden (in log lines, error messages, ``repr``)."""
+"""Store URLs as they may be shown: without a password. Below the backends, which word their errors with it."""
 
 from __future__ import annotations
 
