@@ -9,7 +9,7 @@ mid-stream; the API's ``x-should-retry`` header overrules the status. Not retrya
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import httpx
 
@@ -17,9 +17,6 @@ from tempo_agents.errors import ModelError
 from tempo_agents.models._error_text import MAY_SUCCEED_LATER, clipped, quoted_start, retry_outlook, without_full_stop
 from tempo_agents.models.anthropic.wire import PROVIDER
 from tempo_agents.models.provider_http import retry_after_seconds
-
-if TYPE_CHECKING:
-    from tempo_agents.models.anthropic.adapter import AnthropicModel
 
 _RETRYABLE_ERROR_TYPES = {"overloaded_error", "api_error", "rate_limit_error", "timeout_error"}
 _ERROR_TYPE_STATUS: dict[str, int] = {
@@ -36,11 +33,27 @@ _ERROR_TYPE_STATUS: dict[str, int] = {
 }
 
 
+class CalledModel(Protocol):
+    """What the errors read of the model they are about (an ``AnthropicModel``)."""
+
+    api_key_env: str
+    timeout: httpx.Timeout
+
+    @property
+    def model_id(self) -> str: ...
+
+    @property
+    def base_url(self) -> str: ...
+
+    @property
+    def messages_url(self) -> str: ...
+
+
 class CallFailures:
     """The errors of one model's calls (its base URL is read when an error is made: it may come from the
     environment)."""
 
-    def __init__(self, model: AnthropicModel) -> None:
+    def __init__(self, model: CalledModel) -> None:
         self._target = model
         self._model = model.model_id
 

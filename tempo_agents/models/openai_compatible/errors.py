@@ -13,7 +13,7 @@ import contextlib
 import json
 from dataclasses import dataclass
 from http import HTTPStatus
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import httpx
 
@@ -28,15 +28,34 @@ from tempo_agents.models._error_text import (
 )
 from tempo_agents.models.provider_http import retry_after_seconds
 
-if TYPE_CHECKING:
-    from tempo_agents.models.openai_compatible.adapter import OpenAICompatibleModel
+
+class CalledModel(Protocol):
+    """What the errors read of the model they are about (an ``OpenAICompatibleModel``)."""
+
+    @property
+    def provider(self) -> str: ...
+
+    @property
+    def model_id(self) -> str: ...
+
+    @property
+    def api_key_env(self) -> str | None: ...
+
+    @property
+    def timeout(self) -> httpx.Timeout: ...
+
+    @property
+    def base_url(self) -> str: ...
+
+    @property
+    def endpoint(self) -> str: ...
 
 
 class CallFailures:
     """The errors of one model's calls (read from the model when they are made: the base URL may come from
     the environment)."""
 
-    def __init__(self, model: OpenAICompatibleModel) -> None:
+    def __init__(self, model: CalledModel) -> None:
         self._target = model
         self._provider = model.provider
         self._model = model.model_id
