@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from fastapi import APIRouter, Depends, FastAPI
+from fastapi import APIRouter, Depends, FastAPI, Request
 from fastapi.middleware.cors import CORSMiddleware
 from pydantic import BaseModel
 
@@ -24,12 +24,27 @@ class Health(BaseModel):
     status: str
 
 
+class Readiness(BaseModel):
+    status: str
+    store: str
+
+
 def _health_router() -> APIRouter:
     router = APIRouter(tags=["health"])
 
     @router.get("/health", summary="Whether the server answers (open to everyone, even with tokens)")
     async def health() -> Health:
         return Health(status="ok")
+
+    @router.get(
+        "/ready",
+        summary="Whether the server can serve runs now: its store answers (open to everyone, even with tokens)",
+        responses={503: {"description": "The store cannot be reached; `Retry-After` says when to ask again"}},
+    )
+    async def ready(request: Request) -> Readiness:
+        app: App = request.app.state.tempo_app
+        await app.store.check()  # StoreUnavailableError: a 503 with Retry-After (server/errors.py)
+        return Readiness(status="ready", store="ok")
 
     return router
 
@@ -66,7 +81,9 @@ def create_server(
     open_paths = mount_dashboard(api, app, prefix=base, dependencies=dependencies, temporal_ui_url=temporal_ui_url)
     install_error_handlers(api)
     if tokens:
-        api.add_middleware(BearerTokens, tokens=dict(tokens), open_paths=[f"{base}/health", *open_paths])
+        api.add_middleware(
+            BearerTokens, tokens=dict(tokens), open_paths=[f"{base}/health", f"{base}/ready", *open_paths]
+        )
     if cors_origins:  # outermost, so preflights (which carry no token) are answered and 401s carry CORS headers
         api.add_middleware(
             CORSMiddleware,
