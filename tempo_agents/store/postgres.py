@@ -63,7 +63,7 @@ from tempo_agents.store.base import (
     transcript_rows,
 )
 from tempo_agents.store.patience import store_patience
-from tempo_agents.store.url import redact
+from tempo_agents.store.url import STORE_POOL_SIZE_ENV, redact
 
 _T = TypeVar("_T")
 _Conn = psycopg.AsyncConnection[Any]
@@ -77,8 +77,6 @@ _MIGRATION_LOCK = 0x7465_6D70_6F5F_6167  # "tempo_ag": the advisory lock migrati
 _NOTIFY_TIMEOUT = 1.0
 """How often the listening thread looks up from its connection to see whether it should stop."""
 
-POOL_SIZE_ENV = "TEMPO_AGENTS_STORE_POOL_SIZE"
-"""The environment variable that sizes the pool of a store whose URL does not (``?pool_size=``)."""
 DEFAULT_POOL_SIZE = 10
 DEFAULT_POOL_TIMEOUT = 30.0
 """How long an operation waits for a free pooled connection before :class:`StoreBusyError`."""
@@ -263,7 +261,7 @@ class PostgresStore(Store):
         return StoreBusyError(
             f"the PostgreSQL store at {self.display_url} is busy: all {self.max_size} connections of its pool stayed "
             f"in use for {waited:.0f} s ({waiting} more operations waiting); the database answers. Size "
-            f"the pool for the load: ?pool_size=N in the store URL, {POOL_SIZE_ENV}, or --store-pool-size"
+            f"the pool for the load: ?pool_size=N in the store URL, {STORE_POOL_SIZE_ENV}, or --store-pool-size"
         )
 
     def _connect_timeout(self) -> int:
@@ -804,8 +802,8 @@ def _split_url(url: str) -> tuple[str, dict[str, str]]:
 
 def _pool_size(from_url: str | None, display_url: str) -> int:
     raw, where = (from_url, "pool_size in the store URL") if from_url is not None else (None, "")
-    if raw is None and os.environ.get(POOL_SIZE_ENV):
-        raw, where = os.environ[POOL_SIZE_ENV], POOL_SIZE_ENV
+    if raw is None and os.environ.get(STORE_POOL_SIZE_ENV):
+        raw, where = os.environ[STORE_POOL_SIZE_ENV], STORE_POOL_SIZE_ENV
     if raw is None:
         return DEFAULT_POOL_SIZE
     try:

@@ -15,6 +15,10 @@ DEFAULT_STORE_URL = "sqlite:///.tempo-agents/store.db"
 STORE_ENV = "TEMPO_AGENTS_STORE"
 """The environment variable that names the store of an App that does not name one."""
 
+STORE_POOL_SIZE_ENV = "TEMPO_AGENTS_STORE_POOL_SIZE"
+"""The environment variable that sizes the connection pool of a PostgreSQL store whose URL does not
+(``?pool_size=N``); the CLI's ``--store-pool-size`` sets it."""
+
 _POSTGRES_SCHEMES = ("postgresql://", "postgres://")
 
 
