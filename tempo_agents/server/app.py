@@ -2,22 +2,28 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 from fastapi import APIRouter, Depends, FastAPI, Request
 from fastapi.middleware.cors import CORSMiddleware
+from fastapi.responses import JSONResponse
 from pydantic import BaseModel
 
 from tempo_agents.agent.app import App
+from tempo_agents.errors import StoreUnavailableError
 from tempo_agents.server.auth import Authorize, BearerTokens, allow_all, authorization_dependency
 from tempo_agents.server.dashboard.mounting import mount_dashboard
-from tempo_agents.server.errors import ERROR_RESPONSES, install_error_handlers
+from tempo_agents.server.errors import ERROR_RESPONSES, STORE_RETRY_AFTER_SECONDS, install_error_handlers
 from tempo_agents.server.routes import agents, runs, tools
 from tempo_agents.telemetry.api_route import metrics_router
 
 __all__ = ["DEFAULT_PREFIX", "create_server"]
 
 DEFAULT_PREFIX = "/api"
+
+_log = logging.getLogger("tempo_agents.server")
 
 
 class Health(BaseModel):
@@ -39,11 +45,21 @@ def _health_router() -> APIRouter:
     @router.get(
         "/ready",
         summary="Whether the server can serve runs now: its store answers (open to everyone, even with tokens)",
+        response_model=Readiness,
         responses={503: {"description": "The store cannot be reached; `Retry-After` says when to ask again"}},
     )
-    async def ready(request: Request) -> Readiness:
+    async def ready(request: Request) -> Any:
         app: App = request.app.state.tempo_app
-        await app.store.check()  # StoreUnavailableError: a 503 with Retry-After (server/errors.py)
+        try:
+            await app.store.check()
+        except StoreUnavailableError as error:
+            _log.warning("not ready: %s", error.message)
+            # Open to everyone: says that the store is down, not where it is (the log has the whole message).
+            return JSONResponse(
+                {"error": "the store cannot be reached", "code": error.code, "status": "unavailable"},
+                status_code=503,
+                headers={"retry-after": str(STORE_RETRY_AFTER_SECONDS)},
+            )
         return Readiness(status="ready", store="ok")
 
     return router
