@@ -387,12 +387,25 @@ class PostgresStore(Store):
             raise self._unavailable(self._probe_error or "no answer", time.monotonic() - started) from None
 
     async def _probe_until_reachable(self) -> None:
+        started = time.monotonic()
+        told = False
         while not self._closed:
             if await self._answers():
                 pool = self._pool
                 if pool is not None and self._pool_loop is asyncio.get_running_loop():
                     await pool.check()  # connections of before the outage are dropped, new ones made at once
+                if told:
+                    _log.warning(
+                        "the store %s answers again after %.1f s", self.display_url, time.monotonic() - started
+                    )
                 return
+            if not told:
+                told = True
+                _log.warning(
+                    "cannot reach the store %s (%s): waiting for it, runs stand still meanwhile",
+                    self.display_url,
+                    self._probe_error,
+                )
             await asyncio.sleep(PROBE_SECONDS)
 
     async def migrate(self) -> str:
