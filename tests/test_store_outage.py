@@ -17,10 +17,12 @@ from typing import Any
 import httpx
 import psycopg
 import pytest
+import uvicorn
 from temporalio.client import Client
 
 from tempo_agents import App
 from tempo_agents.errors import ConfigurationError, StoreBusyError, StoreUnavailableError
+from tempo_agents.server import create_server
 from tempo_agents.server.serving import ApiServer
 from tempo_agents.store import ChunkWrite
 from tempo_agents.store.patience import waiting_for_store
@@ -259,3 +261,38 @@ async def test_runs_wait_out_an_outage_longer_than_the_retry_window(
     assert report.violations == [], report.summary()
     assert report.failed_runs == report.unfinished_runs == 0
     await store.close()
+
+
+async def test_an_unexpected_500_tells_the_client_that_its_connection_closes(tmp_path: Path) -> None:
+    """uvicorn drops a connection after an unhandled error: the answer must say so, or the client's next request on
+    that kept-alive connection dies with a reset (a 503 keeps it open: see above)."""
+    app = App(store=f"sqlite:///{tmp_path / 'store.db'}")
+    api = create_server(app)
+
+    async def broken() -> None:
+        raise RuntimeError("a bug")
+
+    api.add_api_route("/api/broken", broken)
+    config = uvicorn.Config(api, host="127.0.0.1", port=0, log_level="critical", lifespan="off")
+    server = uvicorn.Server(config)
+    task = asyncio.create_task(server.serve())
+    while not server.started:
+        await asyncio.sleep(0.01)
+    port = server.servers[0].sockets[0].getsockname()[1]
+
+    def two_requests() -> list[tuple[int, str | None, Any]]:
+        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+        answers = []
+        for path in ("/api/broken", "/api/health"):
+            conn.request("GET", path)
+            response = conn.getresponse()
+            answers.append((response.status, response.getheader("connection"), json.loads(response.read())))
+        conn.close()
+        return answers
+
+    try:
+        answers = await asyncio.to_thread(two_requests)
+    finally:
+        server.should_exit = True
+        await task
+    assert answers == [(500, "close", {"error": "a bug"}), (200, None, {"status": "ok"})]
