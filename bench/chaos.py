@@ -119,7 +119,13 @@ async def _scenarios(args: argparse.Namespace, work: Path, rng: random.Random, p
     reports: list[tuple[str, Report]] = []
     try:
         world = ChaosWorld(
-            work / "kills", client, address, workers=args.workers, store_url=store_url(), with_api=args.api
+            work / "kills",
+            client,
+            address,
+            workers=args.workers,
+            store_url=store_url(),
+            with_api=args.api,
+            recovery_bound=RECOVERY_BOUND_SECONDS,
         )
         started = time.monotonic()
         try:
@@ -141,7 +147,14 @@ async def _scenarios(args: argparse.Namespace, work: Path, rng: random.Random, p
         reports.append(("kills", report))
 
         if args.consecutive:
-            world = ChaosWorld(work / "consecutive", client, address, workers=args.workers, store_url=store_url())
+            world = ChaosWorld(
+                work / "consecutive",
+                client,
+                address,
+                workers=args.workers,
+                store_url=store_url(),
+                recovery_bound=RECOVERY_BOUND_SECONDS,
+            )
             started = time.monotonic()
             try:
                 report = await consecutive_kills_of_one_call(
@@ -161,7 +174,12 @@ async def _scenarios(args: argparse.Namespace, work: Path, rng: random.Random, p
             assert server.server is not None
             client = await connect(server.server.address)
             world = ChaosWorld(
-                work / "server", client, server.server.address, workers=args.workers, store_url=store_url()
+                work / "server",
+                client,
+                server.server.address,
+                workers=args.workers,
+                store_url=store_url(),
+                recovery_bound=RECOVERY_BOUND_SECONDS,
             )
             started = time.monotonic()
             try:

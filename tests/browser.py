@@ -33,6 +33,34 @@ SCREENSHOTS = Path(__file__).resolve().parent.parent / "docs" / "screenshots"
 """Where the tests write the screenshots the README shows."""
 TOKENS = {"tok-alice": "alice", "tok-bob": "bob"}
 EXAMPLE = EXAMPLES / "operations_dashboard.py"
+RUNS_TABLE_PROBE = """async () => {
+    const gaps = [];
+    let last = performance.now();
+    let sampling = true;
+    const frame = (now) => {
+        gaps.push(now - last);
+        last = now;
+        if (sampling) requestAnimationFrame(frame);
+    };
+    requestAnimationFrame(frame);
+    const section = document.querySelector('.runs');
+    const select = document.getElementById(document.querySelector('label[for^=status]').htmlFor);
+    const filterTimes = [];
+    for (const status of ['running', '', 'running']) {
+        const before = section.dataset.loadedAt;
+        const t0 = performance.now();
+        select.value = status;
+        select.dispatchEvent(new Event('change'));
+        while (section.dataset.loadedAt === before) await new Promise(r => setTimeout(r, 5));
+        filterTimes.push(performance.now() - t0);
+        await new Promise(r => setTimeout(r, 500));
+    }
+    sampling = false;
+    return { filterMs: Math.max(...filterTimes), maxFrameGapMs: Math.max(...gaps), frames: gaps.length };
+}"""
+"""Run in the runs page: switches the status filter three times (running, all, running), waiting each time for the
+table to reload, while sampling animation frames. Answers ``{filterMs, maxFrameGapMs, frames}``: the slowest filter
+answer and the longest frame gap."""
 
 
 def desk_agent(**overrides: Any) -> Agent:

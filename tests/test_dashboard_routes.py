@@ -114,8 +114,8 @@ async def test_timeline_shows_parallel_calls_in_lanes_and_waits_for_people(make_
             listed = (await http.get("/api/dashboard/runs", params={"search": first.run_id})).json()
         tools_bars = [bar for bar in timeline["bars"] if bar["label"] == "slow"]
         assert len(tools_bars) == 2 and {bar["lane"] for bar in tools_bars} == {0, 1}  # side by side
-        a, b = (moment(bar["start"]) for bar in tools_bars)
-        assert abs((a - b).total_seconds()) < 0.4
+        first, second = sorted(tools_bars, key=lambda bar: moment(bar["start"]))
+        assert moment(second["start"]) < moment(first["end"])  # the two calls ran at the same time
         assert [bar["label"] for bar in timeline["bars"] if bar["kind"] == "model"] == [
             "model step 1", "model step 2", "model step 3"
         ]  # fmt: skip

@@ -25,7 +25,9 @@ from tempo_agents.store.base import JournalEntry, Store, TranscriptEntry
 from tests.chaos.app import ERROR_STEP, FINAL_ANSWER, STEPS, expected_calls, expected_text, step_text
 
 RECOVERY_BOUND_SECONDS = 10.0
-"""Guarantee 3: an in-flight call or step resumes on another worker within this long after a kill."""
+"""Guarantee 3's time bound: an in-flight call or step resumes on another worker within this long after a kill.
+How long it takes depends on how busy the machine is, so ``bench/chaos.py`` checks it; the tests check with no
+bound (``recovery_bound=None``): every interrupted execution starts again on another worker, however late."""
 
 SAVED_TYPES = ("tool-result", "tool-error", "tool-call-suspended")
 """Journal chunks that say a tool call's outcome is saved (written with the transcript entry, or alone)."""
@@ -243,10 +245,15 @@ def _saved_types(phase: str) -> tuple[str, ...]:
 
 
 def check_executions(
-    report: Report, execs: Sequence[Execution], kills: Sequence[tuple[Kill, int]], final_saved: set[tuple[str, str]]
+    report: Report,
+    execs: Sequence[Execution],
+    kills: Sequence[tuple[Kill, int]],
+    final_saved: set[tuple[str, str]],
+    recovery_bound: float | None = RECOVERY_BOUND_SECONDS,
 ) -> None:
     """Guarantee 1 (no re-execution of a saved outcome; re-runs only after a kill of the worker running it) and
-    guarantee 3 (every execution a kill interrupted starts again within the bound)."""
+    guarantee 3 (every execution a kill interrupted starts again on another worker, within ``recovery_bound``
+    seconds when one is given)."""
     worker_kills: dict[str, list[tuple[Kill, int]]] = collections.defaultdict(list)
     for kill, index in kills:
         if kill.target == "worker":
@@ -291,35 +298,35 @@ def check_executions(
                 (e for e in by_key[execution.key] if e.start_index >= index and e.worker != kill.name),
                 None,
             )
-            seconds = None if again is None else max(0.0, again.start_time - kill.time)
-            report.recoveries.append(Recovery(kill, execution, seconds))
-            if seconds is None:
+            if again is None:
+                report.recoveries.append(Recovery(kill, execution, None))
                 if execution.key[1] == "tool" and (execution.run_id, execution.key[2]) in final_saved:
                     continue  # answered without executing again: fine (only possible if saved before the kill)
                 report.add(3, execution.run_id, f"{execution.describe()} was interrupted by a kill and never resumed")
-            elif (
-                again is not None
-                and seconds > RECOVERY_BOUND_SECONDS
-                and _within_bound_of_a_later_kill(kill, again.start_time, kills)
-            ):
+                continue
+            seconds = max(0.0, again.start_time - kill.time)
+            report.recoveries.append(Recovery(kill, execution, seconds))
+            if recovery_bound is None or seconds <= recovery_bound:
+                continue
+            if _within_bound_of_a_later_kill(kill, again.start_time, kills, recovery_bound):
                 report.compounded += 1
-            elif seconds > RECOVERY_BOUND_SECONDS:
+            else:
                 report.add(
                     3,
                     execution.run_id,
                     f"{execution.describe()} resumed {seconds:.1f} s after its worker was killed "
-                    f"(bound {RECOVERY_BOUND_SECONDS:.0f} s)",
+                    f"(bound {recovery_bound:.0f} s)",
                 )
 
 
-def _within_bound_of_a_later_kill(kill: Kill, started: float, kills: Sequence[tuple[Kill, int]]) -> bool:
+def _within_bound_of_a_later_kill(
+    kill: Kill, started: float, kills: Sequence[tuple[Kill, int]], recovery_bound: float
+) -> bool:
     """Whether another worker was killed after ``kill`` and the work started again within the bound of that kill:
     the retried attempt may have gone to that worker and been lost with it. The recovery figures keep the full
     time from the first kill."""
     return any(
-        other.target == "worker"
-        and kill.time < other.time <= started
-        and started - other.time <= RECOVERY_BOUND_SECONDS
+        other.target == "worker" and kill.time < other.time <= started and started - other.time <= recovery_bound
         for other, _ in kills
     )
 
@@ -551,14 +558,21 @@ async def saved_outcomes(store: Store, run_ids: Iterable[str]) -> frozenset[tupl
     return frozenset(saved)
 
 
-async def check(store: Store, exec_log: Path, kills: Sequence[Kill], outcomes: Mapping[str, RunOutcome]) -> Report:
-    """Check every run in ``outcomes`` against the guarantees; see the module docstring."""
+async def check(
+    store: Store,
+    exec_log: Path,
+    kills: Sequence[Kill],
+    outcomes: Mapping[str, RunOutcome],
+    recovery_bound: float | None = RECOVERY_BOUND_SECONDS,
+) -> Report:
+    """Check every run in ``outcomes`` against the guarantees; see the module docstring. ``recovery_bound``:
+    guarantee 3's time bound (None: interrupted work must start again, with no bound on when)."""
     report = Report(runs=len(outcomes), kills=sum(1 for k in kills if k.target == "worker"))
     lines = read_log(exec_log)
     execs = [e for e in executions(lines) if e.run_id in outcomes]
     indexed = [(kill, kill_index(kill, lines)) for kill in kills]
     final = await saved_outcomes(store, outcomes)
-    check_executions(report, execs, indexed, {(run, call) for run, call, _ in final})
+    check_executions(report, execs, indexed, {(run, call) for run, call, _ in final}, recovery_bound)
     report.run_stalls = run_stalls(execs, indexed)
 
     executed: dict[str, set[str]] = collections.defaultdict(set)
