@@ -25,8 +25,10 @@ from tempo_agents.errors import ConfigurationError, StoreBusyError, StoreUnavail
 from tempo_agents.server import create_server
 from tempo_agents.server.serving import ApiServer
 from tempo_agents.store import ChunkWrite
+from tempo_agents.store.outages import STORE_OUTAGES
 from tempo_agents.store.patience import waiting_for_store
 from tempo_agents.store.postgres import PostgresStore
+from tempo_agents.telemetry.exposition import MetricsExposition
 from tempo_agents.workflows.payloads import RunResult
 from tests.chaos import app as chaos
 from tests.chaos.check import Report, RunOutcome, check, check_stream
@@ -120,6 +122,7 @@ async def test_an_operation_that_may_wait_goes_on_when_the_database_is_back(
 ) -> None:
     store = PostgresStore(durable_server.create_database(), retry_seconds=RETRY_SECONDS)
     await store.append_chunks("r", [ChunkWrite({"n": 0}, "k0")])
+    outages_before, unreachable_before = STORE_OUTAGES.read()
     await asyncio.to_thread(durable_server.halt, how)
     try:
         with pytest.raises(StoreUnavailableError, match=r"cannot reach the PostgreSQL store .* \(retried for 1 s\)"):
@@ -133,6 +136,13 @@ async def test_an_operation_that_may_wait_goes_on_when_the_database_is_back(
     assert await writing == [1]
     assert [e.chunk["n"] for e in await store.read_chunks("r")] == [0, 1]
     await store.close()
+    # The metrics endpoints say how long the store could not reach its database.
+    outages, unreachable = STORE_OUTAGES.read()
+    assert outages == outages_before + 1
+    assert unreachable - unreachable_before >= OUTAGE_SECONDS / 2  # down for all of OUTAGE_SECONDS at least
+    page = MetricsExposition().render().decode()
+    assert f"tempo_agents_store_outages_total {float(outages)}" in page
+    assert "tempo_agents_store_unreachable_seconds_total " in page
 
 
 # Runs, HTTP and durable streams through an outage ---------------------------------------------------------------

@@ -62,6 +62,7 @@ from tempo_agents.store.base import (
     to_json,
     transcript_rows,
 )
+from tempo_agents.store.outages import STORE_OUTAGES
 from tempo_agents.store.patience import store_patience
 from tempo_agents.store.url import STORE_POOL_SIZE_ENV, redact
 
@@ -387,26 +388,29 @@ class PostgresStore(Store):
             raise self._unavailable(self._probe_error or "no answer", time.monotonic() - started) from None
 
     async def _probe_until_reachable(self) -> None:
-        started = time.monotonic()
-        told = False
-        while not self._closed:
-            if await self._answers():
-                pool = self._pool
-                if pool is not None and self._pool_loop is asyncio.get_running_loop():
-                    await pool.check()  # connections of before the outage are dropped, new ones made at once
-                if told:
+        outage: int | None = None
+        try:
+            while not self._closed:
+                if await self._answers():
+                    pool = self._pool
+                    if pool is not None and self._pool_loop is asyncio.get_running_loop():
+                        await pool.check()  # connections of before the outage are dropped, new ones made at once
+                    if outage is not None:
+                        lasted = STORE_OUTAGES.end(outage)
+                        outage = None
+                        _log.warning("the store %s answers again after %.1f s", self.display_url, lasted)
+                    return
+                if outage is None:
+                    outage = STORE_OUTAGES.begin()
                     _log.warning(
-                        "the store %s answers again after %.1f s", self.display_url, time.monotonic() - started
+                        "cannot reach the store %s (%s): waiting for it, runs stand still meanwhile",
+                        self.display_url,
+                        self._probe_error,
                     )
-                return
-            if not told:
-                told = True
-                _log.warning(
-                    "cannot reach the store %s (%s): waiting for it, runs stand still meanwhile",
-                    self.display_url,
-                    self._probe_error,
-                )
-            await asyncio.sleep(PROBE_SECONDS)
+                await asyncio.sleep(PROBE_SECONDS)
+        finally:
+            if outage is not None:  # the store closed (or the probe was cancelled) before the database came back
+                STORE_OUTAGES.end(outage)
 
     async def migrate(self) -> str:
         conn = await self._connect()
