@@ -184,6 +184,11 @@ async def _follow(base: str, run_id: str, events: list[tuple[int, str]], tail: l
                     tail.append(block)
 
 
+async def _generate(base: str, agent_id: str) -> httpx.Response:
+    async with httpx.AsyncClient(timeout=GIVE_UP_SECONDS) as http:
+        return await http.post(f"{base}/api/agents/{agent_id}/generate", json={"messages": "go"})
+
+
 async def _outcome(app: App, run_id: str, agent_id: str) -> RunOutcome:
     handle = app.client.get_workflow_handle(run_id, result_type=RunResult)
     result = await asyncio.wait_for(handle.result(), GIVE_UP_SECONDS)
@@ -219,6 +224,8 @@ async def test_runs_wait_out_an_outage_longer_than_the_retry_window(
                     await asyncio.sleep(0.05)
 
             await asyncio.to_thread(durable_server.halt, how)
+            # A run started while the store is down: it starts, and its caller gets its result once it is back.
+            started_down = asyncio.create_task(_generate(server.url, "chaos"))
             answers: list[tuple[int, dict[str, str], Any, int]] = []
             try:
                 down_since = time.monotonic()
@@ -237,6 +244,10 @@ async def test_runs_wait_out_an_outage_longer_than_the_retry_window(
                     strict=True,
                 )
             )
+            generated = await asyncio.wait_for(started_down, GIVE_UP_SECONDS)
+            assert generated.status_code == 200, generated.text
+            assert generated.json()["finishReason"] == "stop"
+            outcomes[generated.json()["runId"]] = await _outcome(app, generated.json()["runId"], "chaos")
             await asyncio.wait_for(asyncio.gather(*readers), GIVE_UP_SECONDS)
             ready_again = await asyncio.to_thread(_get, server.port, ["/api/ready", f"/api/runs/{run_ids[0]}"])
     finally:
@@ -269,7 +280,7 @@ async def test_runs_wait_out_an_outage_longer_than_the_retry_window(
         assert events[-1][1] == "finish", f"the stream of {run_id} ended with {events[-1]}"
         assert tail == ["data: [DONE]"], f"the stream of {run_id} ended with {tail}"
     assert report.violations == [], report.summary()
-    assert report.failed_runs == report.unfinished_runs == 0
+    assert report.runs == len(agent_ids) + 1 and report.failed_runs == report.unfinished_runs == 0
     await store.close()
 
 
