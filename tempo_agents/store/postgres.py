@@ -246,6 +246,8 @@ class PostgresStore(Store):
         self._pool_loop: asyncio.AbstractEventLoop | None = None
         self._opening: dict[asyncio.AbstractEventLoop, asyncio.Lock] = {}
         self._probe: asyncio.Task[None] | None = None
+        self._asking: dict[asyncio.AbstractEventLoop, asyncio.Lock] = {}
+        self._answered_at = -1e9
         self._probe_error = ""
         self._listener: _Listener | None = None
         self._closed = False
@@ -331,7 +333,7 @@ class PostgresStore(Store):
                 if (attempt.committing and not idempotent) or self._closed:
                     raise self._unavailable(error, waited) from None
                 full = isinstance(error, PoolTimeout) and pool.get_stats().get("pool_size", 0) >= self.max_size
-                if full and await self._answers():
+                if full and await self._answers_lately():
                     raise self._busy(pool, wait) from None
                 _log.debug("store %s: retrying after %s", self.display_url, _one_line(error))
                 if time.monotonic() + delay > deadline:
@@ -357,6 +359,17 @@ class PostgresStore(Store):
         except psycopg.OperationalError as error:  # a connection of before an outage, or a busy pool
             if not await self._answers():
                 raise self._unavailable(self._probe_error or _one_line(error), 0) from None
+
+    async def _answers_lately(self) -> bool:
+        """:meth:`_answers`, asked once at a time and trusted for a second: when a full pool makes many operations
+        ask at once, the database gets one extra connection, not one per operation."""
+        async with self._asking.setdefault(asyncio.get_running_loop(), asyncio.Lock()):
+            if time.monotonic() - self._answered_at < 1.0:
+                return True
+            if await self._answers():
+                self._answered_at = time.monotonic()
+                return True
+            return False
 
     async def _answers(self) -> bool:
         """Whether the database accepts a new connection now (one try)."""
