@@ -184,6 +184,11 @@ async def _follow(base: str, run_id: str, events: list[tuple[int, str]], tail: l
                     tail.append(block)
 
 
+async def _post(url: str, body: dict[str, Any]) -> httpx.Response:
+    async with httpx.AsyncClient(timeout=GIVE_UP_SECONDS) as http:
+        return await http.post(url, json=body)
+
+
 async def _generate(base: str, agent_id: str) -> httpx.Response:
     async with httpx.AsyncClient(timeout=GIVE_UP_SECONDS) as http:
         return await http.post(f"{base}/api/agents/{agent_id}/generate", json={"messages": "go"})
@@ -210,12 +215,15 @@ async def test_runs_wait_out_an_outage_longer_than_the_retry_window(
     app = chaos.build_app(task_queue=f"outage-{how}-{time.time()}")
     app.registry.use_store(store)
     app.use_client(client)
-    agent_ids = ["chaos", "chaos-long", "chaos-long-local"] * 2
+    # chaos-suspend (local model steps) waits for a person first, and is answered while the store is down.
+    agent_ids = ["chaos-suspend"] + ["chaos", "chaos-long", "chaos-long-local"] * 2
     server = ApiServer(app, port=0)
     await server.start()
     try:
         async with app.worker():
-            streams = [await app.stream(agent_id, "go") for agent_id in agent_ids]
+            waiting = await app.stream("chaos-suspend", "go")
+            assert (await waiting.finish_reason) == "suspended"
+            streams = [waiting] + [await app.stream(agent_id, "go") for agent_id in agent_ids[1:]]
             run_ids = [s.run_id for s in streams]
             followed: dict[str, tuple[list[tuple[int, str]], list[str]]] = {r: ([], []) for r in run_ids}
             readers = [asyncio.create_task(_follow(server.url, r, *followed[r])) for r in run_ids]
@@ -226,6 +234,8 @@ async def test_runs_wait_out_an_outage_longer_than_the_retry_window(
             await asyncio.to_thread(durable_server.halt, how)
             # A run started while the store is down: it starts, and its caller gets its result once it is back.
             started_down = asyncio.create_task(_generate(server.url, "chaos"))
+            answer = {"toolCallId": f"call_{chaos.SUSPEND_STEP}_2", "resumeData": {"ok": True}}
+            answered_down = asyncio.create_task(_post(f"{server.url}/api/runs/{run_ids[0]}/resume", answer))
             answers: list[tuple[int, dict[str, str], Any, int]] = []
             try:
                 down_since = time.monotonic()
@@ -244,6 +254,14 @@ async def test_runs_wait_out_an_outage_longer_than_the_retry_window(
                     strict=True,
                 )
             )
+            # The answer sent while the store was down was taken: it is answered 200, or 503 and then, asked again,
+            # 200 with the same continuation (resumes are idempotent).
+            resumed = await asyncio.wait_for(answered_down, GIVE_UP_SECONDS)
+            assert resumed.status_code in (200, 503), resumed.text
+            again = await _post(f"{server.url}/api/runs/{run_ids[0]}/resume", answer)
+            assert again.status_code == 200, again.text
+            if resumed.status_code == 200:
+                assert again.json() == resumed.json()
             generated = await asyncio.wait_for(started_down, GIVE_UP_SECONDS)
             assert generated.status_code == 200, generated.text
             assert generated.json()["finishReason"] == "stop"
