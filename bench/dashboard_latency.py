@@ -42,11 +42,11 @@ from playwright.async_api import async_playwright
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench._common import median, out, quantile, run_as_module, start_server
+from bench._common import bench_parser, median, out, quantile, run_as_module, start_server
 from tempo_agents import Agent, App, ScriptedModel, ScriptedResponse, ScriptedToolCall, ToolContext, create_tool
 from tempo_agents.models.model import ModelRequest
 from tempo_agents.server.serving import ApiServer
-from tests.browser import RUNS_TABLE_PROBE
+from tests.support.browser import RUNS_TABLE_PROBE
 
 EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "operations_dashboard.py"
 CHROMIUM = os.environ.get("TEMPO_AGENTS_CHROMIUM", "/usr/bin/chromium")
@@ -167,7 +167,7 @@ async def _main(args: argparse.Namespace) -> int:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = bench_parser(__doc__)
     parser.add_argument("--stamps", type=int, default=500)
     parser.add_argument("--waiting", type=int, default=1000)
     parser.add_argument("--runs", type=int, default=3)

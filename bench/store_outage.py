@@ -3,14 +3,14 @@ again to each run's next journal append.
 
     python bench/store_outage.py [--runs 8] [--outages 5,20,45] [--how kill|fast]
 
-On a durable PostgreSQL this script starts (``tests/postgres_server.py`` with ``fsync`` and ``synchronous_commit``
-on) and the embedded dev server: ``--runs`` runs of the chaos App (``tests/chaos/app.py``: 7 model steps, two
-parallel tools per step, one of them a local activity) on an in-process worker, with the store's default
-settings. Once every run has begun its first step, the postmaster is stopped (``--how``: SIGKILL, or a fast
-shutdown) for each ``--outages`` length in turn (seconds), then started again on the same data directory. The clock
-starts when the restarted server accepts a connection; a run's stall is the time until its journal's head moves
-(read every 10 ms from a connection of this script's own). Every run must then finish ``stop`` with a whole
-journal (the chaos checker).
+On a durable PostgreSQL this script starts (``tests/support/postgres_server.py`` with ``fsync`` and
+``synchronous_commit`` on) and the embedded dev server: ``--runs`` runs of the chaos App
+(``tests/support/chaos/app.py``: 7 model steps, two parallel tools per step, one of them a local activity) on an
+in-process worker, with the store's default settings. Once every run has begun its first step, the postmaster is
+stopped (``--how``: SIGKILL, or a fast shutdown) for each ``--outages`` length in turn (seconds), then started again
+on the same data directory. The clock starts when the restarted server accepts a connection; a run's stall is the
+time until its journal's head moves (read every 10 ms from a connection of this script's own). Every run must then
+finish ``stop`` with a whole journal (the chaos checker).
 
 The last lines are quotable, one per outage::
 
@@ -30,7 +30,7 @@ import uuid
 from collections.abc import Sequence
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # tests.chaos, from any directory
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # tests.support, from any directory
 
 import psycopg
 from temporalio.client import Client
@@ -38,9 +38,9 @@ from temporalio.client import Client
 from bench._common import busy_warning, median, out, run_as_module, start_server
 from tempo_agents.store.postgres import PostgresStore
 from tempo_agents.workflows.payloads import RunResult
-from tests.chaos import app as chaos
-from tests.chaos.check import RunOutcome, check
-from tests.postgres_server import PostgresServer, find_bindir
+from tests.support.chaos import app as chaos
+from tests.support.chaos.check import RunOutcome, check
+from tests.support.postgres_server import PostgresServer, find_bindir
 
 AGENTS = ("chaos", "chaos-long", "chaos-long-local")
 POLL_SECONDS = 0.01
