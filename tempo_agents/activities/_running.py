@@ -27,8 +27,8 @@ STORE_RETRY_DELAY = timedelta(seconds=1)
 starts soon, so a run moves again as soon as the database answers."""
 
 STORE_WAIT_MARGIN_SECONDS = 5.0
-"""An attempt waits for an unreachable store until this long before its ``start_to_close_timeout``, then fails
-with the store's error (retryable) rather than a timeout."""
+"""An attempt waits for an unreachable store until this long before its ``start_to_close_timeout`` (at least 1 s),
+then fails with the store's error (retryable) rather than a timeout."""
 
 MESSAGE_LIMIT = 1000
 """Failure messages are cut here: Temporal keeps a failure only while it is small."""
@@ -43,7 +43,10 @@ async def run_activity(work: Awaitable[_T]) -> _T:
     # A local activity runs inside its workflow task, which the worker keeps alive: it has nothing to heartbeat.
     beats = None if is_local() else asyncio.create_task(_beat())
     try:
-        with waiting_for_store(_attempt_seconds() - STORE_WAIT_MARGIN_SECONDS):
+        attempt_seconds = _attempt_seconds()
+        if attempt_seconds <= 0:  # no timeout: the store's own retry window
+            return await work
+        with waiting_for_store(max(1.0, attempt_seconds - STORE_WAIT_MARGIN_SECONDS)):
             return await work
     except ConfigurationError as error:
         raise ApplicationError(_short(error.message), type=type(error).__name__, non_retryable=True) from None

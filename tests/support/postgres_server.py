@@ -67,6 +67,27 @@ def _as_user(uid: int | None, gid: int | None) -> Callable[[], None]:
     return preexec
 
 
+def _children(pid: int) -> list[int]:
+    """The processes ``pid`` started (the postmaster's sessions and helpers), from ``/proc``."""
+    found = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[1]) == pid:
+            found.append(int(stat.parent.name))
+    return found
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
+
+
 class PostgresServer:
     """One running server; :meth:`create_database` gives each test its own database."""
 
@@ -122,10 +143,15 @@ class PostgresServer:
     def halt(self, how: str = "fast") -> None:
         """Stop the server, keeping its data: ``"fast"`` (a fast shutdown: sessions are ended, then a
         checkpoint) or ``"kill"`` (SIGKILL of the postmaster: its sessions end when they notice, and the next
-        start recovers from the write-ahead log)."""
+        start recovers from the write-ahead log). Returns once none of its processes is left."""
         signals = {"fast": signal.SIGINT, "kill": signal.SIGKILL}
+        sessions = _children(self.process.pid)
         self.process.send_signal(signals[how])
         self.process.wait(60)
+        # A session outlives a killed postmaster for a moment and may still answer its client: halted means gone.
+        deadline = time.monotonic() + 60
+        while any(_alive(pid) for pid in sessions) and time.monotonic() < deadline:
+            time.sleep(0.01)
 
     def start_again(self, timeout: float = 60.0) -> None:
         """Start the halted server on the same data directory and port; returns once it accepts connections.
