@@ -11,16 +11,15 @@ from temporalio.client import WorkflowExecution, WorkflowExecutionStatus, Workfl
 from temporalio.service import RPCError, RPCStatusCode
 
 from tempo_agents.agent.app import App
+from tempo_agents.agent.run_queries import RunQueries
 from tempo_agents.agent.visibility import TOP_RUNS, quote, runs_query
 from tempo_agents.errors import ConfigurationError
-from tempo_agents.models.usage import Usage
 from tempo_agents.server.child_runs import child_runs
 from tempo_agents.server.errors import ApiError
 from tempo_agents.server.pending_view import iso, pending_view
 from tempo_agents.server.resuming import describe_run
-from tempo_agents.tools.builtin.task_list import TaskItem
 from tempo_agents.workflows import search_attributes
-from tempo_agents.workflows.payloads import Answer, PendingCall, RunSnapshot
+from tempo_agents.workflows.payloads import Answer, RunSnapshot
 
 __all__ = ["RUN_STATUSES", "list_runs", "run_detail", "run_status", "run_summary"]
 
@@ -34,7 +33,7 @@ _FILTERS = {
     "running": "ExecutionStatus = 'Running' AND TempoAgentStatus = 'running'",
     "suspended": "ExecutionStatus = 'Running' AND TempoAgentStatus = 'suspended'",
     "completed": "ExecutionStatus = 'Completed' AND TempoAgentStatus = 'completed'",
-    "failed": "(ExecutionStatus = 'Failed' OR TempoAgentStatus = 'failed')",
+    "failed": "(ExecutionStatus = 'Failed' OR (TempoAgentStatus = 'failed' AND ExecutionStatus != 'Canceled'))",
     "cancelled": "ExecutionStatus = 'Canceled'",
     "terminated": "ExecutionStatus = 'Terminated'",
     "timed-out": "ExecutionStatus = 'TimedOut'",
@@ -174,6 +173,9 @@ async def run_detail(app: App, run_id: str) -> dict[str, Any]:
         agent = app.agent(agent_id or "")
     except ConfigurationError:
         agent = None
+    closed = description.status not in (None, WorkflowExecutionStatus.RUNNING, WorkflowExecutionStatus.CONTINUED_AS_NEW)
+    if description.status == WorkflowExecutionStatus.CANCELED:
+        agent_status = "cancelled"  # the workflow records a cancelled run as failed: it was not
     detail.update(
         {
             # The workflow's own word, consistent with ``pending`` (visibility may be a moment behind).
@@ -182,7 +184,8 @@ async def run_detail(app: App, run_id: str) -> dict[str, Any]:
             "mode": mode,
             "step": steps,
             "usage": usage.to_wire(),
-            "pending": [await pending_view(agent, call) for call in pending],
+            # A closed run waits for nobody, whatever calls it was waiting on when it closed.
+            "pending": [] if closed else [await pending_view(agent, call) for call in pending],
             "tasks": [task.to_wire() for task in tasks],
             "answers": None if answers is None else [answer.to_wire() for answer in answers],
         }
@@ -194,20 +197,15 @@ async def _snapshot(handle: WorkflowHandle[Any, Any]) -> RunSnapshot:
     """The run's figures in one query (a closed run is replayed once); a worker from before the ``snapshot``
     query answers them one by one (and ``answers`` not at all when it predates that query too)."""
     try:
-        snapshot: RunSnapshot = await handle.query("snapshot", result_type=RunSnapshot)
-        return snapshot
+        return await RunQueries(handle).snapshot()
     except WorkflowQueryFailedError:
         pass
+    queries = RunQueries(handle)
     status, mode, steps, usage, pending, tasks = await asyncio.gather(
-        handle.query("status", result_type=str),
-        handle.query("mode", result_type=str | None),  # type: ignore[arg-type]
-        handle.query("steps", result_type=int),
-        handle.query("usage", result_type=Usage),
-        handle.query("pending", result_type=list[PendingCall]),
-        handle.query("tasks", result_type=list[TaskItem]),
+        queries.status(), queries.mode(), queries.steps(), queries.usage(), queries.pending(), queries.tasks()
     )
     try:
-        answers: list[Answer] | None = await handle.query("answers", result_type=list[Answer])
+        answers: list[Answer] | None = await queries.answers()
     except WorkflowQueryFailedError:
         answers = None
     return RunSnapshot(

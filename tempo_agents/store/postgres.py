@@ -40,18 +40,17 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-import os
 import threading
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, ClassVar, TypeVar
-from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 import psycopg
 from psycopg.conninfo import conninfo_to_dict
 from psycopg_pool import AsyncConnectionPool, PoolTimeout
 
 from tempo_agents.errors import ConfigurationError, StoreBusyError, StoreUnavailableError
+from tempo_agents.store import pool_size as sizing
 from tempo_agents.store._waiters import Waiter, wake
 from tempo_agents.store.base import (
     ChunkWrite,
@@ -64,7 +63,7 @@ from tempo_agents.store.base import (
 )
 from tempo_agents.store.outages import STORE_OUTAGES
 from tempo_agents.store.patience import store_patience
-from tempo_agents.store.url import STORE_POOL_SIZE_ENV, redact
+from tempo_agents.store.redaction import redact
 
 _T = TypeVar("_T")
 _Conn = psycopg.AsyncConnection[Any]
@@ -78,9 +77,6 @@ _MIGRATION_LOCK = 0x7465_6D70_6F5F_6167  # "tempo_ag": the advisory lock migrati
 _NOTIFY_TIMEOUT = 1.0
 """How often the listening thread looks up from its connection to see whether it should stop."""
 
-DEFAULT_POOL_SIZE = 10
-DEFAULT_POOL_TIMEOUT = 30.0
-"""How long an operation waits for a free pooled connection before :class:`StoreBusyError`."""
 PROBE_SECONDS = 0.25
 """While the database cannot be reached, how often a probe tries to connect."""
 _RECONNECT_TIMEOUT = 1.0
@@ -89,8 +85,6 @@ _CHECK_SECONDS = 2.0
 """How long :meth:`PostgresStore.check` waits for a pooled connection before it connects on its own."""
 _RETRY_PAUSE_CAP = 0.5
 """The longest pause between two tries of one operation (they start at 0.05 s and double)."""
-_POOL_PARAMETERS = ("pool_size", "pool_timeout")
-"""Query parameters of a store URL that are ours, not libpq's."""
 
 MIGRATIONS: tuple[str, ...] = (
     # 1: the tables of the SQLite store, with a per-run offset counter.
@@ -228,17 +222,19 @@ class PostgresStore(Store):
     ) -> None:
         self.url = url
         self.display_url = redact(url)
-        conninfo, ours = _split_url(url)
+        conninfo, ours = sizing.split_url(url)
         try:
             conninfo_to_dict(conninfo)
         except psycopg.ProgrammingError as error:
             raise ConfigurationError(f"invalid PostgreSQL store URL {self.display_url}: {_one_line(error)}") from None
         self._conninfo = conninfo
         self.min_size = min_size
-        self.max_size = max_size if max_size is not None else _pool_size(ours.get("pool_size"), self.display_url)
+        self.max_size = max_size if max_size is not None else sizing.pool_size(ours.get("pool_size"), self.display_url)
         self.min_size = min(min_size, self.max_size)
         self.pool_timeout = (
-            pool_timeout if pool_timeout is not None else _seconds(ours.get("pool_timeout"), self.display_url)
+            pool_timeout
+            if pool_timeout is not None
+            else sizing.pool_timeout(ours.get("pool_timeout"), self.display_url)
         )
         self.retry_seconds = retry_seconds
         self.connect_timeout = connect_timeout
@@ -264,7 +260,7 @@ class PostgresStore(Store):
         return StoreBusyError(
             f"the PostgreSQL store at {self.display_url} is busy: all {self.max_size} connections of its pool stayed "
             f"in use for {waited:.0f} s ({waiting} more operations waiting); the database answers. Size "
-            f"the pool for the load: ?pool_size=N in the store URL, {STORE_POOL_SIZE_ENV}, or --store-pool-size"
+            f"the pool for the load: ?pool_size=N in the store URL, {sizing.STORE_POOL_SIZE_ENV}, or --store-pool-size"
         )
 
     def _connect_timeout(self) -> int:
@@ -815,48 +811,6 @@ class _Listener:
                 failing = True
                 time.sleep(delay)
                 delay = min(delay * 2, 1.0)  # back within a second of the database, whatever the outage's length
-
-
-def _split_url(url: str) -> tuple[str, dict[str, str]]:
-    """The URL psycopg is given (without our query parameters), and our parameters."""
-    parts = urlsplit(url)
-    if not parts.query:
-        return url, {}
-    pairs = parse_qsl(parts.query, keep_blank_values=True)
-    ours = {k: v for k, v in pairs if k in _POOL_PARAMETERS}
-    if not ours:
-        return url, {}
-    rest = urlencode([(k, v) for k, v in pairs if k not in _POOL_PARAMETERS])
-    return urlunsplit((parts.scheme, parts.netloc, parts.path, rest, parts.fragment)), ours
-
-
-def _pool_size(from_url: str | None, display_url: str) -> int:
-    raw, where = (from_url, "pool_size in the store URL") if from_url is not None else (None, "")
-    if raw is None and os.environ.get(STORE_POOL_SIZE_ENV):
-        raw, where = os.environ[STORE_POOL_SIZE_ENV], STORE_POOL_SIZE_ENV
-    if raw is None:
-        return DEFAULT_POOL_SIZE
-    try:
-        size = int(raw)
-    except ValueError:
-        size = 0
-    if size < 1:
-        raise ConfigurationError(f"{where} of {display_url} must be a whole number of connections, 1 or more: {raw!r}")
-    return size
-
-
-def _seconds(from_url: str | None, display_url: str) -> float:
-    if from_url is None:
-        return DEFAULT_POOL_TIMEOUT
-    try:
-        seconds = float(from_url)
-    except ValueError:
-        seconds = 0.0
-    if not seconds > 0:
-        raise ConfigurationError(
-            f"pool_timeout in the store URL {display_url} must be a number of seconds: {from_url!r}"
-        )
-    return seconds
 
 
 def _one_line(error: BaseException) -> str:

@@ -17,8 +17,7 @@ from tempo_agents.journal.outbox import JournalOutbox, JournalRecord, StepFinish
 from tempo_agents.models.messages import Message
 from tempo_agents.models.model import ToolChoice
 from tempo_agents.models.usage import Usage
-from tempo_agents.tools.builtin.task_list import TaskItem
-from tempo_agents.tools.builtin.task_signals import TaskSignalState
+from tempo_agents.tasks import TaskItem, TaskSignalState
 from tempo_agents.workflows.child_payloads import ChildOutcome, ChildStart
 
 
@@ -63,6 +62,10 @@ class Answer(WireModel):
     action: str
     answered_by: str | None = None
     answered_at: datetime | None = None
+    data: Any = None
+    """What was answered (a resume's data); ``None`` for approvals and declines."""
+    reason: str | None = None
+    """The reason given with a decline."""
 
 
 class CarriedState(WireModel):

@@ -24,7 +24,7 @@ def already_answered_text(answered_by: str | None) -> str:
 
 async def _answer_of(app: App, run_id: str, tool_call_id: str | None) -> Answer | None:
     try:
-        answers = await app.client.get_workflow_handle(run_id).query("answers", result_type=list[Answer])
+        answers = await app.queries(run_id).answers()
     except RPCError:
         return None
     found = [answer for answer in answers if tool_call_id is None or answer.tool_call_id == tool_call_id]
@@ -41,7 +41,8 @@ async def answer_item(
     reason: str | None,
     answered_by: str | None,
 ) -> dict[str, Any]:
-    """Send the answer under ``answered_by``; a call someone already answered is a 409 that names them."""
+    """Send the answer under ``answered_by``; a call someone already answered is a 409 that names them and
+    carries their answer (``answer``: the action, the data or reason, when)."""
     command = ResumeCommand(action, run_id, tool_call_id, data=data, reason=reason, answered_by=answered_by)
     try:
         _, resumed = await resume_run(app, None, command)
@@ -57,6 +58,7 @@ async def answer_item(
             already_answered_text(earlier.answered_by),
             code=ALREADY_ANSWERED,
             answeredBy=earlier.answered_by,
+            answer=earlier.to_wire(),
         ) from None
     return {
         "runId": run_id,
