@@ -18,9 +18,10 @@ import httpx
 import psycopg
 import pytest
 import uvicorn
+from pydantic import BaseModel
 from temporalio.client import Client
 
-from tempo_agents import App
+from tempo_agents import App, ScriptedToolCall, ToolContext, create_tool
 from tempo_agents.errors import ConfigurationError, StoreBusyError, StoreUnavailableError
 from tempo_agents.server import create_server
 from tempo_agents.server.serving import ApiServer
@@ -30,6 +31,7 @@ from tempo_agents.store.patience import waiting_for_store
 from tempo_agents.store.postgres import PostgresStore
 from tempo_agents.telemetry.exposition import MetricsExposition
 from tempo_agents.workflows.payloads import RunResult
+from tests.support.agents import delegate, scripted_agent
 from tests.support.chaos import app as chaos
 from tests.support.chaos.check import Report, RunOutcome, check, check_stream
 from tests.support.postgres_server import PostgresServer, find_bindir
@@ -338,3 +340,47 @@ async def test_an_unexpected_500_tells_the_client_that_its_connection_closes(tmp
         server.should_exit = True
         await task
     assert answers == [(500, "close", {"error": "a bug"}), (200, None, {"status": "ok"})]
+
+
+class _Nap(BaseModel):
+    seconds: float
+
+
+async def _nap(data: _Nap, ctx: ToolContext) -> dict[str, float]:
+    await asyncio.sleep(data.seconds)
+    return {"slept": data.seconds}
+
+
+async def test_a_sub_agent_waits_out_an_outage_and_its_parent_relays_it_whole(
+    durable_server: PostgresServer, client: Client
+) -> None:
+    """The child's tool ends while the store is down; its record, the child's steps and the parent's relay all wait
+    for the database, and the parent shows every chunk of the child once."""
+    nap = create_tool(id="nap", description="Sleeps", input_schema=_Nap, execute=_nap)
+    child = scripted_agent(
+        "napper", [ScriptedToolCall("nap", {"seconds": 1.5}, id="n1")], "Rested.", tools={"nap": nap}
+    )
+    parent = scripted_agent("boss", [delegate("napper", "rest", "d1")], "All rested.", agents={"napper": child})
+    store = PostgresStore(durable_server.create_database(), retry_seconds=RETRY_SECONDS)
+    app = App(agents=[parent], store=store, client=client, task_queue=f"outage-child-{time.time()}")
+    async with app.worker():
+        stream = await app.stream("boss", "go")
+        while not [e for e in await store.read_chunks(stream.run_id) if e.chunk["type"] == "data-child-run"]:
+            await asyncio.sleep(0.05)
+        await asyncio.to_thread(durable_server.halt, "kill")
+        try:
+            await asyncio.sleep(OUTAGE_SECONDS)  # the nap ends meanwhile: its result waits for the database
+        finally:
+            await asyncio.to_thread(durable_server.start_again)
+        result = await asyncio.wait_for(stream.result(), GIVE_UP_SECONDS)
+    assert (result.finish_reason, result.text) == ("stop", "All rested.")
+    journal = await store.read_chunks(result.run_id, 0, 1_000_000)
+    assert [e.offset for e in journal] == list(range(len(journal)))
+    relayed = [e.chunk["payload"]["output"] for e in journal if e.chunk["type"] == "tool-output"]
+    child_id = next(e.chunk for e in journal if e.chunk["type"] == "data-child-run")["data"]["childRunId"]
+    child_journal = await store.read_chunks(child_id, 0, 1_000_000)
+    assert [c["type"] for c in relayed] == [e.chunk["type"] for e in child_journal]
+    assert [c["type"] for c in relayed].count("finish") == 1
+    (answer,) = [e.chunk for e in journal if e.chunk["type"] == "tool-result"]
+    assert answer["payload"]["result"]["text"] == "Rested."
+    await store.close()
