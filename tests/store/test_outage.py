@@ -2,7 +2,8 @@
 ``synchronous_commit`` on) stopped by a fast shutdown or a SIGKILL of its postmaster: runs stand still and finish
 once the database is back, their journals whole; HTTP answers 503 with ``Retry-After`` meanwhile (and nothing
 else), on connections that stay usable; ``/api/ready`` says the store is down and comes back by itself; durable
-streams wait with the run. And a busy pool is not an outage: it is sized from the URL or the environment."""
+streams wait with the run; a sub-agent's relay waits too. And a busy pool is not an outage: it is sized from the URL
+or the environment."""
 
 from __future__ import annotations
 
