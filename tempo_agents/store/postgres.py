@@ -228,7 +228,6 @@ class PostgresStore(Store):
         except psycopg.ProgrammingError as error:
             raise ConfigurationError(f"invalid PostgreSQL store URL {self.display_url}: {_one_line(error)}") from None
         self._conninfo = conninfo
-        self.min_size = min_size
         self.max_size = max_size if max_size is not None else sizing.pool_size(ours.get("pool_size"), self.display_url)
         self.min_size = min(min_size, self.max_size)
         self.pool_timeout = (
