@@ -125,7 +125,14 @@ def test_an_answer_resolves_the_only_waiting_call_and_is_noted() -> None:
 
     assert calls.pending() == [] and calls.any_resolved and calls.any_waiting
     assert calls.answers() == [
-        Answer(tool_call_id="call_0", tool_name="charge", action="resume", answered_by="ops", answered_at=clock.now)
+        Answer(
+            tool_call_id="call_0",
+            tool_name="charge",
+            action="resume",
+            answered_by="ops",
+            answered_at=clock.now,
+            data={"confirmed": True},
+        )
     ]
     [(waiting, resolution)] = calls.take_resolved()
     assert (waiting.tool_call_id, resolution.action, resolution.data) == ("call_0", "resume", {"confirmed": True})
@@ -170,6 +177,8 @@ def test_an_approval_request_takes_approve_decline_or_an_approved_flag() -> None
     calls.accept(ResumeRequest(action="decline", reason="too much"))
     [(_, resolution)] = calls.take_resolved()
     assert (resolution.action, resolution.reason) == ("decline", "too much")
+    [answer] = calls.answers()  # the answers query keeps what was answered: here the reason, and no data
+    assert (answer.action, answer.reason, answer.data) == ("decline", "too much", None)
 
     suspend(calls, "call_1", approval=True)
     calls.accept(ResumeRequest(data={"approved": True}))
