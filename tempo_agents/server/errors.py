@@ -61,6 +61,7 @@ ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
     403: _error("Refused by the server's authorize hook"),
     404: _error("No such agent, tool or run"),
     409: _error("The run or call is not in a state that allows this"),
+    413: _error("The request body is larger than the server accepts (1 MiB unless configured otherwise)"),
     422: _error("Refused data (resume data against its schema, a failing tool)"),
 }
 """The errors every route may answer, for the OpenAPI document (the official client retries 5xx, so none are
@@ -140,7 +141,9 @@ async def _on_unexpected(_: Request, error: Exception) -> JSONResponse:
     if found is not None:
         return found.response()
     _log.exception("unhandled error in the HTTP API")
-    return JSONResponse({"error": str(error) or type(error).__name__}, status_code=500)
+    # The server closes the connection after an unhandled error; saying so keeps a client from sending its next
+    # request on a connection that is about to be dropped.
+    return JSONResponse({"error": str(error) or type(error).__name__}, status_code=500, headers={"connection": "close"})
 
 
 def install_error_handlers(api: FastAPI) -> None:

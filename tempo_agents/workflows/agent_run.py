@@ -212,7 +212,9 @@ class AgentRunWorkflow:
         if request.agent_id is not None and request.agent_id != self._run_input.agent_id:
             raise ApplicationError("run belongs to another agent", type=AGENT_MISMATCH, non_retryable=True)
         if not self._awaits_running_call(request):
-            self._check_data(self._target(request), request)
+            call_id = self._target(request)
+            self._check_data(call_id, request)
+            self._check_answer_as_data(call_id, request)
 
     @workflow.signal(name="resume")
     def resume_signal(self, request: ResumeRequest) -> None:
@@ -298,6 +300,16 @@ class AgentRunWorkflow:
         _, failure = validate_resume_data(waiting.tool_id or waiting.tool_name, schema, request.data)
         if failure is not None:
             raise ApplicationError(failure.message, failure.to_result(), type=INVALID_RESUME_DATA, non_retryable=True)
+
+    def _check_answer_as_data(self, call_id: str, request: ResumeRequest) -> None:
+        """An approval or decline of a call that waits for data resumes it with ``{"approved": …}``, which must
+        match its resume schema too. Checked by the update's validator only (a refused update leaves no
+        history), so that answers accepted before this check replay as they were."""
+        waiting = self._waiting[call_id]
+        if waiting.requires_approval or request.action == "resume":
+            return
+        answer = request.model_copy(update={"action": "resume", "data": {"approved": request.action == "approve"}})
+        self._check_data(call_id, answer)
 
     def _accept(self, request: ResumeRequest) -> str:
         call_id = self._target(request)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any, Literal
 
+from temporalio.client import WorkflowQueryFailedError
 from temporalio.service import RPCError
 
 from tempo_agents.agent.app import App
@@ -33,7 +34,7 @@ async def _items(app: App, run: dict[str, Any]) -> list[dict[str, Any]]:
     handle = app.client.get_workflow_handle(run["runId"])
     try:
         pending = await asyncio.wait_for(handle.query("pending", result_type=list[PendingCall]), _QUERY_TIMEOUT)
-    except (RPCError, TimeoutError):  # answered and gone, or no worker: the next page load shows it again
+    except (RPCError, TimeoutError, WorkflowQueryFailedError):  # answered and gone, or no worker: shown next time
         return []
     try:
         agent = app.agent(run["agentId"] or "")
