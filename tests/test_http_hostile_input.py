@@ -248,3 +248,85 @@ async def test_a_server_error_says_it_closes_the_connection(make_app: AppFactory
         assert broken.json() == {"error": "the authorize hook broke"}
         for _ in range(3):  # the same client goes on: no request is sent on the dropped connection
             assert (await http.get("/agents")).status_code == 200
+
+
+HOSTILE_BODIES: list[tuple[str, str]] = [
+    ("3 MB messages", json.dumps({"messages": "x" * 3_000_000})),
+    ("5 MB messages", json.dumps({"messages": "x" * 5_000_000})),
+    ("surrogate in messages", '{"messages": ' + SURROGATE_TEXT + "}"),
+    ("surrogate in data", '{"data": {"city": ' + SURROGATE_TEXT + "}}"),
+    ("surrogate in requestContext", '{"messages": "hi", "requestContext": {"k": ' + SURROGATE_TEXT + "}}"),
+    ("surrogate in memory.thread", '{"messages": "hi", "memory": {"thread": ' + SURROGATE_TEXT + ', "resource": "u"}}'),
+    ("surrogate in runId", '{"messages": "hi", "runId": ' + SURROGATE_TEXT + ', "resumeData": {}}'),
+    ("surrogate in resumeData", '{"runId": "r", "resumeData": ' + SURROGATE_TEXT + "}"),
+    ("runId of 1001 characters", json.dumps({"messages": "hi", "runId": "r" * 1001, "resumeData": {}})),
+    ("runId with a slash", json.dumps({"messages": "hi", "runId": "a/b", "resumeData": {}})),
+    ("requestContext 200 deep", '{"messages": "hi", "requestContext": ' + nested_text(200) + "}"),
+    ("requestContext 300 deep", '{"messages": "hi", "requestContext": ' + nested_text(300) + "}"),
+    ("resumeData 900 deep", '{"runId": "r", "resumeData": ' + nested_text(900) + "}"),
+    ("offset 2^63", json.dumps({"runId": "r", "offset": 2**63})),
+]
+HOSTILE_QUERIES: list[tuple[str, str, dict[bytes, bytes]]] = [
+    ("cursor aaaa", "cursor=aaaa", {}),
+    ("offset 2^63", f"offset={2**63}", {}),
+    ("Last-Event-ID superscript two", "", {b"Last-Event-ID": b"\xb2"}),
+    ("Last-Event-ID of 5000 digits", "", {b"Last-Event-ID": b"9" * 5000}),
+    ("surrogates in the query", "thread=%ED%A0%80&requestContext=%7B%22k%22%3A%22%5Cud800%22%7D", {}),
+]
+
+
+def _paths(document: dict[str, Any], runs: list[str]) -> list[tuple[str, str]]:
+    """Every operation (method, path) with its path parameters filled with a known agent, tool or run."""
+    found = []
+    for template, operations in document["paths"].items():
+        if template.endswith("/dashboard/events"):
+            continue  # a live feed that never ends
+        for method in operations:
+            for run_id in runs if "{run_id}" in template else runs[:1]:
+                path = template.replace("{agent_id}", "assistant").replace("{tool_id}", "weather-tool")
+                found.append((method.upper(), path.replace("{run_id}", run_id)))
+    return found
+
+
+async def test_no_route_answers_a_server_error_to_hostile_input(make_app: AppFactory) -> None:
+    app = parity_app(make_app)
+    async with served(app) as http, running_worker(app):
+        closed = (await http.post("/agents/assistant/generate", json={"messages": "hello"})).json()["runId"]
+        suspended = (await http.post("/agents/assistant/generate", json={"messages": "charge 990"})).json()["runId"]
+        base = str(http.base_url).rstrip("/").removesuffix("/api")
+        async with httpx.AsyncClient(base_url=base, timeout=60) as root:
+            document = (await root.get("/openapi.json")).json()
+            server_errors: list[str] = []
+            operations = _paths(document, [closed, suspended])
+            assert len(operations) >= 30
+            for method, path in operations:
+                if method == "POST":
+                    for name, body in HOSTILE_BODIES:
+                        answer = await root.post(path, content=body, headers={"content-type": "application/json"})
+                        if answer.status_code >= 500:
+                            server_errors.append(f"POST {path} with {name}: {answer.status_code} {answer.text[:200]}")
+                elif method == "GET":
+                    if path.endswith("/stream") and suspended in path:
+                        continue  # a waiting run's stream follows it until it ends
+                    for name, query, headers in HOSTILE_QUERIES:
+                        answer = await root.get(f"{path}?{query}", headers=headers)
+                        if answer.status_code >= 500:
+                            server_errors.append(f"GET {path} with {name}: {answer.status_code} {answer.text[:200]}")
+            assert server_errors == []
+
+
+async def test_a_run_that_cannot_decode_its_input_never_fails_a_list(make_app: AppFactory) -> None:
+    app = parity_app(make_app)
+    async with served(app) as http, running_worker(app):
+        refused = await http.post("/agents/assistant/generate", json={"messages": "hi", "requestContext": nested(200)})
+        assert refused.status_code == 400  # at the door; a client of the App itself can still start one:
+        broken = await app.stream("assistant", "hi", request_context=nested(200))
+        for _ in range(600):
+            listed = (await http.get("/dashboard/runs", params={"status": "failed"})).json()
+            if listed.get("runs"):
+                break
+            await asyncio.sleep(0.05)
+        assert [run["runId"] for run in listed["runs"]] == [broken.run_id]
+        plain = await http.get("/dashboard/runs")
+        assert plain.status_code == 200
+        assert [(run["runId"], run["steps"]) for run in plain.json()["runs"]] == [(broken.run_id, None)]
