@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Sequence
+from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from temporalio import activity
@@ -25,7 +26,7 @@ from tempo_agents.agent.hooks import merge_hooks, run_with_hooks
 from tempo_agents.journal import constructors, keys
 from tempo_agents.journal.writer import JournalToolWriter, RunJournal, outbox_writes, store_outbox_writes
 from tempo_agents.models.messages import Message, ToolResultPart
-from tempo_agents.store.base import ChunkWrite, SavedOutcome, TranscriptEntry
+from tempo_agents.store.base import ChunkWrite, SavedOutcome, TranscriptEntry, WaitingCall, WaitingChange
 from tempo_agents.telemetry.saved_fields import SUSPENDED_AT_FIELD
 from tempo_agents.tools._validation import is_validation_result, validate_input, validate_resume_data
 from tempo_agents.tools.context import ToolContext
@@ -40,7 +41,14 @@ from tempo_agents.tools.tool import Tool
 from tempo_agents.tools.transform import Slot, project
 from tempo_agents.tools.user_code import call_user_function
 from tempo_agents.workflows.child_payloads import CHILD_RUN_CHUNK, ChildStart
-from tempo_agents.workflows.payloads import HandoffAccepted, Resolution, Suspension, ToolCallInput, ToolCallResult
+from tempo_agents.workflows.payloads import (
+    HandoffAccepted,
+    PendingCall,
+    Resolution,
+    Suspension,
+    ToolCallInput,
+    ToolCallResult,
+)
 
 if TYPE_CHECKING:
     from tempo_agents.agent.agent import Agent
@@ -89,8 +97,60 @@ class _Call:
         saved = result.model_dump(mode="json", by_alias=True)
         if result.status == "suspended":  # for the time-waiting metric, read when the call is resumed
             saved[SUSPENDED_AT_FIELD] = time.time()
-        await self.registry.store.record(self.input.run_id, entries, writes, SavedOutcome(key, saved))
+        await self.registry.store.record(
+            self.input.run_id, entries, writes, SavedOutcome(key, saved), waiting=self.waiting_change(result)
+        )
         return result
+
+    def waiting_change(self, result: ToolCallResult) -> WaitingChange | None:
+        """The call waits (it suspended, or its resume data was refused and it waits again), or no longer does
+        (an answered call ended); ``None`` for a call that never waited."""
+        if result.status == "suspended" and result.suspension is not None:
+            return WaitingChange(waits=[self.waiting_call(result.suspension, self.input.round)])
+        if result.status == "resume-rejected":
+            again = Suspension(
+                kind="suspension",
+                tool_id=self.tool.id,
+                suspend_payload=self.input.suspend_payload,
+                resume_schema=schema_string(self.tool.resume_schema),
+                input_snapshot=self.input.input_snapshot,
+            )
+            return WaitingChange(waits=[self.waiting_call(again, max(self.input.round - 1, 0))])
+        if self.input.resolution is not None:
+            return WaitingChange(answered=[self.input.call.tool_call_id])
+        return None
+
+    def waiting_call(self, suspension: Suspension, call_round: int) -> WaitingCall:
+        """The call as the store lists it while it waits (the ``pending`` query's view of it)."""
+        call = self.input.call
+        now = datetime.now(UTC)
+        expires = suspension.expires_in_seconds
+        pending = PendingCall(
+            tool_call_id=call.tool_call_id,
+            tool_name=call.tool_name,
+            tool_id=suspension.tool_id,
+            args=call.args,
+            suspend_payload=suspension.suspend_payload,
+            requires_approval=suspension.kind == "approval",
+            resume_schema=suspension.resume_schema,
+            suspended_at=now,
+            expires_at=None if expires is None else now + timedelta(seconds=expires),
+            round=call_round,
+            step=self.input.step,
+            index=call.index,
+            input_snapshot=suspension.input_snapshot,
+        )
+        memory = self.input.options.memory
+        return WaitingCall(
+            run_id=self.input.run_id,
+            tool_call_id=call.tool_call_id,
+            task_queue=activity.info().task_queue if activity.in_activity() else "",
+            agent_id=self.input.agent_id,
+            thread_id=memory.thread if memory is not None else None,
+            resource_id=memory.resource if memory is not None else None,
+            call=pending.to_wire(),
+            suspended_at=now.timestamp(),
+        )
 
     async def shown(self, slot: Slot, raw: Any, **payload: Any) -> Any:
         """``raw`` as clients may see it (the display projection)."""
@@ -180,6 +240,8 @@ async def run_tool_call(registry: Registry, handoff: CallHandoff | None, call_in
     elif starts > limit:
         result = await _Call(registry, call_input).error(local_call_stopped(call.tool_name, limit))
     else:
+        if call_input.resolution is not None:  # answered: from now on the call no longer waits
+            await store.forget_waiting(call_input.run_id, call.tool_call_id, call_input.round - 1)
         if not call_input.outbox.is_empty():
             await store_outbox_writes(store, call_input.run_id, call_input.outbox)
             transcript = await registry.transcripts.get(call_input.run_id)

@@ -205,4 +205,6 @@ async def resume_run(app: App, agent: Agent | None, command: ResumeCommand) -> t
             idempotency_key=key,
             answered_by=command.answered_by,
         )
+    if target is not None:  # accepted: listings made from now on leave the call out (its resumed activity agrees)
+        await app.store.forget_waiting(command.run_id, target.tool_call_id, target.round)
     return agent, stream
