@@ -3,7 +3,15 @@ store, which records a wait in the transaction that journals its chunk and drops
 
 from __future__ import annotations
 
+import asyncio
+import sqlite3
+import time
+
+import psycopg
+
 from tempo_agents.server.run_views import page_cursor
+from tempo_agents.store import Store
+from tempo_agents.store.sqlite import SQLiteStore
 from tests.conftest import AppFactory, running_worker
 from tests.http_support import parity_agent, served, sse_chunks
 
@@ -57,3 +65,50 @@ async def test_the_inbox_pages_waiting_runs_from_the_store(make_app: AppFactory)
         assert bad.status_code == 400
         listing = (await http.get("/agents/assistant/suspended-runs", params={"perPage": 1, "page": 2})).json()
         assert listing["total"] == 3 and [run["runId"] for run in listing["runs"]] == [started[0]["runId"]]
+
+
+async def test_a_terminated_run_leaves_the_listings(make_app: AppFactory) -> None:
+    app = make_app([parity_agent()])
+    async with served(app) as http, running_worker(app):
+        run_id = (await http.post("/agents/assistant/generate", json={"messages": "charge 990"})).json()["runId"]
+        assert [run.run_id for run in (await app.list_suspended_runs()).runs] == [run_id]
+        await app.client.get_workflow_handle(run_id).terminate("by an operator")  # no chunk says it ended
+        for _ in range(200):  # visibility reports the close a moment later
+            if not (await app.list_suspended_runs()).runs:
+                break
+            await asyncio.sleep(0.05)
+        assert (await app.list_suspended_runs()).runs == []
+        assert (await app.store.waiting_runs(app.task_queue)).runs == []  # and the store forgot it
+        assert (await http.get("/inbox")).json()["items"] == []
+
+
+def _upgrade_now(store: Store) -> None:
+    """As if the store began keeping waits only now: a store upgraded while its runs waited."""
+    if isinstance(store, SQLiteStore):
+        with sqlite3.connect(store.path) as db:
+            db.execute("UPDATE store_facts SET value = ? WHERE name = 'waiting_calls_since'", (str(time.time()),))
+    else:
+        with psycopg.connect(store.url, autocommit=True) as conn:
+            conn.execute("UPDATE tempo_agents.store_facts SET value = %s", (str(time.time()),))
+
+
+async def test_runs_that_waited_before_the_store_kept_waits_are_found_through_visibility(make_app: AppFactory) -> None:
+    app = make_app([parity_agent()])
+    async with served(app) as http, running_worker(app):
+        run_id = (await http.post("/agents/assistant/generate", json={"messages": "delete"})).json()["runId"]
+        [call] = (await app.store.waiting_runs(app.task_queue)).runs[0]
+        await app.store.forget_waiting(run_id, call.tool_call_id, 0)
+        for _ in range(300):  # the upgrade comes after the workflow took the suspension in
+            if await app.pending(run_id):
+                break
+            await asyncio.sleep(0.05)
+        await asyncio.to_thread(_upgrade_now, app.store)
+        for _ in range(300):  # visibility follows the run a moment later
+            listing = (await http.get("/agents/assistant/suspended-runs")).json()
+            if listing["runs"]:
+                break
+            await asyncio.sleep(0.05)
+        assert [run["runId"] for run in listing["runs"]] == [run_id]
+        assert listing["runs"][0]["toolCalls"][0]["requiresApproval"] is True
+        inbox = (await http.get("/inbox")).json()
+        assert [item["runId"] for item in inbox["items"]] == [run_id] and inbox["total"] == 1

@@ -12,6 +12,7 @@ import asyncio
 import json
 import os
 import signal
+import sqlite3
 import subprocess
 import sys
 import textwrap
@@ -451,3 +452,24 @@ async def test_waiting_calls_are_kept_with_their_chunk_and_dropped_with_the_answ
     await store.append_chunks("r9", [ChunkWrite(link, key="child")])  # r3 is a sub-agent's run: its top run answers
     assert listed(await store.waiting_runs("q")) == [["r1/c1"]]
     assert await store.waiting_kept_since() > 0
+
+
+async def test_an_older_sqlite_store_keeps_waiting_calls_once_opened(tmp_path: Path) -> None:
+    path = tmp_path / "old.db"
+    with sqlite3.connect(path) as db:  # a store file from before waiting calls were kept, with a sub-agent's link
+        db.execute("CREATE TABLE journal (run_id TEXT NOT NULL, seq INTEGER NOT NULL, key TEXT, body TEXT NOT NULL, "
+                   "PRIMARY KEY (run_id, seq))")  # fmt: skip
+        link = {"type": "data-child-run", "data": {"toolCallId": "c1", "childRunId": "parent-c1"}}
+        db.execute("INSERT INTO journal VALUES ('parent', 0, 'k', ?)", (json.dumps(link),))
+    store = open_store(f"sqlite:///{path}")
+    child_wait = WaitingCall(
+        run_id="parent-c1", tool_call_id="x", task_queue="q", agent_id="a", thread_id=None, resource_id=None,
+        call={"toolCallId": "x"}, suspended_at=1.0,
+    )  # fmt: skip
+    await store.record("parent-c1", [], [], waiting=WaitingChange(waits=[child_wait]))
+    assert (await store.waiting_runs("q")).runs == []
+    since = await store.waiting_kept_since()
+    await store.close()
+    reopened = open_store(f"sqlite:///{path}")
+    assert await reopened.waiting_kept_since() == since  # noted once, when the store first kept waits
+    await reopened.close()

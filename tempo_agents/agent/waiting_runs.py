@@ -5,7 +5,8 @@ A call's wait is kept in the store in the transaction that journals its ``tool-c
 listing made after a client read that chunk holds the run (read-your-writes), which Temporal visibility,
 a moment behind its search attributes, cannot promise. Runs that suspended before the store kept waits (a
 store upgraded while they waited) are found through visibility (``TempoAgentStatus``, which operators'
-queries keep using) and listed after the store's.
+queries keep using) and listed after the store's; a listed run that visibility reports closed (terminated,
+so no chunk ended its waits) is dropped, and its waits with it.
 """
 
 from __future__ import annotations
@@ -15,12 +16,14 @@ from datetime import UTC, datetime
 
 from temporalio.client import Client
 
-from tempo_agents.agent.visibility import runs_query, waiting_clauses
+from tempo_agents.agent.visibility import quote, runs_query, waiting_clauses
 from tempo_agents.store.base import Store
 from tempo_agents.workflows import search_attributes
 from tempo_agents.workflows.payloads import PendingCall
 
 __all__ = ["WaitingPage", "WaitingRun", "waiting_page"]
+
+_CLOSED = "ExecutionStatus IN ('Completed', 'Failed', 'Canceled', 'Terminated', 'TimedOut')"
 
 
 @dataclass(frozen=True)
@@ -99,6 +102,11 @@ async def waiting_page(
     kept = await store.waiting_runs(
         task_queue, agent_id=agent_id, thread_id=thread_id, resource_id=resource_id, limit=limit, skip=skip
     )
+    closed = await _closed(client, task_queue, [calls[0].run_id for calls in kept.runs])
+    for calls in kept.runs:
+        if calls[0].run_id in closed:  # ended with no chunk saying so (terminated): it waits no more
+            for call in calls:
+                await store.forget_waiting(call.run_id, call.tool_call_id, int(call.call.get("round", 0)))
     runs = [
         WaitingRun(
             run_id=calls[0].run_id,
@@ -108,10 +116,21 @@ async def waiting_page(
             calls=[PendingCall.model_validate(call.call) for call in calls],
         )
         for calls in kept.runs
+        if calls[0].run_id not in closed
     ]
     older = await _from_visibility(client, store, task_queue, agent_id, thread_id, resource_id)
     if older and (limit is None or len(runs) < limit):
         start = max(skip - kept.total, 0)
         room = None if limit is None else limit - len(runs)
         runs.extend(older[start:] if room is None else older[start : start + room])
-    return WaitingPage(runs=runs, total=kept.total + len(older))
+    return WaitingPage(runs=runs, total=kept.total - len(closed) + len(older))
+
+
+async def _closed(client: Client, task_queue: str, run_ids: list[str]) -> set[str]:
+    """Which of the runs have closed (visibility: a run that closed a moment ago may still look open; a run
+    closes with its waits dropped unless it was terminated)."""
+    if not run_ids:
+        return set()
+    ids = ", ".join(quote(run_id) for run_id in run_ids)
+    query = runs_query(task_queue, clauses=[f"WorkflowId IN ({ids})", _CLOSED])
+    return {execution.id async for execution in client.list_workflows(query)}
