@@ -39,6 +39,8 @@ async def run_child_relay(registry: Registry, relay: ChildRelayInput) -> ChildRe
     """Relay a child's segment into the parent's journal and record how the parent's call stands."""
     call_input = relay.call
     store = registry.store
+    if call_input.resolution is not None:  # the parent's call was answered: it no longer waits (tool_call.py too)
+        await store.forget_waiting(call_input.run_id, call_input.call.tool_call_id, call_input.round - 1)
     if not call_input.outbox.is_empty():  # a resumed child call carries the parent's outbox
         await store_outbox_writes(store, call_input.run_id, call_input.outbox)
         transcript = await registry.transcripts.get(call_input.run_id)
