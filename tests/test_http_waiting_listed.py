@@ -32,9 +32,12 @@ async def test_a_suspended_run_is_listed_right_after_its_last_chunk(make_app: Ap
             assert [run["runId"] for run in listing["runs"]] == [run_id], n
             assert listing["runs"][0]["toolCalls"][0]["suspendPayload"] == {"phase": "confirm", "amount": 990}
             assert (listing["total"], listing["runs"][0]["threadId"]) == (1, f"t-{n}")
-            inbox = (await http.get("/inbox", params={"agent": "assistant", "perPage": 1})).json()
+            inbox = (
+                await http.get("/inbox", params={"agent": "assistant", "thread": f"t-{n}", "resource": "u-1"})
+            ).json()
             assert [item["runId"] for item in inbox["items"]] == [run_id], n
             assert inbox["items"][0]["kind"] == "input" and inbox["total"] == 1
+            assert (await http.get("/inbox", params={"thread": f"t-{n + 1}"})).json()["total"] == 0
 
             resumed = await http.post(f"/runs/{run_id}/resume", json={"resumeData": {"confirmed": True}})
             assert resumed.status_code == 200

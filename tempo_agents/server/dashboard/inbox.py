@@ -62,13 +62,30 @@ def _skipped(cursor: str | None) -> int:
     return int(text[len(_SKIP) :])
 
 
-async def inbox_page(app: App, *, agent: str | None, per_page: int, cursor: str | None) -> dict[str, Any]:
+async def inbox_page(
+    app: App,
+    *,
+    agent: str | None,
+    per_page: int,
+    cursor: str | None,
+    thread: str | None = None,
+    resource: str | None = None,
+) -> dict[str, Any]:
     """One page of waiting runs (``total`` of them in all) as inbox items, the newest suspension first.
 
     Read from the store, where a wait is recorded with the chunk that journals it: a run is in the inbox as
     soon as its suspension can be read, and out of it once its answer was accepted."""
     skip = _skipped(cursor)
-    page = await waiting_page(app.store, app.client, app.task_queue, agent_id=agent, limit=per_page, skip=skip)
+    page = await waiting_page(
+        app.store,
+        app.client,
+        app.task_queue,
+        agent_id=agent,
+        thread_id=thread,
+        resource_id=resource,
+        limit=per_page,
+        skip=skip,
+    )
     items = [item for run in page.runs for item in await _items(app, run)]
     items.sort(key=lambda item: item["suspendedAt"] or "", reverse=True)
     shown = skip + len(page.runs)
