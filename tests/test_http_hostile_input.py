@@ -110,6 +110,10 @@ async def test_lone_surrogates_deep_nesting_and_bad_run_ids_are_400(make_app: Ap
                     "error": "Invalid request body",
                     "issues": [{"field": field, "message": "a lone surrogate (\\ud800) is not valid Unicode text"}],
                 }
+        in_a_key = await post("/agents/assistant/stream", '{"messages": "hi", "requestContext": {"\\udc00": 1}}')
+        assert in_a_key.json()["issues"] == [
+            {"field": "requestContext.\\udc00", "message": "a lone surrogate (\\udc00) is not valid Unicode text"}
+        ]
         tool_data = await post("/tools/weather-tool/execute", '{"data": {"city": ' + SURROGATE_TEXT + "}}")
         assert tool_data.status_code == 400 and tool_data.json()["issues"][0]["field"] == "data.city"
         agent_tool = await post(
@@ -259,6 +263,7 @@ HOSTILE_BODIES: list[tuple[str, str]] = [
     ("surrogate in memory.thread", '{"messages": "hi", "memory": {"thread": ' + SURROGATE_TEXT + ', "resource": "u"}}'),
     ("surrogate in runId", '{"messages": "hi", "runId": ' + SURROGATE_TEXT + ', "resumeData": {}}'),
     ("surrogate in resumeData", '{"runId": "r", "resumeData": ' + SURROGATE_TEXT + "}"),
+    ("surrogate in a key", '{"messages": "hi", "requestContext": {"\\ud800": ' + SURROGATE_TEXT + "}}"),
     ("runId of 1001 characters", json.dumps({"messages": "hi", "runId": "r" * 1001, "resumeData": {}})),
     ("runId with a slash", json.dumps({"messages": "hi", "runId": "a/b", "resumeData": {}})),
     ("requestContext 200 deep", '{"messages": "hi", "requestContext": ' + nested_text(200) + "}"),

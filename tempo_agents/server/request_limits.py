@@ -39,6 +39,11 @@ def _lone_surrogate(text: str) -> str | None:
     return None
 
 
+def _shown(key: str) -> str:
+    """A key as a field name in an answer: a lone surrogate in it written as its escape."""
+    return key.encode("utf-8", "backslashreplace").decode()
+
+
 def _walk(value: Any) -> Iterator[tuple[Any, list[str], int]]:
     """Every value in a decoded JSON document with its path and depth, without recursion."""
     stack: list[tuple[Any, list[str], int]] = [(value, [], 1)]
@@ -47,8 +52,9 @@ def _walk(value: Any) -> Iterator[tuple[Any, list[str], int]]:
         yield item, path, depth
         if isinstance(item, dict):
             for key, child in item.items():
-                stack.append((key, [*path, "(key)"], depth))
-                stack.append((child, [*path, str(key)], depth + 1))
+                shown = _shown(key)
+                stack.append((child, [*path, shown], depth + 1))
+                stack.append((key, [*path, shown], depth))  # checked first: a key names its value's field
         elif isinstance(item, list):
             for index, child in enumerate(item):
                 stack.append((child, [*path, str(index)], depth + 1))
