@@ -1,4 +1,5 @@
-"""What the bench scripts share: the embedded dev server, small statistics, output, the entry point."""
+"""What the bench scripts share: their argument parsing, the embedded dev server, the store, small statistics,
+output, the entry point."""
 
 from __future__ import annotations
 
@@ -52,6 +53,30 @@ STORE_HELP = (
 )
 
 
+DB_FILE_HELP = "file-backed dev server (as `tempo-agents dev`), else in memory"
+STOCK_SERVER_HELP = (
+    "keep the dev server's default transfer-queue poll limit (20/s), which adds ~40 ms per workflow task"
+)
+
+
+def bench_parser(description: str | None) -> argparse.ArgumentParser:
+    """A bench script's parser: its docstring as the description, printed as written."""
+    return argparse.ArgumentParser(description=description, formatter_class=argparse.RawDescriptionHelpFormatter)
+
+
+def add_dev_server_arguments(parser: argparse.ArgumentParser, *, stock_server: bool = True) -> None:
+    """``--db-file`` (a file-backed embedded dev server, else in memory) and, unless ``stock_server`` is false,
+    ``--stock-server`` (the dev server without ``SERVER_ARGS``)."""
+    parser.add_argument("--db-file", type=Path, default=None, help=DB_FILE_HELP)
+    if stock_server:
+        parser.add_argument("--stock-server", action="store_true", help=STOCK_SERVER_HELP)
+
+
+def add_store_argument(parser: argparse.ArgumentParser) -> None:
+    """``--store``: the App's store (:func:`store_choice`, opened by :func:`bench_store`)."""
+    parser.add_argument("--store", type=store_choice, default="sqlite", help=STORE_HELP)
+
+
 def store_choice(text: str) -> str:
     """``--store``'s argparse type: ``sqlite``, ``postgresql`` or a ``postgresql://`` (``postgres://``) URL."""
     if text in ("sqlite", "postgresql") or text.startswith(("postgresql://", "postgres://")):
@@ -69,7 +94,7 @@ def describe_store(choice: str) -> str:
     if choice == "sqlite":
         return "sqlite (a file in a temporary directory)"
     if choice == "postgresql":
-        return "postgresql (a throwaway server in a temporary directory, fsync=off, tests/postgres_server.py)"
+        return "postgresql (a throwaway server in a temporary directory, fsync=off, tests/support/postgres_server.py)"
     return f"postgresql at {redact(choice)}"
 
 
@@ -87,7 +112,7 @@ def bench_store(choice: str, directory: Path) -> Iterator[BenchStore]:
     if choice == "sqlite":
         yield BenchStore(f"sqlite:///{directory / 'store.db'}")
     elif choice == "postgresql":
-        from tests.postgres_server import PostgresServer, find_bindir
+        from tests.support.postgres_server import PostgresServer, find_bindir
 
         bindir = find_bindir()
         if bindir is None:

@@ -4,17 +4,17 @@
                           [--consecutive 10] [--server] [--settle 240] [--seed N] [--keep DIR]
                           [--store sqlite|postgresql] [--api]
 
-The scenario of ``tests/test_chaos.py`` at scale, on a file-backed embedded dev server: ``--runs`` runs of the
-chaos App (``tests/chaos/app.py``: 7 model steps, two parallel tools per step, ``--suspend-runs`` of them
-suspending once and resumed at once) on ``--workers`` worker subprocesses (the ``tempo-agents worker`` CLI), and
-``--kills`` SIGKILLs of a worker ``--gap`` seconds apart (each restarted at once). Then ``--consecutive``: one run
-whose long tool call has its worker killed that many times in a row. ``--server`` adds the dev-server scenario
-(SIGKILL while runs are in flight and while runs are suspended, restart on the same file). Every scenario is
-checked by ``tests/chaos/check.py``. ``--store postgresql`` puts every process on one PostgreSQL database (a server
-this bench starts in a temporary directory, ``tests/postgres_server.py``) instead of a SQLite file: the many-hosts
-setup. ``--api`` also runs the API server (``tempo-agents serve``) in its own process and attaches a reader to
-every run's ``GET /api/runs/{id}/stream`` through it (guarantee 7: every chunk exactly once). See bench/README.md
-for every figure.
+The scenario of ``tests/durability/test_chaos.py`` at scale, on a file-backed embedded dev server: ``--runs`` runs
+of the chaos App (``tests/support/chaos/app.py``: 7 model steps, two parallel tools per step, ``--suspend-runs`` of
+them suspending once and resumed at once) on ``--workers`` worker subprocesses (the ``tempo-agents worker`` CLI),
+and ``--kills`` SIGKILLs of a worker ``--gap`` seconds apart (each restarted at once). Then ``--consecutive``: one
+run whose long tool call has its worker killed that many times in a row. ``--server`` adds the dev-server scenario
+(SIGKILL while runs are in flight and while runs are suspended, restart on the same file). Every scenario is checked
+by ``tests/support/chaos/check.py``. ``--store postgresql`` puts every process on one PostgreSQL database (a server
+this bench starts in a temporary directory, ``tests/support/postgres_server.py``) instead of a SQLite file: the
+many-hosts setup. ``--api`` also runs the API server (``tempo-agents serve``) in its own process and attaches a
+reader to every run's ``GET /api/runs/{id}/stream`` through it (guarantee 7: every chunk exactly once). See
+bench/README.md for every figure.
 
 The last line is quotable::
 
@@ -36,12 +36,12 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # tests.chaos, from any directory
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # tests.support.chaos, from any directory
 
-from bench._common import busy_warning, out, quantile, run_as_module
+from bench._common import bench_parser, busy_warning, out, quantile, run_as_module
 from tempo_agents.worker.dev_server import free_port
-from tests.chaos.check import RECOVERY_BOUND_SECONDS, Report
-from tests.chaos.harness import (
+from tests.support.chaos.check import RECOVERY_BOUND_SECONDS, Report
+from tests.support.chaos.harness import (
     ChaosWorld,
     ServerChaos,
     connect,
@@ -49,7 +49,7 @@ from tests.chaos.harness import (
     random_worker_kills,
     server_kills,
 )
-from tests.postgres_server import PostgresServer, find_bindir
+from tests.support.postgres_server import PostgresServer, find_bindir
 
 
 def _seconds(values: Sequence[float]) -> str:
@@ -119,7 +119,13 @@ async def _scenarios(args: argparse.Namespace, work: Path, rng: random.Random, p
     reports: list[tuple[str, Report]] = []
     try:
         world = ChaosWorld(
-            work / "kills", client, address, workers=args.workers, store_url=store_url(), with_api=args.api
+            work / "kills",
+            client,
+            address,
+            workers=args.workers,
+            store_url=store_url(),
+            with_api=args.api,
+            recovery_bound=RECOVERY_BOUND_SECONDS,
         )
         started = time.monotonic()
         try:
@@ -141,7 +147,14 @@ async def _scenarios(args: argparse.Namespace, work: Path, rng: random.Random, p
         reports.append(("kills", report))
 
         if args.consecutive:
-            world = ChaosWorld(work / "consecutive", client, address, workers=args.workers, store_url=store_url())
+            world = ChaosWorld(
+                work / "consecutive",
+                client,
+                address,
+                workers=args.workers,
+                store_url=store_url(),
+                recovery_bound=RECOVERY_BOUND_SECONDS,
+            )
             started = time.monotonic()
             try:
                 report = await consecutive_kills_of_one_call(
@@ -161,7 +174,12 @@ async def _scenarios(args: argparse.Namespace, work: Path, rng: random.Random, p
             assert server.server is not None
             client = await connect(server.server.address)
             world = ChaosWorld(
-                work / "server", client, server.server.address, workers=args.workers, store_url=store_url()
+                work / "server",
+                client,
+                server.server.address,
+                workers=args.workers,
+                store_url=store_url(),
+                recovery_bound=RECOVERY_BOUND_SECONDS,
             )
             started = time.monotonic()
             try:
@@ -199,7 +217,7 @@ async def _scenarios(args: argparse.Namespace, work: Path, rng: random.Random, p
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = bench_parser(__doc__)
     parser.add_argument("--kills", type=int, default=100, help="worker SIGKILLs (default 100)")
     parser.add_argument("--runs", type=int, default=40, help="runs, all started at once (default 40)")
     parser.add_argument("--suspend-runs", type=int, default=8, help="of which suspend once (default 8)")

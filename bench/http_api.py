@@ -40,7 +40,16 @@ import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench._common import busy_warning, median, out, quantile, run_as_module, start_server
+from bench._common import (
+    add_dev_server_arguments,
+    bench_parser,
+    busy_warning,
+    median,
+    out,
+    quantile,
+    run_as_module,
+    start_server,
+)
 from tempo_agents import Agent, App, ScriptedModel, ScriptedResponse
 from tempo_agents.journal.writer import TEXT_FLUSH_SECONDS
 from tempo_agents.models.model import ModelEvent, ModelRequest, TextDelta
@@ -208,14 +217,13 @@ async def _main(args: argparse.Namespace) -> int:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = bench_parser(__doc__)
     parser.add_argument("--runs", type=int, default=200)
     parser.add_argument("--concurrency", type=int, default=8)
     parser.add_argument("--first-chunk", type=int, default=30)
     parser.add_argument("--tokens", type=int, default=300)
     parser.add_argument("--delay-ms", type=float, default=10.0)
-    parser.add_argument("--db-file", type=Path)
-    parser.add_argument("--stock-server", action="store_true")
+    add_dev_server_arguments(parser)
     return asyncio.run(_main(parser.parse_args()))
 
 

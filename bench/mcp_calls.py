@@ -2,7 +2,7 @@
 
     python bench/mcp_calls.py [--calls 30]
 
-Starts the tests' MCP server (tests/mcp_servers/inventory.py, written with the mcp SDK) over streamable HTTP on
+Starts the tests' MCP server (tests/support/mcp_servers/inventory.py, written with the mcp SDK) over streamable HTTP on
 127.0.0.1, and over stdio as a command. For each transport:
 
 - listing: how long ``list_mcp_tools`` takes (connect, handshake, ``tools/list``, close): once per App build;
@@ -18,7 +18,6 @@ The last lines are quotable, one per transport::
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import os
 import socket
@@ -32,11 +31,11 @@ from mcp import Client, StdioServerParameters
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # bench._common, from any directory
 
-from bench._common import median, out, quantile
+from bench._common import bench_parser, median, out, quantile
 from tempo_agents.mcp import list_mcp_tools
 from tempo_agents.worker.dev_server import free_port
 
-SERVER = Path(__file__).parent.parent / "tests" / "mcp_servers" / "inventory.py"
+SERVER = Path(__file__).parent.parent / "tests" / "support" / "mcp_servers" / "inventory.py"
 
 
 def accepts(port: int) -> bool:
@@ -94,7 +93,7 @@ async def bench(calls: int) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
+    parser = bench_parser(__doc__)
     parser.add_argument("--calls", type=int, default=30)
     return asyncio.run(bench(parser.parse_args(argv).calls))
 

@@ -34,7 +34,7 @@ from temporalio.worker import ActivityInboundInterceptor, ExecuteActivityInput, 
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # `bench`, from any directory
 
-from bench._common import busy_warning, median, out, run_as_module, start_server
+from bench._common import add_dev_server_arguments, bench_parser, busy_warning, median, out, run_as_module, start_server
 from bench.step_overhead import FINISH, MODEL, TOOL, RunRecord, build_app, ms_summary, p90, role_of, run_tempo
 from tempo_agents import App
 from tempo_agents.store.base import ChunkWrite, Store, TranscriptEntry
@@ -333,10 +333,10 @@ async def main_async(args: argparse.Namespace) -> int:
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = bench_parser(__doc__)
     parser.add_argument("--steps", type=int, default=20, help="model steps per agent run (default 20)")
     parser.add_argument("--runs", type=int, default=5, help="instrumented runs (default 5)")
-    parser.add_argument("--db-file", type=Path, default=None, help="file-backed dev server, else in memory")
+    add_dev_server_arguments(parser, stock_server=False)
     args = parser.parse_args(argv)
     if args.steps < 2 or args.runs < 1:
         parser.error("need --steps >= 2, --runs >= 1")

@@ -56,7 +56,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # `bench`, from
 
 from bench._common import (
     SERVER_ARGS,
-    STORE_HELP,
+    add_dev_server_arguments,
+    add_store_argument,
+    bench_parser,
     bench_store,
     busy_warning,
     describe_store,
@@ -64,7 +66,6 @@ from bench._common import (
     out,
     run_as_module,
     start_server,
-    store_choice,
     store_kind,
 )
 from tempo_agents import Agent, App, ScriptedModel, ScriptedResponse, ScriptedToolCall, ToolContext, Usage, create_tool
@@ -607,20 +608,13 @@ async def bench(args: argparse.Namespace) -> int:
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = bench_parser(__doc__)
     parser.add_argument("--steps", type=int, default=20, help="model steps per agent run (default 20)")
     parser.add_argument("--runs", type=int, default=10, help="measured runs per side (default 10)")
     parser.add_argument("--warmup", type=int, default=2, help="warm-up runs per side, discarded (default 2)")
-    parser.add_argument(
-        "--db-file", type=Path, default=None, help="file-backed dev server (as `tempo-agents dev`), else in memory"
-    )
-    parser.add_argument("--store", type=store_choice, default="sqlite", help=STORE_HELP)
+    add_dev_server_arguments(parser)
+    add_store_argument(parser)
     parser.add_argument("--telemetry", action="store_true", help="trace and count the runs (spans exported to nowhere)")
-    parser.add_argument(
-        "--stock-server",
-        action="store_true",
-        help="keep the dev server's default transfer-queue poll limit (20/s), which adds ~40 ms per workflow task",
-    )
     args = parser.parse_args(argv)
     if args.steps < 2 or args.runs < 1 or args.warmup < 0:
         parser.error("need --steps >= 2, --runs >= 1, --warmup >= 0")

@@ -4,7 +4,7 @@
                           [--stores sqlite,postgresql]
 
 For each store (SQLite in a temporary file; PostgreSQL on a throwaway server this script starts in a temporary
-directory, tests/postgres_server.py, with ``fsync=off`` like the tests' server):
+directory, tests/support/postgres_server.py, with ``fsync=off`` like the tests' server):
 
 - append, 1 writer: this process appends ``--chunks`` chunks to one run, one ``append_chunks`` call each
   (a text delta at a time: the worst case; the model step batches deltas), and reports chunks per second;
@@ -36,11 +36,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # tests.postgres_server, from any directory
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # tests.support.postgres_server, from any directory
 
-from bench._common import busy_warning, median, out, quantile
+from bench._common import bench_parser, busy_warning, median, out, quantile
 from tempo_agents.store import ChunkWrite, open_store
-from tests.postgres_server import PostgresServer, find_bindir
+from tests.support.postgres_server import PostgresServer, find_bindir
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -230,7 +230,7 @@ async def bench(args: argparse.Namespace) -> int:
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = bench_parser(__doc__)
     parser.add_argument("--chunks", type=int, default=2000, help="chunks appended for the rates (default 2000)")
     parser.add_argument("--writers", type=int, default=4, help="writer processes appending at once (default 4)")
     parser.add_argument("--readers", type=int, default=100, help="tailing readers in the other process (default 100)")

@@ -5,7 +5,7 @@
                                    [--journal-chunks 500] [--idle-runs 100] [--idle-seconds 10]
                                    [--store sqlite|postgresql|postgresql://...]
 
-The provider is ``tests.provider_servers.openai_server.OpenAIServer`` in this process (on its own event loop
+The provider is ``tests.support.provider_servers.openai_server.OpenAIServer`` in this process (on its own event loop
 in a thread, so the worker's loop does not hold up its cadence), streaming ``--tokens``
 tokens ``--delay-ms`` apart (optionally pausing ``--pause-ms`` after every ``--pause-every`` tokens); a thin
 subclass records when the server writes each token (the provider's emit time) and when each request arrived.
@@ -56,10 +56,12 @@ from typing import Any, cast
 
 import httpx
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # tests.provider_servers, from any directory
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # tests.support.provider_servers, from any directory
 
 from bench._common import (
-    STORE_HELP,
+    add_dev_server_arguments,
+    add_store_argument,
+    bench_parser,
     bench_store,
     busy_warning,
     describe_store,
@@ -68,7 +70,6 @@ from bench._common import (
     quantile,
     run_as_module,
     start_server,
-    store_choice,
     store_kind,
 )
 from tempo_agents import Agent, App
@@ -77,7 +78,7 @@ from tempo_agents.journal.writer import TEXT_FLUSH_SECONDS
 from tempo_agents.models.openai_compatible import openai_compatible
 from tempo_agents.store import ChunkWrite, open_store
 from tempo_agents.store.sqlite import SQLiteStore
-from tests.provider_servers.openai_server import (
+from tests.support.provider_servers.openai_server import (
     DONE,
     OpenAIServer,
     RecordedRequest,
@@ -669,20 +670,15 @@ async def bench(args: argparse.Namespace) -> int:
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = bench_parser(__doc__)
     parser.add_argument("--tokens", type=int, default=2000, help="tokens per stream (default 2000)")
     parser.add_argument("--delay-ms", type=float, default=10.0, help="milliseconds before each token (default 10)")
     parser.add_argument("--pause-every", type=int, default=0, help="pause after every N tokens (default: never)")
     parser.add_argument("--pause-ms", type=float, default=500.0, help="length of those pauses, ms (default 500)")
     parser.add_argument("--repeats", type=int, default=1, help="streams per side, interleaved (default 1)")
     parser.add_argument("--no-subprocess", action="store_true", help="skip the tail from another process")
-    parser.add_argument(
-        "--db-file", type=Path, default=None, help="file-backed dev server (as `tempo-agents dev`), else in memory"
-    )
-    parser.add_argument(
-        "--stock-server", action="store_true", help="keep the dev server's default transfer-queue poll limit"
-    )
-    parser.add_argument("--store", type=store_choice, default="sqlite", help=STORE_HELP)
+    add_dev_server_arguments(parser)
+    add_store_argument(parser)
     parser.add_argument(
         "--journal-chunks", type=int, default=500, help="chunks appended straight to the journal (default 500; 0: skip)"
     )

@@ -57,7 +57,16 @@ from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxR
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # `bench`, from any directory
 
-from bench._common import SERVER_ARGS, busy_warning, out, quantile, run_as_module, start_server
+from bench._common import (
+    SERVER_ARGS,
+    add_dev_server_arguments,
+    bench_parser,
+    busy_warning,
+    out,
+    quantile,
+    run_as_module,
+    start_server,
+)
 from tempo_agents import Agent, App, ScriptedModel, ScriptedResponse, ScriptedToolCall, ToolContext, create_tool
 from tempo_agents.models.model import ModelRequest
 from tempo_agents.store.base import ChunkWrite, JournalEntry
@@ -758,21 +767,14 @@ async def bench(args: argparse.Namespace) -> int:
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = bench_parser(__doc__)
     parser.add_argument("--runs", type=int, default=1000, help="runs per side (default 1000)")
     parser.add_argument("--concurrency", type=int, default=50, help="runs in flight at once (default 50)")
     parser.add_argument("--warmup", type=int, default=5, help="warm-up runs per side, one at a time (default 5)")
     parser.add_argument(
         "--serial", type=int, default=20, help="runs per side measured one at a time, unloaded (default 20)"
     )
-    parser.add_argument(
-        "--db-file", type=Path, default=None, help="file-backed dev server (as `tempo-agents dev`), else in memory"
-    )
-    parser.add_argument(
-        "--stock-server",
-        action="store_true",
-        help="keep the dev server's default transfer-queue poll limit (20/s), which adds ~40 ms per workflow task",
-    )
+    add_dev_server_arguments(parser)
     parser.add_argument("--baseline-first", action="store_true", help="run the baseline side first")
     args = parser.parse_args(argv)
     if args.runs < 1 or args.concurrency < 1 or args.warmup < 0 or args.serial < 0:

@@ -57,7 +57,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench import _reference
 from bench._bare import BareRun, noop
-from bench._common import median, out, quantile, run_as_module
+from bench._common import bench_parser, median, out, quantile, run_as_module
 from tempo_agents.agent.app import EAGER_STARTS_IN_FLIGHT
 from tempo_agents.worker.dev_server import free_port
 
@@ -365,7 +365,7 @@ def loadavg() -> str:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = bench_parser(__doc__)
     parser.add_argument("--runs", type=int, default=30)
     parser.add_argument("--warmup", type=int, default=5)
     parser.add_argument("--shape-runs", type=int, default=10, help="runs of the ten-step and three-parallel shapes")

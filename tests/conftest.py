@@ -2,7 +2,7 @@
 store the tests' Apps use.
 
 ``--store=postgresql`` (or ``TEMPO_AGENTS_TEST_STORE=postgresql``) puts every ``make_app`` App on a fresh
-database of a PostgreSQL server this session starts in a temporary directory (tests/postgres_server.py); the
+database of a PostgreSQL server this session starts in a temporary directory (tests/support/postgres_server.py); the
 default is a fresh SQLite file per test.
 """
 
@@ -24,7 +24,7 @@ from temporalio.testing import WorkflowEnvironment
 from tempo_agents import Agent, App
 from tempo_agents.worker.dev_server import DEV_SERVER_TUNING, find_temporal_binary
 from tempo_agents.workflows import search_attributes
-from tests.postgres_server import PostgresServer, find_bindir
+from tests.support.postgres_server import PostgresServer, find_bindir
 
 STORES = ("sqlite", "postgresql")
 
@@ -40,6 +40,24 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 def temporal_binary() -> str:
     return find_temporal_binary()
+
+
+@asynccontextmanager
+async def continue_as_new_server(history_events: int) -> AsyncIterator[WorkflowEnvironment]:
+    """A dev server of the test's own that tells a run to continue as new once its history holds ``history_events``
+    events (the session's server leaves that to Temporal's default, thousands of events)."""
+    env = await WorkflowEnvironment.start_local(
+        dev_server_existing_path=temporal_binary(),
+        data_converter=pydantic_data_converter,
+        ui=False,
+        dev_server_log_level="error",
+        dev_server_extra_args=["--dynamic-config-value", f"limit.historyCount.suggestContinueAsNew={history_events}"],
+        search_attributes=search_attributes.ALL,
+    )
+    try:
+        yield env
+    finally:
+        await env.shutdown()
 
 
 @pytest.fixture(scope="session")

@@ -1,6 +1,6 @@
 """PostgreSQL store: several workers on several machines, and their readers, share one database.
 
-The same contract as the SQLite store (:class:`~tempo_agents.store.base.Store`; tests/test_store.py runs one
+The same contract as the SQLite store (:class:`~tempo_agents.store.base.Store`; tests/store/test_contract.py runs one
 suite on both), kept the PostgreSQL way:
 
 - **Offsets.** Each run has a row in ``journal_head`` holding its next offset. An append locks that row first

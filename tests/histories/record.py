@@ -1,4 +1,4 @@
-"""Records the committed histories replayed by tests/test_replay.py.
+"""Records the committed histories replayed by tests/durability/test_replay.py.
 
 Run ``python -m tests.histories.record PREFIX [--local]`` after an intentional, patched change to
 AgentRunWorkflow: it writes ``PREFIX<name>.json`` beside the histories of earlier versions, which stay and keep

@@ -1,4 +1,4 @@
-"""Records the parent-with-child histories replayed by tests/test_replay.py.
+"""Records the parent-with-child histories replayed by tests/durability/test_replay.py.
 
 ``python -m tests.histories.record_children PREFIX`` writes ``PREFIX<name>.json``: a run whose sub-agent
 suspends and is resumed through it (``sub-agent-parent``), that sub-agent's own run (``sub-agent-child``),

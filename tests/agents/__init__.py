@@ -1,0 +1,1 @@
+"""How agents are defined: sub-agents and workflows as tools, file-based agents."""

@@ -1,0 +1,1 @@
+"""The tempo-agents command line and its connection options."""

@@ -1,0 +1,1 @@
+"""The operations dashboard: its routes, and its pages in a real Chromium."""

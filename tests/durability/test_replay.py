@@ -1,0 +1,115 @@
+"""Committed histories of real runs replay against today's AgentRunWorkflow.
+
+(ARCHITECTURE.md, "Durable-execution rules" 6.)
+
+A change that breaks in-flight runs (an inserted, removed or reordered activity, a new timer) fails
+here. Guard intentional changes with ``workflow.patched`` and record new histories alongside.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from temporalio import workflow
+from temporalio.client import WorkflowHistory
+from temporalio.worker import Replayer
+
+from tempo_agents.worker import TempoAgentsPlugin
+from tempo_agents.workflows.activity_calls import LOCAL_ACTIVITIES
+from tempo_agents.workflows.agent_run import RESUMED_CALLS_KEEP_OPTIONS, SEGMENTS_CLOSED_BY_ACTIVITIES
+from tempo_agents.workflows.payloads import RunInput, RunResult
+
+HISTORIES = sorted((Path(__file__).parents[1] / "histories").glob("*.json"))
+
+
+def load(path: Path) -> WorkflowHistory:
+    return WorkflowHistory.from_json(path.stem, path.read_text())
+
+
+def test_histories_are_committed() -> None:
+    """Every path: runs started before the ``segments-closed-by-activities`` patch, after it (``v2-``), and with
+    local activities (``v3-``)."""
+    names = {"suspend-resume", "approve-decline", "plan-tasks"}
+    expected = names | {f"{prefix}{name}" for prefix in ("v2-", "v3-") for name in names}
+    assert {path.stem for path in HISTORIES} >= expected
+
+
+def _markers(path: Path, name: str) -> list[Any]:
+    return [
+        event.marker_recorded_event_attributes
+        for event in load(path).events
+        if event.HasField("marker_recorded_event_attributes")
+        and event.marker_recorded_event_attributes.marker_name == name
+    ]
+
+
+@pytest.mark.parametrize("path", HISTORIES, ids=lambda p: p.stem)
+def test_history_takes_its_path(path: Path) -> None:
+    """The v2 and v3 histories carry the segments patch marker and no finish activity (activities end segments);
+    the older ones have neither. Only v3 histories ran local activities, behind their patch (and a resumed local
+    call behind the resumed-calls patch)."""
+    text = path.read_text()
+    version = path.stem.split("-")[0] if path.stem.startswith(("v2-", "v3-")) else "v1"
+    patches = [
+        json.loads(payload.data)["id"]
+        for marker in _markers(path, "core_patch")
+        for payload in marker.details["patch-data"].payloads
+    ]
+    local = [  # model steps and tool calls run as local activities (the journal one is older)
+        marker
+        for marker in _markers(path, "core_local_activity")
+        if b"tempo_agents.tool_call" in marker.SerializeToString()
+        or b"tempo_agents.model_step" in marker.SerializeToString()
+    ]
+    if version == "v1":
+        assert patches == [] and "tempo_agents.finish_run" in text
+    elif version == "v2":
+        assert patches == [SEGMENTS_CLOSED_BY_ACTIVITIES] and "tempo_agents.finish_run" not in text
+    else:
+        assert patches[:2] == [SEGMENTS_CLOSED_BY_ACTIVITIES, LOCAL_ACTIVITIES] and local
+        assert set(patches[2:]) <= {RESUMED_CALLS_KEEP_OPTIONS}
+        resumed_local = path.stem in ("v3-suspend-resume", "v3-approve-decline")
+        assert (RESUMED_CALLS_KEEP_OPTIONS in patches) == resumed_local
+    assert bool(local) == (version == "v3")
+
+
+@pytest.mark.parametrize("sandboxed", [False, True], ids=["as-run", "in-sandbox"])
+@pytest.mark.parametrize("path", HISTORIES, ids=lambda p: p.stem)
+async def test_history_replays(path: Path, sandboxed: bool) -> None:
+    """As workers run it (outside the sandbox), and inside it: the sandbox's runtime restrictions fail the replay
+    if workflow code on any recorded path makes a non-deterministic call (reads the clock, does I/O)."""
+    replayer = Replayer(workflows=[], plugins=[TempoAgentsPlugin(sandboxed_runs=sandboxed)])
+    await replayer.replay_workflow(load(path))
+
+
+@workflow.defn(name="AgentRunWorkflow", sandboxed=False)
+class ChangedAgentRunWorkflow:
+    """A stand-in for an incompatible change: it sleeps before its first model step."""
+
+    @workflow.run
+    async def run(self, run_input: RunInput) -> RunResult:
+        await asyncio.sleep(1)
+        raise RuntimeError("unreachable in replay")
+
+
+async def test_an_incompatible_change_fails_replay() -> None:
+    replayer = Replayer(workflows=[ChangedAgentRunWorkflow], data_converter=TempoAgentsPlugin().data_converter)  # type: ignore[arg-type]
+    with pytest.raises(Exception, match=r"[Nn]ondeterminism|[Nn]on-determinism"):
+        await replayer.replay_workflow(load(HISTORIES[0]))
+
+
+def test_parent_with_child_histories_are_committed() -> None:
+    """Runs whose calls ran as child workflows: a sub-agent that suspended and was resumed through its
+    parent (both histories), and a workflow tool that waited for a person."""
+    for name in ("v2-sub-agent-parent", "v2-workflow-tool-parent"):
+        events = load(Path(__file__).parents[1] / "histories" / f"{name}.json").events
+        assert any(e.HasField("start_child_workflow_execution_initiated_event_attributes") for e in events)
+        assert any(e.HasField("child_workflow_execution_completed_event_attributes") for e in events)
+    child = load(Path(__file__).parents[1] / "histories" / "v2-sub-agent-child.json").events
+    assert child[0].workflow_execution_started_event_attributes.parent_workflow_execution.workflow_id == (
+        "sub-agent-parent"
+    )

@@ -1,0 +1,1 @@
+"""The HTTP API: routes, auth, fuzzing, the official client, the README walk-through."""

@@ -1,0 +1,1 @@
+"""The model adapters against local provider servers, and runs on them."""

@@ -1,0 +1,1 @@
+"""Agent runs end to end: chunks, suspension, approval and resume, deadlines, hooks, local activities."""

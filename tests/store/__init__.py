@@ -1,0 +1,1 @@
+"""The stores: the contract both backends share, then what only PostgreSQL or SQLite has."""

@@ -1,0 +1,136 @@
+"""Playwright for Python driving Debian's Chromium (no browser download), and the dashboard's served App.
+
+``scripts/_system_packages.sh`` installs ``chromium`` when it is missing; ``TEMPO_AGENTS_CHROMIUM`` points at
+another binary.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any, Literal
+
+from playwright.async_api import Browser, BrowserContext, Page, async_playwright
+
+from tempo_agents import Agent, App
+from tempo_agents.server.serving import ApiServer
+from tests.support.examples import EXAMPLES, example_module
+
+CHROMIUM = os.environ.get("TEMPO_AGENTS_CHROMIUM", "/usr/bin/chromium")
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+SCREENSHOTS = Path(__file__).resolve().parents[2] / "docs" / "screenshots"
+"""Where the tests write the screenshots the README shows."""
+TOKENS = {"tok-alice": "alice", "tok-bob": "bob"}
+EXAMPLE = EXAMPLES / "operations_dashboard.py"
+RUNS_TABLE_PROBE = """async () => {
+    const gaps = [];
+    let last = performance.now();
+    let sampling = true;
+    const frame = (now) => {
+        gaps.push(now - last);
+        last = now;
+        if (sampling) requestAnimationFrame(frame);
+    };
+    requestAnimationFrame(frame);
+    const section = document.querySelector('.runs');
+    const select = document.getElementById(document.querySelector('label[for^=status]').htmlFor);
+    const filterTimes = [];
+    for (const status of ['running', '', 'running']) {
+        const before = section.dataset.loadedAt;
+        const t0 = performance.now();
+        select.value = status;
+        select.dispatchEvent(new Event('change'));
+        while (section.dataset.loadedAt === before) await new Promise(r => setTimeout(r, 5));
+        filterTimes.push(performance.now() - t0);
+        await new Promise(r => setTimeout(r, 500));
+    }
+    sampling = false;
+    return { filterMs: Math.max(...filterTimes), maxFrameGapMs: Math.max(...gaps), frames: gaps.length };
+}"""
+"""Run in the runs page: switches the status filter three times (running, all, running), waiting each time for the
+table to reload, while sampling animation frames. Answers ``{filterMs, maxFrameGapMs, frames}``: the slowest filter
+answer and the longest frame gap."""
+
+
+def desk_agent(**overrides: Any) -> Agent:
+    """The example app's ``desk`` agent (a new one: an agent belongs to one App)."""
+    agent: Agent = example_module("operations_dashboard.py").build_desk(**overrides)
+    return agent
+
+
+@asynccontextmanager
+async def chromium() -> AsyncIterator[Browser]:
+    """A headless Chromium."""
+    if not Path(CHROMIUM).exists():
+        raise RuntimeError(f"no Chromium at {CHROMIUM}: apt-get install chromium (scripts/_system_packages.sh does)")
+    async with async_playwright() as playwright:
+        browser = await playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        try:
+            yield browser
+        finally:
+            await browser.close()
+
+
+@asynccontextmanager
+async def dashboard_server(app: App, tokens: dict[str, str] | None = None) -> AsyncIterator[ApiServer]:
+    """The App's API server (and dashboard) on a free loopback port."""
+    server = ApiServer(app, port=0, tokens=tokens, temporal_ui_url="http://127.0.0.1:8233")
+    await server.start()
+    try:
+        yield server
+    finally:
+        await server.stop()
+
+
+async def signed_in_page(
+    browser: Browser,
+    server: ApiServer,
+    token: str | None,
+    *,
+    path: str = "/#/inbox",
+    color_scheme: Literal["light", "dark"] = "light",
+    **options: Any,
+) -> tuple[BrowserContext, Page]:
+    """A page of its own browser context (its own session storage) on ``path``, signed in with ``token``."""
+    context = await browser.new_context(viewport={"width": 1280, "height": 860}, color_scheme=color_scheme, **options)
+    page = await context.new_page()
+    await page.goto(server.url + path)
+    if token is not None:
+        await page.get_by_label("API token").fill(token)
+        await page.get_by_role("button", name="Sign in").click()
+        await page.get_by_text(f"Signed in as {TOKENS[token]}").wait_for()
+    return context, page
+
+
+async def shoot(page: Page, name: str, target: Any = None) -> None:
+    """A light and a dark screenshot of ``target`` (or the whole page)."""
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    for scheme in ("light", "dark"):
+        await page.emulate_media(color_scheme=scheme)
+        await page.wait_for_timeout(100)
+        path = SCREENSHOTS / f"{name}-{scheme}.png"
+        if target is None:
+            await page.screenshot(path=path, full_page=True)
+        else:
+            await target.screenshot(path=path)
+    await page.emulate_media(color_scheme="light")
+
+
+async def until(check: Any, timeout: float = 15) -> Any:
+    """Poll ``check()`` until it returns something truthy (visibility is eventually consistent)."""
+    async with asyncio.timeout(timeout):
+        while not (found := await check()):
+            await asyncio.sleep(0.1)
+    return found

@@ -1,0 +1,71 @@
+"""The ``tempo-agents`` command as a real subprocess of the tests: run it to the end, or start it, read its output
+until a line says it is ready, and stop it with a signal."""
+
+from __future__ import annotations
+
+import asyncio
+import subprocess
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+import pytest
+
+CLI = [sys.executable, "-m", "tempo_agents.cli"]
+"""The command, run by this Python (so the checkout's package, without an installed script)."""
+
+
+def run_cli(args: Sequence[str], cwd: Path, timeout: float = 60) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([*CLI, *args], cwd=cwd, capture_output=True, text=True, timeout=timeout, check=False)
+
+
+async def start_cli(args: Sequence[str], cwd: Path) -> asyncio.subprocess.Process:
+    return await asyncio.create_subprocess_exec(
+        *CLI, *args, cwd=cwd, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE
+    )
+
+
+async def read_until(process: asyncio.subprocess.Process, needle: str, timeout: float = 30) -> str:
+    """Read stdout lines until one contains ``needle``; fail with the process's stderr otherwise."""
+    assert process.stdout is not None and process.stderr is not None
+    seen: list[str] = []
+
+    async def read() -> str:
+        assert process.stdout is not None
+        while line := (await process.stdout.readline()).decode():
+            seen.append(line)
+            if needle in line:
+                return line
+        return ""
+
+    try:
+        line = await asyncio.wait_for(read(), timeout)
+    except TimeoutError:
+        line = ""
+    if not line:
+        process.kill()
+        stderr = (await process.stderr.read()).decode()
+        pytest.fail(f"no line with {needle!r}; stdout: {''.join(seen)!r}; stderr: {stderr!r}")
+    return line
+
+
+async def stop_cli(process: asyncio.subprocess.Process, sig: int, timeout: float = 30) -> tuple[int, str, str]:
+    process.send_signal(sig)
+    stdout, stderr = await asyncio.wait_for(process.communicate(), timeout)
+    assert process.returncode is not None
+    return process.returncode, stdout.decode(), stderr.decode()
+
+
+async def read_dev_banner(process: asyncio.subprocess.Process, timeout: float = 60) -> dict[str, str]:
+    """Read ``tempo-agents dev``'s start-up lines until its worker polls; answers what each ``<name> at <where>``
+    line names, by name (``"Temporal dev server"``, ``"Temporal UI"``, ``"HTTP API"``, ``"Dashboard"``)."""
+    assert process.stdout is not None
+    said: dict[str, str] = {}
+    async with asyncio.timeout(timeout):
+        while line := (await process.stdout.readline()).decode():
+            name, at, where = line.partition(" at ")
+            if at and where.split():
+                said.setdefault(name, where.split()[0])
+            if "polling task queue" in line:
+                break
+    return said

@@ -1,0 +1,65 @@
+"""Helpers of the HTTP API tests: a real uvicorn on a free loopback port, SSE parsing, the parity App."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from types import ModuleType
+from typing import Any
+
+import httpx
+
+from tempo_agents import Agent, App
+from tempo_agents.server.auth import Authorize, allow_all
+from tempo_agents.server.serving import ApiServer
+from tests.support.examples import EXAMPLES, example_module
+
+EXAMPLE = EXAMPLES / "reference_parity.py"
+
+
+def parity_module() -> ModuleType:
+    """``examples/reference_parity.py``, imported once."""
+    return example_module("reference_parity.py")
+
+
+def parity_agent(**overrides: Any) -> Agent:
+    build: Callable[..., Agent] = parity_module().build_assistant
+    return build(**overrides)
+
+
+@asynccontextmanager
+async def served(
+    app: App, authorize: Authorize = allow_all, tokens: dict[str, str] | None = None
+) -> AsyncIterator[httpx.AsyncClient]:
+    """The App's HTTP API on 127.0.0.1 (a free port) and an httpx client for its ``/api``."""
+    server = ApiServer(app, port=0, authorize=authorize, tokens=tokens)
+    await server.start()
+    try:
+        async with httpx.AsyncClient(base_url=server.url + "/api", timeout=60) as http:
+            yield http
+    finally:
+        await server.stop()
+
+
+def sse_blocks(body: bytes) -> list[str]:
+    """The blocks of an SSE body, checked for the framing the official client needs."""
+    text = body.decode()
+    assert "\r" not in text
+    assert text.endswith("\n\n")
+    return [block for block in text.split("\n\n") if block]
+
+
+def sse_chunks(body: bytes) -> list[dict[str, Any]]:
+    """The chunks of a reference-route SSE body: only ``data:`` lines, one per block, ``[DONE]`` last."""
+    blocks = [block for block in sse_blocks(body) if not block.startswith(":")]
+    assert blocks[-1] == "data: [DONE]"
+    chunks = []
+    for block in blocks[:-1]:
+        assert block.startswith("data: ") and "\n" not in block, block
+        chunks.append(json.loads(block[len("data: ") :]))
+    return chunks
+
+
+def types(chunks: list[dict[str, Any]]) -> list[str]:
+    return [chunk["type"] for chunk in chunks]

@@ -1,0 +1,1 @@
+"""Tracing, metrics, logs and OTLP export."""

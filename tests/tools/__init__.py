@@ -1,0 +1,1 @@
+"""Tools: validation, built-in tools (tasks, web_fetch, ask_user), MCP tools, transforms."""
