@@ -33,6 +33,7 @@ import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -571,7 +572,8 @@ def _start_keeping_waiting_calls(db: sqlite3.Connection) -> None:
                 "AND json_extract(body, '$.data.childRunId') IS NOT NULL",
                 (CHILD_RUN_CHUNK,),
             )
-            db.execute("INSERT INTO store_facts (name, value) VALUES ('waiting_calls_since', ?)", (str(time.time()),))
+            now = datetime.now(UTC).timestamp()
+            db.execute("INSERT INTO store_facts (name, value) VALUES ('waiting_calls_since', ?)", (str(now),))
     except BaseException:
         db.execute("ROLLBACK")
         raise
