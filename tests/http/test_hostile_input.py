@@ -16,6 +16,8 @@ import httpx
 from starlette.requests import Request
 
 from tempo_agents import App
+from tempo_agents.cli.main import build_parser
+from tempo_agents.cli.serve import start_api
 from tempo_agents.server.request_limits import MAX_BODY_BYTES, MAX_JSON_DEPTH
 from tempo_agents.server.run_views import page_cursor, page_token
 from tempo_agents.server.serving import ApiServer
@@ -335,3 +337,18 @@ async def test_a_run_that_cannot_decode_its_input_never_fails_a_list(make_app: A
         plain = await http.get("/dashboard/runs")
         assert plain.status_code == 200
         assert [(run["runId"], run["steps"]) for run in plain.json()["runs"]] == [(broken.run_id, None)]
+
+
+async def test_serve_and_dev_take_the_body_limit(make_app: AppFactory) -> None:
+    app = parity_app(make_app)
+    for command in ("serve", "dev"):
+        args = build_parser().parse_args([command, "--app", "x:app", "--api-port", "0", "--max-body-bytes", "2000"])
+        server = await start_api(app, args)
+        try:
+            async with httpx.AsyncClient(base_url=server.url + "/api", timeout=60) as http:
+                refused = await http.post("/tools/weather-tool/execute", json={"data": {"city": "x" * 2000}})
+                assert refused.json() == {"error": "Request body too large: at most 2000 bytes are accepted"}
+                assert (await http.post("/tools/weather-tool/execute", json={"data": {"city": "x"}})).status_code == 200
+        finally:
+            await server.stop()
+    assert build_parser().parse_args(["serve", "--app", "x:app"]).max_body_bytes == MAX_BODY_BYTES
