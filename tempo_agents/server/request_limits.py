@@ -60,8 +60,31 @@ def _walk(value: Any) -> Iterator[tuple[Any, list[str], int]]:
                 stack.append((child, [*path, str(index)], depth + 1))
 
 
+def _sound(document: Any, max_depth: int) -> bool:
+    """Whether nothing in the document is too deep or holds a lone surrogate (the fast pass: no paths)."""
+    stack: list[tuple[Any, int]] = [(document, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict):
+            if depth > max_depth:
+                return False
+            for key, child in item.items():
+                if _lone_surrogate(key) is not None:
+                    return False
+                stack.append((child, depth + 1))
+        elif isinstance(item, list):
+            if depth > max_depth:
+                return False
+            stack.extend((child, depth + 1) for child in item)
+        elif isinstance(item, str) and _lone_surrogate(item) is not None:
+            return False
+    return True
+
+
 def body_problem(document: Any, max_depth: int = MAX_JSON_DEPTH) -> dict[str, str] | None:
     """What makes a decoded JSON body unusable (an ``issues`` entry: field and message), or ``None``."""
+    if _sound(document, max_depth):
+        return None
     for item, path, depth in _walk(document):
         if isinstance(item, dict | list) and depth > max_depth:
             field = ".".join(path[:3] + (["…"] if len(path) > 3 else [])) or "body"
