@@ -21,6 +21,7 @@ from tempo_agents.agent import (
     ToolInputPreview,
 )
 from tempo_agents.agent.delegation import DelegationComplete, DelegationHooks, DelegationStart
+from tempo_agents.agent.run_queries import RunQueries
 from tempo_agents.agent.workflow_tools import WorkflowTool
 from tempo_agents.errors import (
     ConfigurationError,
@@ -48,6 +49,7 @@ from tempo_agents.tools import (
     web_search_tool,
 )
 from tempo_agents.worker import TempoAgentsPlugin
+from tempo_agents.workflows.payloads import ResumeRequest
 from tempo_agents.workflows.tool_suspension import wait_for_resume
 
 if TYPE_CHECKING:
@@ -94,8 +96,10 @@ __all__ = [
     "Model",
     "ModelError",
     "ResumeError",
+    "ResumeRequest",
     "ResumeValidationError",
     "RunNotFoundError",
+    "RunQueries",
     "ScriptedModel",
     "ScriptedResponse",
     "ScriptedToolCall",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from datetime import timedelta
-from typing import TYPE_CHECKING, Any, Literal, TypeAlias
+from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeAlias
 
 from tempo_agents.activity_options import ActivityOptions
 from tempo_agents.agent.auto_resume import is_eligible, with_resume_fields
@@ -21,17 +21,34 @@ from tempo_agents.signals import TaskSignalProvider
 from tempo_agents.tools.tool import Tool
 from tempo_agents.tools.transform import ToolTransform, merge_transforms
 from tempo_agents.tools.user_code import call_user_function
+from tempo_agents.workflows.payloads import ResumeRequest
 
 if TYPE_CHECKING:
-    from tempo_agents.agent.app import App
     from tempo_agents.agent.stream import AgentStream, GenerateResult
 
 Instructions: TypeAlias = str | Callable[[dict[str, Any]], str | Awaitable[str]]
 """A string, or a function of the run's request context returning one (resolved on the worker)."""
 
 
+class AgentRuns(Protocol):
+    """What an agent runs through: the App it is registered on starts its runs and answers their calls."""
+
+    async def stream(self, agent_id: str, messages: MessageInput, **options: Any) -> AgentStream: ...
+
+    async def answer(
+        self,
+        run_id: str,
+        request: ResumeRequest,
+        *,
+        agent_id: str,
+        idempotency_key: str | None = None,
+        method: str | None = None,
+    ) -> AgentStream: ...
+
+
 class Agent:
-    """An agent definition. Register it on an :class:`App` to run it.
+    """An agent definition, which workers read. Register it on an :class:`App` to run it: the App starts its runs
+    and answers their calls (the methods here name the agent and go through the App).
 
     ``tools`` maps the model-visible name (the key, sanitised to ``[a-zA-Z0-9_-]``) to a tool.
     ``default_options`` are run options merged under every call's options. ``suspend_expires_in``
@@ -105,33 +122,41 @@ class Agent:
         check_modes(id, modes, default_mode, set(self.tools))
         self.modes: dict[str, AgentMode] = {mode.id: mode for mode in modes}
         self.default_mode = default_mode or (modes[0].id if modes else None)
-        self._app: App | None = None
+        self._runs: AgentRuns | None = None
 
     def __repr__(self) -> str:
         return f"Agent(id={self.id!r})"
 
-    @property
-    def app(self) -> App:
-        """The App this agent is registered on."""
-        if self._app is None:
+    def _bind(self, runs: AgentRuns) -> None:
+        if self._runs is not None and self._runs is not runs:
+            raise ConfigurationError(f'Agent "{self.id}" is already registered on another App')
+        self._runs = runs
+
+    def _runner(self) -> AgentRuns:
+        if self._runs is None:
             raise ConfigurationError(
                 f'Agent "{self.id}" is not registered on an App, so it cannot run: '
                 f"create App(agents=[...]) with it and call app.agent({self.id!r}).stream(...)"
             )
-        return self._app
+        return self._runs
 
-    def _bind(self, app: App) -> None:
-        if self._app is not None and self._app is not app:
-            raise ConfigurationError(f'Agent "{self.id}" is already registered on another App')
-        self._app = app
+    # Conveniences: the App runs and answers; these name this agent. -------------------------
 
     async def stream(self, messages: MessageInput, **options: Any) -> AgentStream:
         """Start a run and return its stream at once; the run itself is a Temporal workflow."""
-        return await self.app.stream(self.id, messages, **options)
+        return await self._runner().stream(self.id, messages, **options)
 
     async def generate(self, messages: MessageInput, **options: Any) -> GenerateResult:
         """Start a run and wait for its result."""
-        return await self.app.generate(self.id, messages, **options)
+        return await (await self.stream(messages, **options)).result()
+
+    async def answer(
+        self, run_id: str, request: ResumeRequest, *, idempotency_key: str | None = None, method: str | None = None
+    ) -> AgentStream:
+        """Answer a waiting call of one of this agent's runs (``App.answer``)."""
+        return await self._runner().answer(
+            run_id, request, agent_id=self.id, idempotency_key=idempotency_key, method=method
+        )
 
     async def resume_stream(
         self, resume_data: Any, *, run_id: str, tool_call_id: str | None = None, idempotency_key: str | None = None
@@ -140,25 +165,25 @@ class Agent:
 
         A retry of the same request passes the same ``idempotency_key`` and gets the first answer.
         """
-        return await self.app.resume_stream(
-            self.id, resume_data, run_id=run_id, tool_call_id=tool_call_id, idempotency_key=idempotency_key
-        )
+        request = ResumeRequest(action="resume", data=resume_data, tool_call_id=tool_call_id)
+        return await self.answer(run_id, request, idempotency_key=idempotency_key)
 
     async def resume_generate(
         self, resume_data: Any, *, run_id: str, tool_call_id: str | None = None
     ) -> GenerateResult:
         """Resume and wait until the run finishes or suspends again."""
-        return await self.app.resume_generate(self.id, resume_data, run_id=run_id, tool_call_id=tool_call_id)
+        request = ResumeRequest(action="resume", data=resume_data, tool_call_id=tool_call_id)
+        return await (await self.answer(run_id, request, method="resume_generate")).result()
 
     async def approve_tool_call(self, *, run_id: str, tool_call_id: str | None = None) -> AgentStream:
         """Approve a call waiting for approval."""
-        return await self.app.approve_tool_call(self.id, run_id=run_id, tool_call_id=tool_call_id)
+        return await self.answer(run_id, ResumeRequest(action="approve", tool_call_id=tool_call_id))
 
     async def decline_tool_call(
         self, *, run_id: str, tool_call_id: str | None = None, reason: str | None = None
     ) -> AgentStream:
         """Decline a call waiting for approval."""
-        return await self.app.decline_tool_call(self.id, run_id=run_id, tool_call_id=tool_call_id, reason=reason)
+        return await self.answer(run_id, ResumeRequest(action="decline", tool_call_id=tool_call_id, reason=reason))
 
     async def approve_tool_call_generate(self, *, run_id: str, tool_call_id: str | None = None) -> GenerateResult:
         """Approve and wait until the run finishes or suspends again."""

@@ -7,7 +7,7 @@ import os
 import uuid
 from collections.abc import Callable, Mapping, Sequence
 from datetime import timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from temporalio.client import Client, WorkflowExecutionStatus, WorkflowQueryFailedError
 from temporalio.common import SearchAttributePair, TypedSearchAttributes
@@ -17,11 +17,11 @@ from temporalio.worker import Worker
 
 from tempo_agents.agent.agent import Agent
 from tempo_agents.agent.approval import ApprovalPolicy
-from tempo_agents.agent.auto_resume import SuspendedCallHandoff
 from tempo_agents.agent.hooks import ToolHooks
 from tempo_agents.agent.local_activities import workflow_task_timeout
 from tempo_agents.agent.registry import Registry
-from tempo_agents.agent.resume import resume_request, send_resume
+from tempo_agents.agent.resume import ANSWER_METHODS, send_resume
+from tempo_agents.agent.run_queries import RunQueries
 from tempo_agents.agent.start_chunk import journal_start
 from tempo_agents.agent.stream import AgentStream, Follow, GenerateResult, RunClosedProbe
 from tempo_agents.agent.suspended_runs import SuspendedRun, SuspendedRuns, SuspendedToolCall
@@ -31,10 +31,12 @@ from tempo_agents.models.messages import MessageInput, normalize_messages
 from tempo_agents.models.model import Model
 from tempo_agents.store.base import Store
 from tempo_agents.tools.tool import Tool
-from tempo_agents.worker.plugin import TempoAgentsPlugin
 from tempo_agents.workflows import search_attributes
 from tempo_agents.workflows.agent_run import AgentRunWorkflow
 from tempo_agents.workflows.payloads import PendingCall, ResumeRequest, RunInput, RunOptions
+
+if TYPE_CHECKING:
+    from tempo_agents.worker.plugin import TempoAgentsPlugin
 
 DEFAULT_TASK_QUEUE = "tempo-agents"
 PENDING_SETTLE_SECONDS = 5.0
@@ -159,7 +161,9 @@ class App:
     def plugin(self, *, sandboxed_runs: bool | None = None) -> TempoAgentsPlugin:
         """The Temporal plugin that registers this App's workflow and activities on a worker
         (``sandboxed_runs``: see :class:`TempoAgentsPlugin`)."""
-        return TempoAgentsPlugin(self.registry, handoff=SuspendedCallHandoff(self), sandboxed_runs=sandboxed_runs)
+        from tempo_agents.worker.plugin import TempoAgentsPlugin  # the worker sits below the client: built on use
+
+        return TempoAgentsPlugin.for_app(self, sandboxed_runs=sandboxed_runs)
 
     def worker(
         self, client: Client | None = None, *, sandboxed_runs: bool | None = None, **worker_options: Any
@@ -282,6 +286,33 @@ class App:
         stream = await self.stream(agent_id, messages, **options)
         return await stream.result()
 
+    async def answer(
+        self,
+        run_id: str,
+        request: ResumeRequest,
+        *,
+        agent_id: str,
+        idempotency_key: str | None = None,
+        method: str | None = None,
+    ) -> AgentStream:
+        """Answer a waiting call of a run (resume, approve or decline, as ``request.action`` says); returns the
+        resumed stream. Every way to answer goes through here: the methods below, ``Agent``'s, HTTP, the dashboard.
+
+        The run must belong to ``agent_id``. Pass the same ``idempotency_key`` when retrying a request whose
+        answer was lost: the run is resumed once and the retry gets the same answer. ``method`` names the caller
+        in the texts of refused answers (by default the method of the action: ``resume_stream()`` ...).
+        """
+        agent = self.agent(agent_id)
+        return await send_resume(
+            self,
+            run_id,
+            request,
+            agent_id=agent.id,
+            agent_name=agent.name,
+            method=method or ANSWER_METHODS.get(request.action, request.action),
+            idempotency_key=idempotency_key,
+        )
+
     async def resume_stream(
         self,
         agent_id: str,
@@ -298,8 +329,8 @@ class App:
         resumed once and the retry gets the same answer. ``answered_by`` names who answers: it is kept
         in the run's history and shown as ``answeredBy`` on the chunk that ends the call.
         """
-        request = resume_request("resume", resume_data, tool_call_id, answered_by=answered_by)
-        return await self._resume(agent_id, "resume_stream", run_id, request, idempotency_key)
+        request = ResumeRequest(action="resume", data=resume_data, tool_call_id=tool_call_id, answered_by=answered_by)
+        return await self.answer(run_id, request, agent_id=agent_id, idempotency_key=idempotency_key)
 
     async def resume_generate(
         self,
@@ -312,8 +343,11 @@ class App:
         answered_by: str | None = None,
     ) -> GenerateResult:
         """Resume and wait until the run finishes or suspends again."""
-        request = resume_request("resume", resume_data, tool_call_id, answered_by=answered_by)
-        return await (await self._resume(agent_id, "resume_generate", run_id, request, idempotency_key)).result()
+        request = ResumeRequest(action="resume", data=resume_data, tool_call_id=tool_call_id, answered_by=answered_by)
+        stream = await self.answer(
+            run_id, request, agent_id=agent_id, idempotency_key=idempotency_key, method="resume_generate"
+        )
+        return await stream.result()
 
     async def approve_tool_call(
         self,
@@ -325,8 +359,8 @@ class App:
         answered_by: str | None = None,
     ) -> AgentStream:
         """Approve a call waiting for approval: the tool runs with its original arguments."""
-        request = resume_request("approve", None, tool_call_id, answered_by=answered_by)
-        return await self._resume(agent_id, "approve_tool_call", run_id, request, idempotency_key)
+        request = ResumeRequest(action="approve", tool_call_id=tool_call_id, answered_by=answered_by)
+        return await self.answer(run_id, request, agent_id=agent_id, idempotency_key=idempotency_key)
 
     async def decline_tool_call(
         self,
@@ -339,14 +373,8 @@ class App:
         answered_by: str | None = None,
     ) -> AgentStream:
         """Decline a call waiting for approval: it never runs; the model is told it was not approved."""
-        request = resume_request("decline", None, tool_call_id, reason, answered_by=answered_by)
-        return await self._resume(agent_id, "decline_tool_call", run_id, request, idempotency_key)
-
-    async def _resume(
-        self, agent_id: str, method: str, run_id: str, request: ResumeRequest, idempotency_key: str | None
-    ) -> AgentStream:
-        agent = self.agent(agent_id)
-        return await send_resume(self, agent, method, run_id, request, idempotency_key=idempotency_key)
+        request = ResumeRequest(action="decline", tool_call_id=tool_call_id, reason=reason, answered_by=answered_by)
+        return await self.answer(run_id, request, agent_id=agent_id, idempotency_key=idempotency_key)
 
     async def signal_resume(self, run_id: str, resume_data: Any, *, tool_call_id: str | None = None) -> None:
         """Resume through a signal: fire-and-forget, for webhooks and other workflows.
@@ -355,8 +383,12 @@ class App:
         the run keeps waiting.
         """
         await self.client.get_workflow_handle(run_id).signal(
-            "resume", resume_request("resume", resume_data, tool_call_id)
+            "resume", ResumeRequest(action="resume", data=resume_data, tool_call_id=tool_call_id)
         )
+
+    def queries(self, run_id: str) -> RunQueries:
+        """The run's queries, typed (``await app.queries(run_id).pending()``)."""
+        return RunQueries(self.client.get_workflow_handle(run_id))
 
     async def cancel_run(self, run_id: str) -> None:
         """Cancel a run: its running tools see ``ctx.cancelled``, the journal gets ``abort`` and a ``finish``
@@ -370,19 +402,18 @@ class App:
         just saw it (``generate()`` returned ``suspended``) could find nothing pending yet: while the run
         reports calls still running and nothing pending, this asks again for up to ``settle_seconds``.
         """
-        handle = self.client.get_workflow_handle(run_id)
+        queries = self.queries(run_id)
         deadline = asyncio.get_running_loop().time() + settle_seconds
         while True:
-            pending: list[PendingCall] = await handle.query("pending", result_type=list[PendingCall])
+            pending = await queries.pending()
             if pending or asyncio.get_running_loop().time() >= deadline:
                 return pending
             try:
-                running: int = await handle.query("calls_running", result_type=int)
+                running = await queries.calls_running()
             except WorkflowQueryFailedError:  # a run started before the query existed
                 return pending
             if not running:  # the calls may have ended between the two queries: ask once more
-                settled: list[PendingCall] = await handle.query("pending", result_type=list[PendingCall])
-                return settled
+                return await queries.pending()
             await asyncio.sleep(0.02)
 
     async def list_suspended_runs(

@@ -9,16 +9,14 @@ original input and the given ``resumeData``.
 from __future__ import annotations
 
 import copy
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
-from temporalio.client import WorkflowUpdateFailedError
+from temporalio.client import Client, WorkflowUpdateFailedError
 from temporalio.service import RPCError
 
+from tempo_agents.agent.suspended_runs import SuspendedRuns
 from tempo_agents.tools.tool import Tool
 from tempo_agents.workflows.payloads import HandoffAccepted, HandoffRequest, MemoryRef
-
-if TYPE_CHECKING:
-    from tempo_agents.agent.app import App
 
 RUN_ID_FIELD = "suspendedToolRunId"
 RESUME_DATA_FIELD = "resumeData"
@@ -50,11 +48,22 @@ def split_resume_fields(args: Any) -> tuple[Any, str | None, Any]:
     return rest, run_id if isinstance(run_id, str) and run_id else None, args.get(RESUME_DATA_FIELD)
 
 
+class SuspendedRunFinder(Protocol):
+    """What a hand-over needs of the App: its Temporal client and the runs that wait for a person."""
+
+    @property
+    def client(self) -> Client: ...
+
+    async def list_suspended_runs(
+        self, *, thread_id: str | None = None, resource_id: str | None = None, agent_id: str | None = None
+    ) -> SuspendedRuns: ...
+
+
 class SuspendedCallHandoff:
     """The App's side of :class:`~tempo_agents.activities.handoff.CallHandoff`: finds the suspended call
     through visibility and asks its run to hand it over (the ``handoff`` update)."""
 
-    def __init__(self, app: App) -> None:
+    def __init__(self, app: SuspendedRunFinder) -> None:
         self._app = app
 
     async def take_over(

@@ -3,18 +3,16 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING
 
 from tempo_agents.agent.child_tool import ChildTool
-from tempo_agents.agent.delegation import sub_agent_tool
+from tempo_agents.agent.delegation import DelegatedAgent, DelegatingAgent, sub_agent_tool
 from tempo_agents.agent.workflow_tools import WorkflowTool, workflow_tool
 from tempo_agents.tools.tool import Tool
 
-if TYPE_CHECKING:
-    from tempo_agents.agent.agent import Agent
 
-
-def child_tools(parent: Agent, agents: Mapping[str, Agent], workflows: Mapping[str, WorkflowTool]) -> dict[str, Tool]:
+def child_tools(
+    parent: DelegatingAgent, agents: Mapping[str, DelegatedAgent], workflows: Mapping[str, WorkflowTool]
+) -> dict[str, Tool]:
     """``agent-<key>`` for every sub-agent, then ``workflow-<key>`` for every workflow (later keys win)."""
     tools: dict[str, Tool] = {}
     for key, sub_agent in agents.items():

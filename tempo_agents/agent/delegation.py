@@ -9,22 +9,19 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from tempo_agents.agent.child_tool import ChildTool
-from tempo_agents.agent.local_activities import workflow_task_timeout
+from tempo_agents.agent.local_activities import ActivitySettings, workflow_task_timeout
 from tempo_agents.errors import ConfigurationError
 from tempo_agents.models.messages import Message, TextPart
 from tempo_agents.tools.context import ToolContext
 from tempo_agents.tools.tool import Tool
 from tempo_agents.tools.user_code import call_user_function
+from tempo_agents.workflows.activity_names import AGENT_RUN_WORKFLOW
 from tempo_agents.workflows.child_payloads import ChildStart
 from tempo_agents.workflows.payloads import MemoryRef, RunInput, RunOptions
 
-if TYPE_CHECKING:
-    from tempo_agents.agent.agent import Agent
-
-AGENT_RUN_WORKFLOW = "AgentRunWorkflow"
 MIN_SUB_AGENT_STEPS = 3
 DEFAULT_MAX_STEPS = 5
 REJECTED_BY_HOOK = "Delegation rejected by onDelegationStart hook"
@@ -152,7 +149,30 @@ def agent_tool_text(output: Any) -> Any:
     return ""
 
 
-def sub_agent_tool(key: str, sub_agent: Agent, parent: Agent) -> Tool:
+class DelegatedAgent(ActivitySettings, Protocol):
+    """What delegating to a sub-agent reads of it (an :class:`~tempo_agents.agent.agent.Agent`)."""
+
+    @property
+    def id(self) -> str: ...
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def description(self) -> str: ...
+
+    @property
+    def default_options(self) -> Mapping[str, Any]: ...
+
+
+class DelegatingAgent(Protocol):
+    """What delegating reads of the parent agent: its hooks around sub-agent calls."""
+
+    @property
+    def delegation(self) -> DelegationHooks | None: ...
+
+
+def sub_agent_tool(key: str, sub_agent: DelegatedAgent, parent: DelegatingAgent) -> Tool:
     """The ``agent-<key>`` tool that delegates to ``sub_agent``."""
     name = f"agent-{key}"
 

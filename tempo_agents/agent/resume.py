@@ -1,27 +1,44 @@
-"""Resuming a waiting run from a client: checks, the exact error texts, the update and the stream."""
+"""Answering a waiting run from a client: the request, the exact error texts, the update and the resumed stream.
+
+Every way to answer a call (``App.resume_stream`` and its siblings, ``Agent.resume_generate``, the HTTP routes,
+the dashboard) builds a :class:`ResumeRequest` and sends it through :func:`send_resume`, through ``App.answer``.
+"""
 
 from __future__ import annotations
 
 import asyncio
 import uuid
-from typing import TYPE_CHECKING, Any
+from typing import Protocol
 
-from temporalio.client import WorkflowUpdateFailedError
+from temporalio.client import Client, WorkflowUpdateFailedError
 from temporalio.exceptions import ApplicationError
 from temporalio.service import RPCError, RPCStatusCode
 
-from tempo_agents.agent.stream import AgentStream
+from tempo_agents.agent.stream import AgentStream, Follow
 from tempo_agents.errors import ResumeError, ResumeValidationError
+from tempo_agents.store.base import Store
 from tempo_agents.workflows import resume_errors
+from tempo_agents.workflows.activity_names import AGENT_RUN_WORKFLOW
 from tempo_agents.workflows.payloads import ResumeAccepted, ResumeRequest
 
-if TYPE_CHECKING:
-    from tempo_agents.agent.agent import Agent
-    from tempo_agents.agent.app import App
+ANSWER_METHODS = {"resume": "resume_stream", "approve": "approve_tool_call", "decline": "decline_tool_call"}
+"""The Python method each action is named by in the texts of refused answers (``Agent "a" resume_stream() ...``)."""
+
+
+class AnsweringClient(Protocol):
+    """What answering a run needs of the App: its Temporal client, its store and a way to follow a journal."""
+
+    @property
+    def client(self) -> Client: ...
+
+    @property
+    def store(self) -> Store: ...
+
+    def attach(self, run_id: str, *, offset: int = 0, follow: Follow = "segment") -> AgentStream: ...
 
 
 def resume_error_text(code: str, *, agent_name: str, method: str, run_id: str, tool_call_id: str | None) -> str:
-    """The reference's texts for refused resumes (§3.3)."""
+    """The texts of refused resumes, as the HTTP API and the Python API both word them."""
     if code == resume_errors.NO_SNAPSHOT_FOUND:
         return (
             f'Agent "{agent_name}" {method}() could not find a suspended run for runId "{run_id}". '
@@ -45,12 +62,13 @@ def resume_error_text(code: str, *, agent_name: str, method: str, run_id: str, t
 
 
 async def send_resume(
-    app: App,
-    agent: Agent,
-    method: str,
+    app: AnsweringClient,
     run_id: str,
     request: ResumeRequest,
     *,
+    agent_id: str,
+    agent_name: str,
+    method: str,
     idempotency_key: str | None = None,
 ) -> AgentStream:
     """Send the ``resume`` update and follow the resumed segment.
@@ -62,11 +80,11 @@ async def send_resume(
     """
 
     def refuse(code: str, tool_call_id: str | None = request.tool_call_id) -> ResumeError:
-        text = resume_error_text(code, agent_name=agent.name, method=method, run_id=run_id, tool_call_id=tool_call_id)
+        text = resume_error_text(code, agent_name=agent_name, method=method, run_id=run_id, tool_call_id=tool_call_id)
         return ResumeError(text, code=code)
 
     handle = app.client.get_workflow_handle(run_id)
-    request = request.model_copy(update={"agent_id": agent.id})
+    request = request.model_copy(update={"agent_id": agent_id})
     try:
         accepted = await handle.execute_update(
             "resume",
@@ -85,35 +103,36 @@ async def send_resume(
     except RPCError as error:
         if error.status != RPCStatusCode.NOT_FOUND:
             raise
-        raise refuse(await _why_not_found(app, run_id)) from None
+        raise refuse(await _why_not_found(app.client, run_id)) from None
+    stream = await stream_after(app, run_id, accepted)
+    assert stream is not None  # no limit on the attempts
+    return stream
+
+
+async def stream_after(
+    app: AnsweringClient, run_id: str, accepted: ResumeAccepted, *, attempts: int | None = None
+) -> AgentStream | None:
+    """The run's stream from the chunk after the accepted answer's; ``None`` when the journal does not show that
+    chunk after ``attempts`` looks (it is written before the update returns; a replica may lag a moment)."""
     offset = await app.store.offset_of(run_id, accepted.after_key)
-    while offset is None:  # written before the update returned; a replica may lag a moment
+    looked = 1
+    while offset is None:
+        if attempts is not None and looked >= attempts:
+            return None
         await asyncio.sleep(0.02)
         offset = await app.store.offset_of(run_id, accepted.after_key)
+        looked += 1
     return app.attach(run_id, offset=offset + 1)
 
 
-async def _why_not_found(app: App, run_id: str) -> str:
+async def _why_not_found(client: Client, run_id: str) -> str:
     """An update to a run that is closed, or that does not exist: which one (only on this error path)."""
     try:
-        description = await app.client.get_workflow_handle(run_id).describe()
+        description = await client.get_workflow_handle(run_id).describe()
     except RPCError as error:
         if error.status == RPCStatusCode.NOT_FOUND:
             return resume_errors.NO_SNAPSHOT_FOUND
         raise
-    if description.workflow_type != "AgentRunWorkflow":
+    if description.workflow_type != AGENT_RUN_WORKFLOW:
         return resume_errors.NO_SNAPSHOT_FOUND
     return resume_errors.NOT_SUSPENDED
-
-
-def resume_request(
-    action: str,
-    data: Any = None,
-    tool_call_id: str | None = None,
-    reason: str | None = None,
-    *,
-    answered_by: str | None = None,
-) -> ResumeRequest:
-    return ResumeRequest.model_validate(
-        {"toolCallId": tool_call_id, "action": action, "data": data, "reason": reason, "answeredBy": answered_by}
-    )

@@ -8,6 +8,7 @@ from typing import Any, Literal
 from pydantic import Field
 
 from tempo_agents._wire import WireModel
+from tempo_agents.workflows.activity_names import AGENT_RUN_WORKFLOW
 
 
 class SuspendedToolCall(WireModel):
@@ -21,7 +22,7 @@ class SuspendedToolCall(WireModel):
 class SuspendedRun(WireModel):
     run_id: str
     status: Literal["suspended"] = "suspended"
-    workflow_name: str = "AgentRunWorkflow"
+    workflow_name: str = AGENT_RUN_WORKFLOW
     agent_id: str | None = None
     thread_id: str | None = None
     resource_id: str | None = None

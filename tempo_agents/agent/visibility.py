@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from tempo_agents.workflows import search_attributes
+from tempo_agents.workflows.activity_names import AGENT_RUN_WORKFLOW
 
 
 def quote(value: str) -> str:
@@ -31,7 +32,7 @@ def runs_query(
 ) -> str:
     """Agent runs on ``task_queue`` (an App's own: Apps that share a namespace do not see each other's
     runs), narrowed by agent, thread, resource and any further ``clauses``."""
-    parts = ["WorkflowType = 'AgentRunWorkflow'", f"TaskQueue = {quote(task_queue)}", *clauses]
+    parts = [f"WorkflowType = {quote(AGENT_RUN_WORKFLOW)}", f"TaskQueue = {quote(task_queue)}", *clauses]
     for key, value in (
         (search_attributes.AGENT_ID, agent_id),
         (search_attributes.THREAD_ID, thread_id),

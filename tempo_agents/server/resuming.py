@@ -22,19 +22,23 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any, Literal
 
+from starlette.requests import Request
 from temporalio.client import WorkflowExecutionDescription, WorkflowExecutionStatus
 from temporalio.service import RPCError, RPCStatusCode
 
 from tempo_agents.agent.agent import Agent
 from tempo_agents.agent.app import App
-from tempo_agents.agent.resume import resume_error_text
+from tempo_agents.agent.resume import resume_error_text, stream_after
 from tempo_agents.agent.stream import AgentStream
 from tempo_agents.errors import ConfigurationError
+from tempo_agents.server.auth import principal
+from tempo_agents.server.dependencies import request_id
 from tempo_agents.server.errors import ApiError, resume_error_status
 from tempo_agents.workflows import resume_errors, search_attributes
-from tempo_agents.workflows.payloads import PendingCall, ResumeAccepted
+from tempo_agents.workflows.activity_names import AGENT_RUN_WORKFLOW
+from tempo_agents.workflows.payloads import PendingCall, ResumeAccepted, ResumeRequest
 
-__all__ = ["ResumeAction", "ResumeCommand", "describe_run", "idempotency_key", "resume_run"]
+__all__ = ["ResumeAction", "ResumeCommand", "describe_run", "http_command", "idempotency_key", "resume_run"]
 
 ResumeAction = Literal["resume", "approve", "decline"]
 
@@ -45,6 +49,8 @@ _METHODS: dict[ResumeAction, str] = {
 }
 _ROUNDS_LOOKED_UP = 8
 _LOOKUP_TIMEOUT = timedelta(seconds=5)
+_OFFSET_LOOKS = 101
+"""How often the journal is read for where an accepted answer's stream starts (every 20 ms) before a 409."""
 
 
 @dataclass(frozen=True)
@@ -60,6 +66,35 @@ class ResumeCommand:
     """The caller's own idempotency key (a header), when it sent one."""
     answered_by: str | None = None
     """The principal that sends it (its token's name), recorded with the answer."""
+
+    def request(self) -> ResumeRequest:
+        """The ``resume`` update's request: the data only for a resume, the reason only for a decline."""
+        data = self.data if self.action == "resume" else None
+        reason = self.reason if self.action == "decline" else None
+        return ResumeRequest(
+            action=self.action, data=data, tool_call_id=self.tool_call_id, reason=reason, answered_by=self.answered_by
+        )
+
+
+def http_command(
+    request: Request,
+    action: ResumeAction,
+    run_id: str,
+    tool_call_id: str | None,
+    *,
+    data: Any = None,
+    reason: str | None = None,
+) -> ResumeCommand:
+    """The command an HTTP request sends: its ``Idempotency-Key``/``X-Request-Id`` and its token's principal."""
+    return ResumeCommand(
+        action,
+        run_id,
+        tool_call_id,
+        data=data,
+        reason=reason,
+        request_id=request_id(request),
+        answered_by=principal(request),
+    )
 
 
 def idempotency_key(command: ResumeCommand, call_round: int) -> str:
@@ -101,7 +136,7 @@ async def describe_run(
         if error.status not in (RPCStatusCode.NOT_FOUND, RPCStatusCode.INVALID_ARGUMENT):
             raise
         description = None  # no such run, or an id no run can have (empty, too long)
-    if description is not None and description.workflow_type == "AgentRunWorkflow":
+    if description is not None and description.workflow_type == AGENT_RUN_WORKFLOW:
         return description
     if resuming is None:
         raise ApiError(404, f'no run "{run_id}" exists')
@@ -145,15 +180,10 @@ async def _earlier_answer(app: App, command: ResumeCommand) -> ResumeAccepted | 
 
 
 async def _stream_after(app: App, run_id: str, answer: ResumeAccepted) -> AgentStream:
-    offset = await app.store.offset_of(run_id, answer.after_key)
-    for _ in range(100):  # written before the update returned; a replica may lag a moment
-        if offset is not None:
-            break
-        await asyncio.sleep(0.02)
-        offset = await app.store.offset_of(run_id, answer.after_key)
-    if offset is None:
+    stream = await stream_after(app, run_id, answer, attempts=_OFFSET_LOOKS)
+    if stream is None:
         raise ApiError(409, f'run "{run_id}" was resumed, but its journal does not show where yet; try again')
-    return app.attach(run_id, offset=offset + 1)
+    return stream
 
 
 async def resume_run(app: App, agent: Agent | None, command: ResumeCommand) -> tuple[Agent, AgentStream]:
@@ -179,32 +209,7 @@ async def resume_run(app: App, agent: Agent | None, command: ResumeCommand) -> t
             return agent, await _stream_after(app, command.run_id, earlier)
     # A call the run does not wait on is still asked about: the workflow refuses it with the exact reason.
     key = idempotency_key(command, target.round if target is not None else 0)
-    if command.action == "resume":
-        stream = await app.resume_stream(
-            agent.id,
-            command.data,
-            run_id=command.run_id,
-            tool_call_id=command.tool_call_id,
-            idempotency_key=key,
-            answered_by=command.answered_by,
-        )
-    elif command.action == "approve":
-        stream = await app.approve_tool_call(
-            agent.id,
-            run_id=command.run_id,
-            tool_call_id=command.tool_call_id,
-            idempotency_key=key,
-            answered_by=command.answered_by,
-        )
-    else:
-        stream = await app.decline_tool_call(
-            agent.id,
-            run_id=command.run_id,
-            tool_call_id=command.tool_call_id,
-            reason=command.reason,
-            idempotency_key=key,
-            answered_by=command.answered_by,
-        )
+    stream = await app.answer(command.run_id, command.request(), agent_id=agent.id, idempotency_key=key)
     if target is not None:  # accepted: listings made from now on leave the call out (its resumed activity agrees)
         await app.store.forget_waiting(command.run_id, target.tool_call_id, target.round)
     return agent, stream

@@ -13,16 +13,15 @@ from temporalio.client import WorkflowExecution, WorkflowExecutionStatus, Workfl
 from temporalio.service import RPCError, RPCStatusCode
 
 from tempo_agents.agent.app import App
+from tempo_agents.agent.run_queries import RunQueries
 from tempo_agents.agent.visibility import TOP_RUNS, quote, runs_query
 from tempo_agents.errors import ConfigurationError
-from tempo_agents.models.usage import Usage
 from tempo_agents.server.child_runs import child_runs
 from tempo_agents.server.errors import ApiError
 from tempo_agents.server.pending_view import iso, pending_view
 from tempo_agents.server.resuming import describe_run
-from tempo_agents.tools.builtin.task_list import TaskItem
 from tempo_agents.workflows import search_attributes
-from tempo_agents.workflows.payloads import Answer, PendingCall, RunSnapshot
+from tempo_agents.workflows.payloads import Answer, RunSnapshot
 
 __all__ = ["RUN_STATUSES", "list_runs", "page_cursor", "page_token", "run_detail", "run_status", "run_summary"]
 
@@ -220,20 +219,15 @@ async def _snapshot(handle: WorkflowHandle[Any, Any]) -> RunSnapshot:
     """The run's figures in one query (a closed run is replayed once); a worker from before the ``snapshot``
     query answers them one by one (and ``answers`` not at all when it predates that query too)."""
     try:
-        snapshot: RunSnapshot = await handle.query("snapshot", result_type=RunSnapshot)
-        return snapshot
+        return await RunQueries(handle).snapshot()
     except WorkflowQueryFailedError:
         pass
+    queries = RunQueries(handle)
     status, mode, steps, usage, pending, tasks = await asyncio.gather(
-        handle.query("status", result_type=str),
-        handle.query("mode", result_type=str | None),  # type: ignore[arg-type]
-        handle.query("steps", result_type=int),
-        handle.query("usage", result_type=Usage),
-        handle.query("pending", result_type=list[PendingCall]),
-        handle.query("tasks", result_type=list[TaskItem]),
+        queries.status(), queries.mode(), queries.steps(), queries.usage(), queries.pending(), queries.tasks()
     )
     try:
-        answers: list[Answer] | None = await handle.query("answers", result_type=list[Answer])
+        answers: list[Answer] | None = await queries.answers()
     except WorkflowQueryFailedError:
         answers = None
     return RunSnapshot(

@@ -60,7 +60,7 @@ from tempo_agents.store.base import (
     waiting_filter,
     waiting_row,
 )
-from tempo_agents.store.url import redact
+from tempo_agents.store.redaction import redact
 
 _T = TypeVar("_T")
 _Conn = psycopg.AsyncConnection[Any]

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from tempo_agents.errors import ConfigurationError
 from tempo_agents.store.base import Store
+from tempo_agents.store.redaction import redact
 from tempo_agents.store.sqlite import SQLiteStore
 
 DEFAULT_STORE_URL = "sqlite:///.tempo-agents/store.db"
@@ -16,6 +16,8 @@ STORE_ENV = "TEMPO_AGENTS_STORE"
 """The environment variable that names the store of an App that does not name one."""
 
 _POSTGRES_SCHEMES = ("postgresql://", "postgres://")
+
+__all__ = ["DEFAULT_STORE_URL", "STORE_ENV", "default_store_url", "open_store", "redact"]
 
 
 def default_store_url() -> str:
@@ -44,18 +46,3 @@ def open_store(url: str | None = None) -> Store:
         f"unsupported store URL {redact(url)!r} (scheme {scheme!r}); use sqlite:///path/to/store.db "
         "or postgresql://user:password@host:5432/database"
     )
-
-
-def redact(url: str) -> str:
-    """The URL without its password (in the user part or a ``password=`` parameter)."""
-    parts = urlsplit(url)
-    netloc = parts.netloc
-    if "@" in netloc:
-        userinfo, host = netloc.rsplit("@", 1)
-        if ":" in userinfo:
-            netloc = f"{userinfo.split(':', 1)[0]}:***@{host}"
-    query = parts.query
-    if query:
-        pairs = parse_qsl(query, keep_blank_values=True)
-        query = urlencode([(k, "***" if k == "password" else v) for k, v in pairs], safe="*")
-    return urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))

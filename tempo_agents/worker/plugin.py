@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 from datetime import timedelta
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.plugin import SimplePlugin
@@ -12,6 +12,7 @@ from temporalio.worker import ReplayerConfig, UnsandboxedWorkflowRunner, WorkerC
 from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxRestrictions
 
 from tempo_agents.activities.agent_activities import AgentActivities
+from tempo_agents.agent.auto_resume import SuspendedCallHandoff, SuspendedRunFinder
 from tempo_agents.workflows.agent_run import AgentRunWorkflow
 
 if TYPE_CHECKING:
@@ -44,6 +45,13 @@ used by Temporal's tracing interceptor in workflows (``tempo_agents.telemetry``)
 
 SANDBOXED_RUNS_VARIABLE = "TEMPO_AGENTS_SANDBOXED_RUNS"
 """Set to ``1`` to run agent runs inside Temporal's sandbox (``TempoAgentsPlugin(sandboxed_runs=...)``)."""
+
+
+class ServedApp(SuspendedRunFinder, Protocol):
+    """What a worker needs of an App: the registry it looks things up in, and its client (for hand-overs)."""
+
+    @property
+    def registry(self) -> Registry: ...
 
 
 def sandbox_runner() -> SandboxedWorkflowRunner:
@@ -86,6 +94,12 @@ class TempoAgentsPlugin(SimplePlugin):
             workflows=[AgentRunWorkflow, *workflow_tools],
             workflow_runner=sandbox_runner(),
         )
+
+    @classmethod
+    def for_app(cls, app: ServedApp, *, sandboxed_runs: bool | None = None) -> TempoAgentsPlugin:
+        """The plugin that runs an App's agents: its registry, and hand-overs of suspended calls through its
+        client (``app.plugin()`` is this)."""
+        return cls(app.registry, handoff=SuspendedCallHandoff(app), sandboxed_runs=sandboxed_runs)
 
     def configure_worker(self, config: WorkerConfig) -> WorkerConfig:
         """Unless the worker was given its own values: send activity heartbeats promptly, so a cancelled

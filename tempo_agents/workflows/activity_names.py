@@ -1,4 +1,7 @@
-"""Stable activity names: the workflow refers to activities by these, never by import."""
+"""Stable names: the workflow refers to activities by these, never by import; clients find runs by the
+workflow's own name (visibility queries, descriptions, child starts by name)."""
+
+AGENT_RUN_WORKFLOW = "AgentRunWorkflow"
 
 MODEL_STEP = "tempo_agents.model_step"
 TOOL_CALL = "tempo_agents.tool_call"

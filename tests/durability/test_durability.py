@@ -13,7 +13,7 @@ from temporalio.client import Client
 
 from tempo_agents import Agent, App, ScriptedModel, ScriptedResponse, ScriptedToolCall, create_tool
 from tempo_agents.models.model import ModelRequest
-from tempo_agents.workflows.payloads import Answer, RunResult
+from tempo_agents.workflows.payloads import RunResult
 from tests.conftest import AppFactory, continue_as_new_server, running_worker
 from tests.support.agents import FlakyModel
 
@@ -218,6 +218,6 @@ async def test_answers_outlive_continue_as_new(tmp_path: Path) -> None:
             resumed = await app.approve_tool_call("can", run_id=first.run_id, answered_by="dana")
             assert (await resumed.result()).finish_reason == "stop"
             runs = [w async for w in app.client.list_workflows(f"WorkflowId = '{first.run_id}'")]
-            answers = await app.client.get_workflow_handle(first.run_id).query("answers", result_type=list[Answer])
+            answers = await app.queries(first.run_id).answers()
         assert len(runs) >= 2, "the run should have continued as new"
         assert [(a.tool_call_id, a.action, a.answered_by) for a in answers] == [("call-g", "approve", "dana")]

@@ -1,1 +1,2 @@
-"""What users install and deploy: the public surface of the package, the deploy files."""
+"""What users install and deploy: the public surface of the package, an import graph without circles, the deploy
+files."""

@@ -158,12 +158,12 @@ async def test_plan_is_read_on_the_worker_and_approval_switches_mode(make_app: A
     app = make_app([agent])
     async with running_worker(app):
         first = await app.agent("planner").generate("add dark mode")
-        assert await app.client.get_workflow_handle(first.run_id).query("mode") == "plan"
+        assert await app.queries(first.run_id).mode() == "plan"
         (project / ".plans" / "dark-mode.md").unlink()  # the reviewer shares no files with the worker
         pending = await app.pending(first.run_id)
         decision = {"action": "approved", **pending[0].suspend_payload}
         done = await app.agent("planner").resume_generate(decision, run_id=first.run_id)
-        mode_after = await app.client.get_workflow_handle(first.run_id).query("mode")
+        mode_after = await app.queries(first.run_id).mode()
 
     assert pending[0].suspend_payload == {
         "path": ".plans/dark-mode.md",
@@ -212,7 +212,7 @@ async def test_rejected_plans_keep_the_mode(
     async with running_worker(app):
         first = await app.agent("planner").generate("add dark mode", mode="plan")
         done = await app.agent("planner").resume_generate(decision, run_id=first.run_id)
-        mode_after = await app.client.get_workflow_handle(first.run_id).query("mode")
+        mode_after = await app.queries(first.run_id).mode()
     result = done.tool_results[0].payload.result
     assert result["content"] == content and result["isError"] is False
     assert mode_after == "plan"

@@ -7,7 +7,7 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-from tempo_agents import Agent, App, ScriptedModel, ScriptedResponse, ScriptedToolCall, create_tool
+from tempo_agents import Agent, App, RunQueries, ScriptedModel, ScriptedResponse, ScriptedToolCall, create_tool
 from tempo_agents.journal.chunks import DataChunk
 from tempo_agents.models.model import ModelRequest
 from tempo_agents.signals import TaskSignalProvider
@@ -44,8 +44,7 @@ async def test_task_write_changes_workflow_state_without_an_activity(make_app: A
     app = make_app([Agent(id="tasker", model=model, signals=[TaskSignalProvider()])])
     async with running_worker(app):
         result = await app.agent("tasker").generate("work", memory=MEMORY)
-        handle = app.client.get_workflow_handle(result.run_id)
-        tasks = await handle.query("tasks")
+        tasks = await app.queries(result.run_id).tasks()
         history = await closed_history(app.client, result.run_id)
         stored = await app.store.get_thread_state("thread-tasks", "task")
 
@@ -72,7 +71,7 @@ async def test_task_write_changes_workflow_state_without_an_activity(make_app: A
         },
     ]
     assert updates[1].model_dump(by_alias=True)["data"]["tasks"] == final
-    assert [t["id"] for t in tasks] == ["task_write_tests", "task_fix_auth_bug"]
+    assert [t.id for t in tasks] == ["task_write_tests", "task_fix_auth_bug"]
     assert stored == final
     # The model was shown the list: the system message, a snapshot after the write, a delta after the completion.
     second, third = model.requests[1], model.requests[2]
@@ -114,7 +113,7 @@ async def test_validation_errors_and_the_single_in_progress_rule(make_app: AppFa
     app = make_app([Agent(id="rules", model=model, signals=[TaskSignalProvider()])])
     async with running_worker(app):
         result = await app.agent("rules").generate("work", memory={"thread": "t-rules", "resource": "u"})
-        tasks = await app.client.get_workflow_handle(result.run_id).query("tasks")
+        tasks = await app.queries(result.run_id).tasks()
     update, write = (r.payload.result for r in result.tool_results)
     assert update["message"].startswith(
         "Tool input validation failed for task_update. Please fix the following errors and try again:\n"
@@ -154,10 +153,10 @@ async def test_next_run_of_the_thread_starts_with_the_list_and_a_suspended_run_i
             before = count
             await asyncio.sleep(0.1)
 
-        tasks = await handle.query("tasks")
+        tasks = await RunQueries(handle).tasks()
         after = len((await handle.fetch_history()).events)
     assert waiting.finish_reason == "suspended"
-    assert [t["id"] for t in tasks] == ["task_write_tests", "task_fix_auth_bug"]
+    assert [t.id for t in tasks] == ["task_write_tests", "task_fix_auth_bug"]
     assert before == after  # a query adds nothing to history and runs no activity
     assert second_model.requests[0].messages[-1].text.startswith('<current-task-list count="2">')
 
@@ -191,10 +190,10 @@ async def test_tasks_survive_continue_as_new(tmp_path: Path) -> None:
         async with running_worker(app):
             result = await app.agent("long").generate("go", memory=MEMORY, max_steps=12)
             runs = [w async for w in app.client.list_workflows(f"WorkflowId = '{result.run_id}'")]
-            tasks = await app.client.get_workflow_handle(result.run_id).query("tasks")
+            tasks = await app.queries(result.run_id).tasks()
         assert len(runs) >= 2
         assert result.finish_reason == "stop"
-        assert [t["id"] for t in tasks] == ["task_write_tests", "task_fix_auth_bug"]
+        assert [t.id for t in tasks] == ["task_write_tests", "task_fix_auth_bug"]
         last_check = result.tool_results[-1].payload.result
         assert last_check["summary"]["total"] == 2
         assert model.requests[-1].messages[-1].text.startswith('<current-task-list count="2">')
@@ -221,8 +220,8 @@ async def test_tasks_survive_a_worker_restart(make_app: AppFactory) -> None:
         waiting = await first.agent("restart-tasks").generate("go", memory={"thread": "t-restart", "resource": "u"})
     second = App(agents=[build()], store=first.store.url, task_queue=first.task_queue, client=first.client)
     async with running_worker(second):  # a new worker replays the run to answer the query
-        tasks = await second.client.get_workflow_handle(waiting.run_id).query("tasks")
+        tasks = await second.queries(waiting.run_id).tasks()
         done = await second.agent("restart-tasks").resume_generate("yes", run_id=waiting.run_id)
     assert waiting.finish_reason == "suspended"
-    assert [t["id"] for t in tasks] == ["task_write_tests", "task_fix_auth_bug"]
+    assert [t.id for t in tasks] == ["task_write_tests", "task_fix_auth_bug"]
     assert done.finish_reason == "stop"

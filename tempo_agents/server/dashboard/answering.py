@@ -24,7 +24,7 @@ def already_answered_text(answered_by: str | None) -> str:
 
 async def _answer_of(app: App, run_id: str, tool_call_id: str | None) -> Answer | None:
     try:
-        answers = await app.client.get_workflow_handle(run_id).query("answers", result_type=list[Answer])
+        answers = await app.queries(run_id).answers()
     except RPCError:
         return None
     found = [answer for answer in answers if tool_call_id is None or answer.tool_call_id == tool_call_id]

@@ -16,7 +16,6 @@ from temporalio.client import WorkflowFailureError, WorkflowQueryFailedError
 from temporalio.service import RPCError
 
 from tempo_agents.agent.app import App
-from tempo_agents.models.usage import Usage
 from tempo_agents.server.run_views import list_runs
 from tempo_agents.workflows.payloads import PendingCall, RunResult
 
@@ -43,7 +42,7 @@ class RunFigures:
         recent = self._recent.get(run_id)
         if recent is not None and recent[1] == run["status"] and time.monotonic() - recent[0] < _FRESH_SECONDS:
             return recent[2]
-        handle = self._app.client.get_workflow_handle(run_id)
+        queries = self._app.queries(run_id)
         waiting = run["status"] == "suspended"
         try:
             if run["status"] == "completed":  # its result holds the figures: no worker has to replay it
@@ -53,9 +52,9 @@ class RunFigures:
             else:
                 steps, usage, pending = await asyncio.wait_for(
                     asyncio.gather(
-                        handle.query("steps", result_type=int),
-                        handle.query("usage", result_type=Usage),
-                        handle.query("pending", result_type=list[PendingCall]) if waiting else asyncio.sleep(0, []),
+                        queries.steps(),
+                        queries.usage(),
+                        queries.pending() if waiting else asyncio.sleep(0, list[PendingCall]()),
                     ),
                     _QUERY_TIMEOUT,
                 )

@@ -16,12 +16,11 @@ from fastapi import APIRouter, Query, Request
 from starlette.responses import StreamingResponse
 
 from tempo_agents.agent.agent import Agent
-from tempo_agents.server.auth import principal
 from tempo_agents.server.bodies import ApproveBody, DeclineBody, ObserveBody, ResumeBody, StreamBody
-from tempo_agents.server.dependencies import PRINTABLE, AppDep, RequestContextDep, find_agent, request_id
+from tempo_agents.server.dependencies import PRINTABLE, AppDep, RequestContextDep, find_agent
 from tempo_agents.server.errors import ApiError
 from tempo_agents.server.pending_view import iso, shown_call
-from tempo_agents.server.resuming import ResumeCommand, describe_run, resume_run, run_agent
+from tempo_agents.server.resuming import ResumeCommand, describe_run, http_command, resume_run, run_agent
 from tempo_agents.server.run_start import start_request, start_run
 from tempo_agents.server.shapes import agent_details, chunk_wire, full_output
 from tempo_agents.server.sse import SSE_RESPONSES, EventStream, stream_response
@@ -72,14 +71,7 @@ async def generate(app: AppDep, agent_id: str, body: StreamBody) -> dict[str, An
     responses=SSE_RESPONSES,
 )
 async def resume_stream(app: AppDep, agent_id: str, body: ResumeBody, request: Request) -> StreamingResponse:
-    command = ResumeCommand(
-        "resume",
-        body.run_id,
-        body.tool_call_id,
-        data=body.resume_data,
-        request_id=request_id(request),
-        answered_by=principal(request),
-    )
+    command = http_command(request, "resume", body.run_id, body.tool_call_id, data=body.resume_data)
     _, resumed = await resume_run(app, find_agent(app, agent_id), command)
     return stream_response(resumed, chunk_wire, skip=CONTINUATION_SKIPS)
 
@@ -121,22 +113,13 @@ async def decline_generate(app: AppDep, agent_id: str, body: DeclineBody, reques
 def _approval(body: ApproveBody, request: Request) -> ResumeCommand:
     if not body.tool_call_id:
         raise ApiError(400, "Tool call id is required")
-    return ResumeCommand(
-        "approve", body.run_id, body.tool_call_id, request_id=request_id(request), answered_by=principal(request)
-    )
+    return http_command(request, "approve", body.run_id, body.tool_call_id)
 
 
 def _decline(body: DeclineBody, request: Request) -> ResumeCommand:
     if not body.tool_call_id:
         raise ApiError(400, "Tool call id is required")
-    return ResumeCommand(
-        "decline",
-        body.run_id,
-        body.tool_call_id,
-        reason=body.reason,
-        request_id=request_id(request),
-        answered_by=principal(request),
-    )
+    return http_command(request, "decline", body.run_id, body.tool_call_id, reason=body.reason)
 
 
 @router.get("/{agent_id}/suspended-runs", summary="This agent's runs that wait for a person")

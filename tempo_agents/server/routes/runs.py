@@ -16,15 +16,13 @@ from starlette.responses import StreamingResponse
 from temporalio.client import WorkflowExecutionStatus
 
 from tempo_agents.agent.stream import AgentStream
-from tempo_agents.server.auth import principal
 from tempo_agents.server.bodies import MAX_OFFSET, RunDeclineBody, RunResumeBody, RunToolCallBody
-from tempo_agents.server.dependencies import PRINTABLE, AppDep, request_id
+from tempo_agents.server.dependencies import PRINTABLE, AppDep
 from tempo_agents.server.errors import ApiError
-from tempo_agents.server.resuming import ResumeCommand, describe_run, resume_run
+from tempo_agents.server.resuming import describe_run, http_command, resume_run
 from tempo_agents.server.run_views import list_runs, run_detail
 from tempo_agents.server.shapes import chunk_wire
 from tempo_agents.server.sse import SSE_RESPONSES, EventStream, stream_response
-from tempo_agents.tools.builtin.task_list import TaskItem
 
 __all__ = ["router"]
 
@@ -54,7 +52,7 @@ async def run(app: AppDep, run_id: str) -> dict[str, Any]:
 @router.get("/{run_id}/tasks", summary="A run's task list")
 async def tasks(app: AppDep, run_id: str) -> list[dict[str, Any]]:
     await describe_run(app, run_id)
-    items = await app.client.get_workflow_handle(run_id).query("tasks", result_type=list[TaskItem])
+    items = await app.queries(run_id).tasks()
     return [item.to_wire() for item in items]
 
 
@@ -99,37 +97,21 @@ def _accepted(resumed: AgentStream, tool_call_id: str | None) -> dict[str, Any]:
 
 @router.post("/{run_id}/resume", summary="Resume a suspended call; the continuation starts at offset")
 async def resume(app: AppDep, run_id: str, body: RunResumeBody, request: Request) -> dict[str, Any]:
-    command = ResumeCommand(
-        "resume",
-        run_id,
-        body.tool_call_id,
-        data=body.resume_data,
-        request_id=request_id(request),
-        answered_by=principal(request),
-    )
+    command = http_command(request, "resume", run_id, body.tool_call_id, data=body.resume_data)
     _, resumed = await resume_run(app, None, command)
     return _accepted(resumed, body.tool_call_id)
 
 
 @router.post("/{run_id}/approve", summary="Approve a call waiting for approval")
 async def approve(app: AppDep, run_id: str, body: RunToolCallBody, request: Request) -> dict[str, Any]:
-    command = ResumeCommand(
-        "approve", run_id, body.tool_call_id, request_id=request_id(request), answered_by=principal(request)
-    )
+    command = http_command(request, "approve", run_id, body.tool_call_id)
     _, resumed = await resume_run(app, None, command)
     return _accepted(resumed, body.tool_call_id)
 
 
 @router.post("/{run_id}/decline", summary="Decline a call waiting for approval")
 async def decline(app: AppDep, run_id: str, body: RunDeclineBody, request: Request) -> dict[str, Any]:
-    command = ResumeCommand(
-        "decline",
-        run_id,
-        body.tool_call_id,
-        reason=body.reason,
-        request_id=request_id(request),
-        answered_by=principal(request),
-    )
+    command = http_command(request, "decline", run_id, body.tool_call_id, reason=body.reason)
     _, resumed = await resume_run(app, None, command)
     return _accepted(resumed, body.tool_call_id)
 
