@@ -3,11 +3,13 @@ store, ``agent/waiting_runs.py``)."""
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from typing import Any, Literal
 
 from tempo_agents.agent.app import App
 from tempo_agents.agent.waiting_runs import WaitingRun, waiting_page
 from tempo_agents.errors import ConfigurationError
+from tempo_agents.server.dashboard.asked import asked
 from tempo_agents.server.errors import ApiError
 from tempo_agents.server.pending_view import pending_view
 from tempo_agents.server.run_views import page_cursor, page_token
@@ -18,6 +20,20 @@ __all__ = ["ItemKind", "inbox_page", "item_kind"]
 
 ItemKind = Literal["question", "approval", "input"]
 _SKIP = "skip:"
+_ASKED_KEPT = 2000
+_asked: OrderedDict[tuple[int, str, str, str | None], dict[str, Any]] = OrderedDict()
+"""What led to each waiting call, by (store, run, call, when it was suspended): it never changes while the call
+waits, and the inbox is read again at every change, so each call's transcript is read once."""
+
+
+async def _what_was_asked(app: App, run_id: str, tool_call_id: str, suspended_at: str | None) -> dict[str, Any]:
+    key = (id(app.store), run_id, tool_call_id, suspended_at)
+    found = _asked.get(key)
+    if found is None:
+        found = _asked[key] = await asked(app.store, run_id, tool_call_id)
+        while len(_asked) > _ASKED_KEPT:
+            _asked.popitem(last=False)
+    return found
 
 
 def item_kind(call: PendingCall) -> ItemKind:
@@ -46,6 +62,7 @@ async def _items(app: App, run: WaitingRun) -> list[dict[str, Any]]:
                 "resourceId": run.resource_id,
                 "kind": item_kind(call),
                 **view,
+                **await _what_was_asked(app, run.run_id, call.tool_call_id, view["suspendedAt"]),  # what led to it
             }
         )
     return items
