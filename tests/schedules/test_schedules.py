@@ -121,13 +121,15 @@ async def test_a_week_of_an_hourly_schedule_is_168_runs(make_app: AppFactory, cl
         )
         try:
             week_start = datetime(2026, 11, 2, tzinfo=UTC)
-            await schedule.backfill(week_start, week_start + timedelta(days=7), overlap="allow_all")
+            week_end = week_start + timedelta(days=7) - timedelta(seconds=1)  # a backfill's end is inclusive
+            await schedule.backfill(week_start, week_end, overlap="allow_all")
             runs = await until_runs(client, schedule.id, 168, closed=True)
             expected = {
                 f"{schedule.id}-{(week_start + timedelta(hours=hour)).strftime('%Y-%m-%dT%H:%M:%SZ')}"
                 for hour in range(168)
             }
             assert sorted(runs) == sorted(expected)  # one run per hour of the week, none twice
+            assert (await schedule.describe()).runs_started == 168
             async for execution in client.list_workflows(f"TemporalScheduledById = '{schedule.id}'"):
                 assert execution.status == WorkflowExecutionStatus.COMPLETED
             for run_id in list(expected)[:5]:
