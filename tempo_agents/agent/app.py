@@ -6,7 +6,7 @@ import asyncio
 import os
 import uuid
 from collections.abc import Callable, Mapping, Sequence
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from temporalio.client import Client, WorkflowExecutionStatus, WorkflowQueryFailedError
@@ -17,6 +17,7 @@ from temporalio.worker import Worker
 
 from tempo_agents.agent.agent import Agent
 from tempo_agents.agent.approval import ApprovalPolicy
+from tempo_agents.agent.events import EventRun, EventTemplate, receive_event
 from tempo_agents.agent.hooks import ToolHooks
 from tempo_agents.agent.local_activities import workflow_task_timeout
 from tempo_agents.agent.registry import Registry
@@ -58,6 +59,9 @@ class App:
     policies are registered here by name (``App(hooks={"audit": ToolHooks(...)})``) and a run names
     them (``hooks="audit"``, ``require_tool_approval="risky-only"``).
 
+    ``event_secrets`` (agent id or ``"*"`` → Standard Webhooks secret) and ``event_templates`` (name → function of
+    the payload) let other systems start runs with webhooks (:meth:`receive_event`, ``POST /api/agents/:id/events``).
+
     ``store`` is a URL (``sqlite:///path.db``, ``postgresql://user:password@host/db``) or a :class:`Store`;
     without one, ``$TEMPO_AGENTS_STORE`` or ``sqlite:///.tempo-agents/store.db``.
     """
@@ -72,6 +76,8 @@ class App:
         store: str | Store | None = None,
         task_queue: str = DEFAULT_TASK_QUEUE,
         client: Client | None = None,
+        event_templates: Mapping[str, EventTemplate] | None = None,
+        event_secrets: Mapping[str, str | list[str]] | None = None,
     ) -> None:
         self.registry = Registry(
             agents=agents, tools=tools, hooks=hooks, approval_policies=approval_policies, store=store
@@ -79,6 +85,10 @@ class App:
         for agent in self.registry.agents:
             agent._bind(self)
         self.task_queue = task_queue
+        self.event_templates: Mapping[str, EventTemplate] = dict(event_templates or {})
+        """Event templates by name: each renders a webhook's JSON payload into a run's message."""
+        self.event_secrets: Mapping[str, str | list[str]] = dict(event_secrets or {})
+        """Webhook secrets by agent id (``"*"``: every agent's); an agent with none takes no events."""
         self._client: Client | None = None
         self._starting = 0  # starts in flight from this App, see EAGER_STARTS_IN_FLIGHT
         if client is not None:
@@ -445,6 +455,35 @@ class App:
     async def list_schedules(self) -> list[ScheduleView]:
         """This App's schedules (on its task queue), with their next and recent runs."""
         return await list_schedules(self)
+
+    # Events ---------------------------------------------------------------------------------
+
+    async def receive_event(
+        self,
+        agent_id: str,
+        headers: Mapping[str, str],
+        body: bytes,
+        *,
+        template: str | None = None,
+        now: datetime | None = None,
+        **options: Any,
+    ) -> EventRun:
+        """Start a run of ``agent_id`` from a webhook delivery signed the Standard Webhooks way (``headers``
+        ``webhook-id``, ``webhook-timestamp``, ``webhook-signature``, by lower-case name) with one of the agent's
+        ``event_secrets``. The JSON ``body`` is rendered into the message by the event template ``template`` (by
+        default the one named like the agent; without one, the JSON text). The same ``webhook-id`` delivered again
+        starts nothing and answers the first run (``duplicate=True``). ``options`` are run options (``memory`` ...).
+
+        Raises :class:`WebhookRefusedError` (``status`` 400 or 401) for a forged, too old or malformed delivery."""
+        return await receive_event(
+            self,
+            agent_id,
+            {name.lower(): value for name, value in headers.items()},
+            body,
+            now=now or datetime.now(UTC),
+            template=template,
+            **options,
+        )
 
     def queries(self, run_id: str) -> RunQueries:
         """The run's queries, typed (``await app.queries(run_id).pending()``)."""

@@ -89,9 +89,7 @@ def _overlap(value: str | ScheduleOverlapPolicy | None) -> ScheduleOverlapPolicy
     try:
         return OVERLAP_POLICIES[value.lower().replace("-", "_")]
     except KeyError:
-        raise ConfigurationError(
-            f'unknown overlap policy "{value}": one of {", ".join(OVERLAP_POLICIES)}'
-        ) from None
+        raise ConfigurationError(f'unknown overlap policy "{value}": one of {", ".join(OVERLAP_POLICIES)}') from None
 
 
 def _overlap_name(policy: ScheduleOverlapPolicy) -> str:
@@ -168,7 +166,9 @@ def describe_view(description: ScheduleDescription, memo: Mapping[str, Any]) -> 
         runs_started=info.num_actions,
         next_runs=list(info.next_action_times),
         recent_runs=[
-            ScheduledRun(run_id=result.action.workflow_id, scheduled_at=result.scheduled_at, started_at=result.started_at)
+            ScheduledRun(
+                run_id=result.action.workflow_id, scheduled_at=result.scheduled_at, started_at=result.started_at
+            )
             for result in info.recent_actions
             if isinstance(result.action, ScheduleActionExecutionStartWorkflow)
         ],

@@ -65,7 +65,10 @@ async def test_a_triggered_run_is_an_ordinary_run_that_finishes(make_app: AppFac
             text = await app.attach(run_id).text
             assert text == "all quiet"
             chunks = await app.store.read_chunks(run_id, 0)
-            assert [entry.chunk["type"] for entry in chunks if entry.chunk["type"] in ("start", "finish")] == ["start", "finish"]
+            assert [entry.chunk["type"] for entry in chunks if entry.chunk["type"] in ("start", "finish")] == [
+                "start",
+                "finish",
+            ]
 
             description = await handle.describe()
             attributes = description.typed_search_attributes
