@@ -14,7 +14,9 @@ from collections.abc import Mapping
 from datetime import datetime, timedelta
 from typing import Any, Protocol
 
+from pydantic import Field
 from temporalio.client import (
+    Client,
     Schedule,
     ScheduleActionExecutionStartWorkflow,
     ScheduleActionStartWorkflow,
@@ -28,7 +30,6 @@ from temporalio.client import (
     ScheduleSpec,
     ScheduleState,
 )
-from temporalio.client import Client
 from temporalio.common import SearchAttributePair, TypedSearchAttributes
 from temporalio.service import RPCError, RPCStatusCode
 
@@ -44,9 +45,9 @@ from tempo_agents.workflows.payloads import RunInput
 __all__ = [
     "OVERLAP_POLICIES",
     "AgentSchedule",
-    "SchedulingApp",
     "ScheduleView",
     "ScheduledRun",
+    "SchedulingApp",
     "create_schedule",
     "list_schedules",
     "parse_duration",
@@ -127,8 +128,8 @@ class ScheduleView(WireModel):
 
     id: str
     agent_id: str | None = None
-    cron: list[str] = []
-    every_seconds: list[float] = []
+    cron: list[str] = Field(default_factory=list)
+    every_seconds: list[float] = Field(default_factory=list)
     time_zone: str | None = None
     jitter_seconds: float | None = None
     overlap: str = "skip"
@@ -136,11 +137,11 @@ class ScheduleView(WireModel):
     paused: bool = False
     note: str | None = None
     runs_started: int = 0
-    next_runs: list[datetime] = []
+    next_runs: list[datetime] = Field(default_factory=list)
     """The next times it is due (up to 10), earliest first."""
-    recent_runs: list[ScheduledRun] = []
+    recent_runs: list[ScheduledRun] = Field(default_factory=list)
     """Its latest runs (up to 10), oldest first."""
-    running: list[str] = []
+    running: list[str] = Field(default_factory=list)
     """The run ids of its runs that have not closed."""
     created_at: datetime | None = None
 
@@ -279,7 +280,7 @@ async def create_schedule(
 
 async def list_schedules(app: SchedulingApp) -> list[ScheduleView]:
     """The App's schedules (runs of ``AgentRunWorkflow`` on its task queue), by id."""
-    views: list[ScheduleView] = []
+    views: list[ScheduleView] = Field(default_factory=list)
     async for listed in await app.client.list_schedules():
         action = listed.schedule.action if listed.schedule is not None else None
         if not isinstance(action, ScheduleListActionStartWorkflow) or action.workflow != AGENT_RUN_WORKFLOW:

@@ -8,7 +8,6 @@ import json
 import time
 from typing import Any
 
-import httpx
 from temporalio.client import Client
 
 from tempo_agents import Agent, ScriptedModel, ScriptedResponse

@@ -7,7 +7,7 @@ delivery is a 401, a malformed or too old one a 400, an agent without a secret a
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 
 from fastapi import APIRouter, Query, Request
 from fastapi.responses import JSONResponse
@@ -40,7 +40,7 @@ async def receive_event(
         raise ApiError(404, f"Agent with id {agent_id} takes no events")
     if (thread is None) != (resource is None):
         raise ApiError(400, "thread and resource go together: pass both or neither")
-    options = {"memory": {"thread": thread, "resource": resource}} if thread is not None else {}
+    options: dict[str, Any] = {"memory": {"thread": thread, "resource": resource}} if thread is not None else {}
     body = await request.body()
     try:
         run = await app.receive_event(agent.id, dict(request.headers), body, template=template, **options)
