@@ -280,7 +280,7 @@ async def create_schedule(
 
 async def list_schedules(app: SchedulingApp) -> list[ScheduleView]:
     """The App's schedules (runs of ``AgentRunWorkflow`` on its task queue), by id."""
-    views: list[ScheduleView] = Field(default_factory=list)
+    views: list[ScheduleView] = []
     async for listed in await app.client.list_schedules():
         action = listed.schedule.action if listed.schedule is not None else None
         if not isinstance(action, ScheduleListActionStartWorkflow) or action.workflow != AGENT_RUN_WORKFLOW:
