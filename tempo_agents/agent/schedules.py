@@ -57,6 +57,8 @@ SCHEDULE_MEMO = "schedule"
 """The memo key of a scheduled run: the id of the schedule that started it."""
 AGENT_MEMO = "tempoAgentId"
 TASK_QUEUE_MEMO = "tempoAgentsTaskQueue"
+CRON_MEMO = "tempoAgentsCron"
+"""The cron as given: the server keeps it translated into calendar specs."""
 
 OVERLAP_POLICIES: dict[str, ScheduleOverlapPolicy] = {
     "skip": ScheduleOverlapPolicy.SKIP,
@@ -154,7 +156,7 @@ def describe_view(description: ScheduleDescription, memo: Mapping[str, Any]) -> 
     return ScheduleView(
         id=description.id,
         agent_id=memo.get(AGENT_MEMO),
-        cron=list(spec.cron_expressions),
+        cron=[memo[CRON_MEMO]] if memo.get(CRON_MEMO) else list(spec.cron_expressions),
         every_seconds=[interval.every.total_seconds() for interval in spec.intervals],
         time_zone=spec.time_zone_name,
         jitter_seconds=spec.jitter.total_seconds() if spec.jitter is not None else None,
@@ -273,7 +275,7 @@ async def create_schedule(
             ),
             state=ScheduleState(paused=paused, note=note),
         ),
-        memo={AGENT_MEMO: agent.id, TASK_QUEUE_MEMO: app.task_queue},
+        memo={AGENT_MEMO: agent.id, TASK_QUEUE_MEMO: app.task_queue, **({CRON_MEMO: cron} if cron else {})},
     )
     return AgentSchedule(handle)
 

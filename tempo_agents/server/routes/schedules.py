@@ -8,6 +8,7 @@ from typing import Any
 from fastapi import APIRouter, Response
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
+from temporalio.client import ScheduleAlreadyRunningError
 from temporalio.service import RPCError, RPCStatusCode
 
 from tempo_agents.agent.app import App
@@ -83,9 +84,9 @@ async def create(app: AppDep, body: ScheduleBody) -> dict[str, Any]:
             note=body.note,
             **options,
         )
+    except ScheduleAlreadyRunningError:
+        raise ApiError(409, f"Schedule with id {body.schedule_id} already exists") from None
     except RPCError as error:
-        if error.status == RPCStatusCode.ALREADY_EXISTS:
-            raise ApiError(409, f"Schedule with id {body.schedule_id} already exists") from None
         if error.status == RPCStatusCode.INVALID_ARGUMENT:
             raise ApiError(400, error.message) from None
         raise
