@@ -14,7 +14,7 @@ from tempo_agents.agent.app import App
 from tempo_agents.agent.schedules import AgentSchedule, ScheduleView
 from tempo_agents.errors import ConfigurationError
 from tempo_agents.workflows import search_attributes
-from tempo_agents.workflows.agent_run import AgentRunWorkflow
+from tempo_agents.workflows.payloads import RunResult
 from tests.conftest import AppFactory, running_worker
 
 
@@ -57,7 +57,7 @@ async def test_a_triggered_run_is_an_ordinary_run_that_finishes(make_app: AppFac
             view = await until_view(schedule, 1)
             run_id = view.recent_runs[0].run_id
             assert run_id.startswith(f"{schedule.id}-")
-            handle = client.get_workflow_handle_for(AgentRunWorkflow.run, run_id)
+            handle = client.get_workflow_handle(run_id, result_type=RunResult)
             result = await handle.result()
             assert result.finish_reason == "stop"
             assert result.run_id == run_id
@@ -109,7 +109,7 @@ async def test_runs_every_few_seconds_and_pause_is_honoured(make_app: AppFactory
             await schedule.unpause()
             await until_runs(client, schedule.id, started + 1, closed=True)
             for run_id in await started_runs(client, schedule.id, closed=True):
-                result = await client.get_workflow_handle_for(AgentRunWorkflow.run, run_id).result()
+                result = await client.get_workflow_handle(run_id, result_type=RunResult).result()
                 assert result.finish_reason == "stop"
         finally:
             await schedule.delete()

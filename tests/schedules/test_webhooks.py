@@ -13,7 +13,7 @@ from temporalio.client import Client
 from tempo_agents import Agent, ScriptedModel, ScriptedResponse
 from tempo_agents.agent.webhooks import sign_webhook
 from tempo_agents.models.model import ModelRequest
-from tempo_agents.workflows.agent_run import AgentRunWorkflow
+from tempo_agents.workflows.payloads import RunResult
 from tests.conftest import AppFactory, running_worker
 from tests.support.http_api import served
 
@@ -67,7 +67,7 @@ async def test_a_signed_event_starts_one_run_and_a_duplicate_starts_none(make_ap
         assert first.status_code == 202, first.text
         run_id = first.json()["runId"]
         assert first.json() == {"runId": "event-triage-msg_2f4a", "duplicate": False}
-        result = await client.get_workflow_handle_for(AgentRunWorkflow.run, run_id).result()
+        result = await client.get_workflow_handle(run_id, result_type=RunResult).result()
         assert result.finish_reason == "stop"
         assert await app.attach(run_id).text == "assigned to billing"
         assert "New ticket #42 from Acme: invoice twice" in " ".join(user_texts(model))
