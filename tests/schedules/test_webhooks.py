@@ -19,6 +19,7 @@ from tests.support.http_api import served
 
 SECRET = "whsec_" + base64.b64encode(b"a key of thirty-two bytes, or so").decode()
 TOKENS = {"tok-ops": "ops"}
+AUTH = {"authorization": "Bearer tok-ops"}
 
 
 def triage(model: ScriptedModel) -> Agent:
@@ -123,7 +124,7 @@ async def test_forged_replayed_and_malformed_deliveries_start_nothing(make_app: 
         assert (answer.status_code, answer.json()["error"]) == (400, "the delivery's body is not JSON")
         # An agent that was given no secret takes no events: its route keeps needing a token, and says so.
         assert (await http.post("/agents/nobody/events", content=body, headers=headers)).status_code == 401
-        with_token = {**headers, "authorization": "Bearer tok-ops"}
+        with_token = {**headers, **AUTH}
         answer = await http.post("/agents/nobody/events", content=body, headers=with_token)
         assert (answer.status_code, answer.json()["error"]) == (404, "Agent with id nobody not found")
 
@@ -132,10 +133,35 @@ async def test_forged_replayed_and_malformed_deliveries_start_nothing(make_app: 
 
 
 async def test_other_routes_still_need_a_token(make_app: AppFactory) -> None:
-    app = make_app([triage(ScriptedModel([]))], event_secrets={"triage": SECRET})
+    quiet = Agent(id="quiet", model=ScriptedModel([]))
+    app = make_app([triage(ScriptedModel([])), quiet], event_secrets={"triage": SECRET})
     async with served(app, tokens=TOKENS) as http:
         assert (await http.get("/agents")).status_code == 401
         assert (await http.get("/schedules")).status_code == 401
+        # An agent given no secret takes no events: its route needs a token, and then says so.
+        body, headers = delivery({"id": 1}, webhook_id="msg_q")
+        assert (await http.post("/agents/quiet/events", content=body, headers=headers)).status_code == 401
+        answer = await http.post("/agents/quiet/events", content=body, headers={**headers, **AUTH})
+        assert (answer.status_code, answer.json()) == (404, {"error": "Agent with id quiet takes no events"})
         body, headers = delivery({"id": 1}, webhook_id="msg_x", sent=0)
         # The events route is open to senders (the signature is checked, not a token): this one is too old.
         assert (await http.post("/agents/triage/events", content=body, headers=headers)).status_code == 400
+
+
+async def test_an_app_wide_secret_and_the_payload_as_message(make_app: AppFactory, client: Client) -> None:
+    model = ScriptedModel([ScriptedResponse(text="noted")])
+    app = make_app([triage(model)], event_secrets={"*": ["whsec_old", SECRET]})  # rotating: either one verifies
+    async with running_worker(app), served(app) as http:
+        body, headers = delivery({"alert": "disk full"}, webhook_id="alert-1")
+        answer = await http.post("/agents/triage/events?thread=ops&resource=infra", content=body, headers=headers)
+        assert answer.status_code == 202, answer.text
+        run_id = answer.json()["runId"]
+        assert await app.attach(run_id).text == "noted"
+        assert '{"alert": "disk full"}' in " ".join(user_texts(model))  # no template: the payload's JSON
+        memory = await app.store.get_thread_messages("ops", "infra")
+        assert [message["role"] for message in memory] == ["user", "assistant"]
+        unknown = await http.post("/agents/triage/events?template=nope", content=body, headers=headers)
+        assert (unknown.status_code, unknown.json()["error"]) == (
+            400,
+            'no event template "nope" is registered on the App (registered: none)',
+        )
