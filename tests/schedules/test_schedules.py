@@ -4,7 +4,9 @@ scheduled; pause is honoured; a week of an hourly schedule is 168 runs, none dou
 from __future__ import annotations
 
 import asyncio
+import uuid
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
 import pytest
 from temporalio.client import Client, WorkflowExecutionStatus
@@ -13,6 +15,7 @@ from tempo_agents import Agent, ScriptedModel, ScriptedResponse
 from tempo_agents.agent.app import App
 from tempo_agents.agent.schedules import AgentSchedule, ScheduleView
 from tempo_agents.errors import ConfigurationError
+from tempo_agents.worker.dev_server import DevServer
 from tempo_agents.workflows import search_attributes
 from tempo_agents.workflows.payloads import RunResult
 from tests.conftest import AppFactory, running_worker
@@ -154,3 +157,23 @@ async def test_a_schedule_needs_one_spec_and_no_run_id(make_app: AppFactory) -> 
         await app.schedule("reporter", "hi", every="soon")
     with pytest.raises(ConfigurationError, match="unknown overlap policy"):
         await app.schedule("reporter", "hi", every="1m", overlap="sometimes")
+
+
+async def test_a_schedule_survives_a_restart_of_the_temporal_server(tmp_path: Path) -> None:
+    db = tmp_path / "temporal.db"
+    app = App(agents=[reporter()], store=f"sqlite:///{tmp_path / 'store.db'}", task_queue=f"tq-{uuid.uuid4()}")
+    try:
+        async with DevServer(db_filename=db) as server:
+            await app.connect(server.address)
+            await app.schedule("reporter", "Anything new?", every="1h", schedule_id="survivor", paused=True)
+        async with DevServer(db_filename=db) as server:
+            await app.connect(server.address)
+            views = await app.list_schedules()
+            assert [(view.id, view.paused, view.agent_id) for view in views] == [("survivor", True, "reporter")]
+            async with running_worker(app):
+                schedule = app.get_schedule("survivor")
+                await schedule.trigger()
+                view = await until_view(schedule, 1)
+                assert await app.attach(view.recent_runs[0].run_id).text == "all quiet"
+    finally:
+        await app.store.close()
