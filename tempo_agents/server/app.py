@@ -12,11 +12,13 @@ from fastapi.responses import JSONResponse
 from pydantic import BaseModel
 
 from tempo_agents.agent.app import App
+from tempo_agents.agent.events import event_secrets_of
 from tempo_agents.errors import StoreUnavailableError
 from tempo_agents.server.auth import Authorize, BearerTokens, allow_all, authorization_dependency
 from tempo_agents.server.dashboard.mounting import mount_dashboard
 from tempo_agents.server.errors import ERROR_RESPONSES, STORE_RETRY_AFTER_SECONDS, install_error_handlers
-from tempo_agents.server.routes import agents, runs, tools
+from tempo_agents.server.request_limits import MAX_BODY_BYTES, RequestLimits
+from tempo_agents.server.routes import agents, events, runs, schedules, tools
 from tempo_agents.telemetry.api_route import metrics_router
 
 __all__ = ["DEFAULT_PREFIX", "create_server"]
@@ -73,6 +75,7 @@ def create_server(
     tokens: Mapping[str, str] | None = None,
     cors_origins: Sequence[str] = (),
     temporal_ui_url: str | None = None,
+    max_body_bytes: int = MAX_BODY_BYTES,
 ) -> FastAPI:
     """The HTTP API serving ``app`` (which must have a Temporal client) under ``prefix``.
 
@@ -80,7 +83,9 @@ def create_server(
     ``Authorization: Bearer <token>`` (401 otherwise), and the token's name is recorded as ``answeredBy``
     with each answer it sends. ``cors_origins``: browser origins allowed to call the API. Every route
     runs ``authorize`` first; the default allows everything. The operations dashboard is served at ``/``
-    (linking runs to the Temporal UI at ``temporal_ui_url`` when given).
+    (linking runs to the Temporal UI at ``temporal_ui_url`` when given). A request body over
+    ``max_body_bytes`` is refused (413) without being read, a JSON body nested too deeply or holding a lone
+    surrogate is refused (400) before any route sees it (``request_limits.py``).
     """
     api = FastAPI(
         title="tempo-agents",
@@ -91,14 +96,20 @@ def create_server(
     base = prefix.rstrip("/")
     api.include_router(_health_router(), prefix=base)
     dependencies = [Depends(authorization_dependency(authorize))]
-    for router in (agents.router, tools.router, runs.router):
+    for router in (agents.router, tools.router, runs.router, schedules.router):
         api.include_router(router, prefix=base, dependencies=dependencies, responses=ERROR_RESPONSES)
+    # A webhook's signature is its credential: no bearer token, no authorize (a sender is no principal).
+    api.include_router(events.router, prefix=base, responses=ERROR_RESPONSES)
     api.include_router(metrics_router(), dependencies=dependencies)  # GET /metrics, outside the OpenAPI document
     open_paths = mount_dashboard(api, app, prefix=base, dependencies=dependencies, temporal_ui_url=temporal_ui_url)
     install_error_handlers(api)
+    api.add_middleware(RequestLimits, max_body_bytes=max_body_bytes)  # inside the token check: 401 comes first
     if tokens:
+        event_paths = [f"{base}/agents/{agent.id}/events" for agent in app.agents if event_secrets_of(app, agent.id)]
         api.add_middleware(
-            BearerTokens, tokens=dict(tokens), open_paths=[f"{base}/health", f"{base}/ready", *open_paths]
+            BearerTokens,
+            tokens=dict(tokens),
+            open_paths=[f"{base}/health", f"{base}/ready", *event_paths, *open_paths],
         )
     if cors_origins:  # outermost, so preflights (which carry no token) are answered and 401s carry CORS headers
         api.add_middleware(
