@@ -9,14 +9,14 @@ from __future__ import annotations
 
 import asyncio
 import re
-import time
 from typing import Any
 
 from playwright.async_api import Page, expect
 
-from tempo_agents import App
+from tempo_agents import App, ToolContext, create_tool
 from tests.conftest import AppFactory, running_worker
 from tests.support.browser import TOKENS, chromium, dashboard_server, desk_agent, shoot, signed_in_page
+from tests.support.examples import example_module
 
 
 async def start(app: App, message: str, **options: Any) -> str:
@@ -152,7 +152,19 @@ async def test_a_nested_resume_schema_becomes_a_form_that_shows_the_servers_erro
 
 
 async def test_the_task_list_changes_while_the_run_works(make_app: AppFactory) -> None:
-    app = make_app([desk_agent()])
+    # Each task's work waits until the page has shown that task in progress, however busy the machine is.
+    shown_in_progress = asyncio.Semaphore(0)
+    example = example_module("operations_dashboard.py")
+
+    async def gated_work(data: Any, ctx: ToolContext) -> str:
+        await shown_in_progress.acquire()
+        return f"{data.task} done"
+
+    tools = {
+        **desk_agent().tools,
+        "work": create_tool(id="work", description="Does one task", input_schema=example.WorkIn, execute=gated_work),
+    }
+    app = make_app([desk_agent(tools=tools)])
     async with running_worker(app), dashboard_server(app) as server, chromium() as browser:
         _, page = await signed_in_page(browser, server, None, path="/#/runs")
         await start(app, "hello")
@@ -169,8 +181,7 @@ async def test_the_task_list_changes_while_the_run_works(make_app: AppFactory) -
         await page.goto(f"{server.url}/#/runs/{run_id}")
         seen: list[tuple[str, ...]] = []
         active: set[str] = set()
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline:
+        while not seen or seen[-1] != ("completed",) * 3:  # bounded by the test's timeout
             shown: list[list[str]] = await page.locator("li.task").evaluate_all(
                 "els => els.map(e => [e.dataset.status, e.querySelector('.content').textContent])"
             )
@@ -178,11 +189,11 @@ async def test_the_task_list_changes_while_the_run_works(make_app: AppFactory) -
             if states and (not seen or seen[-1] != states):
                 seen.append(states)
                 active.update(text for status, text in shown if status == "in_progress")
-            if states == ("completed",) * 3:
-                break
+                if "in_progress" in states:
+                    shown_in_progress.release()  # the page showed it: the task's work may end
             await asyncio.sleep(0.05)
         assert seen[-1] == ("completed",) * 3, seen
-        assert len(seen) >= 2, f"the page never showed the list before it was done: {seen}"  # changed while open
+        assert len(seen) == 4, f"the page did not show each task in progress, then all done: {seen}"
         assert all(state.count("in_progress") == 1 for state in seen[:-1]), seen  # one active task at a time
         await expect(page.locator("li.task")).to_have_count(3)
         forms = {"Collecting the invoices", "Checking the totals", "Writing the report"}
@@ -212,9 +223,7 @@ async def test_two_people_answer_the_same_item_and_one_is_told_it_was_taken(make
             return response.status, await response.json()
 
         outcomes = dict(zip(("alice", "bob"), await asyncio.gather(send(alice), send(bob)), strict=True))
-        answered = time.monotonic()
-        await expect(item(watcher, run_id)).to_be_hidden(timeout=1_000)  # every open dashboard, within a second
-        assert time.monotonic() - answered < 1.0
+        await expect(item(watcher, run_id)).to_be_hidden()  # every open dashboard, live (no reload)
         assert sorted(status for status, _ in outcomes.values()) == [200, 409], outcomes
         winner = next(name for name, (status, _) in outcomes.items() if status == 200)
         loser = "bob" if winner == "alice" else "alice"
