@@ -12,14 +12,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from tempo_agents.activities.tool_call import _Call, _close_batch_if_last, _waiting_marker
+from tempo_agents.activities.call_record import CallRecord, close_batch_if_last
 from tempo_agents.agent.delegation import DelegationComplete
 from tempo_agents.agent.stream import collect_result
 from tempo_agents.journal import keys
 from tempo_agents.journal.chunks import Chunk, ToolErrorChunk, ToolResultChunk, chunk_from_wire
-from tempo_agents.journal.writer import outbox_writes, store_outbox_writes
+from tempo_agents.journal.outbox_flush import write_outbox
 from tempo_agents.store.base import ChunkWrite, JournalEntry
-from tempo_agents.tools.suspension import APPROVAL_RESUME_SCHEMA, schema_string
+from tempo_agents.tools.suspension import schema_string
 from tempo_agents.tools.user_code import call_user_function
 from tempo_agents.workflows.child_payloads import ChildOutcome
 from tempo_agents.workflows.payloads import ChildRelayInput, ChildRelayResult, Suspension, ToolCallResult
@@ -39,31 +39,29 @@ async def run_child_relay(registry: Registry, relay: ChildRelayInput) -> ChildRe
     """Relay a child's segment into the parent's journal and record how the parent's call stands."""
     call_input = relay.call
     store = registry.store
-    if not call_input.outbox.is_empty():  # a resumed child call carries the parent's outbox
-        await store_outbox_writes(store, call_input.run_id, call_input.outbox)
-        transcript = await registry.transcripts.get(call_input.run_id)
-        await store.append_chunks(call_input.run_id, outbox_writes(call_input.run_id, call_input.outbox, transcript))
-    run = _Call(registry, call_input)
+    # a resumed child call carries the parent's outbox
+    await write_outbox(store, registry.transcripts, call_input.run_id, call_input.outbox)
+    record = CallRecord(registry, call_input)
     start = relay.start
     if relay.outcome is not None:
-        result = await _record_outcome(run, relay, relay.outcome)
-        return ChildRelayResult(result=await _close_batch_if_last(registry, call_input, result), cursor=relay.cursor)
+        result = await _record_outcome(record, relay, relay.outcome)
+        return ChildRelayResult(result=await close_batch_if_last(registry, call_input, result), cursor=relay.cursor)
 
-    cursor, finish = await _copy_segment(run, store, start.child_run_id, relay.cursor)
+    cursor, finish = await _copy_segment(record, store, start.child_run_id, relay.cursor)
     chunks = [chunk_from_wire(entry.chunk, entry.offset) for entry in await _read_all(store, start.child_run_id)]
     reason = finish.get("payload", {}).get("stepResult", {}).get("reason")
     child_call: str | None = None
     if reason == "suspended":
         waiting = _first_waiting(chunks)
         if waiting is None:
-            result = await _agent_failed(run, relay, "the sub-agent suspended, but no call of it waits")
+            result = await _agent_failed(record, relay, "the sub-agent suspended, but no call of it waits")
         else:
             child_call = waiting["payload"]["toolCallId"]
-            result = await _suspend_parent(run, relay, waiting)
+            result = await _suspend_parent(record, relay, waiting)
     else:
         collected = collect_result(start.child_run_id, chunks)
         if collected.error is not None or reason in ("error", "aborted"):
-            result = await _agent_failed(run, relay, collected.error or reason or "error")
+            result = await _agent_failed(record, relay, collected.error or reason or "error")
         else:
             output: dict[str, Any] = {"text": collected.text}
             if start.thread_id is not None:
@@ -71,11 +69,11 @@ async def run_child_relay(registry: Registry, relay: ChildRelayInput) -> ChildRe
                 output["subAgentResourceId"] = start.resource_id
             output["subAgentToolResults"] = _tool_results(collected.chunks)
             model_output = collected.text
-            feedback = await _on_complete(run, relay, output, None)
+            feedback = await _on_complete(record, relay, output, None)
             if feedback:
                 model_output = f"{model_output}\n\n{feedback}" if model_output else feedback
-            result = await run.result(output, model_output)
-    closed = await _close_batch_if_last(registry, call_input, result)
+            result = await record.result(output, model_output)
+    closed = await close_batch_if_last(registry, call_input, result)
     return ChildRelayResult(result=closed, cursor=cursor, child_tool_call_id=child_call)
 
 
@@ -100,9 +98,9 @@ def _tool_results(chunks: list[Chunk]) -> list[dict[str, Any]]:
     return results
 
 
-async def _copy_segment(run: _Call, store: Store, child_run_id: str, cursor: int) -> tuple[int, dict[str, Any]]:
+async def _copy_segment(record: CallRecord, store: Store, child_run_id: str, cursor: int) -> tuple[int, dict[str, Any]]:
     """Copy the child's chunks from ``cursor`` up to the ``finish`` of its segment; returns the offset after it."""
-    call = run.input.call
+    call = record.input.call
     while True:
         entries = await store.read_chunks(child_run_id, cursor, limit=500)
         if not entries:
@@ -113,12 +111,12 @@ async def _copy_segment(run: _Call, store: Store, child_run_id: str, cursor: int
             entries = [e for e in entries if e.offset <= finish.offset]
         writes = [
             ChunkWrite(
-                run.journal.chunk("tool-output", {**run.base, "output": {**entry.chunk, "offset": entry.offset}}),
-                keys.child_chunk(run.input.step, call.tool_call_id, entry.offset),
+                record.journal.chunk("tool-output", {**record.base, "output": {**entry.chunk, "offset": entry.offset}}),
+                keys.child_chunk(record.input.step, call.tool_call_id, entry.offset),
             )
             for entry in entries
         ]
-        await run.journal.write(writes)
+        await record.journal.write(writes)
         cursor = entries[-1].offset + 1
         if finish is not None:
             return cursor, finish.chunk
@@ -146,7 +144,7 @@ def _first_waiting(chunks: list[Chunk]) -> dict[str, Any] | None:
     return next(iter(waiting.values()), None)
 
 
-async def _suspend_parent(run: _Call, relay: ChildRelayInput, waiting: dict[str, Any]) -> ToolCallResult:
+async def _suspend_parent(record: CallRecord, relay: ChildRelayInput, waiting: dict[str, Any]) -> ToolCallResult:
     """The parent's call waits for what its child waits for, under the parent's tool name."""
     inner = waiting["payload"]
     link = {
@@ -154,45 +152,31 @@ async def _suspend_parent(run: _Call, relay: ChildRelayInput, waiting: dict[str,
         "childToolCallId": inner["toolCallId"],
         "childToolName": inner["toolName"],
     }
-    args = await run.shown_args()
+    args = await record.shown_args()
     if waiting["type"] == "tool-call-approval":
-        resume_schema = schema_string(APPROVAL_RESUME_SCHEMA)
-        kind = "approval"
-        chunk_type = "tool-call-approval"
-        payload: dict[str, Any] = {**run.base, "args": args, "resumeSchema": resume_schema, **link}
-        suspend_payload: Any = {"toolName": inner["toolName"], "args": inner.get("args")}
-        marker: dict[str, Any] = {"awaitingApproval": True, "runId": run.input.run_id}
-    else:
-        resume_schema = inner.get("resumeSchema") or ""
-        kind = "suspension"
-        chunk_type = "tool-call-suspended"
-        suspend_payload = inner.get("suspendPayload")
-        payload = {**run.base, "suspendPayload": suspend_payload, "args": args, "resumeSchema": resume_schema, **link}
-        marker = {"suspended": True, "runId": run.input.run_id, "suspendPayload": suspend_payload}
-    chunk = run.journal.chunk(chunk_type, payload)
-    return await run.end(
-        ToolCallResult(
-            status="suspended",
-            suspension=Suspension(
-                kind=kind,  # type: ignore[arg-type]
-                tool_id=inner["toolName"],
-                suspend_payload=suspend_payload,
-                resume_schema=resume_schema if kind == "suspension" else "",
-            ),
-        ),
-        [ChunkWrite(chunk, run.round_key(chunk_type))],
-        [_waiting_marker(run, marker)],
+        approval = {"toolName": inner["toolName"], "args": inner.get("args")}
+        suspension = Suspension(kind="approval", tool_id=inner["toolName"], suspend_payload=approval)
+        return await record.suspended(suspension, args=args, link=link)
+    suspend_payload = inner.get("suspendPayload")
+    suspension = Suspension(
+        kind="suspension",
+        tool_id=inner["toolName"],
+        suspend_payload=suspend_payload,
+        resume_schema=inner.get("resumeSchema") or "",
     )
+    return await record.suspended(suspension, args=args, shown_payload=suspend_payload, link=link)
 
 
-async def _agent_failed(run: _Call, relay: ChildRelayInput, error: str) -> ToolCallResult:
-    await _on_complete(run, relay, None, error)
-    return await run.error(f"[Agent:{run.agent.name}] - Failed agent tool execution for {relay.start.key}")
+async def _agent_failed(record: CallRecord, relay: ChildRelayInput, error: str) -> ToolCallResult:
+    await _on_complete(record, relay, None, error)
+    return await record.error(f"[Agent:{record.agent.name}] - Failed agent tool execution for {relay.start.key}")
 
 
-async def _on_complete(run: _Call, relay: ChildRelayInput, output: dict[str, Any] | None, error: str | None) -> Any:
+async def _on_complete(
+    record: CallRecord, relay: ChildRelayInput, output: dict[str, Any] | None, error: str | None
+) -> Any:
     """Run the parent's ``on_delegation_complete``; returns its feedback, if any."""
-    hooks = run.agent.delegation
+    hooks = record.agent.delegation
     if hooks is None or hooks.on_delegation_complete is None:
         return None
     event = DelegationComplete(
@@ -202,40 +186,24 @@ async def _on_complete(run: _Call, relay: ChildRelayInput, output: dict[str, Any
     return answer.get("feedback") if isinstance(answer, dict) else None
 
 
-async def _record_outcome(run: _Call, relay: ChildRelayInput, outcome: ChildOutcome) -> ToolCallResult:
+async def _record_outcome(record: CallRecord, relay: ChildRelayInput, outcome: ChildOutcome) -> ToolCallResult:
     """How a workflow tool (or a child that could not start) ended, as the parent workflow saw it."""
     start = relay.start
     if outcome.status == "error":
         if start.kind == "agent":
-            return await _agent_failed(run, relay, outcome.error or "error")
-        return await run.error(f"[Agent:{run.agent.name}] - Failed workflow tool execution")
+            return await _agent_failed(record, relay, outcome.error or "error")
+        return await record.error(f"[Agent:{record.agent.name}] - Failed workflow tool execution")
     if outcome.status == "result":
         value = {"result": outcome.result, "runId": start.child_run_id}
-        return await run.result(value, value)
+        return await record.result(value, value)
     if outcome.status == "failed":
         value = {"error": outcome.error or "Workflow execution failed", "runId": start.child_run_id}
-        return await run.result(value, value)
+        return await record.result(value, value)
     suspension = outcome.suspension
     payload = suspension.suspend_payload if suspension is not None else None
     schema = suspension.resume_schema if suspension is not None else None
-    resume_schema = schema_string(schema)
-    chunk = run.journal.chunk(
-        "tool-call-suspended",
-        {
-            **run.base,
-            "suspendPayload": payload,
-            "args": await run.shown_args(),
-            "resumeSchema": resume_schema,
-            "childRunId": start.child_run_id,
-        },
+    waits = Suspension(
+        kind="suspension", tool_id=record.tool.id, suspend_payload=payload, resume_schema=schema_string(schema)
     )
-    return await run.end(
-        ToolCallResult(
-            status="suspended",
-            suspension=Suspension(
-                kind="suspension", tool_id=run.tool.id, suspend_payload=payload, resume_schema=resume_schema
-            ),
-        ),
-        [ChunkWrite(chunk, run.round_key("tool-call-suspended"))],
-        [_waiting_marker(run, {"suspended": True, "runId": run.input.run_id, "suspendPayload": payload})],
-    )
+    args = await record.shown_args()
+    return await record.suspended(waits, args=args, shown_payload=payload, link={"childRunId": start.child_run_id})

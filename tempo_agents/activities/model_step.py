@@ -13,7 +13,8 @@ from tempo_agents.activities.segment_close import close_segment
 from tempo_agents.activity_options import MODEL_STEP_DEFAULTS
 from tempo_agents.journal import constructors, keys
 from tempo_agents.journal.outbox import StepFinishNote
-from tempo_agents.journal.writer import RunJournal, outbox_writes, store_outbox_writes
+from tempo_agents.journal.outbox_flush import store_outbox
+from tempo_agents.journal.writer import RunJournal
 from tempo_agents.models.messages import Message, TextPart, ToolCallPart, ToolResultPart
 from tempo_agents.models.model import (
     FinishEvent,
@@ -30,7 +31,7 @@ from tempo_agents.models.resolve import resolve_model
 from tempo_agents.models.usage import Usage
 from tempo_agents.store.base import HISTORY_STEP, INPUT_STEP, ChunkWrite, SavedOutcome, TranscriptEntry
 from tempo_agents.store.transcript_cache import RunTranscript
-from tempo_agents.tools.builtin.task_list import TASKS_STATE_TYPE, TaskItem
+from tempo_agents.tasks import TASKS_STATE_TYPE, TaskItem
 from tempo_agents.tools.builtin.task_signals import TASK_STATE_SYSTEM_MESSAGE, compute_task_signal
 from tempo_agents.tools.builtin.web_search import SUPPORTED_PROVIDERS, base_provider, web_search_unsupported
 from tempo_agents.tools.lifecycle import ToolLifecycleEvent, run_lifecycle_hook
@@ -106,10 +107,7 @@ async def run_model_step(registry: Registry, step_input: ModelStepInput) -> Mode
             history = await store.get_thread_messages(memory.thread, memory.resource)
             entries += [TranscriptEntry(HISTORY_STEP, f"history-{i:06d}", i, m) for i, m in enumerate(history)]
         await store.put_transcript(run_id, entries)
-    await store_outbox_writes(store, run_id, step_input.outbox)
-    transcript = await registry.transcripts.get(run_id)
-
-    writes = outbox_writes(run_id, step_input.outbox, transcript)
+    writes, transcript = await store_outbox(store, registry.transcripts, run_id, step_input.outbox)
     if this_attempt > 1:
         started = await store.offset_of(run_id, keys.step_start(step))
         discard_from = None if started is None else started + 1

@@ -63,6 +63,19 @@ def tool_error(run_id: str, step: int, tool_call_id: str, tool_name: str, args: 
     )
 
 
+LOST_AS_LOCAL_ACTIVITY = "it ran as a local activity and never finished"
+"""How a local call's workers were lost, for :func:`tool_stopped_message` (a local activity has no failure)."""
+
+
+def tool_stopped_message(tool_name: str, attempts: int, cause: str) -> str:
+    """The tool error of a call whose workers kept dying: the run goes on without its result.
+    ``cause``: the last attempt's failure, or :data:`LOST_AS_LOCAL_ACTIVITY`."""
+    return (
+        f'Tool "{tool_name}" was stopped: the worker running it was lost {attempts} times in a row ({cause}). '
+        "It may crash its worker; the run goes on without its result."
+    )
+
+
 def step_reset(run_id: str, step: int, attempt: int, discard_from: int | None) -> dict[str, Any]:
     """A retried model step: clients drop every chunk from ``discardFrom`` up to this one."""
     payload: dict[str, Any] = {"stepNumber": step, "attempt": attempt}

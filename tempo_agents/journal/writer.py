@@ -9,8 +9,8 @@ from typing import Any
 
 from tempo_agents.journal import constructors, keys
 from tempo_agents.journal.chunks import ChunkSource, StepFinishPayload, StepOutput, StepResult, ToolCallPayload
-from tempo_agents.journal.outbox import JournalOutbox, StepFinishNote
-from tempo_agents.store.base import ChunkWrite, Store, TranscriptEntry
+from tempo_agents.journal.outbox import StepFinishNote
+from tempo_agents.store.base import ChunkWrite, Store
 from tempo_agents.store.transcript_cache import RunTranscript
 from tempo_agents.tools.context import check_custom_chunk
 
@@ -117,14 +117,6 @@ class JournalToolWriter:
         await self._journal.write([ChunkWrite(body, self._next_key("data"))])
 
 
-def outbox_writes(run_id: str, outbox: JournalOutbox, transcript: RunTranscript) -> list[ChunkWrite]:
-    """The chunks of an outbox, then the ``step-finish`` of the step before."""
-    writes = [ChunkWrite(record.chunk, record.key) for record in outbox.records]
-    if outbox.step_finish is not None:
-        writes.append(step_finish_write(run_id, outbox.step_finish, transcript))
-    return writes
-
-
 def step_finish_write(run_id: str, note: StepFinishNote, transcript: RunTranscript) -> ChunkWrite:
     """``step-finish`` of a step, with the text and tool calls of its assistant message."""
     assistant = transcript.message(note.step, "assistant")
@@ -140,12 +132,3 @@ def step_finish_write(run_id: str, note: StepFinishNote, transcript: RunTranscri
         step_result=StepResult(reason=note.reason, is_continued=note.is_continued), output=output
     )
     return ChunkWrite(constructors.chunk(run_id, "step-finish", payload), keys.step_finish(note.step, note.segment))
-
-
-async def store_outbox_writes(store: Store, run_id: str, outbox: JournalOutbox) -> None:
-    """Store the transcript entries and thread state of an outbox (idempotent upserts)."""
-    if outbox.transcript:
-        entries = [TranscriptEntry(r.step, r.part, r.position, r.message) for r in outbox.transcript]
-        await store.put_transcript(run_id, entries)
-    for record in outbox.thread_state:
-        await store.set_thread_state(record.thread_id, record.type, record.value)

@@ -6,7 +6,7 @@ import json
 from datetime import timedelta
 from typing import Any
 
-from tempo_agents.tools._validation import Schema, ValidationFailure, validate_suspend_payload
+from tempo_agents.tools.validation import Schema, ValidationFailure, validate_suspend_payload
 
 DECLINED_RESULT = "Tool call was not approved by the user"
 """The tool result of a declined approval (reference §3.9), unless a reason is given."""

@@ -13,18 +13,18 @@ from pydantic_core import to_jsonable_python
 
 from tempo_agents.activity_options import ActivityOptions
 from tempo_agents.errors import ConfigurationError
-from tempo_agents.tools._validation import (
+from tempo_agents.tools.context import ToolContext
+from tempo_agents.tools.lifecycle import LifecycleHook, ToolLifecycleEvent, run_lifecycle_hook
+from tempo_agents.tools.suspension import Suspender
+from tempo_agents.tools.transform import ToolTransform
+from tempo_agents.tools.user_code import call_user_function
+from tempo_agents.tools.validation import (
     Schema,
     SchemaLike,
     to_schema,
     validate_input,
     validate_output,
 )
-from tempo_agents.tools.context import ToolContext
-from tempo_agents.tools.lifecycle import LifecycleHook, ToolLifecycleEvent, run_lifecycle_hook
-from tempo_agents.tools.suspension import Suspender
-from tempo_agents.tools.transform import ToolTransform
-from tempo_agents.tools.user_code import call_user_function
 
 ExecuteFunction = Callable[..., Any]
 ApprovalPredicate = Callable[[Any, ToolContext], bool | Awaitable[bool]]

@@ -1,9 +1,9 @@
 """AgentRunWorkflow: the durable agent loop. Workflow id == run id.
 
-Only small state lives here (step counter, usage, waiting calls, the outbox of chunks still to write);
-every model call and tool call is an activity and transcripts stay in the store (ARCHITECTURE.md,
-"Durable-execution rules"). A run that waits for a person is blocked on ``wait_condition``: no activity,
-no slot, no polling.
+Only small state lives here (step counter, usage, the outbox of chunks still to write, the waiting calls in
+:class:`WaitingCalls`, the journal's segments in :class:`Segments`); every model call and tool call is an activity
+and transcripts stay in the store (ARCHITECTURE.md, "Durable-execution rules"). A run that waits for a person is
+blocked on ``wait_condition``: no activity, no slot, no polling.
 
 The journal of a run is cut into *segments*, each ending with a ``finish`` chunk: the first ends when
 the run finishes or suspends; every resume opens the next one. The activity that ends a segment writes
@@ -14,30 +14,26 @@ does it only when none could.
 from __future__ import annotations
 
 import asyncio
-import json
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 import pydantic
 from temporalio import workflow
 from temporalio.exceptions import ActivityError, ApplicationError, CancelledError
 
-from tempo_agents.activity_options import FINISH_DEFAULTS, MODEL_STEP_DEFAULTS, TOOL_CALL_DEFAULTS, ActivityOptions
+from tempo_agents.activity_options import FINISH_DEFAULTS, MODEL_STEP_DEFAULTS, TOOL_CALL_DEFAULTS
 from tempo_agents.errors import TempoAgentsError
 from tempo_agents.journal import constructors, keys
 from tempo_agents.journal.outbox import JournalOutbox, JournalRecord, StepFinishNote, TranscriptRecord
 from tempo_agents.models.messages import Message, ToolResultPart
 from tempo_agents.models.usage import Usage
-from tempo_agents.tools._validation import Schema, validate_resume_data
-from tempo_agents.tools.builtin.task_list import TaskItem
+from tempo_agents.tasks import TaskItem
 from tempo_agents.workflows import activity_calls, search_attributes
 from tempo_agents.workflows.activity_names import AGENT_RUN_WORKFLOW, FINISH_RUN, JOURNAL, MODEL_STEP, TOOL_CALL
 from tempo_agents.workflows.child_payloads import CHILD_SUSPENDED_SIGNAL, ChildSuspension
 from tempo_agents.workflows.child_tools import ChildCalls
 from tempo_agents.workflows.payloads import (
-    MAX_CARRIED_ANSWERS,
     Answer,
-    BatchClose,
     CarriedState,
     FinishInput,
     HandoffAccepted,
@@ -46,7 +42,6 @@ from tempo_agents.workflows.payloads import (
     ModelStepInput,
     ModelStepResult,
     PendingCall,
-    Resolution,
     ResumeAccepted,
     ResumeRequest,
     RunInput,
@@ -57,16 +52,11 @@ from tempo_agents.workflows.payloads import (
     ToolCallRequest,
     ToolCallResult,
 )
-from tempo_agents.workflows.resume_errors import (
-    AGENT_MISMATCH,
-    AMBIGUOUS_TOOL_CALL,
-    INVALID_APPROVAL,
-    INVALID_RESUME_DATA,
-    NOT_SUSPENDED,
-    TOOL_CALL_NOT_SUSPENDED,
-)
+from tempo_agents.workflows.resume_errors import AGENT_MISMATCH, NOT_SUSPENDED
 from tempo_agents.workflows.search_attributes import RunStatus
+from tempo_agents.workflows.segments import Segments
 from tempo_agents.workflows.task_state import TaskState
+from tempo_agents.workflows.waiting_calls import WaitingCalls
 
 SEGMENTS_CLOSED_BY_ACTIVITIES = "segments-closed-by-activities"
 """Patch id: runs started before it end every segment with the finish activity and journal a resume's
@@ -78,9 +68,6 @@ declared. Asked only when the tool declared options."""
 
 WAIT_FOR_CANCELLATION = workflow.ActivityCancellationType.WAIT_CANCELLATION_COMPLETED
 """A cancelled run journals ``abort`` only once its running model step and tools have stopped."""
-
-_RESUME_SCHEMAS: dict[str, Schema] = {}
-"""Resume schemas parsed once per worker (pure: the same string always gives the same schema)."""
 
 
 @workflow.defn(
@@ -101,28 +88,19 @@ class AgentRunWorkflow:
         self._run_input = run_input
         self._step = carried.step
         self._usage = carried.usage
-        self._segment = carried.segment
+        self._segments = Segments(carried.segment)
         self._mode = carried.mode if run_input.carried is not None else run_input.options.mode
         self._tasks = TaskState(carried.tasks, carried.task_signal_state, carried.state_signals)
         self._projects_tasks = carried.projects_tasks
         self._outbox = carried.outbox
         self._status: RunStatus = "running"
-        self._waiting: dict[str, PendingCall] = {}
-        self._resolutions: dict[str, Resolution] = {}
-        self._answers: list[Answer] = list(carried.answers)
-        self._answered: dict[str, PendingCall] = {}
-        self._in_flight: set[str] = set()
+        self._calls = WaitingCalls(carried.answers, clock=workflow.now, keeps_options=_keeps_resumed_options)
         self._handed_off = False
-        self._last_closed_segment = carried.segment - 1
         self._notes: list[JournalRecord] = []
         """Refused signals, journaled at once by a local activity while the run waits."""
         self._refused_signals = 0
-        self._deferred_signals: list[ResumeRequest] = []
         self._model_step_running: int | None = None
-        self._closes_in_activities = True
         self._child_calls = ChildCalls()
-        self._suspended_options: dict[str, ActivityOptions] = {}
-        """The activity options of suspended calls of tools that declared some, for their resumed call."""
 
     # Queries --------------------------------------------------------------------------------
 
@@ -155,13 +133,13 @@ class AgentRunWorkflow:
     def answers(self) -> list[Answer]:
         """The answers accepted so far (the latest ``MAX_CARRIED_ANSWERS`` across continue-as-new): who, what,
         when."""
-        return list(self._answers)
+        return self._calls.answers()
 
     @workflow.query(name="calls_running")
     def calls_running(self) -> int:
         """How many tool calls run now; while any do, which calls wait is not settled (the journal can show a
         suspension before the workflow has heard of it)."""
-        return len(self._in_flight)
+        return self._calls.running_count
 
     @workflow.query(name="children")
     def children(self) -> dict[str, str]:
@@ -176,7 +154,7 @@ class AgentRunWorkflow:
     @workflow.query(name="pending")
     def pending(self) -> list[PendingCall]:
         """The calls waiting for a person (suspended calls and approval requests)."""
-        return [call for call_id, call in self._waiting.items() if call_id not in self._resolutions]
+        return self._calls.pending()
 
     @workflow.query(name="snapshot")
     def snapshot(self) -> RunSnapshot:
@@ -188,7 +166,7 @@ class AgentRunWorkflow:
             usage=self._usage,
             pending=self.pending(),
             tasks=self._tasks.tasks,
-            answers=list(self._answers),
+            answers=self._calls.answers(),
         )
 
     # Resume: an update (validated, acknowledged) and a signal (fire-and-forget), one path -----
@@ -200,44 +178,37 @@ class AgentRunWorkflow:
         A resume that arrives while calls run (a suspension already journaled, its activity not yet
         reported) waits for them to end, then is decided like any other.
         """
-        if self._awaits_running_call(request):
-            await workflow.wait_condition(lambda: not self._awaits_running_call(request))
-        call_id = self._accept(request)
-        segment = self._segment
-        await workflow.wait_condition(lambda: self._last_closed_segment >= segment)
+        if self._calls.any_running:
+            await workflow.wait_condition(lambda: not self._calls.any_running)
+        call_id = self._calls.accept(request)
+        segment = self._segments.current
+        await workflow.wait_condition(lambda: self._segments.has_closed(segment))
         return ResumeAccepted(tool_call_id=call_id, after_key=keys.finish(segment))
 
     @resume.validator
     def _validate_resume(self, request: ResumeRequest) -> None:
         if request.agent_id is not None and request.agent_id != self._run_input.agent_id:
             raise ApplicationError("run belongs to another agent", type=AGENT_MISMATCH, non_retryable=True)
-        if not self._awaits_running_call(request):
-            self._check_data(self._target(request), request)
+        self._calls.validate(request)
 
     @workflow.signal(name="resume")
     def resume_signal(self, request: ResumeRequest) -> None:
         """The same as the ``resume`` update, for callers that cannot wait for an answer; a refused one is
         journaled as a ``data-error`` chunk and the run keeps waiting."""
-        if self._in_flight:
-            self._deferred_signals.append(request)  # decided once the running calls have ended
-            return
-        try:
-            self._accept(request)
-        except ApplicationError as error:
+        refusal = self._calls.signal(request)
+        if refusal is not None:
             self._refused_signals += 1
             chunk = constructors.resume_rejected(
-                self._run_input.run_id, error.type or NOT_SUSPENDED, error.message, request.tool_call_id
+                self._run_input.run_id, refusal.type or NOT_SUSPENDED, refusal.message, request.tool_call_id
             )
             self._notes.append(JournalRecord(chunk=chunk, key=f"resume-signal-refused:{self._refused_signals}"))
 
     @workflow.update(name="handoff")
     async def handoff(self, request: HandoffRequest) -> HandoffAccepted:
         """Give a suspended call to a later run of the thread (auto-resume); this run then ends."""
-        call_id = self._handoff_target(request)
-        waiting = self._waiting[call_id]
-        self._resolutions[call_id] = Resolution(action="handoff", data={"runId": request.by_run_id})
+        waiting = self._calls.hand_off(request)
         return HandoffAccepted(
-            tool_call_id=call_id,
+            tool_call_id=waiting.tool_call_id,
             tool_name=waiting.tool_name,
             args=waiting.args,
             suspend_payload=waiting.suspend_payload,
@@ -246,95 +217,19 @@ class AgentRunWorkflow:
 
     @handoff.validator
     def _validate_handoff(self, request: HandoffRequest) -> None:
-        self._handoff_target(request)
-
-    def _handoff_target(self, request: HandoffRequest) -> str:
-        for call_id, waiting in self._waiting.items():
-            open_call = call_id not in self._resolutions and not waiting.requires_approval
-            if open_call and waiting.tool_name == request.tool_name:
-                return call_id
-
-        raise ApplicationError(
-            f'no suspended call of tool "{request.tool_name}"', type=TOOL_CALL_NOT_SUSPENDED, non_retryable=True
-        )
-
-    def _awaits_running_call(self, request: ResumeRequest) -> bool:
-        """While calls run, which calls wait is not settled (a call's suspension may be journaled before
-        its activity is reported): a resume then waits for the batch to end before it is decided."""
-        return bool(self._in_flight)
-
-    def _target(self, request: ResumeRequest) -> str:
-        open_calls = [call_id for call_id in self._waiting if call_id not in self._resolutions]
-        if not open_calls:
-            raise ApplicationError("run is not suspended", type=NOT_SUSPENDED, non_retryable=True)
-        if request.tool_call_id is None:
-            if len(open_calls) > 1:
-                raise ApplicationError("several calls are suspended", type=AMBIGUOUS_TOOL_CALL, non_retryable=True)
-            call_id = open_calls[0]
-        elif request.tool_call_id in open_calls:
-            call_id = request.tool_call_id
-        else:
-            raise ApplicationError(
-                f'tool call "{request.tool_call_id}" is not suspended', type=TOOL_CALL_NOT_SUSPENDED, non_retryable=True
-            )
-        if self._waiting[call_id].requires_approval and request.action == "resume":
-            data = request.data
-            if not isinstance(data, dict) or not isinstance(data.get("approved"), bool):
-                raise ApplicationError(
-                    'an approval request is answered with {"approved": true} or {"approved": false}',
-                    type=INVALID_APPROVAL,
-                    non_retryable=True,
-                )
-        return call_id
-
-    def _check_data(self, call_id: str, request: ResumeRequest) -> None:
-        """Resume data must match the call's resume schema: the workflow decides, whatever the client."""
-        waiting = self._waiting[call_id]
-        if waiting.requires_approval or request.action != "resume" or not waiting.resume_schema:
-            return
-        schema = _RESUME_SCHEMAS.get(waiting.resume_schema)
-        if schema is None:
-            schema = _RESUME_SCHEMAS[waiting.resume_schema] = Schema(json.loads(waiting.resume_schema))
-        _, failure = validate_resume_data(waiting.tool_id or waiting.tool_name, schema, request.data)
-        if failure is not None:
-            raise ApplicationError(failure.message, failure.to_result(), type=INVALID_RESUME_DATA, non_retryable=True)
-
-    def _accept(self, request: ResumeRequest) -> str:
-        call_id = self._target(request)
-        self._check_data(call_id, request)
-        waiting = self._waiting[call_id]
-        if waiting.requires_approval:
-            approved = request.action == "approve" or (
-                request.action == "resume" and isinstance(request.data, dict) and request.data.get("approved") is True
-            )
-            resolution = Resolution(action="approve" if approved else "decline", reason=request.reason)
-        elif request.action == "resume":
-            resolution = Resolution(action="resume", data=request.data)
-        else:
-            resolution = Resolution(action="resume", data={"approved": request.action == "approve"})
-        if request.answered_by is not None:
-            resolution = resolution.model_copy(update={"answered_by": request.answered_by})
-        self._resolutions[call_id] = resolution
-        self._answers.append(
-            Answer(
-                tool_call_id=call_id,
-                tool_name=waiting.tool_name,
-                action=resolution.action,
-                answered_by=request.answered_by,
-                answered_at=workflow.now(),
-            )
-        )
-        return call_id
+        self._calls.handoff_target(request)
 
     # The loop -------------------------------------------------------------------------------
 
     @workflow.run
     async def run(self, run_input: RunInput) -> RunResult:
-        self._closes_in_activities = workflow.patched(SEGMENTS_CLOSED_BY_ACTIVITIES)
+        self._segments.take_path(workflow.patched(SEGMENTS_CLOSED_BY_ACTIVITIES))
         options = run_input.options
         new_messages = run_input.messages
         if run_input.carried is None:
-            self._outbox.records.append(constructors.start(run_input.run_id, run_input.agent_id, self._segment))
+            self._outbox.records.append(
+                constructors.start(run_input.run_id, run_input.agent_id, self._segments.current)
+            )
         try:
             while True:
                 step = self._step
@@ -345,7 +240,7 @@ class AgentRunWorkflow:
                 if result.thread_tasks is not None:
                     self._tasks.load(result.thread_tasks)
                 if result.closed_segment:
-                    self._last_closed_segment = self._segment
+                    self._segments.close()
                 for call in result.tool_calls:
                     if call.operation is not None:
                         self._tasks.run_tool(run_input.run_id, step, call, options.memory, self._outbox)
@@ -370,12 +265,14 @@ class AgentRunWorkflow:
                     reason = ""
                 if reason:
                     self._set_status("completed")
-                    if self._last_closed_segment < self._segment:
-                        self._outbox.step_finish = step_note.model_copy(update={"segment": self._segment})
+                    if self._segments.is_open:
+                        self._outbox.step_finish = step_note.model_copy(update={"segment": self._segments.current})
                         await self._finish_segment(reason)
                     await workflow.wait_condition(workflow.all_handlers_finished)
                     return RunResult(run_id=run_input.run_id, finish_reason=reason, usage=self._usage, steps=self._step)
-                self._outbox.step_finish = step_note.model_copy(update={"is_continued": True, "segment": self._segment})
+                self._outbox.step_finish = step_note.model_copy(
+                    update={"is_continued": True, "segment": self._segments.current}
+                )
                 if workflow.info().is_continue_as_new_suggested():
                     await workflow.wait_condition(workflow.all_handlers_finished)
                     workflow.continue_as_new(self._continued_input())
@@ -394,9 +291,7 @@ class AgentRunWorkflow:
     async def _model_step(self, step: int, new_messages: list[Message]) -> ModelStepResult:
         run_input = self._run_input
         signals = self._tasks.refresh_signals() if self._projects_tasks else []
-        close = None
-        if self._closes_in_activities:
-            close = SegmentClose(segment=self._segment, steps=step + 1, usage=self._usage)
+        close = self._segments.model_step_close(step + 1, self._usage)
         options = run_input.model_step_activity or MODEL_STEP_DEFAULTS
         self._model_step_running = step
         result = await activity_calls.execute(
@@ -438,37 +333,30 @@ class AgentRunWorkflow:
         segment should it find itself the last of the batch to end."""
         if not inputs:
             return
-        batch = None
-        if self._closes_in_activities:
-            batch = BatchClose(
-                outcome_keys=[keys.tool_call_outcome(i.step, i.call.tool_call_id, i.round) for i in inputs],
-                close=SegmentClose(
-                    segment=self._segment,
-                    steps=step_note.step + 1,
-                    usage=self._usage,
-                    step_finish=step_note.model_copy(update={"segment": self._segment}),
-                ),
-                reason_if_done=reason_if_done,
-                suspended_elsewhere=bool(self._waiting),
-            )
+        batch = self._segments.batch_close(
+            [keys.tool_call_outcome(i.step, i.call.tool_call_id, i.round) for i in inputs],
+            step_note,
+            self._usage,
+            reason_if_done,
+            suspended_elsewhere=self._calls.any_waiting,
+        )
         outbox = self._take_outbox()
         inputs = [
             i.model_copy(update={"batch": batch, "outbox": outbox if n == 0 else JournalOutbox()})
             for n, i in enumerate(inputs)
         ]
-        self._in_flight = {i.call.tool_call_id for i in inputs}
+        self._calls.batch_started(i.call.tool_call_id for i in inputs)
         try:
             results = await asyncio.gather(*(self._tool_call(i) for i in inputs), return_exceptions=True)
         finally:
-            self._in_flight = set()
+            self._calls.batch_stopped()
         now = workflow.now()
         for call_input, result in zip(inputs, results, strict=True):
             if isinstance(result, BaseException):
                 self._call_lost(call_input, result, given_outbox=outbox if call_input is inputs[0] else None)
                 continue
             self._call_ended(call_input, result, now)
-        deferred, self._deferred_signals = self._deferred_signals, []
-        for request in deferred:
+        for request in self._calls.take_deferred():
             self.resume_signal(request)
 
     async def _tool_call(self, call_input: ToolCallInput) -> ToolCallResult:
@@ -487,34 +375,12 @@ class AgentRunWorkflow:
             result = await self._child_calls.start(call_input, result.child)
         return result
 
-    def _call_ended(self, call_input: ToolCallInput, result: ToolCallResult, now: Any) -> None:
-        call = call_input.call
+    def _call_ended(self, call_input: ToolCallInput, result: ToolCallResult, now: datetime) -> None:
         if result.closed_segment:
-            self._last_closed_segment = self._segment
+            self._segments.close()
         if result.switch_mode_to is not None and result.switch_mode_to != self._mode:
             self._switch_mode(result.switch_mode_to)
-        if result.status == "suspended" and result.suspension is not None:
-            if call.activity is not None:
-                self._suspended_options[call.tool_call_id] = call.activity
-            suspension = result.suspension
-            expires = suspension.expires_in_seconds
-            self._waiting[call.tool_call_id] = PendingCall(
-                tool_call_id=call.tool_call_id,
-                tool_name=call.tool_name,
-                tool_id=suspension.tool_id,
-                args=call.args,
-                suspend_payload=suspension.suspend_payload,
-                requires_approval=suspension.kind == "approval",
-                resume_schema=suspension.resume_schema,
-                suspended_at=now,
-                expires_at=None if expires is None else now + timedelta(seconds=expires),
-                round=call_input.round,
-                step=call_input.step,
-                index=call.index,
-                input_snapshot=suspension.input_snapshot,
-            )
-        elif result.status == "resume-rejected":
-            self._waiting[call.tool_call_id] = self._answered[call.tool_call_id]
+        self._calls.call_ended(call_input, result, now)
 
     def _call_lost(self, call_input: ToolCallInput, error: BaseException, given_outbox: JournalOutbox | None) -> None:
         """A call whose attempts ran out (its workers kept dying) ends with a tool error; the run goes on.
@@ -528,10 +394,7 @@ class AgentRunWorkflow:
             self._outbox = given_outbox.then(self._outbox)
         call = call_input.call
         attempts = (call.activity or TOOL_CALL_DEFAULTS).maximum_attempts
-        message = (
-            f'Tool "{call.tool_name}" was stopped: the worker running it was lost {attempts} times in a row '
-            f"({_failure_message(error)}). It may crash its worker; the run goes on without its result."
-        )
+        message = constructors.tool_stopped_message(call.tool_name, attempts, _failure_message(error))
         run_id = self._run_input.run_id
         self._outbox.records.append(
             constructors.tool_error(run_id, call_input.step, call.tool_call_id, call.tool_name, call.args, message)
@@ -547,30 +410,27 @@ class AgentRunWorkflow:
         )
 
     async def _wait_for_people(self, step_note: StepFinishNote) -> None:
-        while self._waiting:
-            if not self._resolutions:
+        while self._calls.any_waiting:
+            if not self._calls.any_resolved:
                 self._set_status("suspended")
-                if self._last_closed_segment < self._segment:
+                if self._segments.is_open:
                     self._outbox.step_finish = step_note.model_copy(
-                        update={"reason": "suspended", "segment": self._segment}
+                        update={"reason": "suspended", "segment": self._segments.current}
                     )
                     await self._finish_segment("suspended")
-                while not self._resolutions:
+                while not self._calls.any_resolved:
                     await self._sleep_until_answered()
                     records, self._notes = self._notes, []
                     await self._journal(records)
 
-            batch, self._resolutions = self._resolutions, {}
-            self._handed_off = self._handed_off or any(r.action == "handoff" for r in batch.values())
-
-            self._answered = {call_id: self._waiting.pop(call_id) for call_id in batch}
-            if self._last_closed_segment == self._segment:
-                self._segment += 1
+            answered = self._calls.take_resolved()
+            self._handed_off = self._handed_off or any(r.action == "handoff" for _, r in answered)
+            if self._segments.open_next():
                 self._outbox.records.append(
-                    constructors.start(self._run_input.run_id, self._run_input.agent_id, self._segment)
+                    constructors.start(self._run_input.run_id, self._run_input.agent_id, self._segments.current)
                 )
             self._set_status("running")
-            if not self._closes_in_activities:
+            if self._segments.journals_resume_start:
                 records, self._outbox.records = self._outbox.records, []
                 await self._journal(records)
             if self._handed_off:
@@ -586,45 +446,34 @@ class AgentRunWorkflow:
                             tool_name=waiting.tool_name,
                             args=waiting.args,
                             index=waiting.index,
-                            activity=self._resumed_options(call_id),
+                            activity=self._calls.resumed_options(waiting.tool_call_id),
                         ),
                         round=waiting.round + 1,
-                        resolution=batch[call_id],
+                        resolution=resolution,
                         suspend_payload=waiting.suspend_payload,
                         input_snapshot=waiting.input_snapshot,
                     )
-                    for call_id, waiting in self._answered.items()
+                    for waiting, resolution in answered
                 ],
                 step_note,
                 reason_if_done,
             )
 
-    def _resumed_options(self, call_id: str) -> ActivityOptions | None:
-        """A resumed call runs with its tool's activity options (runs started before the patch: the defaults)."""
-        options = self._suspended_options.pop(call_id, None)
-        if options is not None and workflow.patched(RESUMED_CALLS_KEEP_OPTIONS):
-            return options
-        return None
-
     async def _sleep_until_answered(self) -> None:
-        while not self._resolutions and not self._notes:
-            deadlines = [call.expires_at for call in self._waiting.values() if call.expires_at is not None]
-            timeout = None
-            if deadlines:
-                timeout = max(timedelta(0), min(deadlines) - workflow.now())
+        calls = self._calls
+        while not calls.any_resolved and not self._notes:
+            deadline = calls.next_deadline()
+            timeout = None if deadline is None else max(timedelta(0), deadline - workflow.now())
             try:
                 await workflow.wait_condition(
-                    lambda: bool(self._resolutions or self._notes or self._child_calls.closed_alone(self._waiting)),
+                    lambda: bool(
+                        calls.any_resolved or self._notes or self._child_calls.closed_alone(calls.waiting_ids())
+                    ),
                     timeout=timeout,
                 )
             except TimeoutError:
-                now = workflow.now()
-                for call_id, call in self._waiting.items():
-                    if call.expires_at is not None and call.expires_at <= now:
-                        self._resolutions[call_id] = Resolution(
-                            action="decline" if call.requires_approval else "expire", expired=True
-                        )
-            self._resolutions.update(self._child_calls.closed_alone(self._waiting))
+                calls.expire(workflow.now())
+            calls.resolve(self._child_calls.closed_alone(calls.waiting_ids()))
 
     def _switch_mode(self, mode: str) -> None:
         self._outbox.records.append(constructors.mode_changed(self._run_input.run_id, self._step, mode, self._mode))
@@ -642,21 +491,21 @@ class AgentRunWorkflow:
                 "carried": CarriedState(
                     step=self._step,
                     usage=self._usage,
-                    segment=self._segment,
+                    segment=self._segments.current,
                     mode=self._mode,
                     outbox=self._outbox,
                     tasks=self._tasks.tasks,
                     task_signal_state=self._tasks.signal_state,
                     state_signals=self._tasks.signals,
                     projects_tasks=self._projects_tasks,
-                    answers=self._answers[-MAX_CARRIED_ANSWERS:],
+                    answers=self._calls.carried_answers(),
                 ),
             }
         )
 
     async def _abort(self) -> None:
         """Cancelled from outside: running tools were told (``ctx.cancelled``); the journal says so."""
-        self._outbox.records.append(constructors.abort(self._run_input.run_id, self._segment))
+        self._outbox.records.append(constructors.abort(self._run_input.run_id, self._segments.current))
         self._set_status("failed")
         await self._finish_segment("aborted")
 
@@ -685,7 +534,7 @@ class AgentRunWorkflow:
                 agent_id=run_input.agent_id,
                 options=run_input.options,
                 close=SegmentClose(
-                    segment=self._segment,
+                    segment=self._segments.current,
                     steps=self._step,
                     usage=self._usage,
                     reason=reason,
@@ -699,7 +548,7 @@ class AgentRunWorkflow:
             retry_policy=FINISH_DEFAULTS.retry_policy(),
             summary=f"finish ({reason})",
         )
-        self._last_closed_segment = self._segment
+        self._segments.close()
 
     def _set_status(self, status: RunStatus) -> None:
         """The ``TempoAgentStatus`` search attribute; a suspended run's memo lists what it waits on (read
@@ -707,8 +556,12 @@ class AgentRunWorkflow:
         if status != self._status:
             self._status = status
             workflow.upsert_search_attributes([search_attributes.STATUS.value_set(status)])
-            if status == "suspended" or not self._closes_in_activities:
+            if status == "suspended" or self._segments.memo_on_every_status:
                 workflow.upsert_memo({"pending": [call.to_wire() for call in self.pending()]})
+
+
+def _keeps_resumed_options() -> bool:
+    return workflow.patched(RESUMED_CALLS_KEEP_OPTIONS)
 
 
 def _failure_message(error: ActivityError) -> str:

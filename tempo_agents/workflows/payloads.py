@@ -17,8 +17,7 @@ from tempo_agents.journal.outbox import JournalOutbox, JournalRecord, StepFinish
 from tempo_agents.models.messages import Message
 from tempo_agents.models.model import ToolChoice
 from tempo_agents.models.usage import Usage
-from tempo_agents.tools.builtin.task_list import TaskItem
-from tempo_agents.tools.builtin.task_signals import TaskSignalState
+from tempo_agents.tasks import TaskItem, TaskSignalState
 from tempo_agents.workflows.child_payloads import ChildOutcome, ChildStart
 
 

@@ -11,15 +11,13 @@ from typing import Any
 from tempo_agents.journal import constructors, keys
 from tempo_agents.journal.outbox import JournalOutbox, JournalRecord, ThreadStateRecord, TranscriptRecord
 from tempo_agents.models.messages import Message, ToolResultPart
-from tempo_agents.tools._validation import Schema, validate_input
+from tempo_agents.tasks import TASKS_STATE_TYPE, TaskItem, TaskSignalState
 from tempo_agents.tools.builtin.task_list import (
     TASK_CHECK,
     TASK_COMPLETE,
     TASK_TOOL_INPUT_MODELS,
     TASK_UPDATE,
     TASK_WRITE,
-    TASKS_STATE_TYPE,
-    TaskItem,
     TaskMutation,
     check_tasks,
     complete_task,
@@ -27,7 +25,8 @@ from tempo_agents.tools.builtin.task_list import (
     update_task,
     write_tasks,
 )
-from tempo_agents.tools.builtin.task_signals import TaskSignalState, compute_task_signal
+from tempo_agents.tools.builtin.task_signals import compute_task_signal
+from tempo_agents.tools.validation import Schema, validate_input
 from tempo_agents.workflows.payloads import MemoryRef, ToolCallRequest
 
 _SCHEMAS = {name: Schema(model) for name, model in TASK_TOOL_INPUT_MODELS.items()}

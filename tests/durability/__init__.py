@@ -1,1 +1,2 @@
-"""Crash recovery, worker and server loss, chaos, step reset, replay of committed histories, the sandbox."""
+"""Crash recovery, worker and server loss, chaos, step reset, replay of committed histories, the sandbox;
+the journal's segments and what workflow code imports."""

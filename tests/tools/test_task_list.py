@@ -11,7 +11,6 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from tempo_agents.tools._validation import Schema, validate_input
 from tempo_agents.tools.builtin.task_list import (
     NO_MEMORY_MESSAGE,
     TASK_CHECK_DESCRIPTION,
@@ -45,6 +44,7 @@ from tempo_agents.tools.builtin.task_signals import (
     compute_task_signal,
     task_list_fingerprint,
 )
+from tempo_agents.tools.validation import Schema, validate_input
 
 WRITE_DESCRIPTION = """Create and manage a structured task list for your current coding session. This helps you track progress, organize complex tasks, and demonstrate thoroughness to the user.
 
@@ -121,12 +121,12 @@ def wire(*tasks: TaskItem) -> list[dict[str, Any]]:
 
 # --- purity ------------------------------------------------------------------------------------------------------------
 
-ALLOWED_PROJECT_IMPORTS = {"tempo_agents._wire", "tempo_agents.tools.builtin.task_list"}
+ALLOWED_PROJECT_IMPORTS = {"tempo_agents._wire", "tempo_agents.tasks", "tempo_agents.tools.builtin.task_list"}
 
 
-@pytest.mark.parametrize("module", ["task_list", "task_signals"])
+@pytest.mark.parametrize("module", ["tools/builtin/task_list", "tools/builtin/task_signals", "tasks"])
 def test_modules_import_only_pure_dependencies(module: str) -> None:
-    path = Path(__file__).parents[2] / "tempo_agents" / "tools" / "builtin" / f"{module}.py"
+    path = Path(__file__).parents[2] / "tempo_agents" / f"{module}.py"
     imported: set[str] = set()
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
         if isinstance(node, ast.Import):
@@ -136,6 +136,15 @@ def test_modules_import_only_pure_dependencies(module: str) -> None:
     allowed_roots = set(sys.stdlib_module_names) | {"__future__", "pydantic", "pydantic_core"}
     impure = {name for name in imported if name.split(".")[0] not in allowed_roots}
     assert impure <= ALLOWED_PROJECT_IMPORTS
+
+
+def test_task_types_keep_their_earlier_import_paths() -> None:
+    """The task types live in ``tempo_agents.tasks``; code that imported them from the task tools still works."""
+    from tempo_agents import tasks
+    from tempo_agents.tools.builtin import task_list, task_signals
+
+    assert task_list.TaskItem is tasks.TaskItem and task_list.TASKS_STATE_TYPE == tasks.TASKS_STATE_TYPE == "task"
+    assert task_signals.TaskSignalState is tasks.TaskSignalState
 
 
 # --- constants and schemas -------------------------------------------------------------------------------------------

@@ -9,7 +9,7 @@ import pytest
 from pydantic import BaseModel, Field, RootModel, field_validator
 
 from tempo_agents.errors import ConfigurationError
-from tempo_agents.tools._validation import (
+from tempo_agents.tools.validation import (
     Issue,
     Schema,
     ValidationFailure,
@@ -640,3 +640,11 @@ def test_json_schema_accessor() -> None:
         "title": "Named",
         "type": "object",
     }
+
+
+def test_the_earlier_private_module_name_still_imports() -> None:
+    """``tempo_agents.tools.validation`` was ``tools._validation``: code that imported the old name keeps working."""
+    from tempo_agents.tools import _validation, validation
+
+    assert _validation.__all__ == validation.__all__
+    assert all(getattr(_validation, name) is getattr(validation, name) for name in validation.__all__)

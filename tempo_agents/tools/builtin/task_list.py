@@ -2,7 +2,8 @@
 
 The task list is workflow state: the four task tools change it inside workflow code, with no activity. Everything
 here is therefore pure: no I/O, no clock, no randomness, and only the standard library, pydantic (with its
-``pydantic_core``) and ``tempo_agents._wire`` are imported, so the module is safe inside the Temporal workflow sandbox.
+``pydantic_core``), ``tempo_agents._wire`` and ``tempo_agents.tasks`` (the task types) are imported, so the module
+is safe inside the Temporal workflow sandbox.
 
 Callers validate the raw tool input with the project's validation module (against the input models below) and
 pass the validated model to the matching mutation function. A mutation returns a :class:`TaskMutation`: the exact
@@ -26,12 +27,13 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass
-from typing import Any, Literal, TypeAlias
+from typing import Any
 
 from pydantic import BaseModel, Field, model_validator
 from pydantic_core import PydanticCustomError
 
 from tempo_agents._wire import WireModel
+from tempo_agents.tasks import TASKS_STATE_TYPE, TaskItem, TaskStatus
 
 __all__ = [
     "NO_MEMORY_MESSAGE",
@@ -68,9 +70,6 @@ __all__ = [
     "update_task",
     "write_tasks",
 ]
-
-TASKS_STATE_TYPE = "task"
-"""The thread-state type under which a thread's task list is stored."""
 
 TASKS_REQUEST_CONTEXT_KEY = "mastra:tasks"
 """The request-context key holding the list written during the current turn (reference name kept)."""
@@ -161,8 +160,6 @@ _FAILURE_PREFIXES = {
     TASK_CHECK: "Failed to check tasks",
 }
 
-TaskStatus: TypeAlias = Literal["pending", "in_progress", "completed"]
-
 _ID_DESCRIPTION = "Stable task identifier (for example, 'task_investigate_tests'). Keep this unchanged across updates."
 _CONTENT_DESCRIPTION = "Task description in imperative form (e.g., 'Fix authentication bug')"
 _ACTIVE_FORM_DESCRIPTION = "Present continuous form shown during execution (e.g., 'Fixing authentication bug')"
@@ -171,15 +168,6 @@ _ACTIVE_FORM_DESCRIPTION = "Present continuous form shown during execution (e.g.
 # --------------------------------------------------------------------------------------------------------------------
 # Models
 # --------------------------------------------------------------------------------------------------------------------
-
-
-class TaskItem(WireModel):
-    """A stored task: always has an id. On the wire ``active_form`` is ``activeForm``."""
-
-    id: str
-    content: str
-    status: TaskStatus
-    active_form: str
 
 
 class TaskInput(WireModel):

@@ -2,9 +2,9 @@
 
 Before a model call, :func:`compute_task_signal` compares the current task list with what the model has already
 been shown and returns at most one signal: a full **snapshot** (``<current-task-list count="N">``) or a **delta**
-(``<task-list-update changes="N">``). It is pure and deterministic (standard library, pydantic and
-``tempo_agents._wire`` only), so it can run inside the Temporal workflow sandbox; its state is a plain
-:class:`TaskSignalState` the workflow keeps.
+(``<task-list-update changes="N">``). It is pure and deterministic (standard library, pydantic,
+``tempo_agents._wire`` and ``tempo_agents.tasks`` only), so it can run inside the Temporal workflow sandbox; its
+state is a plain :class:`TaskSignalState` the workflow keeps (defined with the task types).
 
 Decisions where the reference does not pin the behaviour down:
 
@@ -26,7 +26,7 @@ from typing import Literal
 from pydantic import Field
 
 from tempo_agents._wire import WireModel
-from tempo_agents.tools.builtin.task_list import TaskItem, TaskStatus
+from tempo_agents.tasks import TaskItem, TaskSignalState, TaskStatus
 
 __all__ = [
     "MAX_DELTAS_PER_SNAPSHOT",
@@ -80,14 +80,6 @@ class TaskSignal(WireModel):
         if not self.contents:
             return f"<{opening} />"
         return f"<{opening}>{self.contents}</{self.tag_name}>"
-
-
-class TaskSignalState(WireModel):
-    """What the model has been shown: the last snapshot, the deltas since, and the list they add up to."""
-
-    snapshot_tasks: list[TaskItem] | None = None
-    deltas_since_snapshot: int = 0
-    last_tasks: list[TaskItem] = Field(default_factory=list)
 
 
 def compute_task_signal(
