@@ -33,7 +33,7 @@ _FILTERS = {
     "running": "ExecutionStatus = 'Running' AND TempoAgentStatus = 'running'",
     "suspended": "ExecutionStatus = 'Running' AND TempoAgentStatus = 'suspended'",
     "completed": "ExecutionStatus = 'Completed' AND TempoAgentStatus = 'completed'",
-    "failed": "(ExecutionStatus = 'Failed' OR TempoAgentStatus = 'failed')",
+    "failed": "(ExecutionStatus = 'Failed' OR (TempoAgentStatus = 'failed' AND ExecutionStatus != 'Canceled'))",
     "cancelled": "ExecutionStatus = 'Canceled'",
     "terminated": "ExecutionStatus = 'Terminated'",
     "timed-out": "ExecutionStatus = 'TimedOut'",
@@ -173,6 +173,9 @@ async def run_detail(app: App, run_id: str) -> dict[str, Any]:
         agent = app.agent(agent_id or "")
     except ConfigurationError:
         agent = None
+    closed = description.status not in (None, WorkflowExecutionStatus.RUNNING, WorkflowExecutionStatus.CONTINUED_AS_NEW)
+    if description.status == WorkflowExecutionStatus.CANCELED:
+        agent_status = "cancelled"  # the workflow records a cancelled run as failed: it was not
     detail.update(
         {
             # The workflow's own word, consistent with ``pending`` (visibility may be a moment behind).
@@ -181,7 +184,8 @@ async def run_detail(app: App, run_id: str) -> dict[str, Any]:
             "mode": mode,
             "step": steps,
             "usage": usage.to_wire(),
-            "pending": [await pending_view(agent, call) for call in pending],
+            # A closed run waits for nobody, whatever calls it was waiting on when it closed.
+            "pending": [] if closed else [await pending_view(agent, call) for call in pending],
             "tasks": [task.to_wire() for task in tasks],
             "answers": None if answers is None else [answer.to_wire() for answer in answers],
         }

@@ -504,7 +504,13 @@ class AgentRunWorkflow:
         )
 
     async def _abort(self) -> None:
-        """Cancelled from outside: running tools were told (``ctx.cancelled``); the journal says so."""
+        """Cancelled from outside: running tools were told (``ctx.cancelled``); the journal says so. A run
+        cancelled while it waits for people has closed its segment already: the end goes into a segment of its
+        own, so readers that followed the run to the suspension see ``abort`` and the ``finish`` after it."""
+        if self._segments.open_next():
+            self._outbox.records.append(
+                constructors.start(self._run_input.run_id, self._run_input.agent_id, self._segments.current)
+            )
         self._outbox.records.append(constructors.abort(self._run_input.run_id, self._segments.current))
         self._set_status("failed")
         await self._finish_segment("aborted")

@@ -62,6 +62,10 @@ class Answer(WireModel):
     action: str
     answered_by: str | None = None
     answered_at: datetime | None = None
+    data: Any = None
+    """What was answered (a resume's data); ``None`` for approvals and declines."""
+    reason: str | None = None
+    """The reason given with a decline."""
 
 
 class CarriedState(WireModel):

@@ -184,6 +184,8 @@ class WaitingCalls:
                 action=resolution.action,
                 answered_by=request.answered_by,
                 answered_at=self._clock(),
+                data=resolution.data if resolution.action == "resume" else None,
+                reason=resolution.reason,
             )
         )
         return call_id

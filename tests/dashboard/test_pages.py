@@ -228,13 +228,16 @@ async def test_two_people_answer_the_same_item_and_one_is_told_it_was_taken(make
         winner = next(name for name, (status, _) in outcomes.items() if status == 200)
         loser = "bob" if winner == "alice" else "alice"
         assert outcomes[winner][1]["answeredBy"] == winner
+        won = "Rome" if winner == "bob" else "Oslo"
+        answer = outcomes[loser][1].pop("answer")
+        assert answer["answeredBy"] == winner and answer["action"] == "resume" and answer["data"] == won
         assert outcomes[loser][1] == {
             "error": f"already answered by {winner}",
             "code": "ALREADY_ANSWERED",
             "answeredBy": winner,
         }
         taken = item(bob if loser == "bob" else alice, run_id)
-        await expect(taken.locator(".form-error.taken")).to_have_text(f"already answered by {winner}")
+        await expect(taken.locator(".form-error.taken")).to_have_text(f"already answered by {winner}: “{won}”")
         await expect(taken.get_by_label("Your answer")).to_have_value("Rome" if loser == "bob" else "Oslo")  # kept
         result = await app.attach(run_id, follow="run").result()
         city = "Rome" if winner == "bob" else "Oslo"

@@ -41,7 +41,8 @@ async def answer_item(
     reason: str | None,
     answered_by: str | None,
 ) -> dict[str, Any]:
-    """Send the answer under ``answered_by``; a call someone already answered is a 409 that names them."""
+    """Send the answer under ``answered_by``; a call someone already answered is a 409 that names them and
+    carries their answer (``answer``: the action, the data or reason, when)."""
     command = ResumeCommand(action, run_id, tool_call_id, data=data, reason=reason, answered_by=answered_by)
     try:
         _, resumed = await resume_run(app, None, command)
@@ -57,6 +58,7 @@ async def answer_item(
             already_answered_text(earlier.answered_by),
             code=ALREADY_ANSWERED,
             answeredBy=earlier.answered_by,
+            answer=earlier.to_wire(),
         ) from None
     return {
         "runId": run_id,

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import asyncio
+from collections import OrderedDict
 from typing import Any, Literal
 
 from temporalio.service import RPCError
 
 from tempo_agents.agent.app import App
 from tempo_agents.errors import ConfigurationError
+from tempo_agents.server.dashboard.asked import asked
 from tempo_agents.server.pending_view import pending_view
 from tempo_agents.server.run_views import list_runs
 from tempo_agents.tools.builtin.ask_user import ask_user_tool
@@ -18,6 +20,20 @@ __all__ = ["ItemKind", "inbox_page", "item_kind"]
 
 ItemKind = Literal["question", "approval", "input"]
 _QUERY_TIMEOUT = 5.0
+_ASKED_KEPT = 2000
+_asked: OrderedDict[tuple[int, str, str, str | None], dict[str, Any]] = OrderedDict()
+"""What led to each waiting call, by (store, run, call, when it was suspended): it never changes while the call
+waits, and the inbox is read again at every change, so each call's transcript is read once."""
+
+
+async def _what_was_asked(app: App, run_id: str, tool_call_id: str, suspended_at: str | None) -> dict[str, Any]:
+    key = (id(app.store), run_id, tool_call_id, suspended_at)
+    found = _asked.get(key)
+    if found is None:
+        found = _asked[key] = await asked(app.store, run_id, tool_call_id)
+        while len(_asked) > _ASKED_KEPT:
+            _asked.popitem(last=False)
+    return found
 
 
 def item_kind(call: PendingCall) -> ItemKind:
@@ -51,6 +67,7 @@ async def _items(app: App, run: dict[str, Any]) -> list[dict[str, Any]]:
                 "startedAt": run["startedAt"],
                 "kind": item_kind(call),
                 **view,
+                **await _what_was_asked(app, run["runId"], call.tool_call_id, view["suspendedAt"]),  # what led to it
             }
         )
     return items

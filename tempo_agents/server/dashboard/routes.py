@@ -4,6 +4,7 @@ timeline, and the live feed."""
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import AsyncIterator
 from typing import Annotated, Any, Literal
 
@@ -13,17 +14,23 @@ from pydantic.alias_generators import to_camel
 from starlette.responses import StreamingResponse
 
 from tempo_agents.server.auth import principal
+from tempo_agents.server.dashboard.answered import answered_page
 from tempo_agents.server.dashboard.answering import answer_item
+from tempo_agents.server.dashboard.asked import run_steps
 from tempo_agents.server.dashboard.feed import DashboardFeed
 from tempo_agents.server.dashboard.inbox import inbox_page
 from tempo_agents.server.dashboard.runs_table import RunFigures
 from tempo_agents.server.dashboard.timeline import run_timeline
 from tempo_agents.server.dependencies import PRINTABLE, AppDep
+from tempo_agents.server.resuming import describe_run
 from tempo_agents.server.sse import HEARTBEAT_SECONDS, SSE_HEADERS, SSE_RESPONSES, EventStream, encode_event
 
 __all__ = ["AnswerBody", "router"]
 
 router = APIRouter(tags=["dashboard"])
+
+FEED_DATA_LIMIT = 2000
+"""How large (as JSON) an answer's data may be to travel with the feed's ``answered`` event to every dashboard."""
 
 
 class AnswerBody(BaseModel):
@@ -67,6 +74,16 @@ async def inbox(
     return await inbox_page(app, agent=agent, per_page=per_page, cursor=cursor)
 
 
+@router.get("/inbox/answered", summary="Who answered which call, what and when, in a page of the latest runs")
+async def answered(
+    app: AppDep,
+    agent: Annotated[str | None, Query(description="agent id", pattern=PRINTABLE)] = None,
+    per_page: Annotated[int, Query(alias="perPage", ge=1, le=100)] = 25,
+    cursor: Annotated[str | None, Query(description="nextCursor of the previous page")] = None,
+) -> dict[str, Any]:
+    return await answered_page(app, agent=agent, per_page=per_page, cursor=cursor)
+
+
 @router.post(
     "/inbox/answer",
     summary="Answer a waiting call under the caller's name; a call answered already is a 409 naming who did",
@@ -81,8 +98,16 @@ async def answer(app: AppDep, body: AnswerBody, request: Request) -> dict[str, A
         reason=body.reason,
         answered_by=principal(request),
     )
+    data = body.resume_data if len(json.dumps(body.resume_data, default=str)) <= FEED_DATA_LIMIT else None
+    what = {"action": body.action, "data": data, "reason": body.reason}  # a large answer: the card reads the run
     _feed(request).publish(
-        {"type": "answered", "runId": body.run_id, "toolCallId": body.tool_call_id, "answeredBy": principal(request)}
+        {
+            "type": "answered",
+            "runId": body.run_id,
+            "toolCallId": body.tool_call_id,
+            "answeredBy": principal(request),
+            "answer": {key: value for key, value in what.items() if value is not None},
+        }
     )
     return answered
 
@@ -107,6 +132,15 @@ async def runs_table(
 @router.get("/runs/{run_id}/timeline", summary="A run's model steps and tool calls on a time axis, and its waits")
 async def timeline(app: AppDep, run_id: str) -> dict[str, Any]:
     return await run_timeline(app, run_id)
+
+
+@router.get(
+    "/runs/{run_id}/steps",
+    summary="What a run was asked, and per model step the messages new to the model and its tokens",
+)
+async def steps(app: AppDep, run_id: str) -> dict[str, Any]:
+    await describe_run(app, run_id)  # a 404 for a run that does not exist
+    return await run_steps(app.store, run_id)
 
 
 async def _feed_events(feed: DashboardFeed, heartbeat: float) -> AsyncIterator[bytes]:

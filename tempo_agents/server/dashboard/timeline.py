@@ -2,7 +2,8 @@
 
 Every activity is a bar from the moment a worker started it to the moment it ended (or ``null``: still going);
 bars that overlap get their own lanes, so parallel calls stand side by side. A wait for a person is the time
-from the last bar's end to the ``resume`` update (or signal) that answered it.
+from the last bar's end to the ``resume`` update (or signal) that answered it, or the cancellation that ended it;
+a wait still going on (the run is suspended now) is a wait with ``end: null`` and ``live: true``.
 
 A call that runs as a child workflow (``agent-<key>``, ``workflow-<key>``) is one bar of kind ``child``: from its
 tool-call activity's start to the end of its last relay, with the child's run id; its activities (the decision and
@@ -21,6 +22,7 @@ from temporalio.api.history.v1 import HistoryEvent
 from tempo_agents.agent.app import App
 from tempo_agents.server.pending_view import iso
 from tempo_agents.server.resuming import describe_run
+from tempo_agents.workflows import search_attributes
 from tempo_agents.workflows.activity_names import CHILD_RELAY, FINISH_RUN, JOURNAL, MODEL_STEP, TOOL_CALL
 
 __all__ = ["run_timeline"]
@@ -106,6 +108,16 @@ _ENDINGS = {
 }
 
 
+def _live_wait(bars: list[_Bar], answers: list[datetime], now: datetime) -> dict[str, Any] | None:
+    """The wait going on now: from the last bar's end (after the last answer) to now, when nothing runs."""
+    if not bars or any(bar.end is None for bar in bars):
+        return None
+    since = max(bar.end for bar in bars if bar.end is not None)
+    if answers and max(answers) >= since:
+        return None
+    return {"start": iso(since), "end": None, "seconds": (now - since).total_seconds(), "live": True}
+
+
 def _waits(bars: list[_Bar], answers: list[datetime]) -> list[dict[str, Any]]:
     """The gaps that ended with an answer: from the last bar's end before it, when nothing ran meanwhile."""
     waits = []
@@ -167,12 +179,19 @@ async def run_timeline(app: App, run_id: str) -> dict[str, Any]:
             and event.workflow_execution_signaled_event_attributes.signal_name == "resume"
         ):
             answers.append(_time(event))
+        elif which == "workflow_execution_cancel_requested_event_attributes":
+            answers.append(_time(event))  # a cancellation ends a wait too
         elif which == "start_child_workflow_execution_initiated_event_attributes":
             child_id = event.start_child_workflow_execution_initiated_event_attributes.workflow_id
             if child_id.startswith(f"{run_id}-"):
                 children[child_id[len(run_id) + 1 :]] = child_id
     shown = _child_bars(bars, children)
     lanes = _lanes(shown, now)
+    waits = _waits(bars, answers)
+    suspended = description.typed_search_attributes.get(search_attributes.STATUS) == "suspended"
+    live = _live_wait(bars, answers, now) if description.close_time is None and suspended else None
+    if live is not None:
+        waits.append(live)
     return {
         "runId": run_id,
         "startedAt": iso(description.start_time),
@@ -180,5 +199,5 @@ async def run_timeline(app: App, run_id: str) -> dict[str, Any]:
         "now": iso(now),
         "lanes": lanes,
         "bars": [bar.to_wire() for bar in shown if bar.kind != "journal"],
-        "waits": _waits(bars, answers),
+        "waits": waits,
     }

@@ -1,7 +1,8 @@
 // The dashboard's entry: sign-in when the server has tokens, the live feed, and the views by location hash
 // (#/inbox, #/runs, #/runs/<runId>).
 
-import { ApiError, get, onTokenNeeded, setToken } from "./api.js";
+import { ApiError, get, onTokenNeeded, setToken, token } from "./api.js";
+import { answeredView } from "./answered.js";
 import { h } from "./dom.js";
 import { feed } from "./feed.js";
 import { inboxView } from "./inbox.js";
@@ -49,6 +50,7 @@ function route() {
   let shown;
   if (section === "runs" && rest.length) shown = runView(main, decodeURIComponent(rest.join("/")), { signal, session });
   else if (section === "runs") shown = runsView(main, { signal });
+  else if (section === "answered") shown = answeredView(main, { signal });
   else shown = inboxView(main, { signal });
   Promise.resolve(shown).catch((error) => {
     if (signal.aborted) return;
@@ -59,6 +61,12 @@ function route() {
 async function start() {
   session = await get("/api/dashboard/session");
   document.getElementById("principal").textContent = session.principal ? `Signed in as ${session.principal}` : "";
+  const signOut = document.getElementById("sign-out");
+  signOut.hidden = !token();
+  signOut.addEventListener("click", () => {
+    setToken(null); // forgotten by this browser session; the next request asks for a token again
+    location.reload();
+  });
   feed.start();
   window.addEventListener("hashchange", route);
   route();

@@ -3,7 +3,7 @@
 // A sub-agent's call (agent-<key>) carries the child's chunks as its tool-output chunks (payload.output is the
 // child's chunk): they feed a Conversation of their own, nested under the call, so grandchildren nest again.
 
-import { h, json, readable } from "./dom.js";
+import { h, json, jsonBlock, readable, shown, visible } from "./dom.js";
 
 const CHILD_TOOL = /^(agent|workflow)-/;
 
@@ -20,7 +20,7 @@ export class Conversation {
   }
 
   reset() {
-    this.el.replaceChildren();
+    this.el.replaceChildren(...(this.promptEl ? [this.promptEl] : []));
     this.message = null;
     this.texts = new Map();
     this.tools = new Map();
@@ -38,6 +38,13 @@ export class Conversation {
     this.apply(chunk);
   }
 
+  // The user's prompt, first in the conversation (it is not in the journal: the page reads it from the run).
+  prompt(text) {
+    if (this.promptEl || !text) return;
+    this.promptEl = h("div", { class: "msg user" }, h("div", { class: "who" }, "user"), shown(text, { tag: "p", attrs: { class: "text" } }));
+    this.el.prepend(this.promptEl);
+  }
+
   assistant() {
     if (!this.message) {
       this.message = h("div", { class: "msg assistant" }, h("div", { class: "who" }, "assistant"));
@@ -52,7 +59,7 @@ export class Conversation {
       const body = h("div", { class: "tool-body" });
       const quiet = /^task_/.test(payload.toolName || ""); // the task list shows what these did
       block = h("details", { class: "tool-call", open: !quiet, dataset: { toolCallId: payload.toolCallId } },
-        h("summary", {}, h("code", {}, payload.toolName || "tool"), h("span", { class: "tool-state" }, "")), body);
+        h("summary", {}, h("code", {}, visible(payload.toolName || "tool")), h("span", { class: "tool-state" }, "")), body);
       block.body = body;
       this.tools.set(payload.toolCallId, block);
       this.assistant().append(block);
@@ -82,9 +89,46 @@ export class Conversation {
   }
 
   state(block, text, kind) {
-    const el = block.querySelector(".tool-state");
+    const el = block.querySelector(":scope > summary > .tool-state");
     el.textContent = text;
     el.className = `tool-state ${kind || ""}`;
+    block.dataset.state = text;
+  }
+
+  // How a call ended when it did not end with a result of its own making: declined, expired, cancelled.
+  // A later tool-result (the reason the model reads) does not turn it into "done".
+  ended(block, text, kind) {
+    block.ended = text;
+    this.state(block, text, kind);
+  }
+
+  // A data chunk's line; several in a row of one type are one group ("data-stamp × 300"), folded.
+  dataLine(container, type, line) {
+    const last = container.lastElementChild;
+    if (last?.classList.contains("data-group") && last.dataset.type === type) {
+      last.count += 1;
+      last.querySelector(":scope > summary").textContent = `${type} \u00d7 ${last.count}`;
+      last.lines.append(line);
+      return;
+    }
+    if (last?.classList.contains("data") && last.dataset.type === type) {
+      const lines = h("div", { class: "data-lines" });
+      const group = h("details", { class: "data-group", dataset: { type } }, h("summary", {}, `${type} \u00d7 2`), lines);
+      group.count = 2;
+      group.lines = lines;
+      last.replaceWith(group);
+      lines.append(last, line);
+      return;
+    }
+    line.dataset.type = type;
+    container.append(line);
+  }
+
+  // The run was cancelled: every call still running or waiting was cancelled with it.
+  cancelled() {
+    for (const block of this.tools.values()) {
+      if (!block.ended && ["running", "waiting", "waiting for approval"].includes(block.dataset.state)) this.ended(block, "cancelled", "bad");
+    }
   }
 
   apply(chunk) {
@@ -103,12 +147,12 @@ export class Conversation {
           this.texts.set(p.id, text);
           this.assistant().append(text);
         }
-        text.append(p.text);
+        text.append(visible(p.text));
         break;
       }
       case "tool-call": {
         const block = this.tool(p);
-        block.body.prepend(h("pre", { class: "json args", "aria-label": "Arguments" }, json(p.args)));
+        block.body.prepend(jsonBlock(p.args, { class: "args", "aria-label": "Arguments" }));
         this.state(block, "running");
         break;
       }
@@ -118,7 +162,7 @@ export class Conversation {
           this.child(block, p).conversation.add(p.output);
           break;
         }
-        block.body.append(h("div", { class: "progress" }, typeof p.output === "string" ? p.output : json(p.output)));
+        block.body.append(shown(typeof p.output === "string" ? p.output : json(p.output), { tag: "div", attrs: { class: "progress" } }));
         break;
       }
       case "tool-result": {
@@ -127,14 +171,16 @@ export class Conversation {
         const r = block.child && p.result && typeof p.result === "object" && "subAgentToolResults" in p.result
           ? { text: p.result.text } : p.result;
         const text = r && typeof r === "object" && typeof r.content === "string" && "isError" in r ? r.content : null;
-        block.body.append(h("div", { class: "result" }, h("span", { class: "label" }, "result"), text !== null ? h("span", { class: "pre" }, text) : readable(r)));
+        block.body.append(h("div", { class: "result" }, h("span", { class: "label" }, "result"), text !== null ? shown(text, { tag: "span", attrs: { class: "pre" } }) : readable(r)));
         if (p.answeredBy) block.body.append(h("div", { class: "answered-by" }, `answered by ${p.answeredBy}`));
-        this.state(block, p.isError ? "error" : "done", p.isError ? "bad" : "ok");
+        // A result that is an error: thrown by the tool, or its input refused ({error: true, message, ...}).
+        const failed = p.isError || (r && typeof r === "object" && r.error === true && typeof r.message === "string");
+        if (!block.ended) this.state(block, failed ? "error" : "done", failed ? "bad" : "ok");
         break;
       }
       case "tool-error": {
         const block = this.tool(p);
-        block.body.append(h("div", { class: "error" }, p.error));
+        block.body.append(shown(p.error, { tag: "div", attrs: { class: "error" } }));
         if (p.answeredBy) block.body.append(h("div", { class: "answered-by" }, `answered by ${p.answeredBy}`));
         this.state(block, "error", "bad");
         break;
@@ -154,16 +200,27 @@ export class Conversation {
       case "tool-output-denied": {
         const block = this.tool(p);
         const reason = p.approval?.reason;
+        if (p.approval?.expired) {
+          block.body.append(h("div", { class: "error" }, "expired: nobody answered in time"));
+          this.ended(block, "expired", "wait");
+          break;
+        }
         block.body.append(h("div", { class: "error" }, `declined${reason ? `: ${reason}` : ""}${p.answeredBy ? ` (by ${p.answeredBy})` : ""}`));
-        this.state(block, "declined", "bad");
+        this.ended(block, "declined", "bad");
         break;
       }
       case "error":
-        this.el.append(h("div", { class: "msg error", role: "alert" }, p.error || json(p)));
+        this.el.append(h("div", { class: "msg error", role: "alert" }, visible(p.error || json(p))));
+        break;
+      case "abort":
+        this.cancelled();
         break;
       case "finish": {
         const reason = p.stepResult?.reason || "";
-        this.el.append(h("div", { class: `segment-end ${reason}` }, reason === "suspended" ? "waiting for a person" : `finished (${reason})`));
+        if (reason === "aborted") {
+          this.cancelled();
+          this.el.append(h("div", { class: "segment-end aborted", role: "status" }, "The run was cancelled: nothing more will happen in it."));
+        } else this.el.append(h("div", { class: `segment-end ${reason}` }, reason === "suspended" ? "waiting for a person" : `finished (${reason})`));
         this.message = null;
         break;
       }
@@ -173,10 +230,17 @@ export class Conversation {
           this.child(this.tool({ toolCallId: chunk.data.toolCallId, toolName: chunk.data.toolName }), chunk.data, chunk.data.childRunId);
           break;
         }
+        const expiredCall = chunk.data?.toolCallId;
+        if (chunk.type === "data-suspension-expired" && this.tools.has(expiredCall)) {
+          const block = this.tools.get(expiredCall);
+          block.body.append(h("div", { class: "error" }, "expired: nobody answered in time"));
+          this.ended(block, "expired", "wait");
+          break;
+        }
         if (chunk.type.startsWith("data-")) {
           const target = p.toolCallId ? this.tools.get(p.toolCallId) : null;
-          const line = h("div", { class: "data" }, h("span", { class: "label" }, chunk.type), json(chunk.data ?? p));
-          (target ? target.body : this.assistant()).append(line);
+          const line = h("div", { class: "data" }, h("span", { class: "label" }, chunk.type), shown(json(chunk.data ?? p), { tag: "span" }));
+          this.dataLine(target ? target.body : this.assistant(), chunk.type, line);
         }
     }
   }

@@ -1,4 +1,6 @@
-// Small DOM helpers: build elements, format times and JSON.
+// Small DOM helpers: build elements, format times and JSON, and show text as it is: characters that change how
+// text reads without being seen (bidirectional controls, zero-width and other format characters, control
+// characters) are shown escaped and marked, and very long values are cut, with a button that shows them all.
 
 export function h(tag, attrs = {}, ...children) {
   const el = document.createElement(tag);
@@ -20,6 +22,74 @@ export function h(tag, attrs = {}, ...children) {
 
 export function json(value) {
   return JSON.stringify(value, null, 2);
+}
+
+// Characters a reader cannot see or that reorder what they see; tabs and line breaks are shown as they are.
+const INVISIBLE = /[\p{Cf}\p{Cc}\p{Co}\p{Zl}\p{Zp}\u034F\u115F\u1160\u17B4\u17B5\u180B-\u180F\u3164\uFE00-\uFE0F\uFFA0\u{E0100}-\u{E01EF}]/u;
+const INVISIBLE_ALL = new RegExp(INVISIBLE.source, "gu");
+const PLAIN = new Set(["\n", "\t"]);
+
+function escaped(char) {
+  const code = char.codePointAt(0);
+  const hex = code.toString(16).toUpperCase().padStart(4, "0");
+  return code > 0xffff ? `\\u{${hex}}` : `\\u${hex}`;
+}
+
+// `text` as nodes: every invisible character becomes its escape (\u202E), marked so it stands out.
+export function visible(text) {
+  const fragment = document.createDocumentFragment();
+  const value = String(text);
+  if (!INVISIBLE.test(value)) {
+    fragment.append(value);
+    return fragment;
+  }
+  let last = 0;
+  for (const match of value.matchAll(INVISIBLE_ALL)) {
+    if (PLAIN.has(match[0])) continue;
+    if (match.index > last) fragment.append(value.slice(last, match.index));
+    const code = escaped(match[0]);
+    fragment.append(h("span", { class: "invisible", title: `hidden character U+${match[0].codePointAt(0).toString(16).toUpperCase().padStart(4, "0")}` }, code));
+    last = match.index + match[0].length;
+  }
+  if (last < value.length) fragment.append(value.slice(last));
+  return fragment;
+}
+
+export const CLIP = 2000;
+
+// `text` in a `tag` element (shown visibly), cut after `limit` characters with a "Show all" button after it.
+export function shown(text, { tag = "pre", attrs = {}, limit = CLIP } = {}) {
+  const value = String(text);
+  const el = h(tag, attrs);
+  const fragment = document.createDocumentFragment();
+  fragment.append(el);
+  if (value.length <= limit) {
+    el.append(visible(value));
+    return fragment;
+  }
+  el.append(visible(value.slice(0, limit)), h("span", { class: "cut", "aria-hidden": "true" }, " …"));
+  const more = h("button", { type: "button", class: "small show-all" }, `Show all (${value.length.toLocaleString("en")} characters)`);
+  more.addEventListener("click", () => {
+    el.replaceChildren(visible(value));
+    more.remove();
+  });
+  fragment.append(more);
+  return fragment;
+}
+
+// A JSON value, pretty-printed in a <pre class="json"> (cut when very long).
+export function jsonBlock(value, attrs = {}) {
+  return shown(json(value), { attrs: { ...attrs, class: `json ${attrs.class || ""}`.trim() } });
+}
+
+// The key of an inbox item or a run page's waiting call (a plain string: it is compared, never put in a selector).
+export function itemKey(runId, toolCallId) {
+  return JSON.stringify([runId, toolCallId ?? null]);
+}
+
+// The element among `parent`'s children whose data-item is `key`.
+export function findItem(parent, key) {
+  return [...parent.children].find((el) => el.dataset.item === key) || null;
 }
 
 export function duration(ms) {
@@ -51,14 +121,14 @@ export function fieldId(prefix) {
 // Readable view of any JSON value: objects as definition lists, the rest as text or preformatted JSON.
 export function readable(value) {
   if (value === null || value === undefined) return h("span", { class: "muted" }, "—");
-  if (typeof value !== "object") return h("span", {}, String(value));
+  if (typeof value !== "object") return shown(String(value), { tag: "span", attrs: { class: "value" } });
   if (Array.isArray(value)) {
-    if (value.every((v) => typeof v !== "object" || v === null)) return h("span", {}, value.join(", "));
-    return h("pre", { class: "json" }, json(value));
+    if (value.every((v) => typeof v !== "object" || v === null)) return shown(value.join(", "), { tag: "span", attrs: { class: "value" } });
+    return jsonBlock(value);
   }
   const dl = h("dl", { class: "payload" });
   for (const [key, v] of Object.entries(value)) {
-    dl.append(h("dt", {}, key), h("dd", {}, typeof v === "object" && v !== null ? h("pre", { class: "json" }, json(v)) : String(v)));
+    dl.append(h("dt", {}, visible(key)), h("dd", {}, typeof v === "object" && v !== null ? jsonBlock(v) : shown(String(v), { tag: "span", attrs: { class: "value" } })));
   }
   return dl;
 }

@@ -3,7 +3,7 @@
 // their fields and the form keeps what was typed.
 
 import { ApiError, post } from "./api.js";
-import { fieldId, h, json } from "./dom.js";
+import { fieldId, h, jsonBlock, visible, when } from "./dom.js";
 
 // ---- schema → fields -------------------------------------------------------------------------------------
 
@@ -183,7 +183,7 @@ function submitter(item, form, onAnswered) {
     } catch (error) {
       for (const el of buttons) el.disabled = false;
       if (error instanceof ApiError && error.status === 409 && error.body.code === "ALREADY_ANSWERED") {
-        markAnswered(form, error.body.answeredBy);
+        markAnswered(form, error.body.answeredBy, error.body.answer);
       } else if (error instanceof ApiError) {
         showErrors(form, error);
       } else {
@@ -195,25 +195,55 @@ function submitter(item, form, onAnswered) {
   };
 }
 
-// Marks a form whose call someone else answered: what was typed stays, nothing can be sent.
-export function markAnswered(form, answeredBy) {
+const WORDS_LIMIT = 300;
+
+// What an answer said, in a few words: approved, declined (and why), or the answer itself.
+export function answerWords(answer) {
+  if (!answer) return "";
+  const action = answer.action;
+  const data = answer.data;
+  const approved = data && typeof data === "object" && typeof data.approved === "boolean" ? data.approved : null;
+  if (action === "approve" || approved === true) return "approved";
+  if (action === "decline" || approved === false) return answer.reason ? `declined (“${answer.reason}”)` : "declined";
+  if (action === "expire") return "expired";
+  if (data === undefined || data === null) return ""; // not known here (too large to send along): who is enough
+  const text = typeof data === "string" ? `“${data}”` : Array.isArray(data) && data.every((v) => typeof v === "string") ? data.map((v) => `“${v}”`).join(", ") : JSON.stringify(data);
+  return text.length > WORDS_LIMIT ? `${text.slice(0, WORDS_LIMIT)} …` : text;
+}
+
+// Marks a form whose call someone else answered, for good (the card stays until dismissed): who answered and
+// what, and when; what was typed here stays, nothing can be sent.
+export function markAnswered(form, answeredBy, answer = null) {
   for (const el of form.querySelectorAll("button, input, select, textarea")) el.disabled = true;
-  form.closest("[data-item]")?.setAttribute("data-answered", "elsewhere");
+  const card = form.closest("[data-item]");
+  card?.setAttribute("data-answered", "elsewhere");
   const note = form.querySelector(".form-error");
-  note.textContent = `already answered by ${answeredBy || "someone else"}`;
+  const words = answerWords(answer);
+  note.replaceChildren(visible(`already answered by ${answeredBy || "someone else"}${words ? `: ${words}` : ""}`));
+  if (answer?.answeredAt) note.title = `answered ${when(answer.answeredAt)}`;
   note.classList.add("taken");
+  note.setAttribute("role", "alert");
+  if (card && !card.querySelector(".dismiss")) {
+    const dismiss = h("button", { type: "button", class: "small dismiss" }, "Dismiss");
+    dismiss.addEventListener("click", () => {
+      const next = card.nextElementSibling || card.previousElementSibling;
+      card.remove();
+      next?.querySelector("button:not(:disabled), input:not(:disabled), textarea:not(:disabled), a")?.focus();
+    });
+    note.after(dismiss);
+  }
 }
 
 function questionForm(item, form, send) {
   const payload = item.suspendPayload || {};
   const options = payload.options || [];
-  form.append(h("p", { class: "question-text" }, payload.question || ""));
+  form.append(h("p", { class: "question-text" }, visible(payload.question || "")));
   if (options.length && (payload.selectionMode || "single_select") === "single_select") {
     form.append(
       h("div", { class: "choices", role: "group", "aria-label": "Choose one" },
         options.map((option) =>
           h("button", { type: "button", class: "choice", title: option.description || null,
-            onclick: () => send({ action: "resume", resumeData: option.label }) }, option.label))),
+            onclick: () => send({ action: "resume", resumeData: option.label }) }, visible(option.label)))),
     );
     return;
   }
@@ -221,7 +251,7 @@ function questionForm(item, form, send) {
     const boxes = options.map((option) => {
       const id = fieldId("opt");
       const box = h("input", { id, type: "checkbox", value: option.label });
-      return [box, h("div", { class: "check" }, box, h("label", { for: id }, option.label), option.description ? h("small", { class: "help" }, option.description) : null)];
+      return [box, h("div", { class: "check" }, box, h("label", { for: id }, visible(option.label)), option.description ? h("small", { class: "help" }, option.description) : null)];
     });
     form.append(h("fieldset", { class: "choices" }, h("legend", {}, "Choose any"), boxes.map(([, row]) => row)));
     form.append(h("div", { class: "actions" }, h("button", { type: "submit", class: "primary" }, "Send")));
@@ -246,12 +276,13 @@ function approvalForm(item, form, send) {
   const inner = /^agent-/.test(item.toolName || "") && item.suspendPayload?.toolName ? item.suspendPayload : null;
   form.append(
     inner
-      ? h("p", {}, "Run ", h("code", {}, inner.toolName), " (in ", h("code", {}, item.toolName), ") with these arguments?")
-      : h("p", {}, "Run ", h("code", {}, item.toolName), " with these arguments?"),
-    h("pre", { class: "json", "aria-label": "Arguments" }, json(inner ? inner.args : item.args)),
+      ? h("p", {}, "Run ", h("code", {}, visible(inner.toolName)), " (in ", h("code", {}, item.toolName), ") with these arguments?")
+      : h("p", {}, "Run ", h("code", {}, visible(item.toolName)), " with these arguments?"),
+    jsonBlock(inner ? inner.args : item.args, { "aria-label": "Arguments" }),
   );
   const id = fieldId("reason");
   const reason = h("input", { id, type: "text", name: "reason", placeholder: "Why (sent to the agent when declining)" });
+  form.addEventListener("submit", (event) => event.preventDefault()); // Enter in the reason decides nothing
   form.append(h("div", { class: "field" }, h("label", { for: id }, "Reason (optional)"), reason));
   form.append(
     h("div", { class: "actions" },

@@ -1,16 +1,41 @@
 // The inbox: every call waiting for a person, newest first, answered in place. Live: an item answered anywhere
-// leaves (or, when someone was typing into it, is marked "already answered by ..." and keeps what was typed).
+// leaves; when someone was working on it (typed, or pressed a button), it stays, marked "already answered by
+// <who>: <what>" with what was typed kept, until they dismiss it.
 
 import { get, query } from "./api.js";
 import { feed } from "./feed.js";
 import { answerForm, markAnswered } from "./forms.js";
-import { duration, h, readable, since } from "./dom.js";
+import { duration, fieldId, findItem, h, itemKey, readable, shown, since, visible } from "./dom.js";
 
 const PER_PAGE = 25;
 const SOON_MS = 15 * 60 * 1000;
 
 function key(item) {
-  return `${item.runId}\u0000${item.toolCallId}`;
+  return itemKey(item.runId, item.toolCallId);
+}
+
+// Someone here was working on the card: typed into it, or has the focus in it.
+function touched(el) {
+  return Boolean(el.querySelector("form[data-dirty], form[aria-busy]")) || el.contains(document.activeElement);
+}
+
+// Who answered the call of `el` and what (from the run's answers), shown on the card for good.
+async function markFromRun(el) {
+  el.dataset.answered = "elsewhere";
+  const form = el.querySelector("form");
+  let answer = null;
+  try {
+    const run = await get(`/api/runs/${encodeURIComponent(el.dataset.runId)}`);
+    if ((run.pending || []).some((call) => call.toolCallId === el.dataset.toolCallId)) {
+      delete el.dataset.answered; // still waiting (only moved off this page): nothing to say
+      return;
+    }
+    const answers = (run.answers || []).filter((a) => a.toolCallId === el.dataset.toolCallId);
+    answer = answers[answers.length - 1] || null;
+  } catch {
+    answer = null;
+  }
+  if (form) markAnswered(form, answer?.answeredBy, answer);
 }
 
 function deadline(item) {
@@ -18,6 +43,38 @@ function deadline(item) {
   const left = Date.parse(item.expiresAt) - Date.now();
   const text = left > 0 ? `due in ${duration(left)}` : "overdue";
   return h("span", { class: left < SOON_MS ? "deadline soon" : "deadline", title: item.expiresAt }, text);
+}
+
+// The first thing to act on in `card` (the first enabled control of its form, else its link).
+function firstControl(card) {
+  const controls = "form :is(button, input, textarea, select):not(:disabled)";
+  return card?.querySelector(controls) || card?.querySelector("a[href]") || null;
+}
+
+// The card answered here leaves; the focus goes to the next item (or the inbox's heading when none is left).
+function leave(itemKeyValue) {
+  const list = document.querySelector(".inbox .items");
+  const el = list ? findItem(list, itemKeyValue) : null;
+  if (!el) return;
+  const hadFocus = el.contains(document.activeElement) || document.activeElement === document.body;
+  let next = el.nextElementSibling;
+  while (next && next.dataset.answered) next = next.nextElementSibling;
+  let previous = el.previousElementSibling;
+  while (!next && previous && previous.dataset.answered) previous = previous.previousElementSibling;
+  el.remove();
+  if (!hadFocus) return;
+  const target = firstControl(next || previous) || document.getElementById("inbox-title");
+  target?.focus();
+}
+
+const ASKED_LIMIT = 600;
+
+// What led to the call: the user's prompt and the model's text in the step that made it.
+function asked(item) {
+  if (!item.prompt && !item.leadText) return null;
+  return h("div", { class: "asked" },
+    item.prompt ? h("div", { class: "prompt" }, h("span", { class: "label" }, "Asked"), shown(item.prompt, { tag: "span", attrs: { class: "value" }, limit: ASKED_LIMIT })) : null,
+    item.leadText ? h("div", { class: "lead" }, h("span", { class: "label" }, "The model said"), shown(item.leadText, { tag: "span", attrs: { class: "value" }, limit: ASKED_LIMIT })) : null);
 }
 
 const KIND_LABEL = { question: "Question", approval: "Approval", input: "Input needed" };
@@ -31,26 +88,41 @@ function card(item) {
     { class: `item ${item.kind}`, dataset: { item: key(item), runId: item.runId, toolCallId: item.toolCallId }, "aria-label": `${KIND_LABEL[item.kind]}: ${item.toolName}` },
     h("header", {},
       h("span", { class: `badge ${item.kind}` }, KIND_LABEL[item.kind]),
-      h("strong", {}, item.agentName || item.agentId || "agent"),
-      h("code", { class: "tool" }, item.toolName),
-      h("span", { class: "muted" }, item.threadId ? `thread ${item.threadId}` : "", item.resourceId ? ` · ${item.resourceId}` : ""),
+      h("strong", {}, visible(item.agentName || item.agentId || "agent")),
+      h("code", { class: "tool" }, visible(item.toolName)),
+      h("span", { class: "muted" }, visible(item.threadId ? `thread ${item.threadId}` : ""), visible(item.resourceId ? ` · ${item.resourceId}` : "")),
       h("span", { class: "waited", title: item.suspendedAt, dataset: { since: item.suspendedAt || "" } }, `waiting ${since(item.suspendedAt)}`),
       deadline(item),
       h("a", { href: `#/runs/${encodeURIComponent(item.runId)}`, class: "run-link" }, "Open run")),
+    asked(item),
     subject,
-    answerForm(item, { onAnswered: () => setTimeout(() => document.querySelector(`[data-item="${CSS.escape(key(item))}"]`)?.remove(), 600) }),
+    answerForm(item, { onAnswered: (answered) => setTimeout(() => leave(key(answered)), 600) }),
   );
 }
 
 export function inboxView(root, { signal }) {
   const state = { cursors: [null], page: 0, total: 0, next: null };
   const list = h("div", { class: "items", "aria-live": "polite" });
+  const agentId = fieldId("inbox-agent");
+  const agent = h("select", { id: agentId, name: "agent" }, h("option", { value: "" }, "every agent"));
+  get("/api/agents?partial=true").then((agents) => {
+    for (const [id, details] of Object.entries(agents)) {
+      agent.append(h("option", { value: id }, details?.name && details.name !== id ? `${details.name} (${id})` : id));
+    }
+  }).catch(() => {});
+  agent.addEventListener("change", () => {
+    state.cursors = [null];
+    state.page = 0;
+    list.replaceChildren();
+    load();
+  });
   const status = h("p", { class: "muted", role: "status" });
   const prev = h("button", { type: "button", onclick: () => go(state.page - 1) }, "Newer");
   const next = h("button", { type: "button", onclick: () => go(state.page + 1) }, "Older");
   root.replaceChildren(
     h("section", { class: "inbox", "aria-labelledby": "inbox-title" },
-      h("div", { class: "title-row" }, h("h1", { id: "inbox-title" }, "Inbox"), status),
+      h("div", { class: "title-row" }, h("h1", { id: "inbox-title", tabindex: "-1" }, "Inbox"), status,
+        h("div", { class: "field inline" }, h("label", { for: agentId }, "Agent"), agent)),
       list,
       h("nav", { class: "pager", "aria-label": "Inbox pages" }, prev, next)),
   );
@@ -58,7 +130,7 @@ export function inboxView(root, { signal }) {
 
   async function load() {
     const started = performance.now();
-    const page = await get(`/api/inbox${query({ perPage: PER_PAGE, cursor: state.cursors[state.page] })}`);
+    const page = await get(`/api/inbox${query({ perPage: PER_PAGE, cursor: state.cursors[state.page], agent: agent.value })}`);
     if (signal.aborted) return;
     state.total = page.total;
     state.next = page.nextCursor;
@@ -73,7 +145,12 @@ export function inboxView(root, { signal }) {
       before = el;
     }
     for (const [, el] of shown) {
-      if (el.querySelector("form[data-dirty]") && el.dataset.answered !== "true") continue; // keep what was typed
+      if (el.dataset.answered === "elsewhere") continue; // told who answered: stays until dismissed
+      if (el.dataset.answered === "true") continue; // answered here: leaves in a moment, handing on the focus
+      if (el.dataset.answered !== "true" && touched(el)) {
+        markFromRun(el); // answered elsewhere while someone here worked on it: say who, and what
+        continue;
+      }
       el.remove();
     }
     status.textContent = page.total ? `${page.total} waiting run${page.total === 1 ? "" : "s"}` : "Nothing is waiting for you.";
@@ -104,11 +181,11 @@ export function inboxView(root, { signal }) {
   };
   feed.on((event) => {
     if (event.type === "answered") {
-      const el = list.querySelector(`[data-item="${CSS.escape(key(event))}"]`) ||
-        (event.toolCallId ? null : list.querySelector(`[data-run-id="${CSS.escape(event.runId)}"]`));
-      if (el && el.dataset.answered !== "true") {
+      const el = findItem(list, key(event)) ||
+        (event.toolCallId ? null : [...list.children].find((card) => card.dataset.runId === event.runId));
+      if (el && !el.dataset.answered) {
         const form = el.querySelector("form");
-        if (form?.dataset.dirty) markAnswered(form, event.answeredBy);
+        if (form && touched(el)) markAnswered(form, event.answeredBy, event.answer);
         else el.remove();
       }
       reload();

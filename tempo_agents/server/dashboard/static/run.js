@@ -4,8 +4,8 @@
 
 import { ApiError, follow, get, post } from "./api.js";
 import { Conversation } from "./conversation.js";
-import { h, when } from "./dom.js";
-import { answerForm } from "./forms.js";
+import { duration, findItem, h, itemKey, visible, when } from "./dom.js";
+import { answerForm, markAnswered } from "./forms.js";
 import { renderTimeline } from "./timeline.js";
 
 const TASK_TOOLS = /^task_/;
@@ -33,9 +33,55 @@ function taskList(tasks) {
         task.status === "in_progress" ? h("span", { class: "badge running" }, "in progress") : null)));
 }
 
+const MODEL_BAR = /^model step (\d+)$/;
+
+// How long each model step took, by step (from the timeline's bars): ms, or null while it runs.
+function latencies(timeline) {
+  const found = new Map();
+  for (const bar of timeline?.bars || []) {
+    const match = MODEL_BAR.exec(bar.label);
+    if (bar.kind === "model" && match) found.set(Number(match[1]) - 1, bar.end ? Date.parse(bar.end) - Date.parse(bar.start) : null);
+  }
+  return found;
+}
+
+function messageLine(message) {
+  const parts = message.parts.map((part) =>
+    part.type === "text" ? h("span", { class: "pre" }, visible(part.text))
+      : part.type === "tool-call" ? h("code", {}, `→ ${part.toolName}(…)`)
+        : h("code", { class: part.isError ? "error" : "" }, `← ${part.toolName}${part.isError ? " (error)" : ""}`));
+  return h("li", { class: `input-message ${message.role}` }, h("span", { class: "label" }, message.role), ...parts);
+}
+
+// Per model step, for operators: the messages new to the model at that step, its latency and its tokens.
+function stepsTable(data, timeline, opened) {
+  if (!data.steps.length) return h("p", { class: "muted" }, "No model step has ended yet.");
+  const took = latencies(timeline);
+  return h("div", { class: "table-wrap" }, h("table", { class: "steps-table" },
+    h("thead", {}, h("tr", {}, ["Step", "Latency", "Tokens", "Model input"].map((c) => h("th", { scope: "col" }, c)))),
+    h("tbody", {}, data.steps.map((step) => {
+      const usage = step.usage;
+      const ms = took.get(step.step);
+      const history = step.historyMessages ? ` (${step.historyMessages} from memory)` : "";
+      return h("tr", { dataset: { step: step.step } },
+        h("td", { class: "num" }, String(step.step + 1)),
+        h("td", { class: "num latency" }, ms === undefined ? "—" : ms === null ? "running" : ms < 10_000 ? `${(ms / 1000).toFixed(2)}s` : duration(ms)),
+        h("td", { class: "num tokens" }, usage ? `${usage.inputTokens ?? 0} in · ${usage.outputTokens ?? 0} out` : "—"),
+        h("td", { class: "model-input" },
+          h("details", { open: opened.has(step.step), ontoggle: (event) => (event.target.open ? opened.add(step.step) : opened.delete(step.step)) },
+            h("summary", {}, `${step.inputMessages} message${step.inputMessages === 1 ? "" : "s"} sent, ${step.input.length} new${history}`),
+            h("ol", { class: "input-messages" }, step.input.map(messageLine)))));
+    }))));
+}
+
 export function runView(root, runId, { signal, session }) {
   const facts = h("dl", { class: "facts" });
   const pending = h("div", { class: "pending" });
+  const waiting = h("section", { class: "waiting", "aria-labelledby": "waiting-title", hidden: true },
+    h("h2", { id: "waiting-title" }, "Waiting for people"), pending);
+  const steps = h("div", { class: "steps" });
+  const openedSteps = new Set(); // the steps whose input is open stay open when the table is drawn again
+  new MutationObserver(() => { waiting.hidden = !pending.children.length; }).observe(pending, { childList: true });
   const tasks = h("div", { class: "task-list", "aria-live": "polite" });
   const timeline = h("div", { class: "timeline-wrap" });
   const log = h("div", { class: "conversation", "aria-live": "polite" });
@@ -62,24 +108,27 @@ export function runView(root, runId, { signal, session }) {
     : null;
   root.replaceChildren(
     h("section", { class: "run", "aria-labelledby": "run-title" },
-      h("div", { class: "title-row" }, h("h1", { id: "run-title" }, "Run ", h("code", {}, runId)), statusBadge, uiLink, cancel),
+      h("div", { class: "title-row" }, h("h1", { id: "run-title", tabindex: "-1" }, "Run ", h("code", {}, runId)), statusBadge, uiLink, cancel),
       parentLink,
       facts,
+      waiting, // what waits for the person comes first (on a phone, before the whole conversation)
       h("h2", {}, "Timeline"), timeline,
+      h("details", { class: "operator" }, h("summary", {}, h("h2", {}, "Model steps: input, latency, tokens")), steps),
       h("div", { class: "run-grid" },
         h("div", { class: "col" },
           h("h2", {}, "Conversation"), log),
         h("aside", { class: "col side" },
-          h("h2", {}, "Waiting for people"), pending,
           h("h2", {}, "Tasks"), tasks))),
     cancelDialog,
   );
 
   let shownPending = "";
+  let closed = false; // the workflow closed: its status and figures change no more
   let tasksSeen = null;
   async function loadDetail() {
     const run = await get(`/api/runs/${encodeURIComponent(runId)}`);
     if (signal.aborted) return;
+    closed = Boolean(run.closedAt);
     statusBadge.textContent = run.status;
     statusBadge.className = `status ${run.status}`;
     root.querySelector(".run").dataset.status = run.status;
@@ -87,10 +136,11 @@ export function runView(root, runId, { signal, session }) {
     const usage = run.usage || {};
     facts.replaceChildren(
       ...[["Agent", run.agentId], ["Thread", run.threadId], ["Resource", run.resourceId], ["Mode", run.mode],
-        ["Steps", run.step], ["Tokens", usage.totalTokens !== undefined ? `${usage.totalTokens} (${usage.inputTokens ?? 0} in, ${usage.outputTokens ?? 0} out)` : null],
+        // A running run's step counter counts the steps whose calls have ended: the step at work is the next one.
+        run.status === "running" && run.step !== null ? ["Step", `${run.step + 1} (running)`] : ["Steps", run.step], ["Tokens", usage.totalTokens !== undefined ? `${usage.totalTokens} (${usage.inputTokens ?? 0} in, ${usage.outputTokens ?? 0} out)` : null],
         ["Started", when(run.startedAt)], ["Closed", when(run.closedAt)]]
         .filter(([, v]) => v !== null && v !== undefined && v !== "")
-        .flatMap(([k, v]) => [h("dt", {}, k), h("dd", {}, String(v))]),
+        .map(([k, v]) => h("div", { class: "fact" }, h("dt", {}, k), h("dd", {}, visible(String(v))))),
     );
     const parent = run.parentRunId;
     if (parent && parentLink.hidden) {
@@ -104,23 +154,61 @@ export function runView(root, runId, { signal, session }) {
       shownPending = signature;
       const answer = (call) => parent // a child's wait is answered through its parent's call, which shows it too
         ? h("p", { class: "muted" }, "Answered on the ", h("a", { href: `#/runs/${encodeURIComponent(parent)}` }, "parent run"), ".")
-        : answerForm({ ...call, runId, kind: call.requiresApproval ? "approval" : call.toolId === "ask_user" ? "question" : "input" });
+        : answerForm({ ...call, runId, kind: call.requiresApproval ? "approval" : call.toolId === "ask_user" ? "question" : "input" }, {
+          onAnswered: () => {
+            const el = findItem(pending, itemKey(runId, call.toolCallId));
+            const next = el?.nextElementSibling?.querySelector("button:not(:disabled), input:not(:disabled), textarea:not(:disabled)");
+            (next || document.getElementById("run-title"))?.focus();
+          },
+        });
+      // A call answered elsewhere while someone here worked on its form: the form stays, saying who and what.
+      const kept = [...pending.children].filter((el) => {
+        const form = el.querySelector("form");
+        if (!form || el.dataset.answered === "true") return false;
+        if (el.dataset.answered === "elsewhere") return true;
+        if (!form.matches("[data-dirty], [aria-busy]") && !el.contains(document.activeElement)) return false;
+        if (calls.some((call) => itemKey(runId, call.toolCallId) === el.dataset.item)) return false;
+        const [, toolCallId] = JSON.parse(el.dataset.item);
+        const answers = (run.answers || []).filter((a) => a.toolCallId === toolCallId);
+        const last = answers[answers.length - 1] || null;
+        markAnswered(form, last?.answeredBy, last);
+        return true;
+      });
       pending.replaceChildren(
-        ...(calls.length
-          ? calls.map((call) => h("div", { class: "item", dataset: { item: `${runId}\u0000${call.toolCallId}` } },
-              h("p", {}, h("code", {}, call.toolName), " since ", when(call.suspendedAt)),
-              answer(call)))
-          : [h("p", { class: "muted" }, "Nothing.")]),
+        ...kept,
+        ...calls.map((call) => {
+          const shownAlready = findItem(pending, itemKey(runId, call.toolCallId)); // keeps what is typed in it
+          if (shownAlready && !shownAlready.dataset.answered && shownAlready.dataset.round === String(call.round)) return shownAlready;
+          return h("div", { class: "item", dataset: { item: itemKey(runId, call.toolCallId), round: String(call.round) } },
+            h("p", {}, h("code", {}, visible(call.toolName)), " since ", when(call.suspendedAt)),
+            answer(call));
+        }),
       );
+      // No heading over nothing (the observer above keeps it so when an item is dismissed).
     }
     if (tasksSeen === null) tasks.replaceChildren(taskList(run.tasks)); // else the journal's latest is shown
   }
+  let timelineData = null;
+  let stepsData = null;
   async function loadTimeline() {
     const data = await get(`/api/runs/${encodeURIComponent(runId)}/timeline`);
-    if (!signal.aborted) timeline.replaceChildren(renderTimeline(data));
+    if (signal.aborted) return;
+    timelineData = data;
+    timeline.replaceChildren(renderTimeline(data));
+    if (stepsData) steps.replaceChildren(stepsTable(stepsData, timelineData, openedSteps));
+  }
+  async function loadSteps() {
+    const data = await get(`/api/runs/${encodeURIComponent(runId)}/steps`);
+    if (signal.aborted) return;
+    stepsData = data;
+    conversation.prompt(data.prompt);
+    steps.replaceChildren(stepsTable(data, timelineData, openedSteps));
   }
   const detailSoon = throttle(() => loadDetail().catch(() => {}), 250);
-  const timelineSoon = throttle(() => loadTimeline().catch(() => {}), 1500);
+  const timelineSoon = throttle(() => {
+    loadTimeline().catch(() => {});
+    loadSteps().catch(() => {});
+  }, 1500);
 
   const conversation = new Conversation(log, runId);
   let painting = [];
@@ -148,9 +236,8 @@ export function runView(root, runId, { signal, session }) {
     if (error instanceof ApiError) log.append(h("p", { class: "error", role: "alert" }, error.message));
   });
   const refresh = setInterval(() => {
-    const s = statusBadge.textContent;
-    if (s === "running" || s === "suspended") { detailSoon(); timelineSoon(); }
+    if (!closed) { detailSoon(); timelineSoon(); } // a run between its last chunk and its close included
   }, 3000);
   signal.addEventListener("abort", () => clearInterval(refresh));
-  return Promise.all([loadDetail(), loadTimeline()]);
+  return Promise.all([loadDetail(), loadTimeline(), loadSteps()]);
 }
