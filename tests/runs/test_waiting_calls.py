@@ -125,7 +125,14 @@ def test_an_answer_resolves_the_only_waiting_call_and_is_noted() -> None:
 
     assert calls.pending() == [] and calls.any_resolved and calls.any_waiting
     assert calls.answers() == [
-        Answer(tool_call_id="call_0", tool_name="charge", action="resume", answered_by="ops", answered_at=clock.now)
+        Answer(
+            tool_call_id="call_0",
+            tool_name="charge",
+            action="resume",
+            answered_by="ops",
+            answered_at=clock.now,
+            data={"confirmed": True},
+        )
     ]
     [(waiting, resolution)] = calls.take_resolved()
     assert (waiting.tool_call_id, resolution.action, resolution.data) == ("call_0", "resume", {"confirmed": True})
