@@ -12,11 +12,12 @@ from fastapi.responses import JSONResponse
 from pydantic import BaseModel
 
 from tempo_agents.agent.app import App
+from tempo_agents.agent.events import event_secrets_of
 from tempo_agents.errors import StoreUnavailableError
 from tempo_agents.server.auth import Authorize, BearerTokens, allow_all, authorization_dependency
 from tempo_agents.server.dashboard.mounting import mount_dashboard
 from tempo_agents.server.errors import ERROR_RESPONSES, STORE_RETRY_AFTER_SECONDS, install_error_handlers
-from tempo_agents.server.routes import agents, runs, tools
+from tempo_agents.server.routes import agents, events, runs, schedules, tools
 from tempo_agents.telemetry.api_route import metrics_router
 
 __all__ = ["DEFAULT_PREFIX", "create_server"]
@@ -91,14 +92,19 @@ def create_server(
     base = prefix.rstrip("/")
     api.include_router(_health_router(), prefix=base)
     dependencies = [Depends(authorization_dependency(authorize))]
-    for router in (agents.router, tools.router, runs.router):
+    for router in (agents.router, tools.router, runs.router, schedules.router):
         api.include_router(router, prefix=base, dependencies=dependencies, responses=ERROR_RESPONSES)
+    # A webhook's signature is its credential: no bearer token, no authorize (a sender is no principal).
+    api.include_router(events.router, prefix=base, responses=ERROR_RESPONSES)
     api.include_router(metrics_router(), dependencies=dependencies)  # GET /metrics, outside the OpenAPI document
     open_paths = mount_dashboard(api, app, prefix=base, dependencies=dependencies, temporal_ui_url=temporal_ui_url)
     install_error_handlers(api)
     if tokens:
+        event_paths = [f"{base}/agents/{agent.id}/events" for agent in app.agents if event_secrets_of(app, agent.id)]
         api.add_middleware(
-            BearerTokens, tokens=dict(tokens), open_paths=[f"{base}/health", f"{base}/ready", *open_paths]
+            BearerTokens,
+            tokens=dict(tokens),
+            open_paths=[f"{base}/health", f"{base}/ready", *event_paths, *open_paths],
         )
     if cors_origins:  # outermost, so preflights (which carry no token) are answered and 401s carry CORS headers
         api.add_middleware(
