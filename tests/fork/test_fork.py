@@ -1,0 +1,225 @@
+"""``app.fork``: a new run from another's transcript before a step, with edits; the original is never changed."""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+from collections.abc import Sequence
+from typing import Any
+
+import pytest
+from temporalio.client import Client
+
+from tempo_agents import Agent, App, ScriptedModel, ScriptedResponse, ScriptedToolCall, ToolContext, create_tool
+from tempo_agents.errors import ConfigurationError
+from tempo_agents.models.model import ModelRequest
+from tests.conftest import AppFactory, closed_history, running_worker
+from tests.support.agents import confirm_tool
+
+MEMORY = {"thread": "trip", "resource": "ada"}
+
+
+def by_turn(responses: Sequence[ScriptedResponse]) -> ScriptedModel:
+    """A model that answers by how many assistant messages it was shown (a fork's copied steps count, as they would
+    for a real model), not by the run's step number."""
+
+    def respond(request: ModelRequest) -> ScriptedResponse:
+        return responses[sum(1 for message in request.messages if message.role == "assistant")]
+
+    return ScriptedModel(respond)
+
+
+def lookup_tool(executed: collections.Counter[str]) -> Any:
+    """``lookup``: the weather of a city; ``executed`` counts its executions by city (its side effect)."""
+
+    async def execute(data: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
+        executed[data["city"]] += 1
+        return {"city": data["city"], "sky": "clear" if data["city"] != "Oslo" else "snow"}
+
+    return create_tool(
+        id="lookup",
+        description="Weather of a city",
+        input_schema={"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]},
+        execute=execute,
+    )
+
+
+def call(city: str, call_id: str) -> ScriptedToolCall:
+    return ScriptedToolCall("lookup", {"city": city}, id=call_id)
+
+
+async def original_state(app: App, client: Client, run_id: str) -> tuple[Any, ...]:
+    """Everything of a run a fork must leave byte for byte: journal, transcript, memory thread, workflow history."""
+    journal = [(e.offset, e.chunk) for e in await app.store.read_chunks(run_id, 0, 100_000)]
+    transcript = await app.store.get_transcript(run_id)
+    thread = await app.store.get_thread_messages(MEMORY["thread"], MEMORY["resource"])
+    events = (await client.get_workflow_handle(run_id).fetch_history()).events
+    history = [event.SerializeToString(deterministic=True) for event in events]  # maps in key order
+    return journal, transcript, thread, history
+
+
+def texts(request: ModelRequest) -> list[tuple[str, str]]:
+    return [(m.role, m.text) for m in request.messages]
+
+
+async def test_a_fork_after_a_model_step_starts_from_the_originals_transcript_and_leaves_it_unchanged(
+    make_app: AppFactory, client: Client
+) -> None:
+    executed: collections.Counter[str] = collections.Counter()
+    model = by_turn(
+        [
+            ScriptedResponse(text="Checking Paris.", tool_calls=[call("Paris", "c1")]),
+            ScriptedResponse(text="Now Rome.", tool_calls=[call("Rome", "c2")]),
+            ScriptedResponse(text="Both are clear."),
+        ]
+    )
+    fork_model = by_turn(
+        [
+            ScriptedResponse(text="unused"),
+            ScriptedResponse(text="Then Oslo.", tool_calls=[call("Oslo", "f1")]),
+            ScriptedResponse(text="Oslo has snow."),
+        ]
+    )
+    tools = {"lookup": lookup_tool(executed)}
+    app = make_app(
+        [
+            Agent(id="travel", model=model, tools=tools, instructions="Plan trips."),
+            Agent(id="travel-v2", model=fork_model, tools=tools, instructions="Plan trips carefully."),
+        ]
+    )
+    async with running_worker(app):
+        original = await app.generate("travel", "Weather for my trip?", memory=MEMORY)
+        assert original.text.endswith("Both are clear.")
+        await closed_history(client, original.run_id)
+        before = await original_state(app, client, original.run_id)
+
+        fork = await app.fork(original.run_id, at_step=1, agent_id="travel-v2", messages="What about Oslo?")
+        forked = await fork.result()
+        await closed_history(client, fork.run_id)
+        after = await original_state(app, client, original.run_id)
+
+    assert fork.run_id != original.run_id
+    assert forked.text == "Then Oslo.Oslo has snow."
+    # The fork's model read the original up to its step 1 (system, input, step 0 and its tool result), then the edit.
+    first = fork_model.requests[0]
+    assert texts(first) == [
+        ("system", "Plan trips carefully."),
+        ("user", "Weather for my trip?"),
+        ("assistant", "Checking Paris."),
+        ("tool", ""),
+        ("user", "What about Oslo?"),
+    ]
+    assert first.messages[3].tool_results[0].result == {"city": "Paris", "sky": "clear"}
+    assert executed == {"Paris": 1, "Rome": 1, "Oslo": 1}
+    start = forked.chunks[0].model_dump(mode="json", by_alias=True)
+    assert start["type"] == "start"
+    assert start["payload"] == {"agentId": "travel-v2", "forkOf": {"runId": original.run_id, "step": 1}}
+    assert before == after
+    # The fork did not write the original's thread (it has no memory of its own unless given).
+    assert await app.store.get_thread_messages(MEMORY["thread"], MEMORY["resource"]) == before[2]
+    description = await client.get_workflow_handle(fork.run_id).describe()
+    assert (await description.memo()) == {"forkOf": {"runId": original.run_id, "step": 1}}
+    async with asyncio.timeout(60):  # visibility is eventually consistent: it lists the fork once it indexed it
+        while await app.list_forks(original.run_id) != [fork.run_id]:
+            await asyncio.sleep(0.2)
+
+
+async def test_reuse_answers_matching_calls_from_the_original_and_runs_the_others(
+    make_app: AppFactory, client: Client
+) -> None:
+    """Between parallel calls: of a step's two calls, the one with the original's exact arguments is answered from
+    the original's outcome (the tool never runs), the one with other arguments runs; ``rerun`` runs them all."""
+    executed: collections.Counter[str] = collections.Counter()
+    responses = [
+        ScriptedResponse(tool_calls=[call("Paris", "p"), call("Rome", "r")]),
+        ScriptedResponse(text="Done."),
+    ]
+    fork_responses = [
+        ScriptedResponse(tool_calls=[call("Paris", "p2"), call("Oslo", "o2")]),
+        ScriptedResponse(text="Done again."),
+    ]
+    tools = {"lookup": lookup_tool(executed)}
+    app = make_app(
+        [
+            Agent(id="travel", model=by_turn(responses), tools=tools),
+            Agent(id="cheap", model=by_turn(fork_responses), tools=tools),
+        ]
+    )
+    async with running_worker(app):
+        original = await app.generate("travel", "Weather?")
+        assert executed == {"Paris": 1, "Rome": 1}
+        await closed_history(client, original.run_id)
+        before = await original_state(app, client, original.run_id)
+        reused = await (await app.fork(original.run_id, at_step=0, agent_id="cheap", reuse="tools")).result()
+        assert executed == {"Paris": 1, "Rome": 1, "Oslo": 1}
+        rerun = await (
+            await app.fork(original.run_id, at_step=0, agent_id="cheap", reuse="tools", rerun=["lookup"])
+        ).result()
+        await closed_history(client, reused.run_id)
+        await closed_history(client, rerun.run_id)
+        after = await original_state(app, client, original.run_id)
+
+    assert executed == {"Paris": 2, "Rome": 1, "Oslo": 2}
+    marks = [c.model_dump(mode="json", by_alias=True) for c in reused.chunks if c.type == "data-tool-reused"]
+    assert [m["data"] for m in marks] == [
+        {"toolCallId": "p2", "toolName": "lookup", "fromRunId": original.run_id, "fromToolCallId": "p", "fromStep": 0}
+    ]
+    results = {r.payload.tool_call_id: r.payload.result for r in reused.tool_results}
+    assert results == {"p2": {"city": "Paris", "sky": "clear"}, "o2": {"city": "Oslo", "sky": "snow"}}
+    assert not [c for c in rerun.chunks if c.type == "data-tool-reused"]
+    assert before == after
+
+
+async def test_a_fork_of_a_waiting_run_waits_on_its_own_and_the_original_still_waits(
+    make_app: AppFactory, client: Client
+) -> None:
+    """At a suspension: the fork asks the model again at the step that suspended; its call waits for its own
+    answer, and answering it leaves the original waiting as it was. A fork past the waiting call is refused."""
+    seen: list[Any] = []
+    responses = [ScriptedResponse(tool_calls=[ScriptedToolCall("confirm", {"amount": 12}, id="pay")]),
+                 ScriptedResponse(text="Paid.")]  # fmt: skip
+    app = make_app([Agent(id="clerk", model=by_turn(responses), tools={"confirm": confirm_tool(seen)})])
+    async with running_worker(app):
+        original = await app.generate("clerk", "Pay the invoice")
+        assert original.finish_reason == "suspended"
+        pending = await app.pending(original.run_id)
+        before = await original_state(app, client, original.run_id)
+        with pytest.raises(ConfigurationError, match="did not end"):
+            await app.fork(original.run_id, at_step=1)
+
+        fork = await app.fork(original.run_id)  # the default: the last step whose calls all ended (0)
+        waiting = await fork.result()
+        assert waiting.finish_reason == "suspended"
+        resumed = await app.resume_generate("clerk", {"ok": True}, run_id=fork.run_id)
+        assert resumed.text == "Paid."
+        await closed_history(client, fork.run_id)
+        assert await app.pending(original.run_id) == pending
+        after = await original_state(app, client, original.run_id)
+    assert seen == [{"ok": True}]
+    assert before == after
+
+
+async def test_retry_runs_a_failed_run_again_from_its_last_good_step(make_app: AppFactory, client: Client) -> None:
+    """A run whose model failed at step 1 is retried after the fix from step 1: step 0's tool is not run again
+    (its result is copied), and the retry names the failed run as its origin."""
+    executed: collections.Counter[str] = collections.Counter()
+    fixed: list[bool] = []
+
+    def respond(request: ModelRequest) -> ScriptedResponse:
+        if sum(1 for m in request.messages if m.role == "assistant") == 0:
+            return ScriptedResponse(tool_calls=[call("Paris", "c1")])
+        if not fixed:
+            raise ConfigurationError("the model's prompt template is broken")
+        return ScriptedResponse(text="Paris is clear.")
+
+    app = make_app([Agent(id="travel", model=ScriptedModel(respond), tools={"lookup": lookup_tool(executed)})])
+    async with running_worker(app):
+        failed = await app.generate("travel", "Weather in Paris?")
+        assert failed.error is not None and "prompt template" in failed.error
+        fixed.append(True)
+        retried = await (await app.retry(failed.run_id)).result()
+        await closed_history(client, retried.run_id)
+    assert retried.text == "Paris is clear."
+    assert executed == {"Paris": 1}
+    start = retried.chunks[0].model_dump(mode="json", by_alias=True)
+    assert start["payload"]["forkOf"] == {"runId": failed.run_id, "step": 1}
