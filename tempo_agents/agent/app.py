@@ -28,6 +28,7 @@ from tempo_agents.agent.stream import AgentStream, Follow, GenerateResult, RunCl
 from tempo_agents.agent.suspended_runs import SuspendedRun, SuspendedRuns, SuspendedToolCall
 from tempo_agents.agent.visibility import runs_query, waiting_clauses
 from tempo_agents.errors import ConfigurationError, RunNotFoundError
+from tempo_agents.forks.compare import compare_runs
 from tempo_agents.models.messages import Message, MessageInput, normalize_messages
 from tempo_agents.models.model import Model
 from tempo_agents.store.base import Store
@@ -272,6 +273,34 @@ class App:
     async def list_forks(self, run_id: str) -> list[str]:
         """The ids of the runs forked from ``run_id`` (visibility: ``TempoAgentForkOf``), newest first."""
         return [execution.id async for execution in self.client.list_workflows(forks_query(self.task_queue, run_id))]
+
+    async def fork_origin(self, run_id: str) -> dict[str, Any] | None:
+        """Where ``run_id`` was forked from (``{"runId", "step"}``, from its memo), or ``None``."""
+        description = await self.client.get_workflow_handle(run_id).describe()
+        origin = (await description.memo()).get(FORK_MEMO)
+        return origin if isinstance(origin, dict) else None
+
+    async def compare(self, a: str, b: str) -> dict[str, Any]:
+        """Runs ``a`` and ``b`` side by side: their conversations aligned by model step (``steps``, each ``same`` or
+        not, with its tool calls and arguments diffed), ``firstDifferentStep``, and per run its usage, steps,
+        duration (``durationMs``, ``None`` while it runs) and origin (``forkOf``)."""
+        compared = await compare_runs(self.store, a, b)
+        for side, run_id in (("a", a), ("b", b)):
+            try:
+                description = await self.client.get_workflow_handle(run_id).describe()
+            except RPCError as error:
+                if error.status == RPCStatusCode.NOT_FOUND:
+                    raise RunNotFoundError(f'no run "{run_id}" exists') from error
+                raise
+            started, closed = description.start_time, description.close_time
+            origin = (await description.memo()).get(FORK_MEMO)
+            compared[side].update(
+                startedAt=started.isoformat() if started else None,
+                closedAt=closed.isoformat() if closed else None,
+                durationMs=round((closed - started).total_seconds() * 1000) if started and closed else None,
+                forkOf=origin if isinstance(origin, dict) else None,
+            )
+        return compared
 
     async def _start_run(self, agent: Agent, messages: list[Message], options: Mapping[str, Any]) -> AgentStream:
         run_options, run_id = self.build_options(agent, options)

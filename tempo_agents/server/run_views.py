@@ -11,6 +11,7 @@ from temporalio.client import WorkflowExecution, WorkflowExecutionStatus, Workfl
 from temporalio.service import RPCError, RPCStatusCode
 
 from tempo_agents.agent.app import App
+from tempo_agents.agent.forking import FORK_MEMO
 from tempo_agents.agent.run_queries import RunQueries
 from tempo_agents.agent.visibility import TOP_RUNS, quote, runs_query
 from tempo_agents.errors import ConfigurationError
@@ -152,6 +153,9 @@ async def run_detail(app: App, run_id: str) -> dict[str, Any]:
         "historyLength": description.history_length,
         "children": await child_runs(app.store, run_id),
     }
+    origin = (await description.memo()).get(FORK_MEMO)
+    detail["forkOf"] = origin if isinstance(origin, dict) else None
+    detail["forks"] = await app.list_forks(run_id)
     parent = description.parent_id
     if parent:  # a child run (its id is `<parent run id>-<tool call id>`): pages link back to the call
         detail["parentRunId"] = parent

@@ -4,48 +4,19 @@ from __future__ import annotations
 
 import asyncio
 import collections
-from collections.abc import Sequence
 from typing import Any
 
 import pytest
 from temporalio.client import Client
 
-from tempo_agents import Agent, App, ScriptedModel, ScriptedResponse, ScriptedToolCall, ToolContext, create_tool
+from tempo_agents import Agent, App, ScriptedModel, ScriptedResponse, ScriptedToolCall
 from tempo_agents.errors import ConfigurationError
 from tempo_agents.models.model import ModelRequest
 from tests.conftest import AppFactory, closed_history, running_worker
 from tests.support.agents import confirm_tool
+from tests.support.fork_agents import by_turn, call, lookup_tool
 
 MEMORY = {"thread": "trip", "resource": "ada"}
-
-
-def by_turn(responses: Sequence[ScriptedResponse]) -> ScriptedModel:
-    """A model that answers by how many assistant messages it was shown (a fork's copied steps count, as they would
-    for a real model), not by the run's step number."""
-
-    def respond(request: ModelRequest) -> ScriptedResponse:
-        return responses[sum(1 for message in request.messages if message.role == "assistant")]
-
-    return ScriptedModel(respond)
-
-
-def lookup_tool(executed: collections.Counter[str]) -> Any:
-    """``lookup``: the weather of a city; ``executed`` counts its executions by city (its side effect)."""
-
-    async def execute(data: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
-        executed[data["city"]] += 1
-        return {"city": data["city"], "sky": "clear" if data["city"] != "Oslo" else "snow"}
-
-    return create_tool(
-        id="lookup",
-        description="Weather of a city",
-        input_schema={"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]},
-        execute=execute,
-    )
-
-
-def call(city: str, call_id: str) -> ScriptedToolCall:
-    return ScriptedToolCall("lookup", {"city": city}, id=call_id)
 
 
 async def original_state(app: App, client: Client, run_id: str) -> tuple[Any, ...]:

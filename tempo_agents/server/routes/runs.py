@@ -15,7 +15,7 @@ from starlette.responses import StreamingResponse
 from temporalio.client import WorkflowExecutionStatus
 
 from tempo_agents.agent.stream import AgentStream
-from tempo_agents.server.bodies import RunDeclineBody, RunResumeBody, RunToolCallBody
+from tempo_agents.server.bodies import RunDeclineBody, RunForkBody, RunResumeBody, RunToolCallBody
 from tempo_agents.server.dependencies import PRINTABLE, AppDep
 from tempo_agents.server.errors import ApiError
 from tempo_agents.server.resuming import describe_run, http_command, resume_run
@@ -41,6 +41,53 @@ async def runs(
     return await list_runs(
         app, status=status, agent=agent, thread=thread, resource=resource, per_page=per_page, cursor=cursor
     )
+
+
+@router.get("/compare", summary="Two runs side by side: steps aligned, the first difference, tool calls diffed")
+async def compare(
+    app: AppDep,
+    a: Annotated[str, Query(description="a run id", pattern=PRINTABLE, min_length=1)],
+    b: Annotated[str, Query(description="another run id", pattern=PRINTABLE, min_length=1)],
+) -> dict[str, Any]:
+    return await app.compare(a, b)
+
+
+@router.get("/{run_id}/forks", summary="The runs forked from a run (visibility), newest first")
+async def forks(app: AppDep, run_id: str) -> dict[str, Any]:
+    await describe_run(app, run_id)
+    return {"runId": run_id, "forks": await app.list_forks(run_id)}
+
+
+@router.post("/{run_id}/fork", summary="Start a new run from a run's transcript at a step, with edits", status_code=201)
+async def fork(app: AppDep, run_id: str, body: RunForkBody) -> JSONResponse:
+    await describe_run(app, run_id)
+    options: dict[str, Any] = {}
+    if body.instructions is not None:
+        options["extra_instructions"] = body.instructions
+    for name in ("max_steps", "model_settings", "request_context", "memory"):
+        value = getattr(body, name)
+        if value is not None:
+            options[name] = value
+    started = await app.fork(
+        run_id,
+        at_step=body.at_step,
+        messages=body.messages,
+        replace_input=body.replace_input,
+        agent_id=body.agent_id,
+        reuse=body.reuse,
+        rerun=body.rerun,
+        **options,
+    )
+    origin = await app.fork_origin(started.run_id)
+    return JSONResponse({"runId": started.run_id, "forkOf": origin}, status_code=201)
+
+
+@router.post("/{run_id}/retry", summary="Run a failed run again from its last good step (a fork)", status_code=201)
+async def retry(app: AppDep, run_id: str) -> JSONResponse:
+    await describe_run(app, run_id)
+    started = await app.retry(run_id)
+    origin = await app.fork_origin(started.run_id)
+    return JSONResponse({"runId": started.run_id, "forkOf": origin}, status_code=201)
 
 
 @router.get("/{run_id}", summary="A run: status, mode, step, usage, pending calls, tasks, times")
