@@ -13,7 +13,7 @@ from tempo_agents import Agent, App, ScriptedModel, ScriptedResponse, ScriptedTo
 from tempo_agents.errors import ConfigurationError
 from tempo_agents.models.model import ModelRequest
 from tests.conftest import AppFactory, closed_history, running_worker
-from tests.support.agents import confirm_tool
+from tests.support.agents import clerk_agent, confirm_tool, delegate, scripted_agent
 from tests.support.fork_agents import by_turn, call, lookup_tool
 
 MEMORY = {"thread": "trip", "resource": "ada"}
@@ -194,3 +194,35 @@ async def test_retry_runs_a_failed_run_again_from_its_last_good_step(make_app: A
     assert executed == {"Paris": 1}
     start = retried.chunks[0].model_dump(mode="json", by_alias=True)
     assert start["payload"]["forkOf"] == {"runId": failed.run_id, "step": 1}
+
+
+async def test_a_cancelled_run_and_a_sub_agents_run_can_be_forked(make_app: AppFactory, client: Client) -> None:
+    """Inside a sub-agent: a child run (waiting for its person) is forked like any run, and answering the fork
+    leaves the child and its parent waiting. A run cancelled while it waited is forked too."""
+    seen: list[Any] = []
+    clerk = {"clerk": clerk_agent(seen)}
+    lead = scripted_agent("lead", [delegate("clerk", "pay the invoice", "k")], "Done.", agents=clerk)
+    app = make_app([lead])
+    async with running_worker(app):
+        parent = await app.generate("lead", "go")
+        child_id = f"{parent.run_id}-k"
+        assert [p.tool_name for p in await app.pending(child_id, settle_seconds=60)] == ["confirm"]
+        child_before = await original_state(app, client, child_id)
+
+        fork = await app.fork(child_id)
+        assert (await fork.result()).finish_reason == "suspended"
+        paid = await app.resume_generate("clerk", {"ok": True}, run_id=fork.run_id)
+        assert paid.text == "Paid 12."
+        await closed_history(client, fork.run_id)
+        assert [p.tool_name for p in await app.pending(child_id)] == ["confirm"]
+        assert [p.tool_call_id for p in await app.pending(parent.run_id)] == ["k"]
+        assert await original_state(app, client, child_id) == child_before
+
+        await app.cancel_run(parent.run_id)
+        await closed_history(client, parent.run_id)
+        cancelled_before = await original_state(app, client, parent.run_id)
+        again = await app.fork(parent.run_id, at_step=0, messages="Ask the clerk again")
+        assert (await again.result()).finish_reason == "suspended"
+        assert await original_state(app, client, parent.run_id) == cancelled_before
+        await app.cancel_run(again.run_id)
+    assert seen == [{"ok": True}]
