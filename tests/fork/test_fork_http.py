@@ -94,6 +94,11 @@ async def test_fork_compare_and_lineage_over_http_and_the_cli(make_app: AppFacto
         assert refused.status_code == 400
         assert refused.json()["error"] == f'run "{original.run_id}" has 3 model step(s): fork at a step from 0 to 3'
         assert (await http.post("/runs/no-such-run/fork", json={})).status_code == 404
+        bad = await http.post(f"/runs/{original.run_id}/fork", json={"messages": [42]})
+        assert bad.status_code == 400 and bad.json()["issues"] == [{"field": "messages", "message": "Invalid input"}]
+        bad_memory = await http.post(f"/runs/{original.run_id}/fork", json={"memory": {"thread": 1}})
+        assert bad_memory.status_code == 400, bad_memory.text
+        assert bad_memory.json()["issues"][0]["field"].startswith("memory")
 
         url = str(http.base_url)
         code, out, err = await cli("api", "--url", url, "run", "fork", original.run_id, "--at-step", "2",

@@ -11,10 +11,12 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Header, Query, Request
 from fastapi.responses import JSONResponse
+from pydantic import ValidationError
 from starlette.responses import StreamingResponse
 from temporalio.client import WorkflowExecutionStatus
 
 from tempo_agents.agent.stream import AgentStream
+from tempo_agents.models.messages import Message, normalize_messages
 from tempo_agents.server.bodies import RunDeclineBody, RunForkBody, RunResumeBody, RunToolCallBody
 from tempo_agents.server.dependencies import PRINTABLE, AppDep
 from tempo_agents.server.errors import ApiError
@@ -58,9 +60,21 @@ async def forks(app: AppDep, run_id: str) -> dict[str, Any]:
     return {"runId": run_id, "forks": await app.list_forks(run_id)}
 
 
+def _fork_messages(raw: Any, field: str) -> list[Message] | None:
+    """A fork body's messages (a string, or a list of strings or ``{role, content}``), or a 400 naming the field."""
+    if raw is None:
+        return None
+    try:
+        return normalize_messages(raw if isinstance(raw, (str, list)) else [raw])
+    except (ValidationError, TypeError, ValueError):
+        raise ApiError(400, "Invalid request body", issues=[{"field": field, "message": "Invalid input"}]) from None
+
+
 @router.post("/{run_id}/fork", summary="Start a new run from a run's transcript at a step, with edits", status_code=201)
 async def fork(app: AppDep, run_id: str, body: RunForkBody) -> JSONResponse:
     await describe_run(app, run_id)
+    messages = _fork_messages(body.messages, "messages")
+    replace_input = _fork_messages(body.replace_input, "replaceInput")
     options: dict[str, Any] = {}
     if body.instructions is not None:
         options["extra_instructions"] = body.instructions
@@ -68,16 +82,20 @@ async def fork(app: AppDep, run_id: str, body: RunForkBody) -> JSONResponse:
         value = getattr(body, name)
         if value is not None:
             options[name] = value
-    started = await app.fork(
-        run_id,
-        at_step=body.at_step,
-        messages=body.messages,
-        replace_input=body.replace_input,
-        agent_id=body.agent_id,
-        reuse=body.reuse,
-        rerun=body.rerun,
-        **options,
-    )
+    try:
+        started = await app.fork(
+            run_id,
+            at_step=body.at_step,
+            messages=messages,
+            replace_input=replace_input,
+            agent_id=body.agent_id,
+            reuse=body.reuse,
+            rerun=body.rerun,
+            **options,
+        )
+    except ValidationError as error:
+        issues = [{"field": ".".join(str(p) for p in e["loc"]) or "root", "message": e["msg"]} for e in error.errors()]
+        raise ApiError(400, "Invalid request body", issues=issues) from None
     origin = await app.fork_origin(started.run_id)
     return JSONResponse({"runId": started.run_id, "forkOf": origin}, status_code=201)
 
