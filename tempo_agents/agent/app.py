@@ -231,6 +231,7 @@ class App:
     async def fork(
         self,
         run_id: str,
+        /,
         *,
         at_step: int | None = None,
         messages: MessageInput | None = None,
@@ -245,7 +246,8 @@ class App:
 
         ``messages`` are added after the copied steps, ``replace_input`` stands for the messages the original
         started with; ``agent_id`` runs the fork on another registered agent (another model, instructions, tools);
-        ``options`` replace the original's run options (its memory thread is not used unless ``memory`` is given).
+        ``options`` replace the original's run options (its memory thread is not used unless ``memory`` is given;
+        ``run_id=`` names the fork).
         ``reuse="tools"`` answers a call whose tool and exact arguments match a call of the original from that
         call's outcome, without running the tool (``data-tool-reused`` in the journal); ``rerun`` names tools that
         run anyway. The fork names its origin in its ``start`` chunk (``forkOf``), its memo and the
@@ -265,7 +267,7 @@ class App:
         )
         return await self._start_run(self.agent(plan.agent_id), plan.messages, plan.options)
 
-    async def retry(self, run_id: str, **options: Any) -> AgentStream:
+    async def retry(self, run_id: str, /, **options: Any) -> AgentStream:
         """Run ``run_id`` again from its last good step (the last step whose calls all ended) with the same inputs:
         a fork (:meth:`fork`, whose other arguments apply), linked to it. For a run that failed before a fix."""
         return await self.fork(run_id, at_step=None, **options)

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import json
 from typing import Any
 
 import pytest
 from temporalio.client import Client
 
-from tempo_agents import Agent, App, ScriptedModel, ScriptedResponse, ScriptedToolCall
+from tempo_agents import Agent, App, ScriptedModel, ScriptedResponse, ScriptedToolCall, create_tool
 from tempo_agents.errors import ConfigurationError
 from tempo_agents.models.model import ModelRequest
 from tests.conftest import AppFactory, closed_history, running_worker
@@ -226,3 +227,36 @@ async def test_a_cancelled_run_and_a_sub_agents_run_can_be_forked(make_app: AppF
         assert await original_state(app, client, parent.run_id) == cancelled_before
         await app.cancel_run(again.run_id)
     assert seen == [{"ok": True}]
+
+
+async def test_a_forks_history_carries_a_reference_to_its_origin_not_its_transcript(
+    make_app: AppFactory, client: Client
+) -> None:
+    """History stays linear: the fork's workflow input names the origin (run and step); the origin's messages and
+    tool outputs (here a large one, reused by the fork) stay in the store and appear nowhere in the fork's history."""
+    marker = "tide-table-" + "x" * 20_000
+
+    async def tides(data: dict[str, Any]) -> str:
+        return marker
+
+    tool = create_tool(id="tides", description="Tide tables", execute=tides)
+    responses = [
+        ScriptedResponse(tool_calls=[ScriptedToolCall("tides", {"port": "Brest"}, id="t1")]),
+        ScriptedResponse(text="High tide at noon."),
+    ]
+    app = make_app([Agent(id="sailor", model=by_turn(responses), tools={"tides": tool})])
+    async with running_worker(app):
+        original = await app.generate("sailor", "Secret question about Brest")
+        fork = await app.fork(original.run_id, at_step=0, reuse="tools")
+        forked = await fork.result()
+        history = await closed_history(client, fork.run_id)
+    assert forked.text == "High tide at noon."
+    assert [r.payload.result for r in forked.tool_results] == [marker]
+    recorded = b"".join(event.SerializeToString() for event in history.events)  # payloads as their JSON bytes
+    assert b"tide-table-" not in recorded and b"Secret question" not in recorded
+    started = history.events[0].workflow_execution_started_event_attributes
+    run_input = json.loads(started.input.payloads[0].data)
+    assert run_input["messages"] == []
+    assert run_input["options"]["fork"] == {
+        "runId": original.run_id, "step": 0, "reuse": "tools", "rerun": [], "replaceInput": None
+    }  # fmt: skip
