@@ -63,6 +63,7 @@ def run_summary(execution: WorkflowExecution) -> dict[str, Any]:
         "resourceId": attributes.get(search_attributes.RESOURCE_ID),
         "startedAt": iso(execution.start_time),
         "closedAt": iso(execution.close_time),
+        "forkOf": attributes.get(search_attributes.FORK_OF),
     }
 
 

@@ -55,6 +55,10 @@ async def test_lineage_compare_and_fork_from_here(make_app: AppFactory, client: 
 
         await page.goto(f"{server.url}/#/runs/{original.run_id}")
         await expect(page.locator(".lineage")).to_contain_text(f"Forks (1): {fork.run_id}", timeout=60_000)
+        await page.goto(f"{server.url}/#/runs")  # visibility has the fork's TempoAgentForkOf now
+        fork_row = page.locator(f'.runs tr[data-run-id="{fork.run_id}"]')
+        await expect(fork_row.locator(".fork-of")).to_have_text(f" fork of {original.run_id}", timeout=15_000)
+        await page.goto(f"{server.url}/#/runs/{original.run_id}")
         await page.locator("details.operator > summary").click()
         await page.get_by_role("button", name="Fork from step 3").click()
         await expect(page).not_to_have_url(f"{server.url}/#/runs/{original.run_id}", timeout=15_000)
