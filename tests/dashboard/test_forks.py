@@ -9,7 +9,9 @@ import collections
 from playwright.async_api import expect
 from temporalio.client import Client
 
-from tempo_agents import Agent, ScriptedResponse
+from tempo_agents import Agent, ScriptedModel, ScriptedResponse
+from tempo_agents.errors import ConfigurationError
+from tempo_agents.models.model import ModelRequest
 from tests.conftest import AppFactory, closed_history, running_worker
 from tests.support.browser import chromium, dashboard_server, shoot, signed_in_page
 from tests.support.fork_agents import by_turn, call, lookup_tool
@@ -66,3 +68,31 @@ async def test_lineage_compare_and_fork_from_here(make_app: AppFactory, client: 
         await expect(new_lineage).to_contain_text(f"Forked from {original.run_id} at step 3", timeout=15_000)
         await expect(page.locator(".run[data-status=completed]")).to_be_visible(timeout=15_000)
         await expect(page.locator(".conversation").first).to_contain_text("All clear.")
+
+
+async def test_retry_from_the_page_of_a_failed_run(make_app: AppFactory) -> None:
+    """A run whose model failed at its second step: after the fix, "Retry from last good step" starts a fork at step
+    2 (the lookup of step 1 is not run again) and opens it."""
+    executed: collections.Counter[str] = collections.Counter()
+    fixed: list[bool] = []
+
+    def respond(request: ModelRequest) -> ScriptedResponse:
+        if not any(m.role == "assistant" for m in request.messages):
+            return ScriptedResponse(tool_calls=[call("Paris", "c1")])
+        if not fixed:
+            raise ConfigurationError("the prompt template is broken")
+        return ScriptedResponse(text="Paris is clear.")
+
+    app = make_app([Agent(id="travel", model=ScriptedModel(respond), tools={"lookup": lookup_tool(executed)})])
+    async with running_worker(app), dashboard_server(app) as server, chromium() as browser:
+        failed = await app.generate("travel", "Weather in Paris?")
+        assert failed.error is not None
+        fixed.append(True)
+        _, page = await signed_in_page(browser, server, None, path=f"/#/runs/{failed.run_id}")
+        await expect(page.locator(".run[data-status=failed]")).to_be_visible(timeout=15_000)
+        await page.get_by_role("button", name="Retry from last good step").click()
+        await expect(page.locator(".lineage")).to_contain_text(f"Forked from {failed.run_id} at step 2", timeout=15_000)
+        await expect(page.locator(".run[data-status=completed]")).to_be_visible(timeout=15_000)
+        await expect(page.locator(".conversation").first).to_contain_text("Paris is clear.")
+        await expect(page.get_by_role("button", name="Retry from last good step")).to_be_hidden()
+    assert executed == {"Paris": 1}

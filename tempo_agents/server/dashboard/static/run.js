@@ -107,6 +107,15 @@ export function runView(root, runId, { signal, session }) {
         h("button", { value: "keep", class: "primary" }, "Keep running"),
         h("button", { value: "cancel", class: "danger" }, "Cancel run"))));
   const cancel = h("button", { type: "button", class: "danger", onclick: () => cancelDialog.showModal() }, "Cancel run…");
+  // A failed run, after a fix: a fork at its last good step with the same inputs; its page opens.
+  const retry = h("button", { type: "button", class: "retry", hidden: true, onclick: async () => {
+    try {
+      const started = await post(`/api/runs/${encodeURIComponent(runId)}/retry`);
+      location.hash = `#/runs/${encodeURIComponent(started.runId)}`;
+    } catch (error) {
+      alert(error.message);
+    }
+  } }, "Retry from last good step");
   cancelDialog.addEventListener("close", async () => {
     if (cancelDialog.returnValue !== "cancel") return;
     try {
@@ -120,7 +129,7 @@ export function runView(root, runId, { signal, session }) {
     : null;
   root.replaceChildren(
     h("section", { class: "run", "aria-labelledby": "run-title" },
-      h("div", { class: "title-row" }, h("h1", { id: "run-title", tabindex: "-1" }, "Run ", h("code", {}, runId)), statusBadge, uiLink, cancel),
+      h("div", { class: "title-row" }, h("h1", { id: "run-title", tabindex: "-1" }, "Run ", h("code", {}, runId)), statusBadge, uiLink, cancel, retry),
       parentLink,
       lineage,
       facts,
@@ -146,6 +155,7 @@ export function runView(root, runId, { signal, session }) {
     statusBadge.className = `status ${run.status}`;
     root.querySelector(".run").dataset.status = run.status;
     cancel.hidden = !(run.status === "running" || run.status === "suspended");
+    retry.hidden = !(run.status === "failed" || run.status === "cancelled" || run.status === "timed-out" || run.status === "terminated");
     const usage = run.usage || {};
     facts.replaceChildren(
       ...[["Agent", run.agentId], ["Thread", run.threadId], ["Resource", run.resourceId], ["Mode", run.mode],
