@@ -21,7 +21,10 @@ from tempo_agents.agent import (
     ToolInputPreview,
 )
 from tempo_agents.agent.delegation import DelegationComplete, DelegationHooks, DelegationStart
+from tempo_agents.agent.events import EventRun
 from tempo_agents.agent.run_queries import RunQueries
+from tempo_agents.agent.schedules import AgentSchedule, ScheduledRun, ScheduleView
+from tempo_agents.agent.webhooks import WebhookRefusedError, sign_webhook
 from tempo_agents.agent.workflow_tools import WorkflowTool
 from tempo_agents.errors import (
     ConfigurationError,
@@ -29,6 +32,7 @@ from tempo_agents.errors import (
     ResumeError,
     ResumeValidationError,
     RunNotFoundError,
+    StoreBusyError,
     StoreUnavailableError,
     TempoAgentsError,
     ToolNameCollisionError,
@@ -83,12 +87,14 @@ __all__ = [
     "ActivityOptions",
     "Agent",
     "AgentMode",
+    "AgentSchedule",
     "AgentStream",
     "App",
     "ConfigurationError",
     "DelegationComplete",
     "DelegationHooks",
     "DelegationStart",
+    "EventRun",
     "FileAgentError",
     "GenerateResult",
     "McpServerUnavailableError",
@@ -100,9 +106,12 @@ __all__ = [
     "ResumeValidationError",
     "RunNotFoundError",
     "RunQueries",
+    "ScheduleView",
+    "ScheduledRun",
     "ScriptedModel",
     "ScriptedResponse",
     "ScriptedToolCall",
+    "StoreBusyError",
     "StoreUnavailableError",
     "TaskSignalProvider",
     "TempoAgentsError",
@@ -115,6 +124,7 @@ __all__ = [
     "ToolNameCollisionError",
     "ToolNotFoundError",
     "Usage",
+    "WebhookRefusedError",
     "WorkflowTool",
     "__version__",
     "anthropic",
@@ -126,6 +136,7 @@ __all__ = [
     "mcp_tools",
     "openai_compatible",
     "otlp_tracer_provider",
+    "sign_webhook",
     "submit_plan_tool",
     "wait_for_resume",
     "web_fetch_tool",

@@ -104,3 +104,11 @@ class StoreUnavailableError(TempoAgentsError, ConnectionError):
     tried again later, as for any lost connection."""
 
     code = "STORE_UNAVAILABLE"
+
+
+class StoreBusyError(StoreUnavailableError):
+    """The database answers, but every connection of the store's pool stayed in use for the pool's whole wait:
+    the pool is too small for the load, not the database down. The message says how to size the pool.
+    Retryable like :class:`StoreUnavailableError` (and answered 503 over HTTP)."""
+
+    code = "STORE_BUSY"

@@ -12,6 +12,7 @@ from temporalio.exceptions import ApplicationError
 
 from tempo_agents.activity_options import PROVIDER_ATTEMPTS
 from tempo_agents.errors import ConfigurationError, ModelError, StoreUnavailableError
+from tempo_agents.store.patience import waiting_for_store
 
 _T = TypeVar("_T")
 
@@ -19,8 +20,15 @@ HEARTBEAT_SECONDS = 1.0
 """Heartbeats keep a worker's claim on its activity: when they stop, Temporal retries it elsewhere."""
 
 PROVIDER_RETRY_CAP_SECONDS = 30
-"""A provider error without ``retry-after`` is retried after 1, 2, 4 … seconds, at most this long; so is an
-unreachable store."""
+"""A provider error without ``retry-after`` is retried after 1, 2, 4 … seconds, at most this long."""
+
+STORE_RETRY_DELAY = timedelta(seconds=1)
+"""An attempt that gave up on an unreachable store has waited for it most of its time already: the next attempt
+starts soon, so a run moves again as soon as the database answers."""
+
+STORE_WAIT_MARGIN_SECONDS = 5.0
+"""An attempt waits for an unreachable store until this long before its ``start_to_close_timeout`` (at least 1 s),
+then fails with the store's error (retryable) rather than a timeout."""
 
 MESSAGE_LIMIT = 1000
 """Failure messages are cut here: Temporal keeps a failure only while it is small."""
@@ -35,7 +43,11 @@ async def run_activity(work: Awaitable[_T]) -> _T:
     # A local activity runs inside its workflow task, which the worker keeps alive: it has nothing to heartbeat.
     beats = None if is_local() else asyncio.create_task(_beat())
     try:
-        return await work
+        attempt_seconds = _attempt_seconds()
+        if attempt_seconds <= 0:  # no timeout: the store's own retry window
+            return await work
+        with waiting_for_store(max(1.0, attempt_seconds - STORE_WAIT_MARGIN_SECONDS)):
+            return await work
     except ConfigurationError as error:
         raise ApplicationError(_short(error.message), type=type(error).__name__, non_retryable=True) from None
     except ModelError as error:
@@ -46,10 +58,9 @@ async def run_activity(work: Awaitable[_T]) -> _T:
             _short(error.message), type=type(error).__name__, non_retryable=final, next_retry_delay=delay
         ) from None
     except StoreUnavailableError as error:
-        # The store already retried for a while; Temporal tries the activity again later (maybe elsewhere).
-        delay = timedelta(seconds=min(2 ** (attempt() - 1), PROVIDER_RETRY_CAP_SECONDS))
+        # The store waited for its database most of the attempt; Temporal tries again soon (maybe elsewhere).
         raise ApplicationError(
-            _short(error.message), type=type(error).__name__, non_retryable=False, next_retry_delay=delay
+            _short(error.message), type=type(error).__name__, non_retryable=False, next_retry_delay=STORE_RETRY_DELAY
         ) from None
     finally:
         if beats is not None:
@@ -60,6 +71,14 @@ async def _beat() -> None:
     while True:  # the first after a second: most activities are done by then and never pay for one
         await asyncio.sleep(HEARTBEAT_SECONDS)
         activity.heartbeat()
+
+
+def _attempt_seconds() -> float:
+    """How long this attempt may run (0 outside an activity or without a timeout)."""
+    if not activity.in_activity():
+        return 0.0
+    timeout = activity.info().start_to_close_timeout
+    return timeout.total_seconds() if timeout is not None else 0.0
 
 
 def _short(message: str) -> str:

@@ -57,7 +57,7 @@ class AgentActivities:
     @activity.defn(name=JOURNAL)
     async def journal(self, journal_input: JournalInput) -> None:
         writes = [ChunkWrite(record.chunk, record.key) for record in journal_input.records]
-        await self._registry.store.append_chunks(journal_input.run_id, writes)
+        await run_activity(self._registry.store.append_chunks(journal_input.run_id, writes))
 
     def all(self) -> list[Callable[..., Any]]:
         return [self.model_step, self.tool_call, self.child_relay, self.finish_run, self.journal]

@@ -29,10 +29,10 @@ from tempo_agents.journal.outbox_flush import write_outbox
 from tempo_agents.journal.writer import JournalToolWriter
 from tempo_agents.models.messages import Message
 from tempo_agents.store.base import ChunkWrite
-from tempo_agents.tools._validation import is_validation_result, validate_input, validate_resume_data
 from tempo_agents.tools.context import ToolContext
 from tempo_agents.tools.suspension import APPROVAL_EXPIRED_RESULT, DECLINED_RESULT, Suspender, schema_string
 from tempo_agents.tools.user_code import call_user_function
+from tempo_agents.tools.validation import is_validation_result, validate_input, validate_resume_data
 from tempo_agents.workflows.child_payloads import ChildStart
 from tempo_agents.workflows.payloads import HandoffAccepted, Resolution, Suspension, ToolCallInput, ToolCallResult
 

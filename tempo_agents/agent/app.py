@@ -6,7 +6,7 @@ import asyncio
 import os
 import uuid
 from collections.abc import Callable, Mapping, Sequence
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from temporalio.client import Client, WorkflowExecutionStatus, WorkflowQueryFailedError
@@ -17,19 +17,21 @@ from temporalio.worker import Worker
 
 from tempo_agents.agent.agent import Agent
 from tempo_agents.agent.approval import ApprovalPolicy
+from tempo_agents.agent.events import EventRun, EventTemplate, receive_event
 from tempo_agents.agent.forking import FORK_MEMO, Reuse, forks_query, plan_fork
 from tempo_agents.agent.hooks import ToolHooks
 from tempo_agents.agent.local_activities import workflow_task_timeout
 from tempo_agents.agent.registry import Registry
 from tempo_agents.agent.resume import ANSWER_METHODS, send_resume
 from tempo_agents.agent.run_queries import RunQueries
+from tempo_agents.agent.schedules import AgentSchedule, ScheduleView, create_schedule, list_schedules
 from tempo_agents.agent.start_chunk import journal_start
 from tempo_agents.agent.stream import AgentStream, Follow, GenerateResult, RunClosedProbe
 from tempo_agents.agent.suspended_runs import SuspendedRun, SuspendedRuns, SuspendedToolCall
 from tempo_agents.agent.visibility import runs_query, waiting_clauses
 from tempo_agents.errors import ConfigurationError, RunNotFoundError
 from tempo_agents.forks.compare import compare_runs
-from tempo_agents.models.messages import Message, MessageInput, normalize_messages
+from tempo_agents.models.messages import MessageInput, normalize_messages
 from tempo_agents.models.model import Model
 from tempo_agents.store.base import Store
 from tempo_agents.tools.tool import Tool
@@ -59,6 +61,9 @@ class App:
     policies are registered here by name (``App(hooks={"audit": ToolHooks(...)})``) and a run names
     them (``hooks="audit"``, ``require_tool_approval="risky-only"``).
 
+    ``event_secrets`` (agent id or ``"*"`` → Standard Webhooks secret) and ``event_templates`` (name → function of
+    the payload) let other systems start runs with webhooks (:meth:`receive_event`, ``POST /api/agents/:id/events``).
+
     ``store`` is a URL (``sqlite:///path.db``, ``postgresql://user:password@host/db``) or a :class:`Store`;
     without one, ``$TEMPO_AGENTS_STORE`` or ``sqlite:///.tempo-agents/store.db``.
     """
@@ -73,6 +78,8 @@ class App:
         store: str | Store | None = None,
         task_queue: str = DEFAULT_TASK_QUEUE,
         client: Client | None = None,
+        event_templates: Mapping[str, EventTemplate] | None = None,
+        event_secrets: Mapping[str, str | list[str]] | None = None,
     ) -> None:
         self.registry = Registry(
             agents=agents, tools=tools, hooks=hooks, approval_policies=approval_policies, store=store
@@ -80,6 +87,10 @@ class App:
         for agent in self.registry.agents:
             agent._bind(self)
         self.task_queue = task_queue
+        self.event_templates: Mapping[str, EventTemplate] = dict(event_templates or {})
+        """Event templates by name: each renders a webhook's JSON payload into a run's message."""
+        self.event_secrets: Mapping[str, str | list[str]] = dict(event_secrets or {})
+        """Webhook secrets by agent id (``"*"``: every agent's); an agent with none takes no events."""
         self._client: Client | None = None
         self._starting = 0  # starts in flight from this App, see EAGER_STARTS_IN_FLIGHT
         if client is not None:
@@ -224,9 +235,34 @@ class App:
             raise ConfigurationError(f"unknown run option(s): {', '.join(sorted(unknown))}")
         return RunOptions.model_validate(merged), str(run_id)
 
+    def prepare_run(
+        self, agent: Agent, messages: MessageInput, options: Mapping[str, Any]
+    ) -> tuple[RunInput, list[SearchAttributePair[str]]]:
+        """The input of a run of ``agent`` and the search attributes it starts with (options merged and checked)."""
+        run_options, run_id = self.build_options(agent, options)
+        run_input = RunInput(
+            run_id=run_id,
+            agent_id=agent.id,
+            messages=normalize_messages(messages),
+            options=run_options,
+            model_step_activity=agent.model_step_activity,
+        )
+        attributes = [
+            SearchAttributePair(search_attributes.STATUS, "running"),
+            SearchAttributePair(search_attributes.AGENT_ID, agent.id),
+        ]
+        if run_options.memory is not None:
+            attributes += [
+                SearchAttributePair(search_attributes.THREAD_ID, run_options.memory.thread),
+                SearchAttributePair(search_attributes.RESOURCE_ID, run_options.memory.resource),
+            ]
+        if run_options.fork is not None:
+            attributes.append(SearchAttributePair(search_attributes.FORK_OF, run_options.fork.run_id))
+        return run_input, attributes
+
     async def stream(self, agent_id: str, messages: MessageInput, **options: Any) -> AgentStream:
         """Start a run of an agent as a workflow and return its stream."""
-        return await self._start_run(self.agent(agent_id), normalize_messages(messages), options)
+        return await self._start_run(self.agent(agent_id), messages, options)
 
     async def fork(
         self,
@@ -304,30 +340,12 @@ class App:
             )
         return compared
 
-    async def _start_run(self, agent: Agent, messages: list[Message], options: Mapping[str, Any]) -> AgentStream:
-        run_options, run_id = self.build_options(agent, options)
-        run_input = RunInput(
-            run_id=run_id,
-            agent_id=agent.id,
-            messages=messages,
-            options=run_options,
-            model_step_activity=agent.model_step_activity,
-        )
-        attributes = [
-            SearchAttributePair(search_attributes.STATUS, "running"),
-            SearchAttributePair(search_attributes.AGENT_ID, agent.id),
-        ]
-        if run_options.memory is not None:
-            attributes += [
-                SearchAttributePair(search_attributes.THREAD_ID, run_options.memory.thread),
-                SearchAttributePair(search_attributes.RESOURCE_ID, run_options.memory.resource),
-            ]
-        fork = run_options.fork
+    async def _start_run(self, agent: Agent, messages: MessageInput, options: Mapping[str, Any]) -> AgentStream:
+        run_input, attributes = self.prepare_run(agent, messages, options)
+        run_id = run_input.run_id
+        fork = run_input.options.fork
         fork_of = None if fork is None else (fork.run_id, fork.step)
-        memo: dict[str, Any] = {}
-        if fork is not None:
-            attributes.append(SearchAttributePair(search_attributes.FORK_OF, fork.run_id))
-            memo[FORK_MEMO] = {"runId": fork.run_id, "step": fork.step}
+        memo = {} if fork is None else {FORK_MEMO: {"runId": fork.run_id, "step": fork.step}}
         start_run = self._start_workflow(run_input, attributes, workflow_task_timeout(agent), memo)
         if options.get("run_id") or agent.default_options.get("run_id"):
             # A run id chosen by the caller may be taken: journal nothing until the run exists.
@@ -475,6 +493,86 @@ class App:
         """
         await self.client.get_workflow_handle(run_id).signal(
             "resume", ResumeRequest(action="resume", data=resume_data, tool_call_id=tool_call_id)
+        )
+
+    # Schedules ------------------------------------------------------------------------------
+
+    async def schedule(
+        self,
+        agent_id: str,
+        message: MessageInput,
+        *,
+        cron: str | None = None,
+        every: str | timedelta | None = None,
+        schedule_id: str | None = None,
+        time_zone: str | None = None,
+        jitter: str | timedelta | None = None,
+        overlap: str = "skip",
+        catchup_window: str | timedelta | None = None,
+        paused: bool = False,
+        note: str | None = None,
+        **options: Any,
+    ) -> AgentSchedule:
+        """Run ``agent_id`` with ``message`` on a Temporal Schedule: ``cron="0 9 * * 1-5"`` or ``every="1h"``
+        (``"30s"``, ``"1h30m"``, a ``timedelta``). Each run is an ordinary run with ``options`` (``memory``,
+        ``max_steps`` ...) whose run id is ``<schedule id>-<scheduled time>``.
+
+        ``time_zone`` (IANA name) is the cron's; ``jitter`` delays each run by up to that much; ``overlap``
+        says what happens when a run is due while the last one has not closed (``skip``, ``buffer_one``,
+        ``buffer_all``, ``cancel_other``, ``terminate_other``, ``allow_all``); ``catchup_window`` is how late
+        a run missed while the Temporal server was down may still start. The schedule lives on the Temporal
+        server: it survives restarts of workers, clients and the server itself."""
+        return await create_schedule(
+            self,
+            agent_id,
+            message,
+            cron=cron,
+            every=every,
+            schedule_id=schedule_id,
+            time_zone=time_zone,
+            jitter=jitter,
+            overlap=overlap,
+            catchup_window=catchup_window,
+            paused=paused,
+            note=note,
+            options=options,
+        )
+
+    def get_schedule(self, schedule_id: str) -> AgentSchedule:
+        """A handle on an existing schedule (pause, unpause, trigger, delete, describe)."""
+        return AgentSchedule(self.client.get_schedule_handle(schedule_id))
+
+    async def list_schedules(self) -> list[ScheduleView]:
+        """This App's schedules (on its task queue), with their next and recent runs."""
+        return await list_schedules(self)
+
+    # Events ---------------------------------------------------------------------------------
+
+    async def receive_event(
+        self,
+        agent_id: str,
+        headers: Mapping[str, str],
+        body: bytes,
+        *,
+        template: str | None = None,
+        now: datetime | None = None,
+        **options: Any,
+    ) -> EventRun:
+        """Start a run of ``agent_id`` from a webhook delivery signed the Standard Webhooks way (``headers``
+        ``webhook-id``, ``webhook-timestamp``, ``webhook-signature``, by lower-case name) with one of the agent's
+        ``event_secrets``. The JSON ``body`` is rendered into the message by the event template ``template`` (by
+        default the one named like the agent; without one, the JSON text). The same ``webhook-id`` delivered again
+        starts nothing and answers the first run (``duplicate=True``). ``options`` are run options (``memory`` ...).
+
+        Raises :class:`WebhookRefusedError` (``status`` 400 or 401) for a forged, too old or malformed delivery."""
+        return await receive_event(
+            self,
+            agent_id,
+            {name.lower(): value for name, value in headers.items()},
+            body,
+            now=now or datetime.now(UTC),
+            template=template,
+            **options,
         )
 
     def queries(self, run_id: str) -> RunQueries:

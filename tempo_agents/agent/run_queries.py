@@ -7,7 +7,7 @@ from typing import Any
 from temporalio.client import WorkflowHandle
 
 from tempo_agents.models.usage import Usage
-from tempo_agents.tools.builtin.task_list import TaskItem
+from tempo_agents.tasks import TaskItem
 from tempo_agents.workflows.agent_run import AgentRunWorkflow
 from tempo_agents.workflows.payloads import Answer, PendingCall, RunSnapshot
 

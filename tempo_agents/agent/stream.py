@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from tempo_agents.agent.nested_chunks import drop_nested_attempt, is_nested_reset
+from tempo_agents.errors import StoreUnavailableError
 from tempo_agents.journal.chunks import (
     Chunk,
     ErrorChunk,
@@ -33,6 +34,8 @@ RunClosedProbe = Callable[[], Awaitable[str | None]]
 """Returns the run's closing status (``COMPLETED``, ``TERMINATED`` …), or ``None`` while it runs."""
 
 PROBE_AFTER_IDLE_SECONDS = 2.0
+OUTAGE_PAUSE_SECONDS = 0.25
+"""After the store gave up on an unreachable database, how long a reader pauses before it asks again."""
 READ_BATCH = 1000
 
 
@@ -94,33 +97,39 @@ class AgentStream:
         idle_since = time.monotonic()
         try:
             while True:
-                entries = await self._store.read_chunks(self.run_id, offset, READ_BATCH)
-                if entries:
-                    idle_since = time.monotonic()
-                    for entry in entries:
-                        chunk = chunk_from_wire(entry.chunk, entry.offset)
-                        self._chunks.append(chunk)
-                        offset = entry.offset + 1
-                        if isinstance(chunk, FinishChunk) and self._ends_stream(chunk):
-                            return
-                    self._wake()
-                    if len(entries) == READ_BATCH:
-                        continue  # more may be there already; otherwise wait: the store wakes us for the next
+                try:
+                    entries = await self._store.read_chunks(self.run_id, offset, READ_BATCH)
+                    if entries:
+                        idle_since = time.monotonic()
+                        for entry in entries:
+                            chunk = chunk_from_wire(entry.chunk, entry.offset)
+                            self._chunks.append(chunk)
+                            offset = entry.offset + 1
+                            if isinstance(chunk, FinishChunk) and self._ends_stream(chunk):
+                                return
+                        self._wake()
+                        if len(entries) == READ_BATCH:
+                            continue  # more may be there already; otherwise wait: the store wakes us for the next
 
-                if self._probe is not None and time.monotonic() - idle_since > PROBE_AFTER_IDLE_SECONDS:
-                    idle_since = time.monotonic()
-                    closed = await self._probe()
-                    if closed is not None and not await self._store.read_chunks(self.run_id, offset, 1):
-                        self._chunks.append(
-                            ErrorChunk.model_validate(
-                                {
-                                    "runId": self.run_id,
-                                    "payload": {"error": f"run ended ({closed}) without a finish chunk"},
-                                }
+                    if self._probe is not None and time.monotonic() - idle_since > PROBE_AFTER_IDLE_SECONDS:
+                        idle_since = time.monotonic()
+                        closed = await self._probe()
+                        if closed is not None and not await self._store.read_chunks(self.run_id, offset, 1):
+                            self._chunks.append(
+                                ErrorChunk.model_validate(
+                                    {
+                                        "runId": self.run_id,
+                                        "payload": {"error": f"run ended ({closed}) without a finish chunk"},
+                                    }
+                                )
                             )
-                        )
-                        return
-                await self._store.wait_for_chunks(self.run_id, offset, timeout=1.0)
+                            return
+                    await self._store.wait_for_chunks(self.run_id, offset, timeout=1.0)
+                except StoreUnavailableError:
+                    # The store waited for its database already; the run waits it out too, so its readers do:
+                    # they go on from their offset once the database is back, and never end before the run.
+                    idle_since = time.monotonic()
+                    await asyncio.sleep(OUTAGE_PAUSE_SECONDS)
         finally:
             self._done = True
             self._wake()

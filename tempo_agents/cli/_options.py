@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from tempo_agents.cli._console import CliError
+from tempo_agents.store.pool_size import STORE_POOL_SIZE_ENV
 
 if TYPE_CHECKING:
     from temporalio.service import TLSConfig
@@ -47,7 +48,37 @@ def add_app_options(command: argparse.ArgumentParser, *, required: bool) -> None
         ),
     )
     command.add_argument("--store", metavar="URL", help="override the App's store, e.g. sqlite:///runs.db")
+    command.add_argument(
+        "--store-pool-size",
+        type=_pool_size,
+        action=_PoolSizeToEnvironment,
+        metavar="N",
+        help=(
+            f"connections of a PostgreSQL store's pool (default ${STORE_POOL_SIZE_ENV}, else 10; a pool_size "
+            "parameter in the store URL wins)"
+        ),
+    )
     command.add_argument("--task-queue", metavar="NAME", help="override the App's task queue")
+
+
+def _pool_size(text: str) -> int:
+    try:
+        size = int(text)
+    except ValueError:
+        size = 0
+    if size < 1:
+        raise argparse.ArgumentTypeError(f"a number of connections, 1 or more: {text!r}")
+    return size
+
+
+class _PoolSizeToEnvironment(argparse.Action):
+    """The pool size goes where the store reads it when it opens, whichever command opens it."""
+
+    def __call__(
+        self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any, option: str | None = None
+    ) -> None:
+        os.environ[STORE_POOL_SIZE_ENV] = str(values)
+        setattr(namespace, self.dest, values)
 
 
 def add_server_options(command: argparse.ArgumentParser) -> None:

@@ -2,26 +2,38 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping, Sequence
+from typing import Any
 
-from fastapi import APIRouter, Depends, FastAPI
+from fastapi import APIRouter, Depends, FastAPI, Request
 from fastapi.middleware.cors import CORSMiddleware
+from fastapi.responses import JSONResponse
 from pydantic import BaseModel
 
 from tempo_agents.agent.app import App
+from tempo_agents.agent.events import event_secrets_of
+from tempo_agents.errors import StoreUnavailableError
 from tempo_agents.server.auth import Authorize, BearerTokens, allow_all, authorization_dependency
 from tempo_agents.server.dashboard.mounting import mount_dashboard
-from tempo_agents.server.errors import ERROR_RESPONSES, install_error_handlers
-from tempo_agents.server.routes import agents, runs, tools
+from tempo_agents.server.errors import ERROR_RESPONSES, STORE_RETRY_AFTER_SECONDS, install_error_handlers
+from tempo_agents.server.routes import agents, events, runs, schedules, tools
 from tempo_agents.telemetry.api_route import metrics_router
 
 __all__ = ["DEFAULT_PREFIX", "create_server"]
 
 DEFAULT_PREFIX = "/api"
 
+_log = logging.getLogger("tempo_agents.server")
+
 
 class Health(BaseModel):
     status: str
+
+
+class Readiness(BaseModel):
+    status: str
+    store: str
 
 
 def _health_router() -> APIRouter:
@@ -30,6 +42,26 @@ def _health_router() -> APIRouter:
     @router.get("/health", summary="Whether the server answers (open to everyone, even with tokens)")
     async def health() -> Health:
         return Health(status="ok")
+
+    @router.get(
+        "/ready",
+        summary="Whether the server can serve runs now: its store answers (open to everyone, even with tokens)",
+        response_model=Readiness,
+        responses={503: {"description": "The store cannot be reached; `Retry-After` says when to ask again"}},
+    )
+    async def ready(request: Request) -> Any:
+        app: App = request.app.state.tempo_app
+        try:
+            await app.store.check()
+        except StoreUnavailableError as error:
+            _log.warning("not ready: %s", error.message)
+            # Open to everyone: says that the store is down, not where it is (the log has the whole message).
+            return JSONResponse(
+                {"error": "the store cannot be reached", "code": error.code, "status": "unavailable"},
+                status_code=503,
+                headers={"retry-after": str(STORE_RETRY_AFTER_SECONDS)},
+            )
+        return Readiness(status="ready", store="ok")
 
     return router
 
@@ -60,13 +92,20 @@ def create_server(
     base = prefix.rstrip("/")
     api.include_router(_health_router(), prefix=base)
     dependencies = [Depends(authorization_dependency(authorize))]
-    for router in (agents.router, tools.router, runs.router):
+    for router in (agents.router, tools.router, runs.router, schedules.router):
         api.include_router(router, prefix=base, dependencies=dependencies, responses=ERROR_RESPONSES)
+    # A webhook's signature is its credential: no bearer token, no authorize (a sender is no principal).
+    api.include_router(events.router, prefix=base, responses=ERROR_RESPONSES)
     api.include_router(metrics_router(), dependencies=dependencies)  # GET /metrics, outside the OpenAPI document
     open_paths = mount_dashboard(api, app, prefix=base, dependencies=dependencies, temporal_ui_url=temporal_ui_url)
     install_error_handlers(api)
     if tokens:
-        api.add_middleware(BearerTokens, tokens=dict(tokens), open_paths=[f"{base}/health", *open_paths])
+        event_paths = [f"{base}/agents/{agent.id}/events" for agent in app.agents if event_secrets_of(app, agent.id)]
+        api.add_middleware(
+            BearerTokens,
+            tokens=dict(tokens),
+            open_paths=[f"{base}/health", f"{base}/ready", *event_paths, *open_paths],
+        )
     if cors_origins:  # outermost, so preflights (which carry no token) are answered and 401s carry CORS headers
         api.add_middleware(
             CORSMiddleware,

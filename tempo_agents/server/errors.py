@@ -21,11 +21,20 @@ from tempo_agents.errors import (
     ResumeError,
     ResumeValidationError,
     RunNotFoundError,
+    StoreUnavailableError,
     ToolNotFoundError,
 )
 from tempo_agents.workflows import resume_errors
 
-__all__ = ["ERROR_RESPONSES", "ApiError", "ErrorBody", "install_error_handlers", "resume_error_status"]
+__all__ = [
+    "ERROR_RESPONSES",
+    "STORE_RETRY_AFTER_SECONDS",
+    "ApiError",
+    "ErrorBody",
+    "install_error_handlers",
+    "resume_error_status",
+    "store_unavailable_response",
+]
 
 _log = logging.getLogger("tempo_agents.server")
 
@@ -62,9 +71,13 @@ ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
     404: _error("No such agent, tool or run"),
     409: _error("The run or call is not in a state that allows this"),
     422: _error("Refused data (resume data against its schema, a failing tool)"),
+    503: _error("The store's database cannot be reached now; try again after Retry-After seconds"),
 }
-"""The errors every route may answer, for the OpenAPI document (the official client retries 5xx, so none are
-expected)."""
+"""The errors every route may answer, for the OpenAPI document (the official client retries 5xx: a 503 is the one
+a retry may cure)."""
+
+STORE_RETRY_AFTER_SECONDS = 5
+"""The ``Retry-After`` of a 503 answered while the store's database cannot be reached."""
 
 
 class ApiError(Exception):
@@ -135,12 +148,32 @@ async def _on_http_exception(_: Request, error: Exception) -> JSONResponse:
     return JSONResponse({"error": str(error.detail)}, status_code=error.status_code, headers=error.headers)
 
 
+def store_unavailable_response(error: StoreUnavailableError) -> JSONResponse:
+    """A 503 for a store that cannot be reached (or whose pool is busy): JSON, ``Retry-After``, and the connection
+    kept (the answer is whole, so the client may send its next request on it)."""
+    return JSONResponse(
+        {"error": error.message, "code": error.code},
+        status_code=503,
+        headers={"retry-after": str(STORE_RETRY_AFTER_SECONDS)},
+    )
+
+
+async def _on_store_unavailable(_: Request, error: Exception) -> JSONResponse:
+    assert isinstance(error, StoreUnavailableError)
+    _log.warning("answered 503: %s", error.message)
+    return store_unavailable_response(error)
+
+
 async def _on_unexpected(_: Request, error: Exception) -> JSONResponse:
     found = api_error_from(error)
     if found is not None:
         return found.response()
+    if isinstance(error, StoreUnavailableError):  # raised from a middleware, outside the routes' handlers
+        return store_unavailable_response(error)
     _log.exception("unhandled error in the HTTP API")
-    return JSONResponse({"error": str(error) or type(error).__name__}, status_code=500)
+    # The server closes the connection after an unhandled error: say so, so the client does not send its next
+    # request on a connection that is going away.
+    return JSONResponse({"error": str(error) or type(error).__name__}, status_code=500, headers={"connection": "close"})
 
 
 def install_error_handlers(api: FastAPI) -> None:
@@ -149,4 +182,5 @@ def install_error_handlers(api: FastAPI) -> None:
         api.add_exception_handler(kind, _on_api_error)
     api.add_exception_handler(RequestValidationError, _on_validation_error)
     api.add_exception_handler(HTTPException, _on_http_exception)
+    api.add_exception_handler(StoreUnavailableError, _on_store_unavailable)
     api.add_exception_handler(Exception, _on_unexpected)

@@ -138,6 +138,11 @@ class Store(ABC):
     async def set_thread_state(self, thread_id: str, state_type: str, value: Any) -> None:
         """Store a value for ``(thread_id, state_type)``, replacing any earlier one."""
 
+    async def check(self) -> None:
+        """Return if the store answers now; raise :class:`~tempo_agents.errors.StoreUnavailableError` soon if it
+        does not (readiness probes). This default reads one offset."""
+        await self.offset_of("", "")
+
     @abstractmethod
     async def migrate(self) -> str:
         """Create or upgrade the store's tables now (every store also does it on first use); returns a line

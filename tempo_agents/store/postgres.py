@@ -20,11 +20,19 @@ suite on both), kept the PostgreSQL way:
 - **Schema.** Tables live in the ``tempo_agents`` schema; ``tempo_agents.schema_version`` says which of
   :data:`MIGRATIONS` have run. The store applies missing ones on first use under an advisory lock (so workers
   starting together migrate once), and ``tempo-agents store migrate --store URL`` does the same on demand.
-- **Lost connections.** A failure to reach the server is retried with backoff (0.05 s doubling to 2 s) for
-  ``retry_seconds``, then raised as :class:`~tempo_agents.errors.StoreUnavailableError`, which names the URL
-  without its password and stays retryable in activities. A write is retried in place only if it cannot have
-  committed, or if repeating it is harmless (every chunk keyed): an unkeyed chunk whose commit may have
-  happened is left to the activity's own retry rather than risk appending it twice.
+- **Lost connections.** A failure to reach the server is waited out for ``retry_seconds`` (longer inside an
+  activity: ``store/patience.py``), then raised as :class:`~tempo_agents.errors.StoreUnavailableError`, which
+  names the URL without its password and stays retryable in activities. Meanwhile one task per event loop
+  probes the server with a connection of its own every :data:`PROBE_SECONDS`, and every waiting operation goes
+  on as soon as a probe gets through: the pool's own reconnect backoff (which grows to half a minute) is cut
+  short (``reconnect_timeout``), so a long outage costs no extra wait once the database is back. A write is
+  retried in place only if it cannot have committed, or if repeating it is harmless (every chunk keyed): an
+  unkeyed chunk whose commit may have happened is left to the activity's own retry rather than risk appending
+  it twice.
+- **A busy pool is not an outage.** An operation waits up to ``pool_timeout`` for a free pooled connection;
+  when none came although the database answers and the pool is at ``max_size``, it fails with
+  :class:`~tempo_agents.errors.StoreBusyError`, which says how to size the pool: ``?pool_size=N`` in the URL
+  (also ``pool_timeout=S``), ``TEMPO_AGENTS_STORE_POOL_SIZE``, or the CLI's ``--store-pool-size``.
 """
 
 from __future__ import annotations
@@ -39,9 +47,10 @@ from typing import Any, ClassVar, TypeVar
 
 import psycopg
 from psycopg.conninfo import conninfo_to_dict
-from psycopg_pool import AsyncConnectionPool
+from psycopg_pool import AsyncConnectionPool, PoolTimeout
 
-from tempo_agents.errors import ConfigurationError, StoreUnavailableError
+from tempo_agents.errors import ConfigurationError, StoreBusyError, StoreUnavailableError
+from tempo_agents.store import pool_size as sizing
 from tempo_agents.store._waiters import Waiter, wake
 from tempo_agents.store.base import (
     ChunkWrite,
@@ -52,6 +61,8 @@ from tempo_agents.store.base import (
     to_json,
     transcript_rows,
 )
+from tempo_agents.store.outages import STORE_OUTAGES
+from tempo_agents.store.patience import store_patience
 from tempo_agents.store.redaction import redact
 
 _T = TypeVar("_T")
@@ -65,6 +76,15 @@ CHANNEL = "tempo_agents_journal"
 _MIGRATION_LOCK = 0x7465_6D70_6F5F_6167  # "tempo_ag": the advisory lock migrations run under
 _NOTIFY_TIMEOUT = 1.0
 """How often the listening thread looks up from its connection to see whether it should stop."""
+
+PROBE_SECONDS = 0.25
+"""While the database cannot be reached, how often a probe tries to connect."""
+_RECONNECT_TIMEOUT = 1.0
+"""How long the pool retries a connection on its own before leaving it to the next operation that needs one."""
+_CHECK_SECONDS = 2.0
+"""How long :meth:`PostgresStore.check` waits for a pooled connection before it connects on its own."""
+_RETRY_PAUSE_CAP = 0.5
+"""The longest pause between two tries of one operation (they start at 0.05 s and double)."""
 
 MIGRATIONS: tuple[str, ...] = (
     # 1: the tables of the SQLite store, with a per-run offset counter.
@@ -185,7 +205,9 @@ class PostgresStore(Store):
     """A :class:`Store` in a PostgreSQL database (module docstring): ``postgresql://user:pw@host:5432/db``.
 
     Connections come from a psycopg ``AsyncConnectionPool`` opened on first use (``min_size``..``max_size``),
-    after one direct connection has created or upgraded the schema.
+    after one direct connection has created or upgraded the schema. ``max_size`` and ``pool_timeout`` default to
+    the URL's ``pool_size`` and ``pool_timeout`` parameters, then ``$TEMPO_AGENTS_STORE_POOL_SIZE``, then 10 and
+    30 s.
     """
 
     def __init__(
@@ -193,49 +215,72 @@ class PostgresStore(Store):
         url: str,
         *,
         min_size: int = 1,
-        max_size: int = 10,
+        max_size: int | None = None,
         retry_seconds: float = 20.0,
         connect_timeout: float = 10.0,
+        pool_timeout: float | None = None,
     ) -> None:
         self.url = url
         self.display_url = redact(url)
+        conninfo, ours = sizing.split_url(url)
         try:
-            conninfo_to_dict(url)
+            conninfo_to_dict(conninfo)
         except psycopg.ProgrammingError as error:
             raise ConfigurationError(f"invalid PostgreSQL store URL {self.display_url}: {_one_line(error)}") from None
-        self.min_size = min_size
-        self.max_size = max_size
+        self._conninfo = conninfo
+        self.max_size = max_size if max_size is not None else sizing.pool_size(ours.get("pool_size"), self.display_url)
+        self.min_size = min(min_size, self.max_size)
+        self.pool_timeout = (
+            pool_timeout
+            if pool_timeout is not None
+            else sizing.pool_timeout(ours.get("pool_timeout"), self.display_url)
+        )
         self.retry_seconds = retry_seconds
         self.connect_timeout = connect_timeout
         self._pool: AsyncConnectionPool[_Conn] | None = None
         self._pool_loop: asyncio.AbstractEventLoop | None = None
         self._opening: dict[asyncio.AbstractEventLoop, asyncio.Lock] = {}
+        self._probe: asyncio.Task[None] | None = None
+        self._asking: dict[asyncio.AbstractEventLoop, asyncio.Lock] = {}
+        self._answered_at = -1e9
+        self._probe_error = ""
         self._listener: _Listener | None = None
         self._closed = False
 
     # Connections
 
-    def _unavailable(self, error: BaseException, waited: float) -> StoreUnavailableError:
+    def _unavailable(self, error: BaseException | str, waited: float) -> StoreUnavailableError:
         tried = f" (retried for {waited:.0f} s)" if waited >= 1 else ""
-        return StoreUnavailableError(
-            f"cannot reach the PostgreSQL store at {self.display_url}{tried}: {_one_line(error)}"
+        reason = error if isinstance(error, str) else _one_line(error)
+        return StoreUnavailableError(f"cannot reach the PostgreSQL store at {self.display_url}{tried}: {reason}")
+
+    def _busy(self, pool: AsyncConnectionPool[_Conn], waited: float) -> StoreBusyError:
+        waiting = pool.get_stats().get("requests_waiting", 0)
+        return StoreBusyError(
+            f"the PostgreSQL store at {self.display_url} is busy: all {self.max_size} connections of its pool stayed "
+            f"in use for {waited:.0f} s ({waiting} more operations waiting); the database answers. Size "
+            f"the pool for the load: ?pool_size=N in the store URL, {sizing.STORE_POOL_SIZE_ENV}, or --store-pool-size"
         )
+
+    def _connect_timeout(self) -> int:
+        return max(1, round(self.connect_timeout))
 
     async def _connect(self) -> _Conn:
         """One connection of its own (schema changes), retried like any operation."""
         started = time.monotonic()
+        patience = store_patience(self.retry_seconds)
         delay = 0.05
         while True:
             try:
                 return await psycopg.AsyncConnection.connect(
-                    self.url, autocommit=True, connect_timeout=max(1, round(self.connect_timeout))
+                    self._conninfo, autocommit=True, connect_timeout=self._connect_timeout()
                 )
             except psycopg.OperationalError as error:
                 waited = time.monotonic() - started
-                if waited + delay > self.retry_seconds:
+                if waited + delay > patience or self._closed:
                     raise self._unavailable(error, waited) from None
                 await asyncio.sleep(delay)
-                delay = min(delay * 2, 2.0)
+                delay = min(delay * 2, _RETRY_PAUSE_CAP)
 
     async def _ready_pool(self) -> AsyncConnectionPool[_Conn]:
         if self._closed:
@@ -250,11 +295,12 @@ class PostgresStore(Store):
             # A pool belongs to the event loop that opened it; a store used from a new loop (a second
             # asyncio.run) gets a new pool, and the old one is dropped with its loop.
             pool: AsyncConnectionPool[_Conn] = AsyncConnectionPool(
-                self.url,
+                self._conninfo,
                 min_size=self.min_size,
                 max_size=self.max_size,
-                kwargs={"autocommit": True, "connect_timeout": max(1, round(self.connect_timeout))},
-                timeout=min(self.retry_seconds, 5.0) or 5.0,
+                kwargs={"autocommit": True, "connect_timeout": self._connect_timeout()},
+                timeout=self.pool_timeout,
+                reconnect_timeout=_RECONNECT_TIMEOUT,
                 name=f"tempo-agents {self.display_url}",
                 open=False,
             )
@@ -263,22 +309,116 @@ class PostgresStore(Store):
             return pool
 
     async def _run(self, op: Callable[[_Conn, _Attempt], Awaitable[_T]], *, idempotent: bool = True) -> _T:
-        """Run ``op`` on a pooled connection, retrying lost connections with backoff (module docstring)."""
+        """Run ``op`` on a pooled connection, waiting out a database that cannot be reached (module docstring)."""
         pool = await self._ready_pool()
         started = time.monotonic()
+        deadline = started + store_patience(self.retry_seconds)
         delay = 0.05
         while True:
             attempt = _Attempt()
+            wait = self.pool_timeout
             try:
-                async with pool.connection() as conn:
+                if self._probe is not None and not self._probe.done():  # known to be down: no use queueing
+                    await self._reachable_by(deadline, started)
+                wait = min(self.pool_timeout, max(0.1, deadline - time.monotonic()))
+                async with pool.connection(timeout=wait) as conn:
                     return await op(conn, attempt)
             except psycopg.OperationalError as error:
                 waited = time.monotonic() - started
-                if (attempt.committing and not idempotent) or waited + delay > self.retry_seconds or self._closed:
+                if (attempt.committing and not idempotent) or self._closed:
                     raise self._unavailable(error, waited) from None
+                full = isinstance(error, PoolTimeout) and pool.get_stats().get("pool_size", 0) >= self.max_size
+                if full and await self._answers_lately():
+                    raise self._busy(pool, wait) from None
                 _log.debug("store %s: retrying after %s", self.display_url, _one_line(error))
+                if time.monotonic() + delay > deadline:
+                    raise self._unavailable(error, waited) from None
                 await asyncio.sleep(delay)
-                delay = min(delay * 2, 2.0)
+                delay = min(delay * 2, _RETRY_PAUSE_CAP)
+                self._probe_error = _one_line(error)
+                await self._reachable_by(deadline, started)
+
+    async def check(self) -> None:
+        if self._closed:
+            raise RuntimeError(f"the store {self.display_url} is closed")
+        if self._probe is not None and not self._probe.done():  # an outage is being waited out
+            raise self._unavailable(self._probe_error or "no answer", 0)
+        pool = self._pool
+        if pool is None or self._pool_loop is not asyncio.get_running_loop():
+            if not await self._answers():
+                raise self._unavailable(self._probe_error, 0)
+            return
+        try:
+            async with pool.connection(timeout=_CHECK_SECONDS) as conn:
+                await conn.execute("SELECT 1")
+        except psycopg.OperationalError as error:  # a connection of before an outage, or a busy pool
+            if not await self._answers():
+                raise self._unavailable(self._probe_error or _one_line(error), 0) from None
+
+    async def _answers_lately(self) -> bool:
+        """:meth:`_answers`, asked once at a time and trusted for a second: when a full pool makes many operations
+        ask at once, the database gets one extra connection, not one per operation."""
+        async with self._asking.setdefault(asyncio.get_running_loop(), asyncio.Lock()):
+            if time.monotonic() - self._answered_at < 1.0:
+                return True
+            if await self._answers():
+                self._answered_at = time.monotonic()
+                return True
+            return False
+
+    async def _answers(self) -> bool:
+        """Whether the database accepts a new connection now (one try)."""
+        try:
+            conn = await psycopg.AsyncConnection.connect(
+                self._conninfo, autocommit=True, connect_timeout=self._connect_timeout()
+            )
+        except psycopg.OperationalError as error:
+            self._probe_error = _one_line(error)
+            return False
+        await conn.close()
+        return True
+
+    async def _reachable_by(self, deadline: float, started: float) -> None:
+        """Return once the database accepts connections again; :class:`StoreUnavailableError` at ``deadline``.
+
+        One probe per event loop serves every waiting operation, so an outage costs the database one connection
+        attempt per :data:`PROBE_SECONDS`, however many operations wait."""
+        loop = asyncio.get_running_loop()
+        probe = self._probe
+        if probe is None or probe.done() or probe.get_loop() is not loop:
+            probe = self._probe = loop.create_task(self._probe_until_reachable())
+        remaining = deadline - time.monotonic()
+        try:
+            if remaining <= 0:
+                raise TimeoutError
+            await asyncio.wait_for(asyncio.shield(probe), remaining)
+        except TimeoutError:
+            raise self._unavailable(self._probe_error or "no answer", time.monotonic() - started) from None
+
+    async def _probe_until_reachable(self) -> None:
+        outage: int | None = None
+        try:
+            while not self._closed:
+                if await self._answers():
+                    pool = self._pool
+                    if pool is not None and self._pool_loop is asyncio.get_running_loop():
+                        await pool.check()  # connections of before the outage are dropped, new ones made at once
+                    if outage is not None:
+                        lasted = STORE_OUTAGES.end(outage)
+                        outage = None
+                        _log.warning("the store %s answers again after %.1f s", self.display_url, lasted)
+                    return
+                if outage is None:
+                    outage = STORE_OUTAGES.begin()
+                    _log.warning(
+                        "cannot reach the store %s (%s): waiting for it, runs stand still meanwhile",
+                        self.display_url,
+                        self._probe_error,
+                    )
+                await asyncio.sleep(PROBE_SECONDS)
+        finally:
+            if outage is not None:  # the store closed (or the probe was cancelled) before the database came back
+                STORE_OUTAGES.end(outage)
 
     async def migrate(self) -> str:
         conn = await self._connect()
@@ -345,7 +485,7 @@ class PostgresStore(Store):
             return
         await self._ready_pool()  # the schema exists before anyone listens
         if self._listener is None:
-            self._listener = _Listener.acquire(self.url, self.display_url)
+            self._listener = _Listener.acquire(self._conninfo, self.display_url)
         listener = self._listener
         if not listener.ready.is_set():
             await asyncio.to_thread(listener.ready.wait, min(timeout, self.connect_timeout))
@@ -470,6 +610,9 @@ class PostgresStore(Store):
         if self._closed:
             return
         self._closed = True
+        probe, self._probe = self._probe, None
+        if probe is not None and not probe.done() and probe.get_loop() is asyncio.get_running_loop():
+            probe.cancel()
         if self._listener is not None:
             self._listener.release()
             self._listener = None
@@ -666,7 +809,7 @@ class _Listener:
                 )
                 failing = True
                 time.sleep(delay)
-                delay = min(delay * 2, 5.0)
+                delay = min(delay * 2, 1.0)  # back within a second of the database, whatever the outage's length
 
 
 def _one_line(error: BaseException) -> str:

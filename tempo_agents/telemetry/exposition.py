@@ -7,11 +7,12 @@ import logging
 from collections.abc import Iterable
 
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_latest
-from prometheus_client.metrics_core import GaugeMetricFamily, Metric
+from prometheus_client.metrics_core import CounterMetricFamily, GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 from temporalio.client import Client
 
 from tempo_agents.agent.visibility import runs_query, waiting_clauses
+from tempo_agents.store.outages import STORE_OUTAGES
 from tempo_agents.telemetry.metrics import RUN_METRICS
 from tempo_agents.telemetry.sdk_metrics import TemporalSdkMetrics
 
@@ -28,6 +29,21 @@ class _Forwarded(Collector):
 
     def collect(self) -> Iterable[Metric]:
         yield from self._source.collect()
+
+
+class _StoreOutages(Collector):
+    """How long this process's stores could not reach their databases (runs stood still meanwhile)."""
+
+    def collect(self) -> Iterable[Metric]:
+        outages, seconds = STORE_OUTAGES.read()
+        yield CounterMetricFamily(
+            "tempo_agents_store_unreachable_seconds",
+            "Seconds this process's store could not reach its database (its operations waited meanwhile)",
+            value=seconds,
+        )
+        yield CounterMetricFamily(
+            "tempo_agents_store_outages", "Times this process's store found its database unreachable", value=outages
+        )
 
 
 class _WaitingRuns(Collector):
@@ -73,6 +89,7 @@ class MetricsExposition:
     ) -> None:
         self.registry = CollectorRegistry(auto_describe=False)
         self.registry.register(_Forwarded(RUN_METRICS))
+        self.registry.register(_StoreOutages())
         if client is not None and task_queue is not None:
             self.registry.register(_WaitingRuns(client, task_queue, loop or asyncio.get_running_loop()))
         if sdk is not None:

@@ -84,6 +84,9 @@ class AgentRunWorkflow:
 
     @workflow.init
     def __init__(self, run_input: RunInput) -> None:
+        if not run_input.run_id:
+            # A run started by a Temporal Schedule: its id is the workflow id the schedule gave it.
+            run_input = run_input.model_copy(update={"run_id": workflow.info().workflow_id})
         carried = run_input.carried or CarriedState(step=0, usage=Usage())
         self._run_input = run_input
         self._step = carried.step
@@ -223,6 +226,7 @@ class AgentRunWorkflow:
 
     @workflow.run
     async def run(self, run_input: RunInput) -> RunResult:
+        run_input = self._run_input  # the run id filled in (a scheduled run's)
         self._segments.take_path(workflow.patched(SEGMENTS_CLOSED_BY_ACTIVITIES))
         options = run_input.options
         new_messages = run_input.messages

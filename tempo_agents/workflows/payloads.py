@@ -110,6 +110,8 @@ class RunInput(WireModel):
     """Input of :class:`AgentRunWorkflow`."""
 
     run_id: str
+    """The run's id, which is its workflow id; empty in a schedule's action, whose runs take the workflow id the
+    schedule gives each of them."""
     agent_id: str
     messages: list[Message]
     options: RunOptions

@@ -34,7 +34,7 @@ def _routes(api: Any) -> list[tuple[str, str]]:
     return sorted(found)
 
 
-async def test_every_route_but_health_needs_a_known_token(tmp_path: Path) -> None:
+async def test_every_route_but_health_and_readiness_needs_a_known_token(tmp_path: Path) -> None:
     app = App(agents=[parity_agent()], store=f"sqlite:///{tmp_path / 'store.db'}")
     api = create_server(app, tokens=TOKENS)
     routes = _routes(api)
@@ -42,7 +42,7 @@ async def test_every_route_but_health_needs_a_known_token(tmp_path: Path) -> Non
     assert len(routes) > 25
     async with httpx.AsyncClient(transport=httpx.ASGITransport(app=api), base_url="http://test") as http:
         for method, path in routes:
-            if path == "/api/health":
+            if path in ("/api/health", "/api/ready"):  # the probes of deploy/
                 continue
             for headers in ({}, {"Authorization": "Bearer wrong"}, {"Authorization": "Basic dG9rLWFsaWNl"}):
                 answer = await http.request(method, path, headers=headers, json={})
@@ -50,6 +50,8 @@ async def test_every_route_but_health_needs_a_known_token(tmp_path: Path) -> Non
                 assert set(answer.json()) == {"error"} and answer.headers["www-authenticate"] == "Bearer"
         health = await http.get("/api/health")
         assert (health.status_code, health.json()) == (200, {"status": "ok"})
+        ready = await http.get("/api/ready")
+        assert (ready.status_code, ready.json()) == (200, {"status": "ready", "store": "ok"})
         # A known token goes through (no Temporal is needed to list agents and tools).
         for token in TOKENS:
             agents = await http.get("/api/agents", headers={"Authorization": f"Bearer {token}"})

@@ -7,6 +7,8 @@
   runs, each environment variable is one the package reads, each probe path answers on the API, each port is the
   one the command listens on, the search attributes are the ones the runs set.
 - The Dockerfile builds its wheel from what it copies, and its entry commands run from that wheel.
+- What ``kubectl apply -f deploy/kubernetes/`` applies holds no example Secret; compose hard-codes no password and
+  publishes Temporal (which has no authentication) on 127.0.0.1 only; every pod has probes and a disruption budget.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ import kubernetes_validate  # type: ignore[import-untyped]
 import pytest
 import yaml
 
+from tempo_agents import App
 from tempo_agents.cli import _options
 from tempo_agents.cli.main import build_parser
 from tempo_agents.cli.serve import api_tokens
@@ -35,12 +38,15 @@ from tempo_agents.server import create_server
 from tempo_agents.store.url import STORE_ENV
 from tempo_agents.telemetry.api_route import METRICS_PATH
 from tempo_agents.workflows import search_attributes
-from tests.support.http_api import parity_module
+from tests.support.http_api import parity_agent
 
 ROOT = Path(__file__).resolve().parents[2]
 DEPLOY = ROOT / "deploy"
 COMPOSE = DEPLOY / "compose" / "compose.yaml"
 KUBERNETES = DEPLOY / "kubernetes"
+EXAMPLES = DEPLOY / "examples"
+EXAMPLE_SECRET = EXAMPLES / "kubernetes-secret.yaml"
+COMPOSE_ENV_EXAMPLE = EXAMPLES / "compose.env"
 DOCKERFILE = DEPLOY / "Dockerfile"
 KUBERNETES_VERSION = "1.32"
 """The oldest Kubernetes the manifests are checked against (every field they use exists there)."""
@@ -84,6 +90,13 @@ def manifests() -> list[dict[str, Any]]:
 def manifest(kind: str, name: str) -> dict[str, Any]:
     (found,) = [d for d in manifests() if d["kind"] == kind and d["metadata"]["name"] == name]
     return found
+
+
+def example_secret() -> dict[str, Any]:
+    """The Secret the pods read, as its example shows it (outside the directory ``kubectl apply -f`` takes)."""
+    (doc,) = [d for d in yaml.safe_load_all(EXAMPLE_SECRET.read_text()) if d is not None]
+    assert doc["kind"] == "Secret"
+    return dict(doc)
 
 
 def dockerfile_instructions() -> list[tuple[str, str]]:
@@ -168,9 +181,25 @@ def test_the_manifests_hold_what_a_deployment_needs() -> None:
         ("Deployment", "tempo-agents-worker"),
         ("HorizontalPodAutoscaler", "tempo-agents-worker"),
         ("Job", "tempo-agents-search-attributes"),
-        ("Secret", "tempo-agents"),
+        ("PodDisruptionBudget", "tempo-agents-api"),
+        ("PodDisruptionBudget", "tempo-agents-worker"),
         ("Service", "tempo-agents-api"),
     ]
+
+
+def test_the_example_secret_is_not_applied_with_the_manifests() -> None:
+    """``kubectl apply -f deploy/kubernetes/`` (as the README says, after creating the real Secret) must not
+    overwrite it with published placeholder values."""
+    applied = [path for path in KUBERNETES.rglob("*") if path.is_file()]
+    assert applied and all(path.suffix == ".yaml" for path in applied)
+    assert [d["kind"] for d in manifests() if d["kind"] == "Secret"] == []
+    for path in applied:
+        assert "CHANGE-ME" not in path.read_text(), f"{path.name} holds a placeholder secret"
+    secret = example_secret()
+    kubernetes_validate.validate(secret, KUBERNETES_VERSION, strict=True)
+    assert secret["metadata"]["name"] == "tempo-agents"
+    readme = (ROOT / "README.md").read_text()
+    assert "kubectl apply -f deploy/kubernetes/" in readme and "deploy/examples/kubernetes-secret.yaml" in readme
 
 
 # Commands -----------------------------------------------------------------------------------------
@@ -188,7 +217,7 @@ def entry_commands() -> list[tuple[str, list[str], dict[str, str]]]:
         env = {**image_env, **{k: str(v) for k, v in service["environment"].items()}}
         commands.append((f"compose {name}", service["command"], env))
     config = manifest("ConfigMap", "tempo-agents")["data"]
-    secret = manifest("Secret", "tempo-agents")["stringData"]
+    secret = example_secret()["stringData"]
     for deployment, container in own_containers():
         from_secret = {e["name"]: secret[e["valueFrom"]["secretKeyRef"]["key"]] for e in container.get("env", [])}
         env = {**image_env, **config, **{k: v for k, v in from_secret.items() if v}}
@@ -287,7 +316,7 @@ def test_every_environment_variable_is_one_the_package_reads() -> None:
 
 
 def test_secrets_and_config_the_pods_refer_to_exist() -> None:
-    secret = manifest("Secret", "tempo-agents")
+    secret = example_secret()
     for deployment, container in own_containers():
         for ref in container.get("envFrom", []):
             manifest("ConfigMap", ref["configMapRef"]["name"])
@@ -304,9 +333,7 @@ def test_secrets_and_config_the_pods_refer_to_exist() -> None:
     assert set(PROVIDER_KEYS) <= worker_env, "the workers call the models"
 
 
-async def test_probe_and_healthcheck_paths_answer_on_the_api_and_ports_match() -> None:
-    app = parity_module().app
-
+async def test_probe_and_healthcheck_paths_answer_on_the_api_and_ports_match(tmp_path: Path) -> None:
     api = manifest("Deployment", "tempo-agents-api")["spec"]["template"]["spec"]
     (container,) = api["containers"]
     ports = {p["name"]: p["containerPort"] for p in container["ports"]}
@@ -328,14 +355,67 @@ async def test_probe_and_healthcheck_paths_answer_on_the_api_and_ports_match() -
         assert url is not None, text
         assert int(url.group(1)) == API_PORT
         paths.append(url.group(2))
+    assert container["readinessProbe"]["httpGet"]["path"] == "/api/ready", "ready while the store answers"
+    assert container["livenessProbe"]["httpGet"]["path"] == "/api/health", "alive whatever the store does"
     # With a token configured, as deployed: the probes carry none, so their path must be open.
+    app = App(agents=[parity_agent()], store=f"sqlite:///{tmp_path / 'store.db'}")
     transport = httpx.ASGITransport(app=create_server(app, tokens={"secret-token": "api"}))
     async with httpx.AsyncClient(transport=transport, base_url="http://api") as http:
         for path in set(paths):
             response = await http.get(path)
             assert response.status_code == 200, path
         assert (await http.get("/openapi.json")).status_code == 401, "the token check is not on"
-    assert set(paths) == {"/api/health"}
+    assert set(paths) == {"/api/health", "/api/ready"}
+
+
+def test_every_pod_has_probes_and_a_disruption_budget() -> None:
+    budgets = [d for d in manifests() if d["kind"] == "PodDisruptionBudget"]
+    for deployment, container in own_containers():
+        name = deployment["metadata"]["name"]
+        ports = {p["name"] for p in container["ports"]}
+        for probe in ("readinessProbe", "livenessProbe"):
+            assert probe in container, f"{name} has no {probe}"
+            check = container[probe].get("httpGet") or container[probe].get("tcpSocket")
+            assert check is not None and check["port"] in ports, f"{name}: {probe} on a port the pod does not have"
+        labels = deployment["spec"]["selector"]["matchLabels"]
+        (budget,) = [b for b in budgets if b["spec"]["selector"]["matchLabels"] == labels]
+        assert 0 < budget["spec"]["minAvailable"] < deployment["spec"]["replicas"], name
+    # A worker waits a store outage out: neither of its probes may depend on the store (or restart it meanwhile).
+    (worker,) = manifest("Deployment", "tempo-agents-worker")["spec"]["template"]["spec"]["containers"]
+    assert worker["livenessProbe"]["tcpSocket"] == worker["readinessProbe"]["tcpSocket"] == {"port": "metrics"}
+    hpa = manifest("HorizontalPodAutoscaler", "tempo-agents-worker")["spec"]
+    (worker_budget,) = [b for b in budgets if b["metadata"]["name"] == "tempo-agents-worker"]
+    assert worker_budget["spec"]["minAvailable"] < hpa["minReplicas"]
+
+
+def test_compose_publishes_temporal_on_this_machine_only() -> None:
+    services = compose()["services"]
+    for name in ("temporal", "temporal-ui"):
+        for port in services[name]["ports"]:
+            assert str(port).startswith("127.0.0.1:"), f"{name} publishes {port} on every interface"
+    for name, service in services.items():
+        if name != "api":  # the API asks every request for its token
+            for port in service.get("ports", []):
+                assert str(port).startswith("127.0.0.1:"), f"{name} publishes {port} on every interface"
+
+
+def test_compose_hard_codes_no_password() -> None:
+    required = set(re.findall(r"\$\{(\w+):\?", COMPOSE.read_text()))
+    assert {"TEMPORAL_DB_PASSWORD", "TEMPO_AGENTS_DB_PASSWORD", _options.TOKEN_ENV} <= required
+    services = compose()["services"]
+    secrets = [
+        services["postgresql"]["environment"]["POSTGRES_PASSWORD"],
+        services["temporal"]["environment"]["POSTGRES_PWD"],
+        services["worker"]["environment"][STORE_ENV].split("://", 1)[1].split("@", 1)[0].split(":", 1)[1],
+    ]
+    for value in secrets:
+        assert re.fullmatch(r"\$\{\w+:\?[^}]+\}", value), f"a hard-coded secret: {value!r}"
+    init = (COMPOSE.parent / "postgres-init.sh").read_text()
+    assert "PASSWORD :'password'" in init and "$TEMPO_AGENTS_DB_PASSWORD" in init
+    example = dict(
+        line.split("=", 1) for line in COMPOSE_ENV_EXAMPLE.read_text().splitlines() if line and line[0] != "#"
+    )
+    assert required <= set(example), "the example .env names every variable compose requires"
 
 
 def test_worker_metrics_ports_match_the_metrics_option() -> None:
@@ -388,9 +468,9 @@ def test_temporal_runs_on_the_postgresql_of_the_compose_file_with_official_image
     assert services["temporal-ui"]["image"].startswith("temporalio/ui:")
     store = services["worker"]["environment"][STORE_ENV]
     assert store.startswith("postgresql://") and "@postgresql:5432/tempo_agents" in store
-    init = (COMPOSE.parent / "postgres-init.sql").read_text()
+    init = (COMPOSE.parent / "postgres-init.sh").read_text()
     assert "CREATE DATABASE tempo_agents" in init
-    mounted = [v for v in services["postgresql"]["volumes"] if "postgres-init.sql" in v]
+    mounted = [v for v in services["postgresql"]["volumes"] if "postgres-init.sh" in v]
     assert mounted and mounted[0].split(":")[1].startswith("/docker-entrypoint-initdb.d/")
 
 

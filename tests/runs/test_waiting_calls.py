@@ -177,6 +177,8 @@ def test_an_approval_request_takes_approve_decline_or_an_approved_flag() -> None
     calls.accept(ResumeRequest(action="decline", reason="too much"))
     [(_, resolution)] = calls.take_resolved()
     assert (resolution.action, resolution.reason) == ("decline", "too much")
+    [answer] = calls.answers()  # the answers query keeps what was answered: here the reason, and no data
+    assert (answer.action, answer.reason, answer.data) == ("decline", "too much", None)
 
     suspend(calls, "call_1", approval=True)
     calls.accept(ResumeRequest(data={"approved": True}))

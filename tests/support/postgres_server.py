@@ -3,9 +3,12 @@
 Nothing relies on a server already running: this starts Debian's ``postgres`` binary (``apt-get install
 postgresql``; binaries under ``/usr/lib/postgresql/*/bin``, or ``$TEMPO_AGENTS_PG_BIN``) on a free port of
 127.0.0.1 with a fresh data directory, trust authentication for the user ``tempo``, and durability switched
-off (``fsync=off``: a test database need not survive a power cut). PostgreSQL refuses to run as root, so as
-root it runs as the ``postgres`` user. The server is a direct child of this process that dies with it
-(``PR_SET_PDEATHSIG``), so a killed test session leaves no server behind.
+off (``fsync=off``: a test database need not survive a power cut) unless it is asked to be ``durable`` (``fsync``
+and ``synchronous_commit`` on, as in production: for outage tests that kill the server, which a non-durable one
+may answer by losing acknowledged commits). :meth:`PostgresServer.halt` and :meth:`PostgresServer.start_again`
+stop it (a fast shutdown, or SIGKILL of the postmaster) and start it again on the same data directory and port.
+PostgreSQL refuses to run as root, so as root it runs as the ``postgres`` user. The server is a direct child of
+this process that dies with it (``PR_SET_PDEATHSIG``), so a killed test session leaves no server behind.
 """
 
 from __future__ import annotations
@@ -64,11 +67,33 @@ def _as_user(uid: int | None, gid: int | None) -> Callable[[], None]:
     return preexec
 
 
+def _children(pid: int) -> list[int]:
+    """The processes ``pid`` started (the postmaster's sessions and helpers), from ``/proc``."""
+    found = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[1]) == pid:
+            found.append(int(stat.parent.name))
+    return found
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
+
+
 class PostgresServer:
     """One running server; :meth:`create_database` gives each test its own database."""
 
-    def __init__(self, bindir: Path) -> None:
+    def __init__(self, bindir: Path, *, durable: bool = False) -> None:
         self.bindir = bindir
+        self.durable = durable
         self.root = Path(tempfile.mkdtemp(prefix="tempo-agents-pg-"))
         self.port = _free_port()
         uid = gid = None
@@ -76,8 +101,9 @@ class PostgresServer:
             account = pwd.getpwnam("postgres")
             uid, gid = account.pw_uid, account.pw_gid
             os.chown(self.root, uid, gid)
+        self._preexec = _as_user(uid, gid)
         try:
-            self._start(bindir, _as_user(uid, gid))
+            self._start(bindir, self._preexec)
         except BaseException:
             self.stop()
             raise
@@ -90,25 +116,56 @@ class PostgresServer:
             capture_output=True,
             preexec_fn=preexec,
         )
+        self._log = (self.root / "server.log").open("ab")
+        self._launch()
+        self._wait_ready()
+
+    def _launch(self) -> None:
+        durability = "on" if self.durable else "off"
         settings = {
             "listen_addresses": "127.0.0.1",
             "port": str(self.port),
             "unix_socket_directories": str(self.root),
-            "fsync": "off",
-            "synchronous_commit": "off",
-            "full_page_writes": "off",
+            "fsync": durability,
+            "synchronous_commit": durability,
+            "full_page_writes": durability,
             "max_connections": "400",
             "shared_buffers": "32MB",
         }
         args = [f"--{name.replace('_', '-')}={value}" for name, value in settings.items()]
-        self._log = (self.root / "server.log").open("wb")
         self.process = subprocess.Popen(
-            [str(bindir / "postgres"), "-D", str(data), *args],
+            [str(self.bindir / "postgres"), "-D", str(self.root / "data"), *args],
             stdout=self._log,
             stderr=subprocess.STDOUT,
-            preexec_fn=preexec,
+            preexec_fn=self._preexec,
         )
-        self._wait_ready()
+
+    def halt(self, how: str = "fast") -> None:
+        """Stop the server, keeping its data: ``"fast"`` (a fast shutdown: sessions are ended, then a
+        checkpoint) or ``"kill"`` (SIGKILL of the postmaster: its sessions end when they notice, and the next
+        start recovers from the write-ahead log). Returns once none of its processes is left."""
+        signals = {"fast": signal.SIGINT, "kill": signal.SIGKILL}
+        sessions = _children(self.process.pid)
+        self.process.send_signal(signals[how])
+        self.process.wait(60)
+        # A session outlives a killed postmaster for a moment and may still answer its client: halted means gone.
+        deadline = time.monotonic() + 60
+        while any(_alive(pid) for pid in sessions) and time.monotonic() < deadline:
+            time.sleep(0.01)
+
+    def start_again(self, timeout: float = 60.0) -> None:
+        """Start the halted server on the same data directory and port; returns once it accepts connections.
+        After a SIGKILL the old sessions may hold the shared memory a moment longer: the start is tried again."""
+        deadline = time.monotonic() + timeout
+        while True:
+            self._launch()
+            try:
+                self._wait_ready(timeout=max(1.0, deadline - time.monotonic()))
+                return
+            except RuntimeError:
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.1)
 
     def url(self, database: str = "postgres") -> str:
         return f"postgresql://{USER}@127.0.0.1:{self.port}/{database}"

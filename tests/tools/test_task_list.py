@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
+from tempo_agents.tasks import TASKS_STATE_TYPE, TaskItem, TaskSignalState, TaskStatus
 from tempo_agents.tools.builtin.task_list import (
     NO_MEMORY_MESSAGE,
     TASK_CHECK_DESCRIPTION,
@@ -18,11 +19,8 @@ from tempo_agents.tools.builtin.task_list import (
     TASK_TOOL_DESCRIPTIONS,
     TASK_UPDATE_DESCRIPTION,
     TASK_WRITE_DESCRIPTION,
-    TASKS_STATE_TYPE,
     TaskIdInput,
     TaskInput,
-    TaskItem,
-    TaskStatus,
     TaskUpdateInput,
     TaskWriteInput,
     assign_task_ids,
@@ -40,7 +38,6 @@ from tempo_agents.tools.builtin.task_list import (
 from tempo_agents.tools.builtin.task_signals import (
     TASK_STATE_SYSTEM_MESSAGE,
     TaskSignal,
-    TaskSignalState,
     compute_task_signal,
     task_list_fingerprint,
 )

@@ -1,0 +1,142 @@
+"""Runs started by events: a webhook delivery, verified, rendered into a message by a template registered on the App,
+starts one run of the agent whatever the number of times it is delivered.
+
+The run id is ``event-<agent id>-<webhook-id>`` and the workflow is started with the id reuse policy
+``REJECT_DUPLICATE``: Temporal keeps workflow ids unique, so a second delivery of the same event (the sender
+retrying, or a replay within the tolerance) finds the run, running or closed, and starts nothing. No table of seen
+ids is needed, and the uniqueness holds across every API process.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any, Protocol
+
+from temporalio.client import Client
+from temporalio.common import (
+    SearchAttributePair,
+    TypedSearchAttributes,
+    WorkflowIDConflictPolicy,
+    WorkflowIDReusePolicy,
+)
+from temporalio.exceptions import WorkflowAlreadyStartedError
+
+from tempo_agents.agent.agent import Agent
+from tempo_agents.agent.local_activities import workflow_task_timeout
+from tempo_agents.agent.start_chunk import journal_start
+from tempo_agents.agent.webhooks import DEFAULT_TOLERANCE, WebhookRefusedError, verify_webhook
+from tempo_agents.errors import ConfigurationError
+from tempo_agents.models.messages import MessageInput
+from tempo_agents.store.base import Store
+from tempo_agents.workflows.agent_run import AgentRunWorkflow
+from tempo_agents.workflows.payloads import RunInput
+
+__all__ = ["ALL_AGENTS", "EventApp", "EventRun", "EventTemplate", "receive_event"]
+
+EventTemplate = Callable[[Any], MessageInput]
+"""Renders an event's payload (the delivery's JSON body) into the run's message(s)."""
+
+ALL_AGENTS = "*"
+"""The key of ``event_secrets`` whose secret every agent accepts."""
+
+
+class EventApp(Protocol):
+    """What starting a run from an event needs of an App."""
+
+    task_queue: str
+    event_templates: Mapping[str, EventTemplate]
+    event_secrets: Mapping[str, str | list[str]]
+
+    @property
+    def client(self) -> Client: ...
+
+    @property
+    def store(self) -> Store: ...
+
+    def agent(self, agent_id: str) -> Agent: ...
+
+    def prepare_run(
+        self, agent: Agent, messages: MessageInput, options: Mapping[str, Any]
+    ) -> tuple[RunInput, list[SearchAttributePair[str]]]: ...
+
+
+@dataclass(frozen=True)
+class EventRun:
+    """The run an event started (``duplicate``: an earlier delivery of the same event had started it)."""
+
+    run_id: str
+    duplicate: bool
+
+
+def event_secrets_of(app: EventApp, agent_id: str) -> list[str]:
+    """The secrets a delivery to ``agent_id`` may be signed with (the agent's and the App-wide ones)."""
+    secrets: list[str] = []
+    for key in (agent_id, ALL_AGENTS):
+        value = app.event_secrets.get(key)
+        if isinstance(value, str):
+            secrets.append(value)
+        elif value is not None:
+            secrets.extend(value)
+    return secrets
+
+
+def render_event(app: EventApp, agent: Agent, template: str | None, payload: Any) -> MessageInput:
+    """The message of a run started by ``payload``: the template named ``template``, else the one named like the
+    agent, else the payload as JSON text."""
+    name = template if template is not None else agent.id
+    render = app.event_templates.get(name)
+    if render is None:
+        if template is not None:
+            known = ", ".join(sorted(app.event_templates)) or "none"
+            raise ConfigurationError(f'no event template "{template}" is registered on the App (registered: {known})')
+        return json.dumps(payload, ensure_ascii=False)
+    return render(payload)
+
+
+async def receive_event(
+    app: EventApp,
+    agent_id: str,
+    headers: Mapping[str, str],
+    body: bytes,
+    *,
+    now: datetime,
+    template: str | None = None,
+    tolerance: timedelta = DEFAULT_TOLERANCE,
+    **options: Any,
+) -> EventRun:
+    """Verify a delivery to ``agent_id`` and start its run once (see the module's text). ``headers`` by lower-case
+    name; ``options`` are run options (``memory`` ...). Raises :class:`WebhookRefusedError` for a delivery that is
+    not verified or whose body is not JSON, :class:`ConfigurationError` when the agent takes no events."""
+    agent = app.agent(agent_id)
+    secrets = event_secrets_of(app, agent.id)
+    if not secrets:
+        raise ConfigurationError(
+            f'agent "{agent.id}" takes no events: give it a secret (App(event_secrets={{"{agent.id}": "whsec_..."}}))'
+        )
+    delivery = verify_webhook(secrets, headers, body, now=now, tolerance=tolerance)
+    try:
+        payload = json.loads(body) if body else None
+    except (ValueError, UnicodeDecodeError):
+        raise WebhookRefusedError(400, "the delivery's body is not JSON") from None
+    run_input, attributes = app.prepare_run(agent, render_event(app, agent, template, payload), options)
+    run_id = f"event-{agent.id}-{delivery.webhook_id}"
+    run_input = run_input.model_copy(update={"run_id": run_id})
+    try:
+        await app.client.start_workflow(
+            AgentRunWorkflow.run,
+            run_input,
+            id=run_id,
+            task_queue=app.task_queue,
+            search_attributes=TypedSearchAttributes(attributes),
+            task_timeout=workflow_task_timeout(agent),
+            id_reuse_policy=WorkflowIDReusePolicy.REJECT_DUPLICATE,
+            id_conflict_policy=WorkflowIDConflictPolicy.FAIL,
+            memo={"event": delivery.webhook_id},
+        )
+    except WorkflowAlreadyStartedError:
+        return EventRun(run_id=run_id, duplicate=True)
+    await journal_start(app.store, run_id, agent.id)
+    return EventRun(run_id=run_id, duplicate=False)
