@@ -86,6 +86,8 @@ async def plan_fork(
     )
     same_agent = agent_id is None or agent_id == origin.agent_id
     merged = origin.options.model_dump(exclude={"fork", "memory"} if same_agent else {"fork", "memory", "mode"})
+    if "memory" not in options:  # without a thread of its own, a fork cannot take over calls through one
+        merged["auto_resume_suspended_tools"] = False
     merged.update(options)
     merged["fork"] = fork
     return ForkPlan(

@@ -60,7 +60,7 @@ async def test_a_fork_after_a_model_step_starts_from_the_originals_transcript_an
         ]
     )
     async with running_worker(app):
-        original = await app.generate("travel", "Weather for my trip?", memory=MEMORY)
+        original = await app.generate("travel", "Weather for my trip?", memory=MEMORY, auto_resume_suspended_tools=True)
         assert original.text.endswith("Both are clear.")
         await closed_history(client, original.run_id)
         before = await original_state(app, client, original.run_id)
