@@ -260,3 +260,36 @@ async def test_a_forks_history_carries_a_reference_to_its_origin_not_its_transcr
     assert run_input["options"]["fork"] == {
         "runId": original.run_id, "step": 0, "reuse": "tools", "rerun": [], "replaceInput": None
     }  # fmt: skip
+
+
+async def test_a_fork_between_parallel_calls_reuses_the_one_that_ended_and_waits_on_the_other(
+    make_app: AppFactory, client: Client
+) -> None:
+    """A step called ``lookup`` and ``confirm`` in parallel; ``lookup`` ended, ``confirm`` waits for a person. The fork
+    at that step with ``reuse="tools"`` answers ``lookup`` from the original (not executed) and asks its own person
+    about ``confirm``; the original still waits on its call."""
+    executed: collections.Counter[str] = collections.Counter()
+    seen: list[Any] = []
+    step = ScriptedResponse(tool_calls=[call("Paris", "look"), ScriptedToolCall("confirm", {"amount": 30}, id="pay")])
+    responses = [step, ScriptedResponse(text="Booked.")]
+    tools = {"lookup": lookup_tool(executed), "confirm": confirm_tool(seen)}
+    app = make_app([Agent(id="booker", model=by_turn(responses), tools=tools)])
+    async with running_worker(app):
+        original = await app.generate("booker", "Book Paris")
+        assert original.finish_reason == "suspended"
+        assert [p.tool_call_id for p in await app.pending(original.run_id)] == ["pay"]
+        before = await original_state(app, client, original.run_id)
+
+        fork = await app.fork(original.run_id, reuse="tools")  # the default fork point: step 0, the parallel step
+        waiting = await fork.result()
+        assert waiting.finish_reason == "suspended"
+        assert [c.type for c in waiting.chunks].count("data-tool-reused") == 1
+        assert [p.tool_call_id for p in await app.pending(fork.run_id)] == ["pay"]
+        done = await app.resume_generate("booker", {"ok": True}, run_id=fork.run_id)
+        assert done.text == "Booked."
+        await closed_history(client, fork.run_id)
+        assert [p.tool_call_id for p in await app.pending(original.run_id)] == ["pay"]
+        after = await original_state(app, client, original.run_id)
+    assert executed == {"Paris": 1}
+    assert seen == [{"ok": True}]
+    assert before == after

@@ -11,7 +11,9 @@ from typing import Any
 import httpx
 from temporalio.client import Client
 
-from tempo_agents import Agent, ScriptedResponse
+from tempo_agents import Agent, ScriptedModel, ScriptedResponse
+from tempo_agents.errors import ConfigurationError
+from tempo_agents.models.model import ModelRequest
 from tests.conftest import AppFactory, closed_history, running_worker
 from tests.support.cli_processes import CLI
 from tests.support.fork_agents import by_turn, call, lookup_tool
@@ -115,3 +117,34 @@ async def test_fork_compare_and_lineage_over_http_and_the_cli(make_app: AppFacto
     # Paris and Rome ran for the original; the HTTP fork ran only Oslo (step 0 was copied); the CLI fork's
     # model (step 2 of "travel", answered again) called nothing.
     assert executed == {"Paris": 1, "Rome": 1, "Oslo": 1}
+
+
+async def test_retry_over_http_and_the_cli(make_app: AppFactory, client: Client) -> None:
+    """``POST /api/runs/{runId}/retry`` and ``tempo-agents api run retry``: each a fork at the failed run's last good
+    step, linked to it, that finishes after the fix without running step 0's tool again."""
+    executed: collections.Counter[str] = collections.Counter()
+    fixed: list[bool] = []
+
+    def respond(request: ModelRequest) -> ScriptedResponse:
+        if not any(m.role == "assistant" for m in request.messages):
+            return ScriptedResponse(tool_calls=[call("Paris", "c1")])
+        if not fixed:
+            raise ConfigurationError("the prompt template is broken")
+        return ScriptedResponse(text="Paris is clear.")
+
+    app = make_app([Agent(id="travel", model=ScriptedModel(respond), tools={"lookup": lookup_tool(executed)})])
+    async with served(app) as http, running_worker(app):
+        failed = await app.generate("travel", "Weather in Paris?")
+        assert failed.error is not None
+        fixed.append(True)
+        answer = await http.post(f"/runs/{failed.run_id}/retry")
+        assert answer.status_code == 201, answer.text
+        assert answer.json()["forkOf"] == {"runId": failed.run_id, "step": 1}
+        assert (await app.attach(answer.json()["runId"], follow="run").result()).text == "Paris is clear."
+        code, out, err = await cli("api", "--url", str(http.base_url), "run", "retry", failed.run_id)
+        assert code == 0, err
+        retried = json.loads(out)["data"]
+        assert retried["forkOf"] == {"runId": failed.run_id, "step": 1}
+        assert (await app.attach(retried["runId"], follow="run").result()).text == "Paris is clear."
+        await closed_history(client, retried["runId"])
+    assert executed == {"Paris": 1}
