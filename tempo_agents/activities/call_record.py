@@ -12,18 +12,21 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping, Sequence
+from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
+
+from temporalio import activity
 
 from tempo_agents.activities.segment_close import close_segment
 from tempo_agents.journal import constructors, keys
 from tempo_agents.journal.writer import RunJournal
 from tempo_agents.models.messages import Message, ToolResultPart
-from tempo_agents.store.base import ChunkWrite, SavedOutcome, TranscriptEntry
+from tempo_agents.store.base import ChunkWrite, SavedOutcome, TranscriptEntry, WaitingCall, WaitingChange
 from tempo_agents.telemetry.saved_fields import SUSPENDED_AT_FIELD
 from tempo_agents.tools.suspension import APPROVAL_RESUME_SCHEMA, schema_string
 from tempo_agents.tools.transform import Slot, project
 from tempo_agents.workflows.child_payloads import CHILD_RUN_CHUNK, ChildStart
-from tempo_agents.workflows.payloads import Suspension, ToolCallInput, ToolCallResult
+from tempo_agents.workflows.payloads import PendingCall, Suspension, ToolCallInput, ToolCallResult
 from tempo_agents.workflows.resume_errors import INVALID_RESUME_DATA
 
 if TYPE_CHECKING:
@@ -196,8 +199,60 @@ class CallRecord:
         if result.status == "suspended":  # for the time-waiting metric, read when the call is resumed
             saved[SUSPENDED_AT_FIELD] = time.time()
         outcome = SavedOutcome(saved_outcome_key(self.input), saved)
-        await self.registry.store.record(self.input.run_id, entries, writes, outcome)
+        await self.registry.store.record(
+            self.input.run_id, entries, writes, outcome, waiting=self._waiting_change(result)
+        )
         return result
+
+    def _waiting_change(self, result: ToolCallResult) -> WaitingChange | None:
+        """The call waits (it suspended, or its resume data was refused and it waits again), or no longer does
+        (an answered call ended); ``None`` for a call that never waited."""
+        if result.status == "suspended" and result.suspension is not None:
+            return WaitingChange(waits=[self._waiting_call(result.suspension, self.input.round)])
+        if result.status == "resume-rejected":
+            again = Suspension(
+                kind="suspension",
+                tool_id=self.tool.id,
+                suspend_payload=self.input.suspend_payload,
+                resume_schema=schema_string(self.tool.resume_schema),
+                input_snapshot=self.input.input_snapshot,
+            )
+            return WaitingChange(waits=[self._waiting_call(again, max(self.input.round - 1, 0))])
+        if self.input.resolution is not None:
+            return WaitingChange(answered=[self.input.call.tool_call_id])
+        return None
+
+    def _waiting_call(self, suspension: Suspension, call_round: int) -> WaitingCall:
+        """The call as the store lists it while it waits (the ``pending`` query's view of it)."""
+        call = self.input.call
+        now = datetime.now(UTC)
+        expires = suspension.expires_in_seconds
+        pending = PendingCall(
+            tool_call_id=call.tool_call_id,
+            tool_name=call.tool_name,
+            tool_id=suspension.tool_id,
+            args=call.args,
+            suspend_payload=suspension.suspend_payload,
+            requires_approval=suspension.kind == "approval",
+            resume_schema=suspension.resume_schema,
+            suspended_at=now,
+            expires_at=None if expires is None else now + timedelta(seconds=expires),
+            round=call_round,
+            step=self.input.step,
+            index=call.index,
+            input_snapshot=suspension.input_snapshot,
+        )
+        memory = self.input.options.memory
+        return WaitingCall(
+            run_id=self.input.run_id,
+            tool_call_id=call.tool_call_id,
+            task_queue=activity.info().task_queue if activity.in_activity() else "",
+            agent_id=self.input.agent_id,
+            thread_id=memory.thread if memory is not None else None,
+            resource_id=memory.resource if memory is not None else None,
+            call=pending.to_wire(),
+            suspended_at=now.timestamp(),
+        )
 
     async def _answered(
         self, status: str, part: ToolResultPart, kept: ToolResultPart, writes: list[ChunkWrite], **fields: Any

@@ -39,6 +39,8 @@ async def run_child_relay(registry: Registry, relay: ChildRelayInput) -> ChildRe
     """Relay a child's segment into the parent's journal and record how the parent's call stands."""
     call_input = relay.call
     store = registry.store
+    if call_input.resolution is not None:  # the parent's call was answered: it no longer waits (tool_call.py too)
+        await store.forget_waiting(call_input.run_id, call_input.call.tool_call_id, call_input.round - 1)
     # a resumed child call carries the parent's outbox
     await write_outbox(store, registry.transcripts, call_input.run_id, call_input.outbox)
     record = CallRecord(registry, call_input)

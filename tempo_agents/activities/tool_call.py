@@ -64,6 +64,8 @@ async def run_tool_call(registry: Registry, handoff: CallHandoff | None, call_in
         stopped = constructors.tool_stopped_message(call.tool_name, limit, constructors.LOST_AS_LOCAL_ACTIVITY)
         result = await CallRecord(registry, call_input).error(stopped)
     else:
+        if call_input.resolution is not None:  # answered: from now on the call no longer waits
+            await store.forget_waiting(call_input.run_id, call.tool_call_id, call_input.round - 1)
         await write_outbox(store, registry.transcripts, call_input.run_id, call_input.outbox)
         result = await _run(CallRecord(registry, call_input, attempt=max(starts, attempt())), handoff)
     return await close_batch_if_last(registry, call_input, result)

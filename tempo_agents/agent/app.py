@@ -28,7 +28,7 @@ from tempo_agents.agent.schedules import AgentSchedule, ScheduleView, create_sch
 from tempo_agents.agent.start_chunk import journal_start
 from tempo_agents.agent.stream import AgentStream, Follow, GenerateResult, RunClosedProbe
 from tempo_agents.agent.suspended_runs import SuspendedRun, SuspendedRuns, SuspendedToolCall
-from tempo_agents.agent.visibility import runs_query, waiting_clauses
+from tempo_agents.agent.waiting_runs import waiting_page
 from tempo_agents.errors import ConfigurationError, RunNotFoundError
 from tempo_agents.forks.compare import compare_runs
 from tempo_agents.models.messages import MessageInput, normalize_messages
@@ -608,41 +608,34 @@ class App:
     async def list_suspended_runs(
         self, *, thread_id: str | None = None, resource_id: str | None = None, agent_id: str | None = None
     ) -> SuspendedRuns:
-        """Runs of this App waiting for a person, found through Temporal visibility (no scan, no replay).
+        """Runs of this App waiting for a person, read from the store, which records a wait with the chunk that
+        journals it (``waiting_runs.py``): a run is listed as soon as its suspension can be read.
 
         Sub-agents' runs are left out: their waiting calls are listed on their top run, which is answered."""
-        query = runs_query(
-            self.task_queue,
-            agent_id=agent_id,
-            thread_id=thread_id,
-            resource_id=resource_id,
-            clauses=waiting_clauses(),
+        page = await waiting_page(
+            self.store, self.client, self.task_queue, agent_id=agent_id, thread_id=thread_id, resource_id=resource_id
         )
-        runs: list[SuspendedRun] = []
-        async for execution in self.client.list_workflows(query):
-            memo = await execution.memo()
-            attributes = execution.typed_search_attributes
-            pending = [PendingCall.model_validate(item) for item in memo.get("pending", [])]
-            runs.append(
-                SuspendedRun(
-                    run_id=execution.id,
-                    agent_id=attributes.get(search_attributes.AGENT_ID),
-                    thread_id=attributes.get(search_attributes.THREAD_ID),
-                    resource_id=attributes.get(search_attributes.RESOURCE_ID),
-                    suspended_at=min((p.suspended_at for p in pending), default=None),
-                    tool_calls=[
-                        SuspendedToolCall(
-                            tool_call_id=p.tool_call_id,
-                            tool_name=p.tool_name,
-                            args=p.args,
-                            requires_approval=p.requires_approval,
-                            suspend_payload=p.suspend_payload,
-                        )
-                        for p in pending
-                    ],
-                )
+        runs = [
+            SuspendedRun(
+                run_id=run.run_id,
+                agent_id=run.agent_id,
+                thread_id=run.thread_id,
+                resource_id=run.resource_id,
+                suspended_at=run.suspended_at,
+                tool_calls=[
+                    SuspendedToolCall(
+                        tool_call_id=p.tool_call_id,
+                        tool_name=p.tool_name,
+                        args=p.args,
+                        requires_approval=p.requires_approval,
+                        suspend_payload=p.suspend_payload,
+                    )
+                    for p in run.calls
+                ],
             )
-        return SuspendedRuns(runs=runs, total=len(runs))
+            for run in page.runs
+        ]
+        return SuspendedRuns(runs=runs, total=page.total)
 
     def attach(self, run_id: str, *, offset: int = 0, follow: Follow = "segment") -> AgentStream:
         """Follow any run's journal from ``offset``; works from any process that can read the store.

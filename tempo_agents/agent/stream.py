@@ -95,6 +95,8 @@ class AgentStream:
     async def _read(self) -> None:
         offset = self.offset + len(self._chunks)
         idle_since = time.monotonic()
+        if offset > 0 and not self._chunks:  # a reconnecting reader: if it is past a closed run's end, say so at once
+            idle_since -= PROBE_AFTER_IDLE_SECONDS + 1
         try:
             while True:
                 try:
@@ -115,6 +117,8 @@ class AgentStream:
                         idle_since = time.monotonic()
                         closed = await self._probe()
                         if closed is not None and not await self._store.read_chunks(self.run_id, offset, 1):
+                            if not self._chunks and await self._started_past_the_end():
+                                return  # a reader that reconnected after the last chunk: nothing more, no error
                             self._chunks.append(
                                 ErrorChunk.model_validate(
                                     {
@@ -133,6 +137,17 @@ class AgentStream:
         finally:
             self._done = True
             self._wake()
+
+    async def _started_past_the_end(self) -> bool:
+        """Whether this stream (of a closed run, having read nothing) starts after the run's last segment: the
+        chunk before its offset ends a segment for good, or there is none (an offset past the journal's end)."""
+        if self.offset == 0:
+            return False
+        before = await self._store.read_chunks(self.run_id, self.offset - 1, 1)
+        if not before:
+            return bool(await self._store.read_chunks(self.run_id, 0, 1))  # past the end of a journal that exists
+        chunk = chunk_from_wire(before[0].chunk, before[0].offset)
+        return isinstance(chunk, FinishChunk) and chunk.payload.step_result.reason != "suspended"
 
     async def aclose(self) -> None:
         """Stop reading the journal (the reader went away); the run itself is not affected."""

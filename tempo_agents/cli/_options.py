@@ -154,8 +154,16 @@ def connection_options(args: argparse.Namespace) -> dict[str, Any]:
     return {"tls": tls, "api_key": args.api_key}
 
 
+def _positive_int(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive number, got {text}")
+    return value
+
+
 def add_api_options(command: argparse.ArgumentParser) -> None:
     """``--api-host`` and ``--api-port`` of the HTTP API."""
+    from tempo_agents.server.request_limits import MAX_BODY_BYTES
     from tempo_agents.server.serving import DEFAULT_API_HOST, DEFAULT_API_PORT
 
     command.add_argument(
@@ -186,6 +194,13 @@ def add_api_options(command: argparse.ArgumentParser) -> None:
         default=[],
         metavar="ORIGIN",
         help="a browser origin allowed to call the API, e.g. http://localhost:3000 (repeatable; * allows any)",
+    )
+    command.add_argument(
+        "--max-body-bytes",
+        type=_positive_int,
+        default=MAX_BODY_BYTES,
+        metavar="BYTES",
+        help=f"the largest request body the API reads; larger ones are a 413 (default {MAX_BODY_BYTES}, 1 MiB)",
     )
     command.add_argument(
         "--temporal-ui-url",

@@ -79,6 +79,7 @@ async def start_api(app: App, args: argparse.Namespace, *, temporal_ui_url: str 
         tokens=tokens,
         cors_origins=args.cors_origin,
         temporal_ui_url=temporal_ui_url or getattr(args, "temporal_ui_url", None),
+        max_body_bytes=args.max_body_bytes,
     )
     try:
         await server.start()

@@ -40,8 +40,8 @@ def add_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) 
         help="start the embedded Temporal dev server and a worker",
         description=(
             "Start the embedded Temporal dev server (data in .tempo-agents/temporal.db, so runs survive "
-            "restarts) and, with --app, a worker for that App and its HTTP API (on --api-port). The "
-            "dashboard is not part of this command yet."
+            "restarts) and, with --app, a worker for that App, its HTTP API (on --api-port) and the "
+            "operations dashboard at the API's address (/)."
         ),
     )
     add_app_options(dev, required=False)

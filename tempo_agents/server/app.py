@@ -17,6 +17,7 @@ from tempo_agents.errors import StoreUnavailableError
 from tempo_agents.server.auth import Authorize, BearerTokens, allow_all, authorization_dependency
 from tempo_agents.server.dashboard.mounting import mount_dashboard
 from tempo_agents.server.errors import ERROR_RESPONSES, STORE_RETRY_AFTER_SECONDS, install_error_handlers
+from tempo_agents.server.request_limits import MAX_BODY_BYTES, RequestLimits
 from tempo_agents.server.routes import agents, events, runs, schedules, tools
 from tempo_agents.telemetry.api_route import metrics_router
 
@@ -74,6 +75,7 @@ def create_server(
     tokens: Mapping[str, str] | None = None,
     cors_origins: Sequence[str] = (),
     temporal_ui_url: str | None = None,
+    max_body_bytes: int = MAX_BODY_BYTES,
 ) -> FastAPI:
     """The HTTP API serving ``app`` (which must have a Temporal client) under ``prefix``.
 
@@ -81,7 +83,9 @@ def create_server(
     ``Authorization: Bearer <token>`` (401 otherwise), and the token's name is recorded as ``answeredBy``
     with each answer it sends. ``cors_origins``: browser origins allowed to call the API. Every route
     runs ``authorize`` first; the default allows everything. The operations dashboard is served at ``/``
-    (linking runs to the Temporal UI at ``temporal_ui_url`` when given).
+    (linking runs to the Temporal UI at ``temporal_ui_url`` when given). A request body over
+    ``max_body_bytes`` is refused (413) without being read, a JSON body nested too deeply or holding a lone
+    surrogate is refused (400) before any route sees it (``request_limits.py``).
     """
     api = FastAPI(
         title="tempo-agents",
@@ -99,6 +103,7 @@ def create_server(
     api.include_router(metrics_router(), dependencies=dependencies)  # GET /metrics, outside the OpenAPI document
     open_paths = mount_dashboard(api, app, prefix=base, dependencies=dependencies, temporal_ui_url=temporal_ui_url)
     install_error_handlers(api)
+    api.add_middleware(RequestLimits, max_body_bytes=max_body_bytes)  # inside the token check: 401 comes first
     if tokens:
         event_paths = [f"{base}/agents/{agent.id}/events" for agent in app.agents if event_secrets_of(app, agent.id)]
         api.add_middleware(

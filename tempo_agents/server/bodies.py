@@ -8,6 +8,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
 
 __all__ = [
+    "MAX_OFFSET",
     "ApproveBody",
     "DeclineBody",
     "ObserveBody",
@@ -19,6 +20,10 @@ __all__ = [
     "StreamBody",
     "ToolExecuteBody",
 ]
+
+
+MAX_OFFSET = 2**63 - 1
+"""The largest journal offset a request may name (both stores keep offsets as signed 64-bit integers)."""
 
 
 class _Body(BaseModel):
@@ -68,7 +73,7 @@ class ObserveBody(_Body):
     """``POST /agents/:agentId/observe``: replay from ``offset`` (inclusive), then follow."""
 
     run_id: str
-    offset: int = Field(default=0, ge=0)
+    offset: int = Field(default=0, ge=0, le=MAX_OFFSET)
 
 
 class RunForkBody(_Body):

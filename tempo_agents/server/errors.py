@@ -70,6 +70,7 @@ ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
     403: _error("Refused by the server's authorize hook"),
     404: _error("No such agent, tool or run"),
     409: _error("The run or call is not in a state that allows this"),
+    413: _error("The request body is larger than the server accepts (1 MiB unless configured otherwise)"),
     422: _error("Refused data (resume data against its schema, a failing tool)"),
     503: _error("The store's database cannot be reached now; try again after Retry-After seconds"),
 }

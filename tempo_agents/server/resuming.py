@@ -210,4 +210,6 @@ async def resume_run(app: App, agent: Agent | None, command: ResumeCommand) -> t
     # A call the run does not wait on is still asked about: the workflow refuses it with the exact reason.
     key = idempotency_key(command, target.round if target is not None else 0)
     stream = await app.answer(command.run_id, command.request(), agent_id=agent.id, idempotency_key=key)
+    if target is not None:  # accepted: listings made from now on leave the call out (its resumed activity agrees)
+        await app.store.forget_waiting(command.run_id, target.tool_call_id, target.round)
     return agent, stream

@@ -16,7 +16,10 @@ from tempo_agents.models.messages import Message, normalize_messages
 from tempo_agents.server.bodies import StreamBody
 from tempo_agents.server.errors import ApiError
 
-__all__ = ["StartRequest", "start_request", "start_run"]
+__all__ = ["MAX_RUN_ID_BYTES", "StartRequest", "run_id_problem", "start_request", "start_run"]
+
+MAX_RUN_ID_BYTES = 1000
+"""The longest run id (in UTF-8 bytes): a run's id is its workflow id, which Temporal limits to 1,000 by default."""
 
 _MODEL_SETTINGS = {
     "temperature": "temperature",
@@ -56,6 +59,17 @@ def _messages(raw: Any) -> list[Message]:
         ) from None
 
 
+def run_id_problem(run_id: str) -> str | None:
+    """Why a caller's run id cannot be a run's id, or ``None``."""
+    if "/" in run_id:
+        return 'a run id cannot contain "/": no route could address the run'
+    if any(ord(character) < 0x20 or ord(character) == 0x7F for character in run_id):
+        return "a run id cannot contain control characters"
+    if len(run_id.encode(errors="replace")) > MAX_RUN_ID_BYTES:
+        return f"a run id is at most {MAX_RUN_ID_BYTES} bytes long"
+    return None
+
+
 def _memory(raw: dict[str, Any]) -> dict[str, str]:
     thread = raw.get("thread")
     if isinstance(thread, dict):
@@ -85,6 +99,9 @@ def start_request(app: App, agent: Agent, body: StreamBody) -> StartRequest:
         raise ApiError(400, "clientTools are not supported by this server: register the tools on the agent")
     options: dict[str, Any] = {}
     if body.run_id:
+        problem = run_id_problem(body.run_id)
+        if problem is not None:
+            raise ApiError(400, "Invalid request body", issues=[{"field": "runId", "message": problem}])
         options["run_id"] = body.run_id
     if body.max_steps is not None:
         options["max_steps"] = body.max_steps

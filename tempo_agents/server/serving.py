@@ -18,6 +18,7 @@ from tempo_agents.agent.app import App
 from tempo_agents.errors import TempoAgentsError
 from tempo_agents.server.app import DEFAULT_PREFIX, create_server
 from tempo_agents.server.auth import Authorize, allow_all
+from tempo_agents.server.request_limits import MAX_BODY_BYTES
 
 __all__ = ["DEFAULT_API_HOST", "DEFAULT_API_PORT", "ApiServer", "ApiServerError", "is_loopback"]
 
@@ -49,8 +50,8 @@ def is_loopback(host: str) -> bool:
 
 
 class ApiServer:
-    """The HTTP API of ``app`` on ``host:port`` (``port=0`` picks a free one); ``tokens`` and
-    ``cors_origins`` as :func:`create_server` takes them. Without tokens or an ``authorize`` hook it listens
+    """The HTTP API of ``app`` on ``host:port`` (``port=0`` picks a free one); ``tokens``, ``cors_origins``
+    and ``max_body_bytes`` as :func:`create_server` takes them. Without tokens or an ``authorize`` hook it listens
     on a loopback address only (another ``host`` is refused)."""
 
     def __init__(
@@ -65,6 +66,7 @@ class ApiServer:
         cors_origins: Sequence[str] = (),
         log_level: str = "warning",
         temporal_ui_url: str | None = None,
+        max_body_bytes: int = MAX_BODY_BYTES,
     ) -> None:
         if not tokens and authorize is allow_all and not is_loopback(host):
             raise ApiServerError(
@@ -79,6 +81,7 @@ class ApiServer:
                 tokens=tokens,
                 cors_origins=cors_origins,
                 temporal_ui_url=temporal_ui_url,
+                max_body_bytes=max_body_bytes,
             ),
             host=host,
             port=port,

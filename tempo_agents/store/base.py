@@ -35,6 +35,120 @@ class SavedOutcome:
     value: dict[str, Any]
 
 
+@dataclass(frozen=True)
+class WaitingCall:
+    """A call that waits for a person, as the store lists it: written in the transaction that journals its
+    ``tool-call-suspended`` / ``tool-call-approval`` chunk, removed in the one that records its answer (or the
+    end of its run), so a listing made after the chunk was read always holds it."""
+
+    run_id: str
+    tool_call_id: str
+    task_queue: str
+    agent_id: str
+    thread_id: str | None
+    resource_id: str | None
+    call: dict[str, Any]
+    """The call as the run's ``pending`` query shows it (the wire form of ``PendingCall``)."""
+    suspended_at: float
+    """Seconds since the epoch."""
+
+
+@dataclass(frozen=True)
+class WaitingChange:
+    """What a write changes in the calls its run waits on: ``waits`` start waiting (or wait again), the calls
+    named in ``answered`` no longer do."""
+
+    waits: Sequence[WaitingCall] = ()
+    answered: Sequence[str] = ()
+
+
+@dataclass(frozen=True)
+class WaitingRuns:
+    """A page of runs that wait for a person (newest suspension first), each with its waiting calls, and how
+    many such runs there are in all."""
+
+    runs: list[list[WaitingCall]]
+    total: int
+
+
+CHILD_RUN_CHUNK = "data-child-run"
+"""The chunk that links a call to the child run it started (``data.childRunId``): the store keeps the link, so
+that listings of waiting runs can leave sub-agents' runs out (their calls wait on their top run)."""
+
+
+def ends_run(writes: Sequence[ChunkWrite]) -> bool:
+    """Whether the writes end their run (a ``finish`` that is not a suspension): nothing of it waits any more."""
+    for write in writes:
+        chunk = write.chunk
+        if chunk.get("type") == "finish":
+            result = (chunk.get("payload") or {}).get("stepResult") or {}
+            if result.get("reason") != "suspended":
+                return True
+    return False
+
+
+def child_runs_in(writes: Sequence[ChunkWrite]) -> list[str]:
+    """The child runs the writes link to."""
+    found = []
+    for write in writes:
+        chunk = write.chunk
+        if chunk.get("type") == CHILD_RUN_CHUNK:
+            child = (chunk.get("data") or {}).get("childRunId")
+            if isinstance(child, str):
+                found.append(child)
+    return found
+
+
+WAITING_COLUMNS = "run_id, tool_call_id, round, task_queue, agent_id, thread_id, resource_id, suspended_at, body"
+"""The columns of both stores' ``waiting_calls`` table, in the order of :func:`waiting_row`."""
+
+
+def waiting_row(call: WaitingCall) -> tuple[Any, ...]:
+    """A waiting call as a row of :data:`WAITING_COLUMNS`."""
+    return (
+        call.run_id,
+        call.tool_call_id,
+        int(call.call.get("round", 0)),
+        call.task_queue,
+        call.agent_id,
+        call.thread_id,
+        call.resource_id,
+        call.suspended_at,
+        to_json(call.call),
+    )
+
+
+def waiting_filter(
+    mark: str, task_queue: str, agent_id: str | None, thread_id: str | None, resource_id: str | None
+) -> tuple[list[str], list[Any]]:
+    """The ``WHERE`` clauses (parameters written ``mark``) and values that pick waiting calls."""
+    clauses, values = [f"task_queue = {mark}"], [task_queue]
+    for column, value in (("agent_id", agent_id), ("thread_id", thread_id), ("resource_id", resource_id)):
+        if value is not None:
+            clauses.append(f"{column} = {mark}")
+            values.append(value)
+    return clauses, values
+
+
+def group_waiting(run_ids: Sequence[str], rows: Sequence[Sequence[Any]]) -> list[list[WaitingCall]]:
+    """Rows of :data:`WAITING_COLUMNS` grouped by run, in the order of ``run_ids``."""
+    by_run: dict[str, list[WaitingCall]] = {run_id: [] for run_id in run_ids}
+    for run_id, tool_call_id, _, task_queue, agent_id, thread_id, resource_id, suspended_at, body in rows:
+        by_run[run_id].append(
+            WaitingCall(
+                run_id=run_id,
+                tool_call_id=tool_call_id,
+                task_queue=task_queue,
+                agent_id=agent_id,
+                thread_id=thread_id,
+                resource_id=resource_id,
+                call=json.loads(body),
+                suspended_at=float(suspended_at),
+            )
+        )
+    return [calls for calls in by_run.values() if calls]
+
+
 INPUT_STEP = -1
 """Transcript step of the messages a run was started with."""
 HISTORY_STEP = -2
@@ -91,9 +205,34 @@ class Store(ABC):
         entries: Sequence[TranscriptEntry],
         writes: Sequence[ChunkWrite],
         outcome: SavedOutcome | None = None,
+        waiting: WaitingChange | None = None,
     ) -> list[int]:
-        """Store transcript entries, append chunks and save an outcome in one transaction (a result and
-        its chunk together)."""
+        """Store transcript entries, append chunks, save an outcome and change the run's waiting calls in one
+        transaction (a result and its chunk together). Writes that end the run (:func:`ends_run`) also remove
+        every call it waited on; a child-run link (:data:`CHILD_RUN_CHUNK`) is kept."""
+
+    @abstractmethod
+    async def waiting_runs(
+        self,
+        task_queue: str,
+        *,
+        agent_id: str | None = None,
+        thread_id: str | None = None,
+        resource_id: str | None = None,
+        limit: int | None = None,
+        skip: int = 0,
+    ) -> WaitingRuns:
+        """Runs of ``task_queue`` that wait for a person, but not child runs, newest suspension first: ``skip``
+        runs left out, at most ``limit`` (``None``: all) listed, and ``total`` of them in all."""
+
+    @abstractmethod
+    async def forget_waiting(self, run_id: str, tool_call_id: str, round: int) -> None:
+        """The call no longer waits in ``round`` (its answer was accepted); a later round's wait is kept."""
+
+    @abstractmethod
+    async def waiting_kept_since(self) -> float:
+        """Since when (seconds since the epoch) this store keeps waiting calls: a run that suspended before
+        was never recorded here, and is found through Temporal visibility instead."""
 
     @abstractmethod
     async def saved_outcome(self, run_id: str, key: str) -> dict[str, Any] | None:

@@ -53,13 +53,21 @@ from tempo_agents.errors import ConfigurationError, StoreBusyError, StoreUnavail
 from tempo_agents.store import pool_size as sizing
 from tempo_agents.store._waiters import Waiter, wake
 from tempo_agents.store.base import (
+    WAITING_COLUMNS,
     ChunkWrite,
     JournalEntry,
     SavedOutcome,
     Store,
     TranscriptEntry,
+    WaitingChange,
+    WaitingRuns,
+    child_runs_in,
+    ends_run,
+    group_waiting,
     to_json,
     transcript_rows,
+    waiting_filter,
+    waiting_row,
 )
 from tempo_agents.store.outages import STORE_OUTAGES
 from tempo_agents.store.patience import store_patience
@@ -139,6 +147,35 @@ MIGRATIONS: tuple[str, ...] = (
         body text NOT NULL,
         PRIMARY KEY (thread_id, type)
     );
+    """,
+    # 2: the calls that wait for a person (kept with the chunk that says so), the child runs' links (filled from
+    # the journals of a store made before), and since when the waiting calls are kept.
+    """
+    CREATE TABLE tempo_agents.waiting_calls (
+        run_id text NOT NULL,
+        tool_call_id text NOT NULL,
+        round integer NOT NULL,
+        task_queue text NOT NULL,
+        agent_id text NOT NULL,
+        thread_id text,
+        resource_id text,
+        suspended_at double precision NOT NULL,
+        body text NOT NULL,
+        PRIMARY KEY (run_id, tool_call_id)
+    );
+    CREATE INDEX waiting_calls_queue ON tempo_agents.waiting_calls (task_queue, suspended_at);
+    CREATE TABLE tempo_agents.child_runs (
+        run_id text PRIMARY KEY
+    );
+    INSERT INTO tempo_agents.child_runs (run_id)
+        SELECT DISTINCT body::json->'data'->>'childRunId' FROM tempo_agents.journal
+        WHERE body::json->>'type' = 'data-child-run' AND body::json->'data'->>'childRunId' IS NOT NULL;
+    CREATE TABLE tempo_agents.store_facts (
+        name text PRIMARY KEY,
+        value text NOT NULL
+    );
+    INSERT INTO tempo_agents.store_facts (name, value)
+        VALUES ('waiting_calls_since', extract(epoch FROM clock_timestamp())::text);
     """,
 )
 """Schema versions, in order: version N is ``MIGRATIONS[N - 1]``. Append; never edit one that shipped."""
@@ -438,14 +475,16 @@ class PostgresStore(Store):
         entries: Sequence[TranscriptEntry],
         writes: Sequence[ChunkWrite],
         outcome: SavedOutcome | None = None,
+        waiting: WaitingChange | None = None,
     ) -> list[int]:
         async def op(conn: _Conn, attempt: _Attempt) -> tuple[list[int], int]:
             async with conn.transaction():
                 done = await _record_in(conn, run_id, entries, writes, outcome)
+                await _change_waiting(conn, run_id, writes, waiting)
                 attempt.committing = True
             return done
 
-        if not (entries or writes or outcome):
+        if not (entries or writes or outcome or waiting):
             return []
         offsets, last = await self._run(op, idempotent=all(w.key is not None for w in writes))
         if writes and self._listener is not None:
@@ -523,6 +562,62 @@ class PostgresStore(Store):
             return None, int(json.loads(counted[0])["starts"])
 
         return await self._run(op, idempotent=False)
+
+    # Waiting calls
+
+    async def waiting_runs(
+        self,
+        task_queue: str,
+        *,
+        agent_id: str | None = None,
+        thread_id: str | None = None,
+        resource_id: str | None = None,
+        limit: int | None = None,
+        skip: int = 0,
+    ) -> WaitingRuns:
+        clauses, values = waiting_filter("%s", task_queue, agent_id, thread_id, resource_id)
+        where = " AND ".join(clauses) + " AND run_id NOT IN (SELECT run_id FROM tempo_agents.child_runs)"
+
+        async def op(conn: _Conn, attempt: _Attempt) -> WaitingRuns:
+            async with conn.transaction():  # one snapshot: the total and the page agree
+                await conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY")
+                cursor = await conn.execute(
+                    f"SELECT COUNT(DISTINCT run_id) FROM tempo_agents.waiting_calls WHERE {where}", values
+                )
+                counted = await cursor.fetchone()
+                cursor = await conn.execute(
+                    f"SELECT run_id FROM tempo_agents.waiting_calls WHERE {where} GROUP BY run_id "
+                    "ORDER BY MAX(suspended_at) DESC, run_id LIMIT %s OFFSET %s",
+                    [*values, limit, skip],
+                )
+                ids = [row[0] for row in await cursor.fetchall()]
+                cursor = await conn.execute(
+                    f"SELECT {WAITING_COLUMNS} FROM tempo_agents.waiting_calls WHERE run_id = ANY(%s) "
+                    "ORDER BY suspended_at, tool_call_id",
+                    (ids,),
+                )
+                rows = await cursor.fetchall()
+            return WaitingRuns(runs=group_waiting(ids, rows), total=0 if counted is None else int(counted[0]))
+
+        return await self._run(op)
+
+    async def forget_waiting(self, run_id: str, tool_call_id: str, round: int) -> None:
+        async def op(conn: _Conn, attempt: _Attempt) -> None:
+            await conn.execute(
+                "DELETE FROM tempo_agents.waiting_calls WHERE run_id = %s AND tool_call_id = %s AND round <= %s",
+                (run_id, tool_call_id, round),
+            )
+
+        await self._run(op)
+
+    async def waiting_kept_since(self) -> float:
+        async def op(conn: _Conn, attempt: _Attempt) -> float:
+            cursor = await conn.execute("SELECT value FROM tempo_agents.store_facts WHERE name = 'waiting_calls_since'")
+            row = await cursor.fetchone()
+            assert row is not None
+            return float(row[0])
+
+        return await self._run(op)
 
     # Transcripts
 
@@ -642,6 +737,39 @@ async def _migrate(conn: _Conn) -> tuple[int, int]:
         elif before != latest:
             await conn.execute("UPDATE tempo_agents.schema_version SET version = %s", (latest,))
     return before, latest
+
+
+_WAITING_UPDATED = ("round", "task_queue", "agent_id", "thread_id", "resource_id", "suspended_at", "body")
+
+
+async def _change_waiting(
+    conn: _Conn, run_id: str, writes: Sequence[ChunkWrite], waiting: WaitingChange | None
+) -> None:
+    """The waiting calls' part of :meth:`PostgresStore.record`, inside the caller's transaction."""
+    async with conn.cursor() as cursor:
+        children = child_runs_in(writes)
+        if children:
+            await cursor.executemany(
+                "INSERT INTO tempo_agents.child_runs (run_id) VALUES (%s) ON CONFLICT DO NOTHING",
+                [(child,) for child in children],
+            )
+        if ends_run(writes):
+            await cursor.execute("DELETE FROM tempo_agents.waiting_calls WHERE run_id = %s", (run_id,))
+            return
+        if waiting is None:
+            return
+        if waiting.answered:
+            await cursor.execute(
+                "DELETE FROM tempo_agents.waiting_calls WHERE run_id = %s AND tool_call_id = ANY(%s)",
+                (run_id, list(waiting.answered)),
+            )
+        if waiting.waits:
+            await cursor.executemany(
+                f"INSERT INTO tempo_agents.waiting_calls ({WAITING_COLUMNS}) VALUES ({', '.join(['%s'] * 9)}) "
+                "ON CONFLICT (run_id, tool_call_id) DO UPDATE SET "
+                + ", ".join(f"{column} = excluded.{column}" for column in _WAITING_UPDATED),
+                [waiting_row(call) for call in waiting.waits],
+            )
 
 
 async def _record_in(

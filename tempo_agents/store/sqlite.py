@@ -33,19 +33,29 @@ import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TypeVar
 
 from tempo_agents.store._waiters import Waiter as _Waiter
 from tempo_agents.store._waiters import wake as _wake
 from tempo_agents.store.base import (
+    CHILD_RUN_CHUNK,
+    WAITING_COLUMNS,
     ChunkWrite,
     JournalEntry,
     SavedOutcome,
     Store,
     TranscriptEntry,
+    WaitingChange,
+    WaitingRuns,
+    child_runs_in,
+    ends_run,
+    group_waiting,
     to_json,
     transcript_rows,
+    waiting_filter,
+    waiting_row,
 )
 
 _T = TypeVar("_T")
@@ -91,6 +101,26 @@ CREATE TABLE IF NOT EXISTS thread_messages (
     PRIMARY KEY (thread_id, resource_id, run_id, idx)
 );
 CREATE INDEX IF NOT EXISTS thread_messages_order ON thread_messages (thread_id, resource_id, created, idx);
+CREATE TABLE IF NOT EXISTS waiting_calls (
+    run_id TEXT NOT NULL,
+    tool_call_id TEXT NOT NULL,
+    round INTEGER NOT NULL,
+    task_queue TEXT NOT NULL,
+    agent_id TEXT NOT NULL,
+    thread_id TEXT,
+    resource_id TEXT,
+    suspended_at REAL NOT NULL,
+    body TEXT NOT NULL,
+    PRIMARY KEY (run_id, tool_call_id)
+);
+CREATE INDEX IF NOT EXISTS waiting_calls_queue ON waiting_calls (task_queue, suspended_at);
+CREATE TABLE IF NOT EXISTS child_runs (
+    run_id TEXT PRIMARY KEY
+);
+CREATE TABLE IF NOT EXISTS store_facts (
+    name TEXT PRIMARY KEY,
+    value TEXT NOT NULL
+);
 CREATE TABLE IF NOT EXISTS thread_state (
     thread_id TEXT NOT NULL,
     type TEXT NOT NULL,
@@ -165,6 +195,7 @@ class SQLiteStore(Store):
             if "revision" not in columns:  # stores made before incremental transcript reads
                 connection.execute("ALTER TABLE transcript ADD COLUMN revision INTEGER NOT NULL DEFAULT 0")
             connection.execute("CREATE INDEX IF NOT EXISTS transcript_revision_order ON transcript (run_id, revision)")
+            _start_keeping_waiting_calls(connection)
             self._connection = connection
         return self._connection
 
@@ -254,11 +285,13 @@ class SQLiteStore(Store):
         entries: Sequence[TranscriptEntry],
         writes: Sequence[ChunkWrite],
         outcome: SavedOutcome | None = None,
+        waiting: WaitingChange | None = None,
     ) -> list[int]:
         def work(db: sqlite3.Connection) -> list[int]:
             db.execute("BEGIN IMMEDIATE")
             try:
                 offsets = _record_in(db, run_id, entries, writes, outcome)
+                _change_waiting(db, run_id, writes, waiting)
             except BaseException:
                 db.execute("ROLLBACK")
                 raise
@@ -433,6 +466,57 @@ class SQLiteStore(Store):
 
         await self._run(work)
 
+    async def waiting_runs(
+        self,
+        task_queue: str,
+        *,
+        agent_id: str | None = None,
+        thread_id: str | None = None,
+        resource_id: str | None = None,
+        limit: int | None = None,
+        skip: int = 0,
+    ) -> WaitingRuns:
+        clauses, values = waiting_filter("?", task_queue, agent_id, thread_id, resource_id)
+        where = " AND ".join(clauses) + " AND run_id NOT IN (SELECT run_id FROM child_runs)"
+
+        def work(db: sqlite3.Connection) -> WaitingRuns:
+            db.execute("BEGIN")
+            try:
+                total = int(db.execute(f"SELECT COUNT(DISTINCT run_id) FROM waiting_calls WHERE {where}", values)
+                            .fetchone()[0])  # fmt: skip
+                runs = db.execute(
+                    f"SELECT run_id FROM waiting_calls WHERE {where} GROUP BY run_id "
+                    "ORDER BY MAX(suspended_at) DESC, run_id LIMIT ? OFFSET ?",
+                    [*values, -1 if limit is None else limit, skip],
+                ).fetchall()
+                ids = [row[0] for row in runs]
+                rows = db.execute(
+                    f"SELECT {WAITING_COLUMNS} FROM waiting_calls WHERE run_id IN (SELECT value FROM json_each(?))"
+                    " ORDER BY suspended_at, tool_call_id",
+                    (to_json(ids),),
+                ).fetchall()
+            finally:
+                db.execute("COMMIT")
+            return WaitingRuns(runs=group_waiting(ids, rows), total=total)
+
+        return await self._read(work)
+
+    async def forget_waiting(self, run_id: str, tool_call_id: str, round: int) -> None:
+        def work(db: sqlite3.Connection) -> None:
+            db.execute(
+                "DELETE FROM waiting_calls WHERE run_id = ? AND tool_call_id = ? AND round <= ?",
+                (run_id, tool_call_id, round),
+            )
+
+        await self._run(work)
+
+    async def waiting_kept_since(self) -> float:
+        def work(db: sqlite3.Connection) -> float:
+            row = db.execute("SELECT value FROM store_facts WHERE name = 'waiting_calls_since'").fetchone()
+            return float(row[0])
+
+        return await self._run(work)
+
     async def migrate(self) -> str:
         await self._run(lambda db: None)  # opening the file creates or upgrades its tables
         return f"{self.url}: schema up to date"
@@ -472,6 +556,47 @@ def _record_in(
             (run_id, outcome.key, to_json(outcome.value)),
         )
     return [int(db.execute(_APPEND, (run_id, run_id, w.key, to_json(w.chunk))).fetchone()[0]) for w in writes]
+
+
+def _start_keeping_waiting_calls(db: sqlite3.Connection) -> None:
+    """Note when this store began to keep waiting calls; a store made before links its child runs from its
+    journals once (``json_extract`` over the journal, once per store)."""
+    if db.execute("SELECT 1 FROM store_facts WHERE name = 'waiting_calls_since'").fetchone() is not None:
+        return
+    db.execute("BEGIN IMMEDIATE")
+    try:
+        if db.execute("SELECT 1 FROM store_facts WHERE name = 'waiting_calls_since'").fetchone() is None:
+            db.execute(
+                "INSERT OR IGNORE INTO child_runs (run_id) SELECT json_extract(body, '$.data.childRunId') FROM journal "
+                "WHERE json_extract(body, '$.type') = ? "
+                "AND json_extract(body, '$.data.childRunId') IS NOT NULL",
+                (CHILD_RUN_CHUNK,),
+            )
+            now = datetime.now(UTC).timestamp()
+            db.execute("INSERT INTO store_facts (name, value) VALUES ('waiting_calls_since', ?)", (str(now),))
+    except BaseException:
+        db.execute("ROLLBACK")
+        raise
+    db.execute("COMMIT")
+
+
+def _change_waiting(
+    db: sqlite3.Connection, run_id: str, writes: Sequence[ChunkWrite], waiting: WaitingChange | None
+) -> None:
+    """The waiting calls' part of :meth:`SQLiteStore.record`, inside the caller's transaction."""
+    db.executemany("INSERT OR IGNORE INTO child_runs (run_id) VALUES (?)", [(c,) for c in child_runs_in(writes)])
+    if ends_run(writes):
+        db.execute("DELETE FROM waiting_calls WHERE run_id = ?", (run_id,))
+        return
+    if waiting is None:
+        return
+    db.executemany(
+        "DELETE FROM waiting_calls WHERE run_id = ? AND tool_call_id = ?", [(run_id, c) for c in waiting.answered]
+    )
+    db.executemany(
+        f"INSERT OR REPLACE INTO waiting_calls ({WAITING_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        [waiting_row(call) for call in waiting.waits],
+    )
 
 
 def _put_transcript(db: sqlite3.Connection, run_id: str, entries: Sequence[TranscriptEntry]) -> None:

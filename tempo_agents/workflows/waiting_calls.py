@@ -154,7 +154,18 @@ class WaitingCalls:
         """The ``resume`` update's validator: raises the error the update would fail with. While calls run
         nothing is decided yet (the update waits for them)."""
         if not self._running:
-            self._check_data(self._target(request), request)
+            call_id = self._target(request)
+            self._check_data(call_id, request)
+            self._check_answer_as_data(call_id, request)
+
+    def _check_answer_as_data(self, call_id: str, request: ResumeRequest) -> None:
+        """An approval or decline of a call that waits for data resumes it with ``{"approved": …}``, which must
+        match its resume schema too. Checked by the update's validator only (a refused update leaves no
+        history), so that answers accepted before this check replay as they were."""
+        if self._waiting[call_id].requires_approval or request.action == "resume":
+            return
+        answer = request.model_copy(update={"action": "resume", "data": {"approved": request.action == "approve"}})
+        self._check_data(call_id, answer)
 
     def accept(self, request: ResumeRequest) -> str:
         """Resolve the call ``request`` answers and note the answer; returns the call's id.

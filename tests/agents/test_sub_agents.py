@@ -184,6 +184,8 @@ async def test_a_suspension_two_levels_down_is_answered_through_the_top_run(make
         assert seen == [{"ok": True}]
         assert resumed.finish_reason == "stop"
         assert resumed.text == "Finished."
+        assert (await app.list_suspended_runs()).runs == []  # nothing waits, at once
+        assert (await app.store.waiting_runs(app.task_queue)).runs == []
         results = {c.payload.tool_name: c.payload.result for c in resumed.chunks if isinstance(c, ToolResultChunk)}
         assert results["agent-manager"]["text"] == "The clerk paid."
         whole = await app.attach(first.run_id, follow="run").result()

@@ -12,6 +12,7 @@ import asyncio
 import json
 import os
 import signal
+import sqlite3
 import subprocess
 import sys
 import textwrap
@@ -21,7 +22,7 @@ from pathlib import Path
 import pytest
 
 from tempo_agents.store import ChunkWrite, Store, TranscriptEntry, open_store
-from tempo_agents.store.base import SavedOutcome
+from tempo_agents.store.base import SavedOutcome, WaitingCall, WaitingChange, WaitingRuns
 from tempo_agents.store.transcript_cache import TranscriptCache
 from tests.conftest import STORES, fresh_store_url
 
@@ -275,7 +276,7 @@ async def test_writer_processes_appending_to_one_run_at_once_get_contiguous_offs
 _KILLED_MID_TRANSACTION = """
 import asyncio, inspect, sys, time
 from tempo_agents.store import ChunkWrite, TranscriptEntry, open_store
-from tempo_agents.store.base import SavedOutcome
+from tempo_agents.store.base import SavedOutcome, WaitingCall, WaitingChange, WaitingRuns
 
 url = sys.argv[1]
 module = sys.modules[type(open_store(url)).__module__]
@@ -393,3 +394,82 @@ async def test_a_reader_in_another_process_follows_this_ones_appends(store: Stor
         await asyncio.sleep(0.01)
     for reader in readers:
         assert json.loads(await finish(reader)) == list(range(20))
+
+
+def waiting(
+    run_id: str, call_id: str, *, at: float, agent: str = "a", thread: str | None = "t", rnd: int = 0
+) -> WaitingCall:
+    return WaitingCall(
+        run_id=run_id,
+        tool_call_id=call_id,
+        task_queue="q",
+        agent_id=agent,
+        thread_id=thread,
+        resource_id="u" if thread else None,
+        call={"toolCallId": call_id, "toolName": "confirm", "suspendedAt": "2026-01-01T00:00:00Z", "round": rnd},
+        suspended_at=at,
+    )
+
+
+def listed(page: WaitingRuns) -> list[list[str]]:
+    return [[f"{call.run_id}/{call.tool_call_id}" for call in calls] for calls in page.runs]
+
+
+async def test_waiting_calls_are_kept_with_their_chunk_and_dropped_with_the_answer(store: Store) -> None:
+    suspended = ChunkWrite({"type": "tool-call-suspended", "payload": {"toolCallId": "c1"}}, key="s1")
+    await store.record("r1", [], [suspended], waiting=WaitingChange(waits=[waiting("r1", "c1", at=1.0)]))
+    await store.record(
+        "r2", [], [], waiting=WaitingChange(waits=[waiting("r2", "c1", at=2.0), waiting("r2", "c2", at=3.0)])
+    )
+    await store.record("r3", [], [], waiting=WaitingChange(waits=[waiting("r3", "c1", at=4.0, agent="b", thread=None)]))
+    assert listed(await store.waiting_runs("q")) == [["r3/c1"], ["r2/c1", "r2/c2"], ["r1/c1"]]
+    assert (await store.waiting_runs("q")).total == 3
+    assert (await store.waiting_runs("other")).runs == []
+    assert listed(await store.waiting_runs("q", agent_id="b")) == [["r3/c1"]]
+    assert listed(await store.waiting_runs("q", thread_id="t", resource_id="u")) == [["r2/c1", "r2/c2"], ["r1/c1"]]
+    page = await store.waiting_runs("q", limit=1, skip=1)
+    assert (listed(page), page.total) == ([["r2/c1", "r2/c2"]], 3)
+    [[first]] = (await store.waiting_runs("q", limit=1, skip=2)).runs
+    assert first == waiting("r1", "c1", at=1.0)
+    assert (await store.read_chunks("r1"))[0].chunk["type"] == "tool-call-suspended"
+
+    await store.record("r2", [], [ChunkWrite({"type": "tool-result"})], waiting=WaitingChange(answered=["c1"]))
+    assert listed(await store.waiting_runs("q", agent_id="a")) == [["r2/c2"], ["r1/c1"]]
+    finish = {"type": "finish", "payload": {"stepResult": {"reason": "stop"}}}
+    await store.append_chunks("r2", [ChunkWrite(finish)])  # the run ended: nothing of it waits
+    assert listed(await store.waiting_runs("q", agent_id="a")) == [["r1/c1"]]
+    suspended_finish = {"type": "finish", "payload": {"stepResult": {"reason": "suspended"}}}
+    await store.append_chunks("r1", [ChunkWrite(suspended_finish)])
+    assert listed(await store.waiting_runs("q", agent_id="a")) == [["r1/c1"]]
+
+    await store.forget_waiting("r1", "c1", 0)  # its answer was accepted in round 0
+    assert listed(await store.waiting_runs("q", agent_id="a")) == []
+    await store.record("r1", [], [], waiting=WaitingChange(waits=[waiting("r1", "c1", at=5.0, rnd=1)]))
+    await store.forget_waiting("r1", "c1", 0)  # a late forget of round 0 keeps round 1's wait
+    assert listed(await store.waiting_runs("q", agent_id="a")) == [["r1/c1"]]
+
+    link = {"type": "data-child-run", "data": {"toolCallId": "c9", "childRunId": "r3"}}
+    await store.append_chunks("r9", [ChunkWrite(link, key="child")])  # r3 is a sub-agent's run: its top run answers
+    assert listed(await store.waiting_runs("q")) == [["r1/c1"]]
+    assert await store.waiting_kept_since() > 0
+
+
+async def test_an_older_sqlite_store_keeps_waiting_calls_once_opened(tmp_path: Path) -> None:
+    path = tmp_path / "old.db"
+    with sqlite3.connect(path) as db:  # a store file from before waiting calls were kept, with a sub-agent's link
+        db.execute("CREATE TABLE journal (run_id TEXT NOT NULL, seq INTEGER NOT NULL, key TEXT, body TEXT NOT NULL, "
+                   "PRIMARY KEY (run_id, seq))")  # fmt: skip
+        link = {"type": "data-child-run", "data": {"toolCallId": "c1", "childRunId": "parent-c1"}}
+        db.execute("INSERT INTO journal VALUES ('parent', 0, 'k', ?)", (json.dumps(link),))
+    store = open_store(f"sqlite:///{path}")
+    child_wait = WaitingCall(
+        run_id="parent-c1", tool_call_id="x", task_queue="q", agent_id="a", thread_id=None, resource_id=None,
+        call={"toolCallId": "x"}, suspended_at=1.0,
+    )  # fmt: skip
+    await store.record("parent-c1", [], [], waiting=WaitingChange(waits=[child_wait]))
+    assert (await store.waiting_runs("q")).runs == []
+    since = await store.waiting_kept_since()
+    await store.close()
+    reopened = open_store(f"sqlite:///{path}")
+    assert await reopened.waiting_kept_since() == since  # noted once, when the store first kept waits
+    await reopened.close()

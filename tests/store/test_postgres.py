@@ -18,6 +18,7 @@ from tempo_agents.activities._running import run_activity
 from tempo_agents.cli.main import run_cli
 from tempo_agents.errors import ConfigurationError, StoreUnavailableError
 from tempo_agents.store import ChunkWrite, open_store
+from tempo_agents.store.base import WaitingCall, WaitingChange
 from tempo_agents.store.postgres import MIGRATIONS, PostgresStore
 from tempo_agents.store.url import redact
 from tests.support.postgres_server import PostgresServer
@@ -148,4 +149,24 @@ async def test_connections_lost_to_a_server_restart_are_retried(url: str, postgr
     await store.append_chunks("r", [ChunkWrite({"n": 2})])
     await asyncio.wait_for(waiter, 30)
     assert [e.chunk["n"] for e in await store.read_chunks("r")] == [0, 1, 2]
+    await store.close()
+
+
+async def test_a_store_of_version_1_keeps_waiting_calls_after_its_migration(url: str) -> None:
+    with psycopg.connect(url, autocommit=True) as conn:  # a database as the first schema left it, with a sub-agent
+        conn.execute("CREATE SCHEMA tempo_agents")
+        conn.execute("CREATE TABLE tempo_agents.schema_version (version integer NOT NULL)")
+        conn.execute(MIGRATIONS[0])
+        conn.execute("INSERT INTO tempo_agents.schema_version (version) VALUES (1)")
+        link = '{"type": "data-child-run", "data": {"toolCallId": "c1", "childRunId": "parent-c1"}}'
+        conn.execute("INSERT INTO tempo_agents.journal (run_id, seq, key, body) VALUES ('parent', 0, 'k', %s)", (link,))
+    store = PostgresStore(url)
+    assert await store.migrate() == f"{redact(url)}: schema upgraded from version 1 to {len(MIGRATIONS)}"
+    child_wait = WaitingCall(
+        run_id="parent-c1", tool_call_id="x", task_queue="q", agent_id="a", thread_id=None, resource_id=None,
+        call={"toolCallId": "x"}, suspended_at=1.0,
+    )  # fmt: skip
+    await store.record("parent-c1", [], [], waiting=WaitingChange(waits=[child_wait]))
+    assert (await store.waiting_runs("q")).runs == []  # the link written before the migration was found
+    assert await store.waiting_kept_since() > 0
     await store.close()

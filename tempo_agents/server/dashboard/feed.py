@@ -1,9 +1,9 @@
 """The dashboard's live feed: what every open dashboard hears, over one SSE route.
 
 Two kinds of events: ``answered`` (a waiting call was answered through this server: sent at once, so the item
-leaves every open inbox well within a second) and ``changed`` (the waiting or the listed runs changed in
-visibility, which one poller per server reads while at least one dashboard listens: answers sent by other
-processes, new suspensions, runs that start or end).
+leaves every open inbox well within a second) and ``changed`` (the waiting runs changed in the store, or the
+listed runs in visibility, which one poller per server reads while at least one dashboard listens: answers sent
+by other processes, new suspensions, runs that start or end).
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 from tempo_agents.agent.app import App
+from tempo_agents.agent.waiting_runs import waiting_page
 from tempo_agents.server.run_views import list_runs
 
 __all__ = ["DashboardFeed"]
@@ -24,7 +25,8 @@ _QUEUE_LIMIT = 1000
 
 
 class DashboardFeed:
-    """Fans events out to subscribers; polls visibility every ``interval`` seconds while any listen."""
+    """Fans events out to subscribers; polls the waiting runs and visibility every ``interval`` seconds while any
+    listen."""
 
     def __init__(self, app: App, *, interval: float = 0.5) -> None:
         self._app = app
@@ -65,11 +67,11 @@ class DashboardFeed:
                 self._poller = None
 
     async def _fingerprints(self) -> tuple[Any, Any]:
+        app = self._app
         waiting, listed = await asyncio.gather(
-            list_runs(self._app, status="suspended", per_page=100, top_only=True),
-            list_runs(self._app, per_page=50),
+            waiting_page(app.store, app.client, app.task_queue, limit=100), list_runs(app, per_page=50)
         )
-        inbox = (waiting["total"], tuple(run["runId"] for run in waiting["runs"]))
+        inbox = (waiting.total, tuple((run.run_id, len(run.calls)) for run in waiting.runs))
         runs = (listed["total"], tuple((run["runId"], run["status"]) for run in listed["runs"]))
         return inbox, runs
 

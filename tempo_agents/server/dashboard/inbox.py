@@ -1,25 +1,25 @@
-"""The inbox: every call that waits for a person, one page of waiting runs at a time, newest first."""
+"""The inbox: every call that waits for a person, one page of waiting runs at a time, newest first (from the
+store, ``agent/waiting_runs.py``)."""
 
 from __future__ import annotations
 
-import asyncio
 from collections import OrderedDict
 from typing import Any, Literal
 
-from temporalio.service import RPCError
-
 from tempo_agents.agent.app import App
+from tempo_agents.agent.waiting_runs import WaitingRun, waiting_page
 from tempo_agents.errors import ConfigurationError
 from tempo_agents.server.dashboard.asked import asked
+from tempo_agents.server.errors import ApiError
 from tempo_agents.server.pending_view import pending_view
-from tempo_agents.server.run_views import list_runs
+from tempo_agents.server.run_views import page_cursor, page_token
 from tempo_agents.tools.builtin.ask_user import ask_user_tool
 from tempo_agents.workflows.payloads import PendingCall
 
 __all__ = ["ItemKind", "inbox_page", "item_kind"]
 
 ItemKind = Literal["question", "approval", "input"]
-_QUERY_TIMEOUT = 5.0
+_SKIP = "skip:"
 _ASKED_KEPT = 2000
 _asked: OrderedDict[tuple[int, str, str, str | None], dict[str, Any]] = OrderedDict()
 """What led to each waiting call, by (store, run, call, when it was suspended): it never changes while the call
@@ -45,38 +45,66 @@ def item_kind(call: PendingCall) -> ItemKind:
     return "input"
 
 
-async def _items(app: App, run: dict[str, Any]) -> list[dict[str, Any]]:
+async def _items(app: App, run: WaitingRun) -> list[dict[str, Any]]:
     try:
-        pending = await asyncio.wait_for(app.queries(run["runId"]).pending(), _QUERY_TIMEOUT)
-    except (RPCError, TimeoutError):  # answered and gone, or no worker: the next page load shows it again
-        return []
-    try:
-        agent = app.agent(run["agentId"] or "")
+        agent = app.agent(run.agent_id or "")
     except ConfigurationError:
         agent = None
     items = []
-    for call in pending:
+    for call in run.calls:
         view = await pending_view(agent, call)
         items.append(
             {
-                "runId": run["runId"],
-                "agentId": run["agentId"],
+                "runId": run.run_id,
+                "agentId": run.agent_id,
                 "agentName": agent.name if agent is not None else None,
-                "threadId": run["threadId"],
-                "resourceId": run["resourceId"],
-                "startedAt": run["startedAt"],
+                "threadId": run.thread_id,
+                "resourceId": run.resource_id,
                 "kind": item_kind(call),
                 **view,
-                **await _what_was_asked(app, run["runId"], call.tool_call_id, view["suspendedAt"]),  # what led to it
+                **await _what_was_asked(app, run.run_id, call.tool_call_id, view["suspendedAt"]),  # what led to it
             }
         )
     return items
 
 
-async def inbox_page(app: App, *, agent: str | None, per_page: int, cursor: str | None) -> dict[str, Any]:
-    """One page of waiting runs (``total`` of them in all) as inbox items, the newest suspension first."""
-    page = await list_runs(app, status="suspended", agent=agent, per_page=per_page, cursor=cursor, top_only=True)
-    found = await asyncio.gather(*(_items(app, run) for run in page["runs"]))
-    items = [item for items in found for item in items]
+def _skipped(cursor: str | None) -> int:
+    """How many runs earlier pages showed, from the ``nextCursor`` they handed out."""
+    if not cursor:
+        return 0
+    token = page_token(cursor)
+    text = token.decode("ascii", "replace") if token is not None else ""
+    if not text.startswith(_SKIP) or not text[len(_SKIP) :].isascii() or not text[len(_SKIP) :].isdigit():
+        raise ApiError(400, "Invalid query parameters", issues=[{"field": "cursor", "message": "bad cursor"}])
+    return int(text[len(_SKIP) :])
+
+
+async def inbox_page(
+    app: App,
+    *,
+    agent: str | None,
+    per_page: int,
+    cursor: str | None,
+    thread: str | None = None,
+    resource: str | None = None,
+) -> dict[str, Any]:
+    """One page of waiting runs (``total`` of them in all) as inbox items, the newest suspension first.
+
+    Read from the store, where a wait is recorded with the chunk that journals it: a run is in the inbox as
+    soon as its suspension can be read, and out of it once its answer was accepted."""
+    skip = _skipped(cursor)
+    page = await waiting_page(
+        app.store,
+        app.client,
+        app.task_queue,
+        agent_id=agent,
+        thread_id=thread,
+        resource_id=resource,
+        limit=per_page,
+        skip=skip,
+    )
+    items = [item for run in page.runs for item in await _items(app, run)]
     items.sort(key=lambda item: item["suspendedAt"] or "", reverse=True)
-    return {"items": items, "total": page["total"], "nextCursor": page["nextCursor"]}
+    shown = skip + len(page.runs)
+    next_cursor = page_cursor(f"{_SKIP}{shown}".encode()) if shown < page.total else None
+    return {"items": items, "total": page.total, "nextCursor": next_cursor}

@@ -68,10 +68,12 @@ async def session(app: AppDep, request: Request) -> dict[str, Any]:
 async def inbox(
     app: AppDep,
     agent: Annotated[str | None, Query(description="agent id", pattern=PRINTABLE)] = None,
+    thread: Annotated[str | None, Query(description="memory thread id", pattern=PRINTABLE)] = None,
+    resource: Annotated[str | None, Query(description="memory resource id", pattern=PRINTABLE)] = None,
     per_page: Annotated[int, Query(alias="perPage", ge=1, le=200)] = 25,
     cursor: Annotated[str | None, Query(description="nextCursor of the previous page")] = None,
 ) -> dict[str, Any]:
-    return await inbox_page(app, agent=agent, per_page=per_page, cursor=cursor)
+    return await inbox_page(app, agent=agent, thread=thread, resource=resource, per_page=per_page, cursor=cursor)
 
 
 @router.get("/inbox/answered", summary="Who answered which call, what and when, in a page of the latest runs")

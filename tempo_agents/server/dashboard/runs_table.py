@@ -12,7 +12,7 @@ import time
 from collections import OrderedDict
 from typing import Any
 
-from temporalio.client import WorkflowFailureError
+from temporalio.client import WorkflowFailureError, WorkflowQueryFailedError
 from temporalio.service import RPCError
 
 from tempo_agents.agent.app import App
@@ -58,7 +58,8 @@ class RunFigures:
                     ),
                     _QUERY_TIMEOUT,
                 )
-        except (RPCError, TimeoutError, WorkflowFailureError):
+        except (RPCError, TimeoutError, WorkflowFailureError, WorkflowQueryFailedError):
+            # One run that cannot answer (no worker, a workflow that cannot replay) never fails the page.
             return {"steps": None, "totalTokens": None, "waitingFor": []}
         figures = {
             "steps": steps,

@@ -7,6 +7,7 @@ across every suspension and resume until its workflow closes.
 
 from __future__ import annotations
 
+import re
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Header, Query, Request
@@ -17,7 +18,7 @@ from temporalio.client import WorkflowExecutionStatus
 
 from tempo_agents.agent.stream import AgentStream
 from tempo_agents.models.messages import Message, normalize_messages
-from tempo_agents.server.bodies import RunDeclineBody, RunForkBody, RunResumeBody, RunToolCallBody
+from tempo_agents.server.bodies import MAX_OFFSET, RunDeclineBody, RunForkBody, RunResumeBody, RunToolCallBody
 from tempo_agents.server.dependencies import PRINTABLE, AppDep
 from tempo_agents.server.errors import ApiError
 from tempo_agents.server.resuming import describe_run, http_command, resume_run
@@ -129,13 +130,30 @@ async def tasks(app: AppDep, run_id: str) -> list[dict[str, Any]]:
 async def run_stream(
     app: AppDep,
     run_id: str,
-    offset: Annotated[int, Query(ge=0, description="first journal offset to send")] = 0,
+    offset: Annotated[int, Query(ge=0, le=MAX_OFFSET, description="first journal offset to send")] = 0,
     last_event_id: Annotated[str | None, Header(alias="Last-Event-ID")] = None,
 ) -> StreamingResponse:
+    if last_event_id is not None:
+        offset = max(offset, _after_event(last_event_id))
     await describe_run(app, run_id)
-    if last_event_id is not None and last_event_id.strip().isdigit():
-        offset = max(offset, int(last_event_id) + 1)
     return stream_response(app.attach(run_id, offset=offset, follow="run"), chunk_wire, with_ids=True)
+
+
+_EVENT_ID = re.compile(r"[0-9]{1,19}")
+
+
+def _after_event(last_event_id: str) -> int:
+    """The offset after the event a reconnecting client saw last: its ``id`` line was a journal offset."""
+    text = last_event_id.strip()
+    if not text:
+        return 0
+    if not _EVENT_ID.fullmatch(text) or int(text) >= MAX_OFFSET:
+        raise ApiError(
+            400,
+            "Invalid request headers",
+            issues=[{"field": "Last-Event-ID", "message": "expected the id of an event of this stream (an offset)"}],
+        )
+    return int(text) + 1
 
 
 def _accepted(resumed: AgentStream, tool_call_id: str | None) -> dict[str, Any]:
