@@ -93,19 +93,19 @@ async def seed_fork(store: Store, run_id: str, fork: ForkOrigin) -> None:
     """Copy the origin's transcript before ``fork.step`` into the fork's (``run_id``) under :data:`FORK_STEP`: its
     thread history, its input (or ``fork.replace_input``), its steps. Idempotent (the same rows every time)."""
     origin = await store.get_transcript(fork.run_id)
+    replacement = None if fork.replace_input is None else [message.to_wire() for message in fork.replace_input]
     copied: list[dict[str, Any]] = []
-    replaced = False
     for entry in origin:
         if entry.step >= fork.step or (entry.step < HISTORY_STEP and entry.step != FORK_STEP):
             continue
+        if replacement is not None and (entry.step == INPUT_STEP or entry.step >= 0):
+            copied.extend(replacement)  # in the input's place: after the history, before the first step
+            replacement = []
         if entry.step == INPUT_STEP and fork.replace_input is not None:
-            if not replaced:
-                copied.extend(message.to_wire() for message in fork.replace_input)
-                replaced = True
             continue
         copied.append(entry.message)
-    if fork.replace_input is not None and not replaced:
-        copied.extend(message.to_wire() for message in fork.replace_input)
+    if replacement:
+        copied.extend(replacement)
     rows = [TranscriptEntry(FORK_STEP, f"fork-{n:06d}", n, message) for n, message in enumerate(copied)]
     if rows:
         await store.put_transcript(run_id, rows)

@@ -73,15 +73,20 @@ async def test_steps_fork_points_reuse_and_the_copy(tmp_path: Path) -> None:
                                       {"city": "Rome", "days": 2}) is None  # fmt: skip
         assert await reusable_outcome(store, ForkOrigin(run_id="origin", step=0), "price", {"id": 1}) is None
 
-        replaced = ForkOrigin(
-            run_id="origin", step=1, replace_input=[Message.model_validate(user("Book a cheap trip"))]
-        )
+        cheap = Message.model_validate(user("Book a cheap trip"))
+        replaced = ForkOrigin(run_id="origin", step=1, replace_input=[cheap])
         await seed_fork(store, "fork", replaced)
         await seed_fork(store, "fork", replaced)  # a retried step writes the same rows
         copied = await store.get_transcript("fork")
         assert [(e.step, e.part) for e in copied] == [(FORK_STEP, f"fork-{n:06d}") for n in range(3)]
         assert [e.message for e in copied] == [user("Book a cheap trip"), TRANSCRIPT[1].message, TRANSCRIPT[2].message]
         assert await store.get_transcript("origin") == entries
+
+        # A fork of that fork (which had no input of its own): the replacement goes before its first step.
+        await store.put_transcript("fork", [TranscriptEntry(0, "assistant", 0, assistant("Cheap it is."))])
+        await seed_fork(store, "fork2", ForkOrigin(run_id="fork", step=1, replace_input=[cheap]))
+        again = [e.message for e in await store.get_transcript("fork2")]
+        assert again == [*[e.message for e in copied], user("Book a cheap trip"), assistant("Cheap it is.")]
 
         steps, first = align(conversation_steps(entries), conversation_steps(copied))
         assert first == 0  # the input differs
