@@ -45,6 +45,7 @@ from tempo_agents.workflows.payloads import RunInput
 __all__ = [
     "OVERLAP_POLICIES",
     "AgentSchedule",
+    "ScheduleRequest",
     "ScheduleView",
     "ScheduledRun",
     "SchedulingApp",
@@ -216,6 +217,51 @@ class AgentSchedule:
     async def delete(self) -> None:
         """Delete the schedule (its runs, started or closed, stay as they are)."""
         await self.handle.delete()
+
+
+class ScheduleRequest(WireModel):
+    """A schedule as the CLI and the HTTP API take it: :func:`create_schedule`'s arguments, with the run's memory
+    thread and resource and its ``max_steps`` as fields of their own."""
+
+    agent_id: str
+    message: str | list[dict[str, Any]]
+    cron: str | None = None
+    every: str | None = None
+    schedule_id: str | None = None
+    time_zone: str | None = None
+    jitter: str | None = None
+    overlap: str = "skip"
+    catchup_window: str | None = None
+    paused: bool = False
+    note: str | None = None
+    thread: str | None = None
+    resource: str | None = None
+    max_steps: int | None = None
+
+    async def create(self, app: SchedulingApp) -> AgentSchedule:
+        """Create the schedule; a thread without a resource (or the other way round) is a ConfigurationError."""
+        if (self.thread is None) != (self.resource is None):
+            raise ConfigurationError("thread and resource go together: pass both or neither")
+        options: dict[str, Any] = {}
+        if self.thread is not None:
+            options["memory"] = {"thread": self.thread, "resource": self.resource}
+        if self.max_steps is not None:
+            options["max_steps"] = self.max_steps
+        return await create_schedule(
+            app,
+            self.agent_id,
+            self.message,
+            cron=self.cron,
+            every=self.every,
+            schedule_id=self.schedule_id,
+            time_zone=self.time_zone,
+            jitter=self.jitter,
+            overlap=self.overlap,
+            catchup_window=self.catchup_window,
+            paused=self.paused,
+            note=self.note,
+            options=options,
+        )
 
 
 async def create_schedule(

@@ -8,7 +8,7 @@ import json
 from temporalio.service import RPCError, RPCStatusCode
 
 from tempo_agents.agent.app import App
-from tempo_agents.agent.schedules import OVERLAP_POLICIES, ScheduleView
+from tempo_agents.agent.schedules import OVERLAP_POLICIES, ScheduleRequest, ScheduleView
 from tempo_agents.cli._console import CliError, out
 from tempo_agents.cli._options import add_app_options, add_server_options, connection_options
 from tempo_agents.cli.app_loading import configure_app, connect, load_app
@@ -71,22 +71,23 @@ async def cmd_schedule(args: argparse.Namespace) -> int:
     if args.action == "create":
         if (args.thread is None) != (args.resource is None):
             raise CliError("--thread and --resource go together", 2)
-        options = {"memory": {"thread": args.thread, "resource": args.resource}} if args.thread else {}
+        request = ScheduleRequest(
+            agent_id=args.agent,
+            message=args.message,
+            cron=args.cron,
+            every=args.every,
+            schedule_id=args.schedule_id,
+            time_zone=args.time_zone,
+            jitter=args.jitter,
+            overlap=args.overlap,
+            catchup_window=args.catchup_window,
+            paused=args.paused,
+            note=args.note,
+            thread=args.thread,
+            resource=args.resource,
+        )
         try:
-            schedule = await app.schedule(
-                args.agent,
-                args.message,
-                cron=args.cron,
-                every=args.every,
-                schedule_id=args.schedule_id,
-                time_zone=args.time_zone,
-                jitter=args.jitter,
-                overlap=args.overlap,
-                catchup_window=args.catchup_window,
-                paused=args.paused,
-                note=args.note,
-                **options,
-            )
+            schedule = await request.create(app)
         except ConfigurationError as error:
             raise CliError(error.message, 2) from None
         out(f"schedule {schedule.id} created")

@@ -37,25 +37,17 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TypeVar
 
+from tempo_agents.store import base  # the waiting-call helpers, as base.<name>
 from tempo_agents.store._waiters import Waiter as _Waiter
 from tempo_agents.store._waiters import wake as _wake
 from tempo_agents.store.base import (
-    CHILD_RUN_CHUNK,
-    WAITING_COLUMNS,
     ChunkWrite,
     JournalEntry,
     SavedOutcome,
     Store,
     TranscriptEntry,
-    WaitingChange,
-    WaitingRuns,
-    child_runs_in,
-    ends_run,
-    group_waiting,
     to_json,
     transcript_rows,
-    waiting_filter,
-    waiting_row,
 )
 
 _T = TypeVar("_T")
@@ -285,7 +277,7 @@ class SQLiteStore(Store):
         entries: Sequence[TranscriptEntry],
         writes: Sequence[ChunkWrite],
         outcome: SavedOutcome | None = None,
-        waiting: WaitingChange | None = None,
+        waiting: base.WaitingChange | None = None,
     ) -> list[int]:
         def work(db: sqlite3.Connection) -> list[int]:
             db.execute("BEGIN IMMEDIATE")
@@ -475,11 +467,11 @@ class SQLiteStore(Store):
         resource_id: str | None = None,
         limit: int | None = None,
         skip: int = 0,
-    ) -> WaitingRuns:
-        clauses, values = waiting_filter("?", task_queue, agent_id, thread_id, resource_id)
+    ) -> base.WaitingRuns:
+        clauses, values = base.waiting_filter("?", task_queue, agent_id, thread_id, resource_id)
         where = " AND ".join(clauses) + " AND run_id NOT IN (SELECT run_id FROM child_runs)"
 
-        def work(db: sqlite3.Connection) -> WaitingRuns:
+        def work(db: sqlite3.Connection) -> base.WaitingRuns:
             db.execute("BEGIN")
             try:
                 total = int(db.execute(f"SELECT COUNT(DISTINCT run_id) FROM waiting_calls WHERE {where}", values)
@@ -491,13 +483,13 @@ class SQLiteStore(Store):
                 ).fetchall()
                 ids = [row[0] for row in runs]
                 rows = db.execute(
-                    f"SELECT {WAITING_COLUMNS} FROM waiting_calls WHERE run_id IN (SELECT value FROM json_each(?))"
+                    f"SELECT {base.WAITING_COLUMNS} FROM waiting_calls WHERE run_id IN (SELECT value FROM json_each(?))"
                     " ORDER BY suspended_at, tool_call_id",
                     (to_json(ids),),
                 ).fetchall()
             finally:
                 db.execute("COMMIT")
-            return WaitingRuns(runs=group_waiting(ids, rows), total=total)
+            return base.WaitingRuns(runs=base.group_waiting(ids, rows), total=total)
 
         return await self._read(work)
 
@@ -570,7 +562,7 @@ def _start_keeping_waiting_calls(db: sqlite3.Connection) -> None:
                 "INSERT OR IGNORE INTO child_runs (run_id) SELECT json_extract(body, '$.data.childRunId') FROM journal "
                 "WHERE json_extract(body, '$.type') = ? "
                 "AND json_extract(body, '$.data.childRunId') IS NOT NULL",
-                (CHILD_RUN_CHUNK,),
+                (base.CHILD_RUN_CHUNK,),
             )
             now = datetime.now(UTC).timestamp()
             db.execute("INSERT INTO store_facts (name, value) VALUES ('waiting_calls_since', ?)", (str(now),))
@@ -581,11 +573,11 @@ def _start_keeping_waiting_calls(db: sqlite3.Connection) -> None:
 
 
 def _change_waiting(
-    db: sqlite3.Connection, run_id: str, writes: Sequence[ChunkWrite], waiting: WaitingChange | None
+    db: sqlite3.Connection, run_id: str, writes: Sequence[ChunkWrite], waiting: base.WaitingChange | None
 ) -> None:
     """The waiting calls' part of :meth:`SQLiteStore.record`, inside the caller's transaction."""
-    db.executemany("INSERT OR IGNORE INTO child_runs (run_id) VALUES (?)", [(c,) for c in child_runs_in(writes)])
-    if ends_run(writes):
+    db.executemany("INSERT OR IGNORE INTO child_runs (run_id) VALUES (?)", [(c,) for c in base.child_runs_in(writes)])
+    if base.ends_run(writes):
         db.execute("DELETE FROM waiting_calls WHERE run_id = ?", (run_id,))
         return
     if waiting is None:
@@ -594,8 +586,8 @@ def _change_waiting(
         "DELETE FROM waiting_calls WHERE run_id = ? AND tool_call_id = ?", [(run_id, c) for c in waiting.answered]
     )
     db.executemany(
-        f"INSERT OR REPLACE INTO waiting_calls ({WAITING_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        [waiting_row(call) for call in waiting.waits],
+        f"INSERT OR REPLACE INTO waiting_calls ({base.WAITING_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        [base.waiting_row(call) for call in waiting.waits],
     )
 
 

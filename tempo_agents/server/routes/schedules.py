@@ -12,7 +12,7 @@ from temporalio.client import ScheduleAlreadyRunningError
 from temporalio.service import RPCError, RPCStatusCode
 
 from tempo_agents.agent.app import App
-from tempo_agents.agent.schedules import AgentSchedule
+from tempo_agents.agent.schedules import AgentSchedule, ScheduleRequest
 from tempo_agents.server.dependencies import PRINTABLE, AppDep, find_agent
 from tempo_agents.server.errors import ApiError
 
@@ -21,22 +21,15 @@ __all__ = ["router"]
 router = APIRouter(prefix="/schedules", tags=["schedules"])
 
 
-class ScheduleBody(BaseModel):
+class ScheduleBody(ScheduleRequest):
     """A new schedule: the agent, its message, and ``cron`` or ``every``."""
 
-    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="forbid")
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="forbid", frozen=True)
 
     agent_id: str = Field(pattern=PRINTABLE, min_length=1)
     message: str | list[dict[str, Any]] = Field(min_length=1)
-    cron: str | None = None
     every: str | None = Field(default=None, description="30s, 15m, 1h30m, 7d")
     schedule_id: str | None = Field(default=None, pattern=r"^[A-Za-z0-9._:~-]{1,200}$")
-    time_zone: str | None = None
-    jitter: str | None = None
-    overlap: str = "skip"
-    catchup_window: str | None = None
-    paused: bool = False
-    note: str | None = None
     thread: str | None = Field(default=None, pattern=PRINTABLE)
     resource: str | None = Field(default=None, pattern=PRINTABLE)
     max_steps: int | None = Field(default=None, ge=1)
@@ -61,29 +54,11 @@ async def _existing(app: App, schedule_id: str) -> AgentSchedule:
 
 @router.post("", summary="Create a schedule of runs of an agent", status_code=201)
 async def create(app: AppDep, body: ScheduleBody) -> dict[str, Any]:
-    agent = find_agent(app, body.agent_id)
+    find_agent(app, body.agent_id)
     if (body.thread is None) != (body.resource is None):
         raise ApiError(400, "thread and resource go together: pass both or neither")
-    options: dict[str, Any] = {}
-    if body.thread is not None:
-        options["memory"] = {"thread": body.thread, "resource": body.resource}
-    if body.max_steps is not None:
-        options["max_steps"] = body.max_steps
     try:
-        schedule = await app.schedule(
-            agent.id,
-            body.message,
-            cron=body.cron,
-            every=body.every,
-            schedule_id=body.schedule_id,
-            time_zone=body.time_zone,
-            jitter=body.jitter,
-            overlap=body.overlap,
-            catchup_window=body.catchup_window,
-            paused=body.paused,
-            note=body.note,
-            **options,
-        )
+        schedule = await body.create(app)
     except ScheduleAlreadyRunningError:
         raise ApiError(409, f"Schedule with id {body.schedule_id} already exists") from None
     except RPCError as error:
