@@ -110,8 +110,8 @@ class CallRecord:
         writes = [*before, ChunkWrite(chunk, self._outcome_key("tool-result"))]
         return await self._answered("result", part, kept, writes, switchModeTo=switch_mode_to)
 
-    async def error(self, message: str) -> ToolCallResult:
-        """The call ended with a tool error the model reads."""
+    async def error(self, message: str, before: Sequence[ChunkWrite] = ()) -> ToolCallResult:
+        """The call ended with a tool error the model reads; ``before``: chunks written first."""
         call = self.input.call
         shown = await self.shown("error", message, input=call.args, error=message)
         if not isinstance(shown, str):
@@ -121,7 +121,8 @@ class CallRecord:
         )
         part = ToolResultPart(tool_call_id=call.tool_call_id, tool_name=call.tool_name, result=message, is_error=True)
         kept = part.model_copy(update={"result": await self._kept("error", message, input=call.args, error=message)})
-        return await self._answered("error", part, kept, [ChunkWrite(chunk, self._outcome_key("tool-error"))])
+        writes = [*before, ChunkWrite(chunk, self._outcome_key("tool-error"))]
+        return await self._answered("error", part, kept, writes)
 
     async def declined(self, reason: str, *, expired: bool) -> ToolCallResult:
         """A person declined the call (or its approval expired): ``reason`` is its result."""

@@ -10,6 +10,7 @@ from temporalio.exceptions import ApplicationError
 from tempo_agents.activities._running import attempt, is_local, may_have_run_before, saved_or_counted_start
 from tempo_agents.activities.segment_close import close_segment
 from tempo_agents.activity_options import MODEL_STEP_DEFAULTS
+from tempo_agents.forks.origin import seed_fork
 from tempo_agents.journal import constructors, keys
 from tempo_agents.journal.outbox import StepFinishNote
 from tempo_agents.journal.outbox_flush import store_outbox
@@ -96,13 +97,16 @@ async def run_model_step(registry: Registry, step_input: ModelStepInput) -> Mode
                 non_retryable=True,
             )
 
+    fork = step_input.options.fork
+    if fork is not None and step == 0:  # a fork starts from its origin's transcript (copied from the store)
+        await seed_fork(store, run_id, fork)
     if step_input.new_messages:
         entries = [
             TranscriptEntry(INPUT_STEP, f"input-{i:04d}", i, message.to_wire())
             for i, message in enumerate(step_input.new_messages)
         ]
         memory = step_input.options.memory
-        if memory is not None:
+        if memory is not None and fork is None:  # a fork's copy holds its origin's thread history
             history = await store.get_thread_messages(memory.thread, memory.resource)
             entries += [TranscriptEntry(HISTORY_STEP, f"history-{i:06d}", i, m) for i, m in enumerate(history)]
         await store.put_transcript(run_id, entries)

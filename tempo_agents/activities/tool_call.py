@@ -22,6 +22,7 @@ from tempo_agents.activity_options import TOOL_CALL_DEFAULTS
 from tempo_agents.agent.approval import ApprovalRequest
 from tempo_agents.agent.auto_resume import is_eligible, split_resume_fields
 from tempo_agents.agent.hooks import merge_hooks, run_with_hooks
+from tempo_agents.forks.origin import TOOL_REUSED_CHUNK, reusable_outcome
 from tempo_agents.journal import constructors
 from tempo_agents.journal.outbox_flush import write_outbox
 from tempo_agents.journal.writer import JournalToolWriter
@@ -74,6 +75,9 @@ async def _run(record: CallRecord, handoff: CallHandoff | None) -> ToolCallResul
     decided = await _decide(record)
     if decided is not None:
         return decided
+    reused = await _reuse(record)
+    if reused is not None:
+        return reused
     transcript = await record.registry.transcripts.get(record.input.run_id)
     stages = _CallStages(record, handoff, _context(record, transcript.messages()))
     for stage in (stages.take_over, stages.approve, stages.validate):
@@ -95,6 +99,28 @@ async def _decide(record: CallRecord) -> ToolCallResult | None:
         taken_by = resolution.data.get("runId") if isinstance(resolution.data, dict) else None
         return await record.result({"resumedInRunId": taken_by}, {"resumedInRunId": taken_by})
     return None
+
+
+async def _reuse(record: CallRecord) -> ToolCallResult | None:
+    """A fork's call answered from its origin's outcome (``reuse="tools"``, same tool, exactly the same arguments):
+    the tool never runs; ``data-tool-reused`` says where the outcome came from."""
+    call_input = record.input
+    fork = call_input.options.fork
+    if fork is None or call_input.resolution is not None or call_input.round > 0:
+        return None
+    call = call_input.call
+    reused = await reusable_outcome(record.registry.store, fork, call.tool_name, call.args)
+    if reused is None:
+        return None
+    note = constructors.data_chunk(
+        call_input.run_id,
+        TOOL_REUSED_CHUNK,
+        {**record.base, "fromRunId": fork.run_id, "fromToolCallId": reused.tool_call_id, "fromStep": reused.step},
+    )
+    before = [ChunkWrite(note, record.round_key("tool-reused"))]
+    if reused.is_error:
+        return await record.error(str(reused.result), before=before)
+    return await record.result(reused.result, reused.result, before=before)
 
 
 class _CallStages:

@@ -18,6 +18,7 @@ from temporalio.worker import Worker
 from tempo_agents.agent.agent import Agent
 from tempo_agents.agent.approval import ApprovalPolicy
 from tempo_agents.agent.events import EventRun, EventTemplate, receive_event
+from tempo_agents.agent.forking import FORK_MEMO, Reuse, forks_query, plan_fork
 from tempo_agents.agent.hooks import ToolHooks
 from tempo_agents.agent.local_activities import workflow_task_timeout
 from tempo_agents.agent.registry import Registry
@@ -29,6 +30,7 @@ from tempo_agents.agent.stream import AgentStream, Follow, GenerateResult, RunCl
 from tempo_agents.agent.suspended_runs import SuspendedRun, SuspendedRuns, SuspendedToolCall
 from tempo_agents.agent.waiting_runs import waiting_page
 from tempo_agents.errors import ConfigurationError, RunNotFoundError
+from tempo_agents.forks.compare import compare_runs
 from tempo_agents.models.messages import MessageInput, normalize_messages
 from tempo_agents.models.model import Model
 from tempo_agents.store.base import Store
@@ -254,27 +256,114 @@ class App:
                 SearchAttributePair(search_attributes.THREAD_ID, run_options.memory.thread),
                 SearchAttributePair(search_attributes.RESOURCE_ID, run_options.memory.resource),
             ]
+        if run_options.fork is not None:
+            attributes.append(SearchAttributePair(search_attributes.FORK_OF, run_options.fork.run_id))
         return run_input, attributes
 
     async def stream(self, agent_id: str, messages: MessageInput, **options: Any) -> AgentStream:
         """Start a run of an agent as a workflow and return its stream."""
-        agent = self.agent(agent_id)
+        return await self._start_run(self.agent(agent_id), messages, options)
+
+    async def fork(
+        self,
+        run_id: str,
+        /,
+        *,
+        at_step: int | None = None,
+        messages: MessageInput | None = None,
+        replace_input: MessageInput | None = None,
+        agent_id: str | None = None,
+        reuse: Reuse = "none",
+        rerun: Sequence[str] = (),
+        **options: Any,
+    ) -> AgentStream:
+        """Start a new run from ``run_id``'s transcript before model step ``at_step`` (default: the last step whose
+        calls all ended) and return its stream. The original run is only read, never changed.
+
+        ``messages`` are added after the copied steps, ``replace_input`` stands for the messages the original
+        started with; ``agent_id`` runs the fork on another registered agent (another model, instructions, tools);
+        ``options`` replace the original's run options (its memory thread is not used unless ``memory`` is given;
+        ``run_id=`` names the fork).
+        ``reuse="tools"`` answers a call whose tool and exact arguments match a call of the original from that
+        call's outcome, without running the tool (``data-tool-reused`` in the journal); ``rerun`` names tools that
+        run anyway. The fork names its origin in its ``start`` chunk (``forkOf``), its memo and the
+        ``TempoAgentForkOf`` search attribute.
+        """
+        plan = await plan_fork(
+            self.client,
+            self.store,
+            run_id,
+            at_step=at_step,
+            messages=messages,
+            replace_input=replace_input,
+            agent_id=agent_id,
+            reuse=reuse,
+            rerun=rerun,
+            options=options,
+        )
+        return await self._start_run(self.agent(plan.agent_id), plan.messages, plan.options)
+
+    async def retry(self, run_id: str, /, **options: Any) -> AgentStream:
+        """Run ``run_id`` again from its last good step (the last step whose calls all ended) with the same inputs:
+        a fork (:meth:`fork`, whose other arguments apply), linked to it. For a run that failed before a fix."""
+        return await self.fork(run_id, at_step=None, **options)
+
+    async def list_forks(self, run_id: str) -> list[str]:
+        """The ids of the runs forked from ``run_id`` (visibility: ``TempoAgentForkOf``), newest first."""
+        return [execution.id async for execution in self.client.list_workflows(forks_query(self.task_queue, run_id))]
+
+    async def fork_origin(self, run_id: str) -> dict[str, Any] | None:
+        """Where ``run_id`` was forked from (``{"runId", "step"}``, from its memo), or ``None``."""
+        description = await self.client.get_workflow_handle(run_id).describe()
+        origin = (await description.memo()).get(FORK_MEMO)
+        return origin if isinstance(origin, dict) else None
+
+    async def compare(self, a: str, b: str) -> dict[str, Any]:
+        """Runs ``a`` and ``b`` side by side: their conversations aligned by model step (``steps``, each ``same`` or
+        not, with its tool calls and arguments diffed), ``firstDifferentStep``, and per run its usage, steps,
+        duration (``durationMs``, ``None`` while it runs) and origin (``forkOf``)."""
+        compared = await compare_runs(self.store, a, b)
+        for side, run_id in (("a", a), ("b", b)):
+            try:
+                description = await self.client.get_workflow_handle(run_id).describe()
+            except RPCError as error:
+                if error.status == RPCStatusCode.NOT_FOUND:
+                    raise RunNotFoundError(f'no run "{run_id}" exists') from error
+                raise
+            started, closed = description.start_time, description.close_time
+            origin = (await description.memo()).get(FORK_MEMO)
+            compared[side].update(
+                startedAt=started.isoformat() if started else None,
+                closedAt=closed.isoformat() if closed else None,
+                durationMs=round((closed - started).total_seconds() * 1000) if started and closed else None,
+                forkOf=origin if isinstance(origin, dict) else None,
+            )
+        return compared
+
+    async def _start_run(self, agent: Agent, messages: MessageInput, options: Mapping[str, Any]) -> AgentStream:
         run_input, attributes = self.prepare_run(agent, messages, options)
         run_id = run_input.run_id
-        start_run = self._start_workflow(run_input, attributes, workflow_task_timeout(agent))
+        fork = run_input.options.fork
+        fork_of = None if fork is None else (fork.run_id, fork.step)
+        memo = {} if fork is None else {FORK_MEMO: {"runId": fork.run_id, "step": fork.step}}
+        start_run = self._start_workflow(run_input, attributes, workflow_task_timeout(agent), memo)
         if options.get("run_id") or agent.default_options.get("run_id"):
             # A run id chosen by the caller may be taken: journal nothing until the run exists.
             await start_run
-            start = await journal_start(self.store, run_id, agent.id)
+            start = await journal_start(self.store, run_id, agent.id, fork_of)
         else:
             # A fresh id is nobody else's: the start chunk is written while the run starts (if it fails to start,
             # the chunk stays unseen: no one has the id), and the first chunk need not wait for both in turn.
-            _, start = await asyncio.gather(start_run, journal_start(self.store, run_id, agent.id))
+            _, start = await asyncio.gather(start_run, journal_start(self.store, run_id, agent.id, fork_of))
         known = start if start is not None and start.offset == 0 else None  # the stream need not read it back
         return AgentStream(self.store, run_id, probe=self._run_closed_probe(run_id), known=known)
 
     async def _start_workflow(
-        self, run_input: RunInput, attributes: list[SearchAttributePair[str]], task_timeout: timedelta | None
+        self,
+        run_input: RunInput,
+        attributes: list[SearchAttributePair[str]],
+        task_timeout: timedelta | None,
+        memo: Mapping[str, Any] | None = None,
     ) -> None:
         eager = self._starting < EAGER_STARTS_IN_FLIGHT
         self._starting += 1
@@ -286,6 +375,7 @@ class App:
                 task_queue=self.task_queue,
                 search_attributes=TypedSearchAttributes(attributes),
                 task_timeout=task_timeout,
+                memo=dict(memo) if memo else None,
                 request_eager_start=eager,
             )
         except RPCError as error:

@@ -25,6 +25,11 @@ class _ChunkBase(WireModel):
 
 
 class StartPayload(WireModel):
+    """``agentId``; a fork's first ``start`` also has ``forkOf`` (``{"runId", "step"}``: where it was forked from),
+    kept as an extra field so every other run's ``start`` reads exactly as before."""
+
+    model_config = ConfigDict(extra="allow")
+
     agent_id: str
 
 

@@ -35,8 +35,12 @@ def data_chunk(run_id: str, chunk_type: str, data: dict[str, Any], *, source: Ch
     return {"type": chunk_type, "runId": run_id, "from": source, "data": to_jsonable(data)}
 
 
-def start(run_id: str, agent_id: str, segment: int) -> JournalRecord:
-    return JournalRecord(chunk=chunk(run_id, "start", {"agentId": agent_id}), key=keys.start(segment))
+def start(run_id: str, agent_id: str, segment: int, fork_of: tuple[str, int] | None = None) -> JournalRecord:
+    """The ``start`` of a segment; a fork's first names its origin (``forkOf``: run id and step)."""
+    payload: dict[str, Any] = {"agentId": agent_id}
+    if fork_of is not None:
+        payload["forkOf"] = {"runId": fork_of[0], "step": fork_of[1]}
+    return JournalRecord(chunk=chunk(run_id, "start", payload), key=keys.start(segment))
 
 
 def abort(run_id: str, segment: int) -> JournalRecord:

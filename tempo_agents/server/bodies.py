@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
@@ -14,6 +14,7 @@ __all__ = [
     "ObserveBody",
     "ResumeBody",
     "RunDeclineBody",
+    "RunForkBody",
     "RunResumeBody",
     "RunToolCallBody",
     "StreamBody",
@@ -73,6 +74,24 @@ class ObserveBody(_Body):
 
     run_id: str
     offset: int = Field(default=0, ge=0, le=MAX_OFFSET)
+
+
+class RunForkBody(_Body):
+    """``POST /runs/:runId/fork``: where to fork, what to change, which tools to reuse."""
+
+    at_step: int | None = Field(
+        default=None, ge=0, description="the model step the fork asks again (default: the last good one)"
+    )
+    messages: Any = Field(default=None, description="messages added after the copied steps")
+    replace_input: Any = Field(default=None, description="messages that stand for the run's input")
+    agent_id: str | None = Field(default=None, description="another registered agent (model, instructions)")
+    reuse: Literal["none", "tools"] = "none"
+    rerun: list[str] = Field(default_factory=list, description="tools that run even when reused")
+    instructions: str | None = Field(default=None, description="added to the agent's instructions")
+    max_steps: int | None = Field(default=None, ge=1)
+    model_settings: dict[str, Any] | None = None
+    request_context: dict[str, Any] | None = None
+    memory: dict[str, Any] | None = None
 
 
 class ToolExecuteBody(_Body):

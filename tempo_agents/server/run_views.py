@@ -13,6 +13,7 @@ from temporalio.client import WorkflowExecution, WorkflowExecutionStatus, Workfl
 from temporalio.service import RPCError, RPCStatusCode
 
 from tempo_agents.agent.app import App
+from tempo_agents.agent.forking import FORK_MEMO
 from tempo_agents.agent.run_queries import RunQueries
 from tempo_agents.agent.visibility import TOP_RUNS, quote, runs_query
 from tempo_agents.errors import ConfigurationError
@@ -89,6 +90,7 @@ def run_summary(execution: WorkflowExecution) -> dict[str, Any]:
         "resourceId": attributes.get(search_attributes.RESOURCE_ID),
         "startedAt": iso(execution.start_time),
         "closedAt": iso(execution.close_time),
+        "forkOf": attributes.get(search_attributes.FORK_OF),
     }
 
 
@@ -178,6 +180,14 @@ async def run_detail(app: App, run_id: str) -> dict[str, Any]:
         "historyLength": description.history_length,
         "children": await child_runs(app.store, run_id),
     }
+    origin = (await description.memo()).get(FORK_MEMO)
+    detail["forkOf"] = origin if isinstance(origin, dict) else None
+    try:
+        detail["forks"] = await app.list_forks(run_id)
+    except RPCError as error:  # a namespace without TempoAgentForkOf (registered before forks existed) has none
+        if error.status != RPCStatusCode.INVALID_ARGUMENT:
+            raise
+        detail["forks"] = []
     parent = description.parent_id
     if parent:  # a child run (its id is `<parent run id>-<tool call id>`): pages link back to the call
         detail["parentRunId"] = parent

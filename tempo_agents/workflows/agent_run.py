@@ -231,8 +231,10 @@ class AgentRunWorkflow:
         options = run_input.options
         new_messages = run_input.messages
         if run_input.carried is None:
+            fork = options.fork
+            fork_of = None if fork is None else (fork.run_id, fork.step)
             self._outbox.records.append(
-                constructors.start(run_input.run_id, run_input.agent_id, self._segments.current)
+                constructors.start(run_input.run_id, run_input.agent_id, self._segments.current, fork_of)
             )
         try:
             while True:

@@ -28,6 +28,24 @@ class MemoryRef(WireModel):
     resource: str
 
 
+class ForkOrigin(WireModel):
+    """Where a fork comes from: a store reference (the run and the step), never the transcript itself.
+
+    The fork's first model step copies the origin's transcript before ``step`` into its own; ``reuse="tools"``
+    lets its tool calls answer from the origin's outcomes when tool and arguments match (``rerun`` names tools
+    that run anyway).
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    run_id: str
+    step: int = Field(ge=0)
+    reuse: Literal["none", "tools"] = "none"
+    rerun: list[str] = Field(default_factory=list)
+    replace_input: list[Message] | None = None
+    """Messages that stand for the origin's input messages (the ones it started with)."""
+
+
 class RunOptions(WireModel):
     """Per-run options. Everything here is data: code (hooks) is referred to by registered name."""
 
@@ -48,6 +66,8 @@ class RunOptions(WireModel):
     """The agent mode the run starts in (agents with modes; default: the agent's default mode)."""
     extra_instructions: str | None = None
     """Appended to the agent's instructions (a sub-agent's run, given ``instructions`` by its parent)."""
+    fork: ForkOrigin | None = None
+    """Set on a fork (``App.fork``): the run and step it was forked from."""
 
 
 MAX_CARRIED_ANSWERS = 100

@@ -14,5 +14,8 @@ AGENT_ID = SearchAttributeKey.for_keyword("TempoAgentId")
 THREAD_ID = SearchAttributeKey.for_keyword("TempoAgentThread")
 RESOURCE_ID = SearchAttributeKey.for_keyword("TempoAgentResource")
 
-ALL = (STATUS, AGENT_ID, THREAD_ID, RESOURCE_ID)
+FORK_OF = SearchAttributeKey.for_keyword("TempoAgentForkOf")
+"""The run a fork was forked from (set when the fork starts)."""
+
+ALL = (STATUS, AGENT_ID, THREAD_ID, RESOURCE_ID, FORK_OF)
 """Every attribute a namespace needs (all of type Keyword)."""

@@ -11,7 +11,7 @@ import asyncio
 import re
 from typing import Any
 
-from playwright.async_api import Page, expect
+from playwright.async_api import Page, Route, expect
 
 from tempo_agents import App, ToolContext, create_tool
 from tests.conftest import AppFactory, running_worker
@@ -215,6 +215,21 @@ async def test_two_people_answer_the_same_item_and_one_is_told_it_was_taken(make
         for page, city in ((alice, "Oslo"), (bob, "Rome")):
             await item(page, run_id).get_by_label("Your answer").fill(city)
         await expect(item(watcher, run_id)).to_be_visible()
+
+        # The race is forced: both answers leave their browsers before either reaches the server (each page
+        # holds its request until the other's is sent), so neither page can learn of the other's answer first.
+        sent: list[Route] = []
+        both_sent = asyncio.Event()
+
+        async def hold_until_both_sent(route: Route) -> None:
+            sent.append(route)
+            if len(sent) == 2:
+                both_sent.set()
+            await both_sent.wait()
+            await route.continue_()
+
+        for page in (alice, bob):
+            await page.route("**/api/inbox/answer", hold_until_both_sent)
 
         async def send(page: Page) -> tuple[int, dict[str, Any]]:
             async with page.expect_response("**/api/inbox/answer") as answer:

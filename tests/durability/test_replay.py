@@ -115,3 +115,16 @@ def test_parent_with_child_histories_are_committed() -> None:
     assert child[0].workflow_execution_started_event_attributes.parent_workflow_execution.workflow_id == (
         "sub-agent-parent"
     )
+
+
+def test_a_fork_history_is_committed() -> None:
+    """A fork: its input names its origin (run and step, never its transcript); its two parallel calls ran after the
+    model step that copied the origin's transcript, one of them answered from the origin."""
+    events = load(Path(__file__).parents[1] / "histories" / "v2-fork-reuse.json").events
+    started = events[0].workflow_execution_started_event_attributes
+    run_input = json.loads(started.input.payloads[0].data)
+    assert run_input["options"]["fork"]["runId"] == "fork-origin" and run_input["options"]["fork"]["step"] == 1
+    tool_calls = [
+        e for e in events if e.activity_task_scheduled_event_attributes.activity_type.name.endswith("tool_call")
+    ]
+    assert len(tool_calls) == 2

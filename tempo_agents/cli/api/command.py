@@ -88,6 +88,20 @@ def add_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
     decline.add_argument("--tool-call-id")
     decline.add_argument("--reason")
     _command(run, "cancel", _run_cancel, "cancel a run").add_argument("run_id", metavar="RUN")
+    fork = _command(run, "fork", _run_fork, "start a new run from a run's transcript at a step, with edits")
+    fork.add_argument("run_id", metavar="RUN")
+    fork.add_argument("--at-step", type=int, help="the model step the fork asks again (default: the last good one)")
+    fork.add_argument("--message", action="append", help="a user message added after the copied steps (repeatable)")
+    fork.add_argument("--agent", help="run the fork on another registered agent")
+    fork.add_argument("--instructions", help="added to the agent's instructions")
+    fork.add_argument("--reuse-tools", action="store_true", help="answer calls the run made alike from its outcomes")
+    fork.add_argument("--rerun", action="append", default=[], metavar="TOOL", help="a tool that runs even so")
+    _command(run, "retry", _run_retry, "run a failed run again from its last good step").add_argument(
+        "run_id", metavar="RUN"
+    )
+    compare = _command(run, "compare", _run_compare, "two runs side by side, from the first step they differ")
+    compare.add_argument("a", metavar="RUN_A")
+    compare.add_argument("b", metavar="RUN_B")
 
 
 def _command(
@@ -319,4 +333,54 @@ async def _run_decline(client: ApiClient, args: argparse.Namespace, output: Outp
 async def _run_cancel(client: ApiClient, args: argparse.Namespace, output: Output) -> int:
     result = await client.request("POST", f"runs/{args.run_id}/cancel")
     output.result(result, lambda d: f"cancel requested for run {d['runId']}")
+    return 0
+
+
+def _forked(data: dict[str, Any]) -> str:
+    origin = data.get("forkOf") or {}
+    return (
+        f"started run {data['runId']} (forked from {origin.get('runId')} at step {origin.get('step')}); "
+        f"follow it with: tempo-agents api run watch {data['runId']}"
+    )
+
+
+async def _run_fork(client: ApiClient, args: argparse.Namespace, output: Output) -> int:
+    body: dict[str, Any] = {"reuse": "tools" if args.reuse_tools else "none", "rerun": args.rerun}
+    for field, value in (
+        ("atStep", args.at_step),
+        ("messages", args.message),
+        ("agentId", args.agent),
+        ("instructions", args.instructions),
+    ):
+        if value is not None:
+            body[field] = value
+    output.result(await client.request("POST", f"runs/{args.run_id}/fork", json_body=body), _forked)
+    return 0
+
+
+async def _run_retry(client: ApiClient, args: argparse.Namespace, output: Output) -> int:
+    output.result(await client.request("POST", f"runs/{args.run_id}/retry"), _forked)
+    return 0
+
+
+async def _run_compare(client: ApiClient, args: argparse.Namespace, output: Output) -> int:
+    result = await client.request("GET", "runs/compare", params={"a": args.a, "b": args.b})
+
+    def readable(data: dict[str, Any]) -> str:
+        first = data.get("firstDifferentStep")
+        lines = ["the runs are the same" if first is None else f"the runs differ from step {first}"]
+        for step in data.get("steps", []):
+            if step["same"]:
+                continue
+            lines.append(f"step {step['step']}:")
+            for side in ("a", "b"):
+                shown = step.get(side) or {}
+                calls = ", ".join(f"{c['toolName']}({json.dumps(c['args'])})" for c in shown.get("toolCalls", []))
+                lines.append(f"  {side}: {shown.get('text')!r}" + (f" calls {calls}" if calls else ""))
+        for side in ("a", "b"):
+            run = data[side]
+            lines.append(f"{side} {run['runId']}: usage {run.get('usage')}, {run.get('durationMs')} ms")
+        return "\n".join(lines)
+
+    output.result(result, readable)
     return 0

@@ -14,7 +14,6 @@ from temporalio.service import RPCError
 
 from tempo_agents.agent.app import App
 from tempo_agents.server.run_views import list_runs
-from tempo_agents.workflows.payloads import Answer
 
 __all__ = ["answered_page"]
 
@@ -22,9 +21,8 @@ _QUERY_TIMEOUT = 5.0
 
 
 async def _answers(app: App, run: dict[str, Any]) -> list[dict[str, Any]]:
-    handle = app.client.get_workflow_handle(run["runId"])
     try:
-        answers = await asyncio.wait_for(handle.query("answers", result_type=list[Answer]), _QUERY_TIMEOUT)
+        answers = await asyncio.wait_for(app.queries(run["runId"]).answers(), _QUERY_TIMEOUT)
     except (RPCError, WorkflowQueryFailedError, TimeoutError):
         return []
     return [

@@ -12,11 +12,13 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Header, Query, Request
 from fastapi.responses import JSONResponse
+from pydantic import ValidationError
 from starlette.responses import StreamingResponse
 from temporalio.client import WorkflowExecutionStatus
 
 from tempo_agents.agent.stream import AgentStream
-from tempo_agents.server.bodies import MAX_OFFSET, RunDeclineBody, RunResumeBody, RunToolCallBody
+from tempo_agents.models.messages import Message, normalize_messages
+from tempo_agents.server.bodies import MAX_OFFSET, RunDeclineBody, RunForkBody, RunResumeBody, RunToolCallBody
 from tempo_agents.server.dependencies import PRINTABLE, AppDep
 from tempo_agents.server.errors import ApiError
 from tempo_agents.server.resuming import describe_run, http_command, resume_run
@@ -42,6 +44,69 @@ async def runs(
     return await list_runs(
         app, status=status, agent=agent, thread=thread, resource=resource, per_page=per_page, cursor=cursor
     )
+
+
+@router.get("/compare", summary="Two runs side by side: steps aligned, the first difference, tool calls diffed")
+async def compare(
+    app: AppDep,
+    a: Annotated[str, Query(description="a run id", pattern=PRINTABLE, min_length=1)],
+    b: Annotated[str, Query(description="another run id", pattern=PRINTABLE, min_length=1)],
+) -> dict[str, Any]:
+    return await app.compare(a, b)
+
+
+@router.get("/{run_id}/forks", summary="The runs forked from a run (visibility), newest first")
+async def forks(app: AppDep, run_id: str) -> dict[str, Any]:
+    await describe_run(app, run_id)
+    return {"runId": run_id, "forks": await app.list_forks(run_id)}
+
+
+def _fork_messages(raw: Any, field: str) -> list[Message] | None:
+    """A fork body's messages (a string, or a list of strings or ``{role, content}``), or a 400 naming the field."""
+    if raw is None:
+        return None
+    try:
+        return normalize_messages(raw if isinstance(raw, (str, list)) else [raw])
+    except (ValidationError, TypeError, ValueError):
+        raise ApiError(400, "Invalid request body", issues=[{"field": field, "message": "Invalid input"}]) from None
+
+
+@router.post("/{run_id}/fork", summary="Start a new run from a run's transcript at a step, with edits", status_code=201)
+async def fork(app: AppDep, run_id: str, body: RunForkBody) -> JSONResponse:
+    await describe_run(app, run_id)
+    messages = _fork_messages(body.messages, "messages")
+    replace_input = _fork_messages(body.replace_input, "replaceInput")
+    options: dict[str, Any] = {}
+    if body.instructions is not None:
+        options["extra_instructions"] = body.instructions
+    for name in ("max_steps", "model_settings", "request_context", "memory"):
+        value = getattr(body, name)
+        if value is not None:
+            options[name] = value
+    try:
+        started = await app.fork(
+            run_id,
+            at_step=body.at_step,
+            messages=messages,
+            replace_input=replace_input,
+            agent_id=body.agent_id,
+            reuse=body.reuse,
+            rerun=body.rerun,
+            **options,
+        )
+    except ValidationError as error:
+        issues = [{"field": ".".join(str(p) for p in e["loc"]) or "root", "message": e["msg"]} for e in error.errors()]
+        raise ApiError(400, "Invalid request body", issues=issues) from None
+    origin = await app.fork_origin(started.run_id)
+    return JSONResponse({"runId": started.run_id, "forkOf": origin}, status_code=201)
+
+
+@router.post("/{run_id}/retry", summary="Run a failed run again from its last good step (a fork)", status_code=201)
+async def retry(app: AppDep, run_id: str) -> JSONResponse:
+    await describe_run(app, run_id)
+    started = await app.retry(run_id)
+    origin = await app.fork_origin(started.run_id)
+    return JSONResponse({"runId": started.run_id, "forkOf": origin}, status_code=201)
 
 
 @router.get("/{run_id}", summary="A run: status, mode, step, usage, pending calls, tasks, times")

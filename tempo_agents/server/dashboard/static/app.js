@@ -1,8 +1,9 @@
 // The dashboard's entry: sign-in when the server has tokens, the live feed, and the views by location hash
-// (#/inbox, #/runs, #/runs/<runId>).
+// (#/inbox, #/runs, #/runs/<runId>, #/compare/<runA>/<runB>).
 
 import { ApiError, get, onTokenNeeded, setToken, token } from "./api.js";
 import { answeredView } from "./answered.js";
+import { compareView } from "./compare.js";
 import { h } from "./dom.js";
 import { feed } from "./feed.js";
 import { inboxView } from "./inbox.js";
@@ -44,12 +45,13 @@ function route() {
   const hash = location.hash.replace(/^#\/?/, "");
   const [section, ...rest] = hash.split("/");
   for (const link of document.querySelectorAll("nav a[data-section]")) {
-    if (link.dataset.section === (section || "inbox")) link.setAttribute("aria-current", "page");
+    if (link.dataset.section === (section === "compare" ? "runs" : section || "inbox")) link.setAttribute("aria-current", "page");
     else link.removeAttribute("aria-current");
   }
   let shown;
   if (section === "runs" && rest.length) shown = runView(main, decodeURIComponent(rest.join("/")), { signal, session });
   else if (section === "runs") shown = runsView(main, { signal });
+  else if (section === "compare" && rest.length === 2) shown = compareView(main, decodeURIComponent(rest[0]), decodeURIComponent(rest[1]), { signal });
   else if (section === "answered") shown = answeredView(main, { signal });
   else shown = inboxView(main, { signal });
   Promise.resolve(shown).catch((error) => {

@@ -54,11 +54,11 @@ function messageLine(message) {
 }
 
 // Per model step, for operators: the messages new to the model at that step, its latency and its tokens.
-function stepsTable(data, timeline, opened) {
+function stepsTable(data, timeline, opened, forkAt) {
   if (!data.steps.length) return h("p", { class: "muted" }, "No model step has ended yet.");
   const took = latencies(timeline);
   return h("div", { class: "table-wrap" }, h("table", { class: "steps-table" },
-    h("thead", {}, h("tr", {}, ["Step", "Latency", "Tokens", "Model input"].map((c) => h("th", { scope: "col" }, c)))),
+    h("thead", {}, h("tr", {}, ["Step", "Latency", "Tokens", "Model input", ""].map((c) => h("th", { scope: "col" }, c)))),
     h("tbody", {}, data.steps.map((step) => {
       const usage = step.usage;
       const ms = took.get(step.step);
@@ -70,7 +70,9 @@ function stepsTable(data, timeline, opened) {
         h("td", { class: "model-input" },
           h("details", { open: opened.has(step.step), ontoggle: (event) => (event.target.open ? opened.add(step.step) : opened.delete(step.step)) },
             h("summary", {}, `${step.inputMessages} message${step.inputMessages === 1 ? "" : "s"} sent, ${step.input.length} new${history}`),
-            h("ol", { class: "input-messages" }, step.input.map(messageLine)))));
+            h("ol", { class: "input-messages" }, step.input.map(messageLine)))),
+        h("td", {}, h("button", { type: "button", class: "small fork-here", onclick: () => forkAt(step.step),
+          "aria-label": `Fork from step ${step.step + 1}` }, "Fork from here")));
     }))));
 }
 
@@ -87,6 +89,16 @@ export function runView(root, runId, { signal, session }) {
   const log = h("div", { class: "conversation", "aria-live": "polite" });
   const statusBadge = h("span", { class: "status" });
   const parentLink = h("p", { class: "parent-run", hidden: true });
+  const lineage = h("p", { class: "lineage", hidden: true });
+  // A fork asks the model again at `step` with the run's transcript before it; its page opens.
+  async function forkAt(step) {
+    try {
+      const started = await post(`/api/runs/${encodeURIComponent(runId)}/fork`, { atStep: step });
+      location.hash = `#/runs/${encodeURIComponent(started.runId)}`;
+    } catch (error) {
+      alert(error.message);
+    }
+  }
   const cancelDialog = h("dialog", { class: "confirm", "aria-labelledby": "cancel-title" },
     h("form", { method: "dialog" },
       h("h2", { id: "cancel-title" }, "Cancel this run?"),
@@ -95,6 +107,15 @@ export function runView(root, runId, { signal, session }) {
         h("button", { value: "keep", class: "primary" }, "Keep running"),
         h("button", { value: "cancel", class: "danger" }, "Cancel run"))));
   const cancel = h("button", { type: "button", class: "danger", onclick: () => cancelDialog.showModal() }, "Cancel run…");
+  // A failed run, after a fix: a fork at its last good step with the same inputs; its page opens.
+  const retry = h("button", { type: "button", class: "retry", hidden: true, onclick: async () => {
+    try {
+      const started = await post(`/api/runs/${encodeURIComponent(runId)}/retry`);
+      location.hash = `#/runs/${encodeURIComponent(started.runId)}`;
+    } catch (error) {
+      alert(error.message);
+    }
+  } }, "Retry from last good step");
   cancelDialog.addEventListener("close", async () => {
     if (cancelDialog.returnValue !== "cancel") return;
     try {
@@ -108,8 +129,9 @@ export function runView(root, runId, { signal, session }) {
     : null;
   root.replaceChildren(
     h("section", { class: "run", "aria-labelledby": "run-title" },
-      h("div", { class: "title-row" }, h("h1", { id: "run-title", tabindex: "-1" }, "Run ", h("code", {}, runId)), statusBadge, uiLink, cancel),
+      h("div", { class: "title-row" }, h("h1", { id: "run-title", tabindex: "-1" }, "Run ", h("code", {}, runId)), statusBadge, uiLink, cancel, retry),
       parentLink,
+      lineage,
       facts,
       waiting, // what waits for the person comes first (on a phone, before the whole conversation)
       h("h2", {}, "Timeline"), timeline,
@@ -133,6 +155,7 @@ export function runView(root, runId, { signal, session }) {
     statusBadge.className = `status ${run.status}`;
     root.querySelector(".run").dataset.status = run.status;
     cancel.hidden = !(run.status === "running" || run.status === "suspended");
+    retry.hidden = !(run.status === "failed" || run.status === "cancelled" || run.status === "timed-out" || run.status === "terminated");
     const usage = run.usage || {};
     facts.replaceChildren(
       ...[["Agent", run.agentId], ["Thread", run.threadId], ["Resource", run.resourceId], ["Mode", run.mode],
@@ -148,6 +171,16 @@ export function runView(root, runId, { signal, session }) {
       parentLink.replaceChildren("Child run of ", h("a", { href: `#/runs/${encodeURIComponent(parent)}`, class: "parent-link" }, parent), call);
       parentLink.hidden = false;
     }
+    const origin = run.forkOf;
+    const forks = run.forks || [];
+    const runLink = (id) => h("a", { href: `#/runs/${encodeURIComponent(id)}` }, visible(id));
+    lineage.replaceChildren(
+      ...(origin ? ["Forked from ", h("span", { class: "fork-origin" }, runLink(origin.runId)), ` at step ${origin.step + 1} · `,
+        h("a", { href: `#/compare/${encodeURIComponent(origin.runId)}/${encodeURIComponent(runId)}`, class: "compare-link" }, "Compare with origin")] : []),
+      ...(forks.length ? [origin ? " · " : "", `Forks (${forks.length}): `,
+        ...forks.flatMap((id, n) => [n ? ", " : "", h("span", { class: "fork" }, runLink(id))])] : []),
+    );
+    lineage.hidden = !origin && !forks.length;
     const calls = run.pending || [];
     const signature = calls.map((c) => `${c.toolCallId}:${c.round}`).join(",");
     if (signature !== shownPending) {
@@ -195,14 +228,14 @@ export function runView(root, runId, { signal, session }) {
     if (signal.aborted) return;
     timelineData = data;
     timeline.replaceChildren(renderTimeline(data));
-    if (stepsData) steps.replaceChildren(stepsTable(stepsData, timelineData, openedSteps));
+    if (stepsData) steps.replaceChildren(stepsTable(stepsData, timelineData, openedSteps, forkAt));
   }
   async function loadSteps() {
     const data = await get(`/api/runs/${encodeURIComponent(runId)}/steps`);
     if (signal.aborted) return;
     stepsData = data;
     conversation.prompt(data.prompt);
-    steps.replaceChildren(stepsTable(data, timelineData, openedSteps));
+    steps.replaceChildren(stepsTable(data, timelineData, openedSteps, forkAt));
   }
   const detailSoon = throttle(() => loadDetail().catch(() => {}), 250);
   const timelineSoon = throttle(() => {
