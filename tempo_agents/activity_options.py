@@ -69,4 +69,4 @@ TOOL_CALL_DEFAULTS = ActivityOptions()
 FINISH_DEFAULTS = ActivityOptions(start_to_close_timeout=timedelta(minutes=1), maximum_attempts=200)
 """The finish activity: store writes only. While the store is unreachable an attempt waits for most of its minute
 (``store/patience.py``), so 200 attempts wait out an outage of about three hours, as long as tool calls and model
-steps do (10 minutes × 20); an error that is not an outage fails in well under two minutes (200 × 0.5 s)."""
+steps do (10 minutes times 20); an error that is not an outage fails in well under two minutes (200 times 0.5 s)."""
