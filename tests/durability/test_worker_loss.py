@@ -11,7 +11,6 @@ tests/durability/test_chaos.py.)
 from __future__ import annotations
 
 import asyncio
-import time
 from pathlib import Path
 
 import pytest
@@ -19,7 +18,7 @@ from temporalio.testing import WorkflowEnvironment
 
 from tempo_agents.agent.stream import GenerateResult
 from tempo_agents.journal.chunks import ErrorChunk, ToolErrorChunk, ToolResultChunk
-from tests.support.worker_processes import app_in_worker_processes
+from tests.support.worker_processes import app_in_worker_processes, replace_dead_workers
 
 pytestmark = pytest.mark.timeout(180)
 
@@ -122,19 +121,12 @@ async def _run_with_restarts(
     result, the tools' execution log (name, ctx.attempt) and the number of deaths."""
     processes = app_in_worker_processes(tmp_path, temporal_env, source, "loss_app")
     client_app = processes.app
-    deaths = 0
     # Two workers, so that a retried attempt finds one already polling while the dead one is replaced.
     workers = [processes.start() for _ in range(2)]
     try:
         stream = await client_app.agent("survivor").stream("go")
         done = asyncio.create_task(stream.result())
-        started = time.monotonic()
-        while not done.done() and time.monotonic() - started < 150:
-            for n, worker in enumerate(workers):
-                if worker.poll() is not None:
-                    deaths += 1
-                    workers[n] = processes.start()
-            await asyncio.sleep(0.1)
+        deaths = await replace_dead_workers(processes, workers, done)
         result = await done
     finally:
         for worker in workers:

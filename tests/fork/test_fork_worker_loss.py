@@ -4,13 +4,12 @@ its tools are retried on another worker, a reused call is still never executed, 
 from __future__ import annotations
 
 import asyncio
-import time
 from pathlib import Path
 
 import pytest
 from temporalio.testing import WorkflowEnvironment
 
-from tests.support.worker_processes import app_in_worker_processes
+from tests.support.worker_processes import app_in_worker_processes, replace_dead_workers
 
 pytestmark = pytest.mark.timeout(180)
 
@@ -68,20 +67,13 @@ app = App(agents=[Agent(id="travel", model=ScriptedModel(respond), tools=tools)]
 async def test_a_fork_survives_sigkilled_workers(tmp_path: Path, temporal_env: WorkflowEnvironment) -> None:
     processes = app_in_worker_processes(tmp_path, temporal_env, APP, "fork_loss_app")
     app = processes.app
-    deaths = 0
     workers = [processes.start() for _ in range(2)]
     try:
         original = await app.generate("travel", "Weather?")
         assert original.text == "Done after 1 steps."
         stream = await app.fork(original.run_id, at_step=1, messages="And Oslo?", reuse="tools")
         done = asyncio.create_task(stream.result())
-        started = time.monotonic()
-        while not done.done() and time.monotonic() - started < 150:
-            for n, worker in enumerate(workers):
-                if worker.poll() is not None:
-                    deaths += 1
-                    workers[n] = processes.start()
-            await asyncio.sleep(0.1)
+        deaths = await replace_dead_workers(processes, workers, done)
         forked = await done
     finally:
         for worker in workers:

@@ -6,13 +6,16 @@ module as the client, on the same store and task queue, so both sides run the sa
 
 from __future__ import annotations
 
+import asyncio
 import importlib
 import subprocess
 import sys
 import textwrap
+import time
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from temporalio.testing import WorkflowEnvironment
 
@@ -54,3 +57,19 @@ def app_in_worker_processes(
     app.registry.use_store(store)
     app.use_client(temporal_env.client)
     return WorkerProcesses(app=app, command=command, directory=directory)
+
+
+async def replace_dead_workers(
+    processes: WorkerProcesses, workers: list[subprocess.Popen[bytes]], until: asyncio.Future[Any]
+) -> int:
+    """Until ``until`` is done (or 150 s passed), start a new worker in place of each of ``workers`` that died (the
+    list is updated in place); the number of deaths."""
+    deaths = 0
+    started = time.monotonic()
+    while not until.done() and time.monotonic() - started < 150:
+        for n, worker in enumerate(workers):
+            if worker.poll() is not None:
+                deaths += 1
+                workers[n] = processes.start()
+        await asyncio.sleep(0.1)
+    return deaths
