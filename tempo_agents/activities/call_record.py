@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping, Sequence
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from temporalio import activity
@@ -226,22 +226,7 @@ class CallRecord:
         """The call as the store lists it while it waits (the ``pending`` query's view of it)."""
         call = self.input.call
         now = datetime.now(UTC)
-        expires = suspension.expires_in_seconds
-        pending = PendingCall(
-            tool_call_id=call.tool_call_id,
-            tool_name=call.tool_name,
-            tool_id=suspension.tool_id,
-            args=call.args,
-            suspend_payload=suspension.suspend_payload,
-            requires_approval=suspension.kind == "approval",
-            resume_schema=suspension.resume_schema,
-            suspended_at=now,
-            expires_at=None if expires is None else now + timedelta(seconds=expires),
-            round=call_round,
-            step=self.input.step,
-            index=call.index,
-            input_snapshot=suspension.input_snapshot,
-        )
+        pending = PendingCall.of(self.input, suspension, now, call_round)
         memory = self.input.options.memory
         return WaitingCall(
             run_id=self.input.run_id,

@@ -6,7 +6,7 @@ travel by run id; these models carry ids, names, arguments, counters and usage.
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any, Literal
 
 from pydantic import ConfigDict, Field, model_validator
@@ -269,6 +269,28 @@ class PendingCall(WireModel):
     step: int = 0
     index: int = 0
     input_snapshot: Any = None
+
+    @classmethod
+    def of(cls, call_input: ToolCallInput, suspension: Suspension, suspended_at: datetime, round: int) -> PendingCall:
+        """The call ``call_input`` made, waiting in ``round`` as ``suspension`` says since ``suspended_at``: the same
+        view for the workflow's ``pending`` query and the store's list of waiting calls."""
+        call = call_input.call
+        expires = suspension.expires_in_seconds
+        return cls(
+            tool_call_id=call.tool_call_id,
+            tool_name=call.tool_name,
+            tool_id=suspension.tool_id,
+            args=call.args,
+            suspend_payload=suspension.suspend_payload,
+            requires_approval=suspension.kind == "approval",
+            resume_schema=suspension.resume_schema,
+            suspended_at=suspended_at,
+            expires_at=None if expires is None else suspended_at + timedelta(seconds=expires),
+            round=round,
+            step=call_input.step,
+            index=call.index,
+            input_snapshot=suspension.input_snapshot,
+        )
 
 
 class ResumeRequest(WireModel):

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterable
-from datetime import datetime, timedelta
+from datetime import datetime
 
 from temporalio.exceptions import ApplicationError
 
@@ -128,23 +128,7 @@ class WaitingCalls:
         if result.status == "suspended" and result.suspension is not None:
             if call.activity is not None:
                 self._options[call.tool_call_id] = call.activity
-            suspension = result.suspension
-            expires = suspension.expires_in_seconds
-            self._waiting[call.tool_call_id] = PendingCall(
-                tool_call_id=call.tool_call_id,
-                tool_name=call.tool_name,
-                tool_id=suspension.tool_id,
-                args=call.args,
-                suspend_payload=suspension.suspend_payload,
-                requires_approval=suspension.kind == "approval",
-                resume_schema=suspension.resume_schema,
-                suspended_at=now,
-                expires_at=None if expires is None else now + timedelta(seconds=expires),
-                round=call_input.round,
-                step=call_input.step,
-                index=call.index,
-                input_snapshot=suspension.input_snapshot,
-            )
+            self._waiting[call.tool_call_id] = PendingCall.of(call_input, result.suspension, now, call_input.round)
         elif result.status == "resume-rejected":
             self._waiting[call.tool_call_id] = self._answered[call.tool_call_id]
 
