@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 from temporalio.client import WorkflowUpdateFailedError
 from temporalio.exceptions import ApplicationError
+from temporalio.service import RPCError, RPCStatusCode
 
 from tempo_agents._wire import WireModel
 from tempo_agents.budgets.counters import counters
@@ -16,6 +17,7 @@ from tempo_agents.errors import TempoAgentsError
 from tempo_agents.store.base import Store
 from tempo_agents.workflows.agent_run import AgentRunWorkflow
 from tempo_agents.workflows.payloads import BudgetAnswer, BudgetWait, ResumeAccepted
+from tempo_agents.workflows.resume_errors import NOT_SUSPENDED
 
 BUDGET_UPDATE = "budget"
 """The workflow's update that answers a budget wait (``AgentRunWorkflow.answer_budget``)."""
@@ -119,3 +121,7 @@ async def send_budget_answer(client: Client, run_id: str, answer: BudgetAnswer) 
         if isinstance(cause, ApplicationError):
             raise BudgetRefusedError(cause.message, cause.type or "") from None
         raise
+    except RPCError as error:
+        if error.status != RPCStatusCode.NOT_FOUND:
+            raise
+        raise BudgetRefusedError("run is not waiting for its budget (it has ended)", NOT_SUSPENDED) from None

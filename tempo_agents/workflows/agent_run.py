@@ -181,6 +181,7 @@ class AgentRunWorkflow:
             pending=self.pending(),
             tasks=self._tasks.tasks,
             answers=self._calls.answers(),
+            budget=self.budget(),
         )
 
     @workflow.query(name="budget")

@@ -447,3 +447,5 @@ class RunSnapshot(WireModel):
     tasks: list[TaskItem]
     answers: list[Answer] | None
     """``None`` only when a worker from before the ``answers`` query was asked figure by figure."""
+    budget: BudgetState | None = None
+    """``None`` only when a worker from before budgets answered."""

@@ -53,7 +53,7 @@ async def test_a_cost_limit_of_the_resource_finishes_the_run_mid_way(make_app: A
     # $0.00055 a step: after 3 steps $0.00165 >= $0.0015, so the 4th step is not sent to the model.
     assert result.finish_reason == "budget-exceeded"
     assert len(model.requests) == 3
-    assert [r.payload.result for r in result.tool_results] == ["found 0", "found 1", "found 2"]  # type: ignore[union-attr]
+    assert [r.payload.result for r in result.tool_results] == ["found 0", "found 1", "found 2"]
     [stop] = data_chunks(result, "data-budget-exceeded")
     assert stop["scope"] == "resource" and stop["period"] == "day" and stop["metric"] == "cost_usd"
     assert stop["used"] == pytest.approx(0.00165) and stop["limit"] == 0.0015 and stop["policy"] == "finish"
