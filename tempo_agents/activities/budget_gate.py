@@ -44,6 +44,11 @@ def budget_wait_id(step: int, waits: int) -> str:
     return f"budget-{step}-{waits}"
 
 
+def is_budget_wait(tool_name: str, tool_call_id: str) -> bool:
+    """Whether a waiting entry of the store is a run's wait for its budget (not a tool call)."""
+    return tool_name == BUDGET_TOOL_NAME and tool_call_id.startswith("budget-")
+
+
 @dataclass(frozen=True)
 class StepCounters:
     """The counters a step reads and adds to, and its time."""
