@@ -20,12 +20,14 @@ from tempo_agents.agent import (
     ToolHooks,
     ToolInputPreview,
 )
+from tempo_agents.agent.budget_usage import BudgetRefusedError, BudgetUsage
 from tempo_agents.agent.delegation import DelegationComplete, DelegationHooks, DelegationStart
 from tempo_agents.agent.events import EventRun
 from tempo_agents.agent.run_queries import RunQueries
 from tempo_agents.agent.schedules import AgentSchedule, ScheduledRun, ScheduleView
 from tempo_agents.agent.webhooks import WebhookRefusedError, sign_webhook
 from tempo_agents.agent.workflow_tools import WorkflowTool
+from tempo_agents.budgets import Budget, BudgetLimits, ModelPrice, PeriodLimits, PriceTable
 from tempo_agents.errors import (
     ConfigurationError,
     ModelError,
@@ -90,6 +92,10 @@ __all__ = [
     "AgentSchedule",
     "AgentStream",
     "App",
+    "Budget",
+    "BudgetLimits",
+    "BudgetRefusedError",
+    "BudgetUsage",
     "ConfigurationError",
     "DelegationComplete",
     "DelegationHooks",
@@ -101,6 +107,9 @@ __all__ = [
     "McpToolError",
     "Model",
     "ModelError",
+    "ModelPrice",
+    "PeriodLimits",
+    "PriceTable",
     "ResumeError",
     "ResumeRequest",
     "ResumeValidationError",
