@@ -129,3 +129,16 @@ async def test_a_run_that_waits_can_be_ended_by_the_person(make_app: AppFactory)
     assert outcome["finishReason"] == "budget-exceeded"
     assert len(model.requests) == 1
     assert waiting.runs == []
+
+
+async def test_a_cost_limit_on_a_model_without_a_price_fails_the_run_and_names_the_model(make_app: AppFactory) -> None:
+    agent, model = looping_agent(steps=2)
+    app = make_app([agent], prices={})  # no price at all: not even the defaults know "scripted/priced"
+    async with running_worker(app):
+        result = await app.agent("looper").generate("find them", budget={"run": {"costUsd": 1}})
+        tokens_only = await app.agent("looper").generate("find them", budget={"run": {"tokens": 10_000}})
+
+    assert result.finish_reason == "error"
+    assert result.error is not None and 'no price for model "scripted/priced"' in result.error
+    assert tokens_only.finish_reason == "stop"  # a token limit needs no price
+    assert len(model.requests) == 2

@@ -10,6 +10,7 @@ import pytest
 from tempo_agents import Agent, App, ScriptedModel
 from tempo_agents.budgets import DEFAULT_PRICES, Budget, ModelPrice, PriceTable, cost_nanos
 from tempo_agents.errors import ConfigurationError
+from tempo_agents.models.openai_compatible.stream import cached_input_tokens_of
 
 
 def test_published_prices_give_the_known_costs() -> None:
@@ -67,3 +68,10 @@ def test_budgets_merge_limit_by_limit_run_over_agent_over_app() -> None:
         Agent(id="b", model=ScriptedModel([])), {}
     )
     assert plain.budget is None
+
+
+def test_the_openai_usage_names_its_cached_prompt_tokens() -> None:
+    raw = {"prompt_tokens": 1200, "completion_tokens": 30, "prompt_tokens_details": {"cached_tokens": 1024}}
+    assert cached_input_tokens_of(raw) == 1024
+    assert cached_input_tokens_of({"prompt_tokens": 5}) == 0
+    assert cached_input_tokens_of({"input_tokens_details": {"cached_tokens": True}}) == 0

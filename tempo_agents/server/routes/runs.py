@@ -7,6 +7,7 @@ across every suspension and resume until its workflow closes.
 
 from __future__ import annotations
 
+import asyncio
 import re
 from typing import Annotated, Any
 
@@ -14,7 +15,7 @@ from fastapi import APIRouter, Header, Query, Request
 from fastapi.responses import JSONResponse
 from pydantic import ValidationError
 from starlette.responses import StreamingResponse
-from temporalio.client import WorkflowExecutionStatus
+from temporalio.client import WorkflowExecutionStatus, WorkflowQueryFailedError
 
 from tempo_agents.agent.budget_usage import BudgetRefusedError
 from tempo_agents.agent.stream import AgentStream
@@ -194,7 +195,12 @@ async def decline(app: AppDep, run_id: str, body: RunDeclineBody, request: Reque
 @router.get("/{run_id}/budget", summary="A run's usage and remaining budget (run, thread, resource; day, month)")
 async def budget_usage(app: AppDep, run_id: str) -> dict[str, Any]:
     await describe_run(app, run_id)
-    return (await app.budget_usage(run_id)).to_wire()
+    try:
+        usage = await asyncio.wait_for(app.budget_usage(run_id), timeout=10)
+    except (WorkflowQueryFailedError, TimeoutError) as error:  # a worker from before budgets, or none at all
+        message = "no worker answered within 10 s" if isinstance(error, TimeoutError) else error.message
+        raise ApiError(503, f"the run's budget cannot be read: {message}") from None
+    return usage.to_wire()
 
 
 @router.post("/{run_id}/budget", summary="Raise the budget of a run that waits for it, or end the run")
