@@ -6,6 +6,7 @@ import argparse
 import os
 
 from tempo_agents.agent.app import App
+from tempo_agents.agent.webhook_source_file import load_webhook_sources
 from tempo_agents.cli._console import CliError, out
 from tempo_agents.cli._options import (
     SINGLE_TOKEN_PRINCIPAL,
@@ -67,11 +68,17 @@ def api_tokens(args: argparse.Namespace) -> dict[str, str]:
 
 
 async def start_api(app: App, args: argparse.Namespace, *, temporal_ui_url: str | None = None) -> ApiServer:
-    """Start the HTTP API of ``app`` with the command's ``--api-*``, token and CORS options (:func:`api_tokens`).
+    """Start the HTTP API of ``app`` with the command's ``--api-*``, token and CORS options (:func:`api_tokens`),
+    and the webhook sources of ``--webhook-sources``.
 
     A port in use is a one-line CLI error.
     """
     tokens = api_tokens(args)
+    if args.webhook_sources:
+        try:
+            app.add_webhook_sources(load_webhook_sources(args.webhook_sources))
+        except ConfigurationError as error:
+            raise CliError(error.message, exit_code=2) from None
     server = ApiServer(
         app,
         host=args.api_host,
