@@ -66,6 +66,10 @@ async def test_the_schedules_page_shows_and_acts_on_the_apps_schedules(make_app:
                 assert await low_contrast(page) == [], scheme
             await page.emulate_media(color_scheme="light")
             await shoot(page, "schedules")
+            # On a phone the page is no wider than the window.
+            await page.set_viewport_size({"width": 390, "height": 844})
+            assert await page.evaluate("document.documentElement.scrollWidth") <= 390
+            await page.set_viewport_size({"width": 1280, "height": 860})
 
             # Pause and unpause act on the server, and the page shows it.
             await first.get_by_role("button", name="Pause").click()
