@@ -598,11 +598,12 @@ class App:
         (steered,) = normalize_messages(message)
         return await steer_run(self.client, run_id, steered, sent_by=sent_by)
 
-    async def interrupt(self, run_id: str, *, by_run_id: str = "") -> None:
+    async def interrupt(self, run_id: str, *, by_run_id: str = "", requested_by: str | None = None) -> None:
         """Stop a run at its next step boundary, keeping what it did: it finishes with reason ``interrupted`` and
         saves its messages to its thread. A run waiting for a person stops at once (its waiting calls end with a
-        tool error). Raises :class:`~tempo_agents.errors.RunFinishedError` when the run has closed."""
-        await interrupt_run(self.client, run_id, by_run_id=by_run_id)
+        tool error). ``by_run_id``: the run that asked (a thread's next run); ``requested_by``: the person. Raises
+        :class:`~tempo_agents.errors.RunFinishedError` when the run has closed."""
+        await interrupt_run(self.client, run_id, by_run_id=by_run_id, requested_by=requested_by)
 
     async def rollback(self, run_id: str) -> RollbackResult:
         """Cancel a run, wait until it has closed, and remove its messages from its memory thread: the next run on the

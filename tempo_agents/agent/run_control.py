@@ -69,12 +69,12 @@ async def steer_run(client: Client, run_id: str, message: Message, *, sent_by: s
         raise
 
 
-async def interrupt_run(client: Client, run_id: str, *, by_run_id: str = "") -> None:
+async def interrupt_run(client: Client, run_id: str, *, by_run_id: str = "", requested_by: str | None = None) -> None:
     """Ask the run to stop at its next step boundary (at once while it waits for a person); it finishes with reason
     ``interrupted``, keeping what it did. Raises :class:`RunFinishedError` when the run has closed."""
     handle = client.get_workflow_handle(run_id)
     try:
-        await handle.signal(INTERRUPT, InterruptRequest(by_run_id=by_run_id))
+        await handle.signal(INTERRUPT, InterruptRequest(by_run_id=by_run_id, requested_by=requested_by))
     except RPCError as error:
         if error.status == RPCStatusCode.NOT_FOUND:
             await _closed_or_missing(client, run_id)

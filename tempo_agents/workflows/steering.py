@@ -67,6 +67,8 @@ class InterruptRequest(WireModel):
     ``""``, a person) that asked."""
 
     by_run_id: str = ""
+    requested_by: str | None = None
+    """The principal that asked (the HTTP API's token name), when a person did."""
 
 
 class Steers:
@@ -175,7 +177,7 @@ def steer_record(run_id: str, step: int, position: int, request: SteerRequest) -
 def interrupted_record(run_id: str, request: InterruptRequest, steps: int) -> JournalRecord:
     """The ``data-interrupted`` chunk written before an interrupted run's ``finish``: who asked, after how many
     model steps."""
-    data = {"byRunId": request.by_run_id or None, "steps": steps}
+    data = {"byRunId": request.by_run_id or None, "requestedBy": request.requested_by, "steps": steps}
     return JournalRecord(chunk=constructors.data_chunk(run_id, "data-interrupted", data), key="interrupted")
 
 

@@ -54,7 +54,7 @@ async def test_an_interrupt_mid_run_stops_at_the_next_step_boundary_and_keeps_wh
     journal = [entry.chunk for entry in await app.store.read_chunks(stream.run_id)]
     types = [chunk["type"] for chunk in journal]
     assert types[-3:] == ["data-interrupted", "step-finish", "finish"]
-    assert journal[-3]["data"] == {"byRunId": "run-next", "steps": 1}
+    assert journal[-3]["data"] == {"byRunId": "run-next", "requestedBy": None, "steps": 1}
     assert journal[-1]["payload"]["stepResult"]["reason"] == "interrupted"
     assert types.count("tool-result") == 1
     thread = await app.store.get_thread_messages("t-interrupt", "u-1")
