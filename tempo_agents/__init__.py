@@ -22,6 +22,7 @@ from tempo_agents.agent import (
 )
 from tempo_agents.agent.delegation import DelegationComplete, DelegationHooks, DelegationStart
 from tempo_agents.agent.events import EventRun
+from tempo_agents.agent.run_control import RollbackResult
 from tempo_agents.agent.run_queries import RunQueries
 from tempo_agents.agent.schedules import AgentSchedule, ScheduledRun, ScheduleView
 from tempo_agents.agent.webhooks import WebhookRefusedError, sign_webhook
@@ -31,6 +32,7 @@ from tempo_agents.errors import (
     ModelError,
     ResumeError,
     ResumeValidationError,
+    RunFinishedError,
     RunNotFoundError,
     StoreBusyError,
     StoreUnavailableError,
@@ -54,6 +56,7 @@ from tempo_agents.tools import (
 )
 from tempo_agents.worker import TempoAgentsPlugin
 from tempo_agents.workflows.payloads import ResumeRequest
+from tempo_agents.workflows.steering import InterruptRequest, SteerAccepted, SteerRequest
 from tempo_agents.workflows.tool_suspension import wait_for_resume
 
 if TYPE_CHECKING:
@@ -96,6 +99,7 @@ __all__ = [
     "DelegationStart",
     "EventRun",
     "FileAgentError",
+    "InterruptRequest",
     "GenerateResult",
     "McpServerUnavailableError",
     "McpToolError",
@@ -104,6 +108,8 @@ __all__ = [
     "ResumeError",
     "ResumeRequest",
     "ResumeValidationError",
+    "RollbackResult",
+    "RunFinishedError",
     "RunNotFoundError",
     "RunQueries",
     "ScheduleView",
@@ -111,6 +117,8 @@ __all__ = [
     "ScriptedModel",
     "ScriptedResponse",
     "ScriptedToolCall",
+    "SteerAccepted",
+    "SteerRequest",
     "StoreBusyError",
     "StoreUnavailableError",
     "TaskSignalProvider",
