@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import uuid
 from dataclasses import dataclass
+from typing import Any
 
 from temporalio.client import Client, WorkflowExecutionStatus, WorkflowFailureError, WorkflowUpdateFailedError
 from temporalio.exceptions import ApplicationError
@@ -116,6 +117,17 @@ async def rollback_run(client: Client, store: Store, run_id: str) -> RollbackRes
         removed_messages=removed,
         status=status,
     )
+
+
+async def rolled_back(store: Store, run_id: str) -> dict[str, Any] | None:
+    """What the rollback of ``run_id`` did (its ``data-rolled-back`` chunk's data), or ``None``: never rolled back.
+    A run's streams end at its last ``finish``, before this chunk, so pages read it here."""
+    offset = await store.offset_of(run_id, ROLLED_BACK_KEY)
+    if offset is None:
+        return None
+    entries = await store.read_chunks(run_id, offset, 1)
+    data = entries[0].chunk.get("data") if entries else None
+    return data if isinstance(data, dict) else {}
 
 
 async def _closed_or_missing(client: Client, run_id: str) -> None:

@@ -18,20 +18,19 @@ MEMORY = {"thread": "t-dash", "resource": "u-1"}
 
 
 async def test_send_to_the_run_interrupt_and_roll_back_from_the_run_page(make_app: AppFactory) -> None:
-    held: list[asyncio.Event] = []
+    release = {"Oslo": asyncio.Event(), "Bergen": asyncio.Event()}  # by city: a retried call waits on the same one
     reached = asyncio.Event()
 
     async def slow_lookup(data: dict[str, Any]) -> str:
-        release = asyncio.Event()
-        held.append(release)
         reached.set()
-        await release.wait()
+        await release[data["city"]].wait()
         return f"{data['city']}: 4 degrees"
 
     def script(request: ModelRequest) -> ScriptedResponse:
         users = [m.text for m in request.messages if m.role == "user"]
         if request.step == 0:
-            return ScriptedResponse(text="Checking.", tool_calls=[ScriptedToolCall("lookup", {"city": "Oslo"})])
+            city = "Bergen" if users[-1] == "And in Bergen?" else "Oslo"
+            return ScriptedResponse(text="Checking.", tool_calls=[ScriptedToolCall("lookup", {"city": city})])
         return ScriptedResponse(text=f"Answered after: {users[-1]}")
 
     model = ScriptedModel(script)
@@ -49,7 +48,7 @@ async def test_send_to_the_run_interrupt_and_roll_back_from_the_run_page(make_ap
         handle = app.client.get_workflow_handle(stream.run_id)
         while await handle.query(AgentRunWorkflow.steers_received) < 1:
             await asyncio.sleep(0.05)
-        held[0].set()
+        release["Oslo"].set()
         note = page.locator(".control-note")
         await expect(note).to_have_text("Delivered: the model reads it at step 2.", timeout=15_000)
         steer = page.locator(".conversation .msg.user.steer")
@@ -69,8 +68,8 @@ async def test_send_to_the_run_interrupt_and_roll_back_from_the_run_page(make_ap
         await page.get_by_role("button", name="Interrupt…").click()
         await page.get_by_role("button", name="Interrupt run", exact=True).click()
         await expect(page.locator(".control-note")).to_contain_text("Interrupt requested")
-        held[1].set()
-        await expect(page.locator(".conversation .segment-end.interrupted")).to_contain_text(
+        release["Bergen"].set()
+        await expect(page.locator(".conversation .segment-end.run-interrupted")).to_contain_text(
             "Interrupted by alice", timeout=15_000
         )
         await expect(page.locator(".run[data-status=completed]")).to_be_visible(timeout=10_000)
@@ -83,6 +82,12 @@ async def test_send_to_the_run_interrupt_and_roll_back_from_the_run_page(make_ap
         await expect(page.locator(".control-note")).to_have_text(
             "Rolled back: 3 messages removed from thread t-dash.", timeout=15_000
         )
+        await page.reload()  # the journal kept the run's history, and the page says it was rolled back
+        await expect(page.locator(".control-note")).to_have_text(
+            "Rolled back: 3 messages removed from thread t-dash.", timeout=15_000
+        )
+        await expect(page.locator(".conversation .segment-end.run-interrupted")).to_have_count(1)
+        await expect(page.get_by_role("button", name="Roll back…")).to_be_hidden()
     thread = await app.store.get_thread_messages("t-dash", "u-1")
     texts = [m["content"][0].get("text") for m in thread if m["role"] == "user"]
     assert texts == ["Weather in Oslo?", "Use Fahrenheit too"]

@@ -237,14 +237,14 @@ export class Conversation {
         if (chunk.type === "data-interrupted") {
           const d = chunk.data || {};
           const by = d.requestedBy ? ` by ${d.requestedBy}` : d.byRunId ? ` by run ${d.byRunId}` : "";
-          this.el.append(h("div", { class: "segment-end interrupted", role: "status" }, visible(`Interrupted${by}: the run kept what it did and took no further step.`)));
+          this.el.append(h("div", { class: "segment-end run-interrupted", role: "status" }, visible(`Interrupted${by}: the run kept what it did and took no further step.`)));
           this.message = null;
           break;
         }
         if (chunk.type === "data-rolled-back") {
           const d = chunk.data || {};
           const removed = d.threadId ? ` ${d.removedMessages} message${d.removedMessages === 1 ? "" : "s"} removed from thread ${d.threadId}.` : "";
-          this.el.append(h("div", { class: "segment-end rolled-back", role: "status" }, visible(`Rolled back: the run was cancelled and its messages taken off its thread.${removed}`)));
+          this.el.append(h("div", { class: "segment-end run-rolled-back", role: "status" }, visible(`Rolled back: the run was cancelled and its messages taken off its thread.${removed}`)));
           break;
         }
         if (chunk.type === "data-child-run" && chunk.data?.toolCallId) {

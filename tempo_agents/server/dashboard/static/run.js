@@ -231,7 +231,11 @@ export function runView(root, runId, { signal, session }) {
     cancel.hidden = !active;
     interrupt.hidden = !active;
     steerForm.hidden = !active;
-    rollback.hidden = Boolean(run.parentRunId) || !run.threadId; // a run on a memory thread (a child's messages are its parent's)
+    rollback.hidden = Boolean(run.parentRunId) || !run.threadId || Boolean(run.rolledBack); // a run on a memory thread (a child's messages are its parent's)
+    if (run.rolledBack && controlNote.hidden) { // the journal's last chunk, after the finish a stream ends at
+      const r = run.rolledBack;
+      note(`Rolled back: ${r.removedMessages} message${r.removedMessages === 1 ? "" : "s"} removed from thread ${r.threadId}.`);
+    }
     retry.hidden = !(run.status === "failed" || run.status === "cancelled" || run.status === "timed-out" || run.status === "terminated");
     const usage = run.usage || {};
     facts.replaceChildren(
