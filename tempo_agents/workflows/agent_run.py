@@ -341,7 +341,7 @@ class AgentRunWorkflow:
                     reason = result.finish_reason
                 elif self._step >= options.max_steps:
                     reason = "length"
-                elif self._interrupt is not None and workflow.patched(STEERING_PATCH):
+                elif self._interrupted() and self._interrupt is not None:
                     reason = INTERRUPTED
                     self._outbox.records.append(interrupted_record(run_input.run_id, self._interrupt, self._step))
                 else:
@@ -516,13 +516,13 @@ class AgentRunWorkflow:
                         update={"reason": "suspended", "segment": self._segments.current}
                     )
                     await self._finish_segment("suspended")
-                while not self._calls.any_resolved and self._interrupt is None:
+                while not self._calls.any_resolved:
+                    if self._interrupted():
+                        await self._end_interrupted_while_waiting()
+                        return
                     await self._sleep_until_answered()
                     records, self._notes = self._notes, []
                     await self._journal(records)
-                if not self._calls.any_resolved and workflow.patched(STEERING_PATCH):
-                    await self._end_interrupted_while_waiting()
-                    return
 
             answered = self._calls.take_resolved()
             self._handed_off = self._handed_off or any(r.action == "handoff" for _, r in answered)
@@ -560,6 +560,13 @@ class AgentRunWorkflow:
                 step_note,
                 reason_if_done,
             )
+
+    def _interrupted(self) -> bool:
+        """Whether an interrupt ends the run now. An interrupt that reached a run before workers knew of it was
+        ignored then, and is ignored on replay (its history has no patch marker here)."""
+        if self._interrupt is not None and not workflow.patched(STEERING_PATCH):
+            self._interrupt = None
+        return self._interrupt is not None
 
     async def _end_interrupted_while_waiting(self) -> None:
         """Interrupted while waiting for a person: the waiting calls end with a tool error (a later run of the thread
