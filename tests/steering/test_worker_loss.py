@@ -10,6 +10,8 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from temporalio.client import WorkflowHandle
+from temporalio.service import RPCError
 from temporalio.testing import WorkflowEnvironment
 
 from tempo_agents import App
@@ -79,6 +81,17 @@ def _requests(tmp_path: Path) -> list[list[str]]:
     return [json.loads(line) for line in (tmp_path / "requests.log").read_text().splitlines()]
 
 
+async def _steers_received(handle: WorkflowHandle[AgentRunWorkflow, RunResult]) -> int:
+    """The run's count of steers, or 0 while the new worker process is still starting (Temporal refuses a query
+    while no worker polls the run's task queue)."""
+    try:
+        return await handle.query(AgentRunWorkflow.steers_received)
+    except RPCError as error:
+        if "no poller seen" not in error.message:
+            raise
+        return 0
+
+
 async def test_a_steer_sent_while_the_worker_is_dead_is_seen_once_by_the_next_step(
     tmp_path: Path, temporal_env: WorkflowEnvironment
 ) -> None:
@@ -87,7 +100,7 @@ async def test_a_steer_sent_while_the_worker_is_dead_is_seen_once_by_the_next_st
     workers = [processes.start()]
     try:
         handle = app.client.get_workflow_handle(run_id)
-        while await handle.query(AgentRunWorkflow.steers_received) < 1:
+        while await _steers_received(handle) < 1:
             await asyncio.sleep(0.05)
         await _file(tmp_path / "reached-2")  # the call runs again on the new worker
         (tmp_path / "release").touch()
