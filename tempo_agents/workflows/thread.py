@@ -79,9 +79,7 @@ class ThreadWorkflow:
         while True:
             await workflow.wait_condition(lambda: self._startable() or self._should_continue())
             if self._startable():
-                run = self._queue.pop(0)
-                self._active[run.run_id] = run
-                self._handles[run.run_id] = asyncio.create_task(self._run_child(run))
+                self._start(self._queue.pop(0))
                 continue
             await workflow.wait_condition(workflow.all_handlers_finished)
             if self._idle():
@@ -100,6 +98,10 @@ class ThreadWorkflow:
         return self._idle() and (
             info.is_continue_as_new_suggested() or info.get_current_history_length() > CONTINUE_AFTER_EVENTS
         )
+
+    def _start(self, run: ThreadRun) -> None:
+        self._active[run.run_id] = run
+        self._handles[run.run_id] = asyncio.create_task(self._run_child(run))
 
     async def _run_child(self, run: ThreadRun) -> None:
         status = "COMPLETED"
@@ -150,7 +152,7 @@ class ThreadWorkflow:
         if self._known(run.run_id):
             return ThreadOutcome(outcome="duplicate", run_id=run.run_id)
         if self._idle():
-            self._queue.append(run)
+            self._start(run)
             return ThreadOutcome(outcome="started", run_id=run.run_id)
         active_id = next(iter(self._active), None)
         if active_id is not None and run.run_input.options.auto_resume_suspended_tools:
@@ -163,11 +165,10 @@ class ThreadWorkflow:
                 start_to_close_timeout=_WAITING_CHECK_TIMEOUT,
             )
             if self._active and set(self._active) <= set(waiting):
-                self._active[run.run_id] = run
-                self._handles[run.run_id] = asyncio.create_task(self._run_child(run))
+                self._start(run)
                 return ThreadOutcome(outcome="started", run_id=run.run_id, active_run_id=active_id)
             if self._idle():
-                self._queue.append(run)
+                self._start(run)
                 return ThreadOutcome(outcome="started", run_id=run.run_id)
             active_id = next(iter(self._active), None)
         strategy = message.strategy

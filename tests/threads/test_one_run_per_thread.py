@@ -10,20 +10,22 @@ import pytest
 from temporalio.client import Client
 from temporalio.service import RPCError
 
-from tempo_agents.agent.threads import thread_workflow_id
+from tempo_agents import App
+from tempo_agents.agent.threads import ThreadSnapshot, thread_workflow_id
 from tempo_agents.errors import ThreadBusyError
+from tempo_agents.journal.chunks import ErrorChunk
 from tests.conftest import AppFactory, running_worker
-from tests.support.thread_agents import Gate, answer_of, gated_agent
+from tests.support.thread_agents import Gate, gated_agent
 
 MEMORY = {"thread": "t1", "resource": "u1"}
 
 
-async def _thread_texts(app, thread: str = "t1", resource: str = "u1") -> list[tuple[str, str]]:  # type: ignore[no-untyped-def]
+async def _thread_texts(app: App, thread: str = "t1", resource: str = "u1") -> list[tuple[str, str]]:
     messages = await app.store.get_thread_messages(thread, resource)
     return [(m["role"], "".join(p.get("text", "") for p in m["content"])) for m in messages]
 
 
-async def _idle_thread(app, thread: str = "t1", resource: str = "u1"):  # type: ignore[no-untyped-def]
+async def _idle_thread(app: App, thread: str = "t1", resource: str = "u1") -> ThreadSnapshot:
     """The thread once its workflow has heard every run end (a run's finish chunk comes just before its end)."""
     for _ in range(500):
         view = await app.thread(thread, resource_id=resource)
@@ -105,7 +107,7 @@ async def test_a_queued_run_is_cancelled_before_it_runs(make_app: AppFactory) ->
         # The cancelled run's stream ends, saying so.
         chunks = [chunk async for chunk in second.full_stream]
         assert [c.type for c in chunks] == ["error"]
-        assert "removed" in chunks[0].payload.error
+        assert isinstance(chunks[0], ErrorChunk) and "removed" in chunks[0].payload.error
         gate.open()
         assert await third.text == "three after 2"
     assert [text for _, text in await _thread_texts(app)] == ["one", "one after 1", "three", "three after 2"]
