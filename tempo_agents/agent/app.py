@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 from temporalio.client import Client, WorkflowExecutionStatus, WorkflowQueryFailedError
 from temporalio.common import SearchAttributePair, TypedSearchAttributes
 from temporalio.contrib.pydantic import pydantic_data_converter
+from temporalio.exceptions import WorkflowAlreadyStartedError
 from temporalio.service import RPCError, RPCStatusCode, TLSConfig
 from temporalio.worker import Worker
 
@@ -37,6 +38,7 @@ from tempo_agents.models.model import Model
 from tempo_agents.store.base import Store
 from tempo_agents.tools.tool import Tool
 from tempo_agents.workflows import search_attributes
+from tempo_agents.workflows.activity_names import AGENT_RUN_WORKFLOW
 from tempo_agents.workflows.agent_run import AgentRunWorkflow
 from tempo_agents.workflows.payloads import PendingCall, ResumeRequest, RunInput, RunOptions
 from tempo_agents.workflows.thread_payloads import (
@@ -410,6 +412,8 @@ class App:
                 "(thread_strategy reject)",
                 active_run_id=outcome.active_run_id,
             )
+        if outcome.outcome == "duplicate":
+            raise WorkflowAlreadyStartedError(run.run_id, AGENT_RUN_WORKFLOW)
         known = None
         if outcome.outcome == "started":
             start = await journal_start(self.store, run.run_id, run.run_input.agent_id, fork_of)

@@ -3,6 +3,7 @@ it stands (its runs and messages), and taking a queued run out of its queue."""
 
 from __future__ import annotations
 
+import uuid
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import quote
@@ -44,8 +45,8 @@ async def send_to_thread(
     client: Client, task_queue: str, run: ThreadRun, strategy: ThreadStrategy, sent_by: str | None = None
 ) -> ThreadOutcome:
     """Send a new message (as the run it would start) to its thread's workflow, starting that workflow if it does
-    not run: one update-with-start, so two senders racing on one thread are ordered by Temporal. The update's id is
-    the run's, so a sender that retries after a lost answer gets the first answer again."""
+    not run: one update-with-start, so two senders racing on one thread are ordered by Temporal. Each send is an
+    update of its own: a run id the thread already holds (queued, active or done) is answered ``duplicate``."""
     memory = run.run_input.options.memory
     assert memory is not None, "only a run with memory has a thread"
     start = WithStartWorkflowOperation(
@@ -59,7 +60,7 @@ async def send_to_thread(
         SEND_UPDATE,
         ThreadMessage(run=run, strategy=strategy, sent_by=sent_by),
         start_workflow_operation=start,
-        id=f"send:{run.run_id}",
+        id=f"send:{run.run_id}:{uuid.uuid4()}",
         result_type=ThreadOutcome,
     )
     return outcome
