@@ -6,8 +6,9 @@ host, sends first, Temporal orders the updates and each gets a defined outcome (
 starts each run as a child workflow (parent close policy ABANDON: a run outlives anything that happens to its thread's
 workflow) with the run id its sender chose, learns of its end from the child's completion, and only then starts
 the next queued run: a run's messages are saved to the thread before its workflow ends, so a queued run never sees
-half of another's. It continues as new only when idle (no run active or queued), so no child handle is lost and its
-history stays short. ARCHITECTURE.md, "Threads".
+half of another's. Its history stays short: it continues as new between runs, when none is active (so no child
+handle is lost), carrying its queue, which is data; a thread whose next message always arrives before its run ends
+is never idle, and still continues as new. ARCHITECTURE.md, "Threads".
 """
 
 from __future__ import annotations
@@ -71,21 +72,23 @@ class ThreadWorkflow:
         self._resource_id = state.resource_id
         self._done: list[ThreadRunEntry] = list(state.done)
         self._active: dict[str, ThreadRun] = {}
-        self._queue: list[ThreadRun] = []
+        self._queue: list[ThreadRun] = list(state.queue)
         self._handles: dict[str, asyncio.Task[None]] = {}
 
     @workflow.run
     async def run(self, state: ThreadState) -> None:
         while True:
             await workflow.wait_condition(lambda: self._startable() or self._should_continue())
-            if self._startable():
+            if self._should_continue():
+                await workflow.wait_condition(workflow.all_handlers_finished)
+                if not self._active:
+                    workflow.continue_as_new(
+                        ThreadState(
+                            thread_id=self._thread_id, resource_id=self._resource_id, done=self._done, queue=self._queue
+                        )
+                    )
+            elif self._startable():
                 self._start(self._queue.pop(0))
-                continue
-            await workflow.wait_condition(workflow.all_handlers_finished)
-            if self._idle():
-                workflow.continue_as_new(
-                    ThreadState(thread_id=self._thread_id, resource_id=self._resource_id, done=self._done)
-                )
 
     def _idle(self) -> bool:
         return not self._active and not self._queue
@@ -94,8 +97,9 @@ class ThreadWorkflow:
         return not self._active and bool(self._queue)
 
     def _should_continue(self) -> bool:
+        """Between runs (none active; some may be queued: they travel in the input) and the history is long."""
         info = workflow.info()
-        return self._idle() and (
+        return not self._active and (
             info.is_continue_as_new_suggested() or info.get_current_history_length() > CONTINUE_AFTER_EVENTS
         )
 

@@ -92,11 +92,12 @@ class ThreadView(WireModel):
 
 
 class ThreadState(WireModel):
-    """The thread's workflow input, and what it carries across continue-as-new (it does so only when idle)."""
+    """The thread's workflow input, and what it carries across continue-as-new (it does so only between runs)."""
 
     thread_id: str
     resource_id: str
     done: list[ThreadRunEntry] = Field(default_factory=list)
+    queue: list[ThreadRun] = Field(default_factory=list)
 
 
 class RunsWaitingQuery(WireModel):
