@@ -3,7 +3,8 @@
 ``python -m tests.histories.record_thread`` writes ``thread-queue.json``: the first run of a thread (its workflow
 started by the update-with-start that sends it), a second message queued behind it, a third queued then taken out
 of the queue, a fourth refused (``reject``), then, when the first run ended, the workflow continued as new with the
-second still queued (the server suggests it after a few events; the queue travels in its input). Never re-record to make a failing replay pass.
+second still queued (the server suggests it after a few events; the queue travels in its input). Never re-record to
+make a failing replay pass.
 """
 
 from __future__ import annotations
