@@ -14,6 +14,7 @@ is never idle, and still continues as new. ARCHITECTURE.md, "Threads".
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from datetime import timedelta
 
 import pydantic
@@ -22,6 +23,7 @@ from temporalio.common import SearchAttributeKey, SearchAttributePair, TypedSear
 from temporalio.exceptions import (
     CancelledError,
     ChildWorkflowError,
+    FailureError,
     TerminatedError,
     TimeoutError,
     WorkflowAlreadyStartedError,
@@ -74,6 +76,8 @@ class ThreadWorkflow:
         self._active: dict[str, ThreadRun] = {}
         self._queue: list[ThreadRun] = list(state.queue)
         self._handles: dict[str, asyncio.Task[None]] = {}
+        self._rolled_back: set[str] = set()
+        """Active runs cancelled by a ``rollback`` message: their messages leave the thread before the next run."""
 
     @workflow.run
     async def run(self, state: ThreadState) -> None:
@@ -180,18 +184,27 @@ class ThreadWorkflow:
             return ThreadOutcome(outcome="rejected", run_id=run.run_id, active_run_id=active_id)
         if strategy == "steer" and active_id is not None:
             target = workflow.get_external_workflow_handle(active_id)
-            for sent in run.run_input.messages:
-                await target.signal(STEER_SIGNAL, {"message": sent, "sent_by": message.sent_by})
-            return ThreadOutcome(outcome="steered", run_id=active_id, active_run_id=active_id)
-        if strategy in ("interrupt", "rollback") and active_id is not None:
+            try:
+                for sent in run.run_input.messages:
+                    await target.signal(STEER_SIGNAL, {"message": sent, "sent_by": message.sent_by})
+            except FailureError:  # the run closed meanwhile: the message becomes a run of its own, in turn
+                pass
+            else:
+                return ThreadOutcome(outcome="steered", run_id=active_id, active_run_id=active_id)
+        elif strategy in ("interrupt", "rollback") and active_id is not None:
             self._queue.insert(0, run)
             for running in list(self._active):
                 target = workflow.get_external_workflow_handle(running)
-                if strategy == "interrupt":
-                    await target.signal(INTERRUPT_SIGNAL, {"by_run_id": run.run_id})
-                else:
-                    await target.cancel()
+                with contextlib.suppress(FailureError):  # it closed meanwhile: nothing to stop
+                    if strategy == "interrupt":
+                        await target.signal(INTERRUPT_SIGNAL, {"by_run_id": run.run_id})
+                    else:
+                        self._rolled_back.add(running)
+                        await target.cancel()
             return ThreadOutcome(outcome="queued", run_id=run.run_id, active_run_id=active_id, position=1)
+        if self._idle():
+            self._start(run)
+            return ThreadOutcome(outcome="started", run_id=run.run_id)
         self._queue.append(run)
         return ThreadOutcome(outcome="queued", run_id=run.run_id, active_run_id=active_id, position=len(self._queue))
 
