@@ -17,6 +17,7 @@ from tempo_agents.workflows.thread import ThreadWorkflow
 from tempo_agents.workflows.thread_payloads import (
     CANCEL_QUEUED_UPDATE,
     SEND_UPDATE,
+    THREAD_WORKFLOW_ID_PREFIX,
     VIEW_QUERY,
     ThreadMessage,
     ThreadOutcome,
@@ -38,7 +39,7 @@ def thread_workflow_id(task_queue: str, resource_id: str, thread_id: str) -> str
     """The id of a thread's workflow: ``thread-<task queue>-<resource>-<thread>``, each part percent-escaped (``-``
     included), so no two threads share one. The App's task queue is part of it: an App's threads are its own, as its
     runs are (two Apps on one namespace may each have a thread "t1", each with its own store)."""
-    return f"thread-{_escaped(task_queue)}-{_escaped(resource_id)}-{_escaped(thread_id)}"
+    return f"{THREAD_WORKFLOW_ID_PREFIX}{_escaped(task_queue)}-{_escaped(resource_id)}-{_escaped(thread_id)}"
 
 
 async def send_to_thread(

@@ -22,6 +22,10 @@ Outcome: TypeAlias = Literal["started", "queued", "rejected", "steered", "duplic
 
 RunState: TypeAlias = Literal["active", "queued", "done"]
 
+THREAD_WORKFLOW_ID_PREFIX = "thread-"
+"""Every thread's workflow id starts so: a run whose parent workflow has such an id is a thread's run, a top run (not
+a sub-agent's), which listings and pages treat as having no parent."""
+
 SEND_UPDATE = "tempo_agents.thread_send"
 CANCEL_QUEUED_UPDATE = "tempo_agents.thread_cancel_queued"
 VIEW_QUERY = "tempo_agents.thread_view"
