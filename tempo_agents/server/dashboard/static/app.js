@@ -1,5 +1,6 @@
 // The dashboard's entry: sign-in when the server has tokens, the live feed, and the views by location hash
-// (#/inbox, #/runs, #/runs/<runId>, #/compare/<runA>/<runB>, #/threads/<threadId>?resourceId=<resourceId>).
+// (#/inbox, #/runs, #/runs/<runId>, #/compare/<runA>/<runB>, #/schedules,
+// #/threads/<threadId>?resourceId=<resourceId>).
 
 import { ApiError, get, onTokenNeeded, setToken, token } from "./api.js";
 import { answeredView } from "./answered.js";
@@ -9,6 +10,7 @@ import { feed } from "./feed.js";
 import { inboxView } from "./inbox.js";
 import { runView } from "./run.js";
 import { runsView } from "./runs.js";
+import { schedulesView } from "./schedules.js";
 import { threadView } from "./thread.js";
 
 const dialog = document.getElementById("token-dialog");
@@ -57,6 +59,7 @@ function route() {
     const resourceId = new URLSearchParams(search || "").get("resourceId") || "";
     shown = threadView(main, decodeURIComponent(rest.join("/")), resourceId, { signal });
   } else if (section === "answered") shown = answeredView(main, { signal });
+  else if (section === "schedules") shown = schedulesView(main, { signal });
   else shown = inboxView(main, { signal });
   Promise.resolve(shown).catch((error) => {
     if (signal.aborted) return;
