@@ -12,7 +12,7 @@ from tempo_agents.activities.child_relay import run_child_relay
 from tempo_agents.activities.finish_run import run_finish
 from tempo_agents.activities.handoff import CallHandoff
 from tempo_agents.activities.model_step import run_model_step
-from tempo_agents.activities.thread_runs import runs_waiting
+from tempo_agents.activities.thread_runs import remove_rolled_back, runs_waiting
 from tempo_agents.activities.tool_call import run_tool_call
 from tempo_agents.store.base import ChunkWrite
 from tempo_agents.workflows.activity_names import (
@@ -20,6 +20,7 @@ from tempo_agents.workflows.activity_names import (
     FINISH_RUN,
     JOURNAL,
     MODEL_STEP,
+    THREAD_ROLLBACK,
     THREAD_RUNS_WAITING,
     TOOL_CALL,
 )
@@ -72,6 +73,10 @@ class AgentActivities:
     async def thread_runs_waiting(self, query: RunsWaitingQuery) -> list[str]:
         return await run_activity(runs_waiting(self._registry.store, activity.info().task_queue, query))
 
+    @activity.defn(name=THREAD_ROLLBACK)
+    async def thread_rollback(self, query: RunsWaitingQuery) -> None:
+        await run_activity(remove_rolled_back(self._registry.store, query))
+
     def all(self) -> list[Callable[..., Any]]:
         return [
             self.model_step,
@@ -80,4 +85,5 @@ class AgentActivities:
             self.finish_run,
             self.journal,
             self.thread_runs_waiting,
+            self.thread_rollback,
         ]

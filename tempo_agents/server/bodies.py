@@ -47,6 +47,9 @@ class StreamBody(_Body):
     thread_strategy: Literal["reject", "enqueue", "interrupt", "rollback", "steer"] | None = Field(
         default=None, description="what the message does when its memory thread has an active run (default enqueue)"
     )
+    budget: dict[str, Any] | None = Field(
+        default=None, description="limits on tokens and cost ({run, thread, resource, onExceeded}; ours)"
+    )
 
 
 class ResumeBody(_Body):
@@ -97,6 +100,12 @@ class RunForkBody(_Body):
     memory: dict[str, Any] | None = None
 
 
+class RunSteerBody(_Body):
+    """``POST /runs/:runId/steer``: a user message for the run's next model step."""
+
+    message: Any = Field(description="a string, or one {role, content} message")
+
+
 class ToolExecuteBody(_Body):
     """``POST /tools/:toolId/execute``: the tool's input under ``data``."""
 
@@ -108,6 +117,16 @@ class RunToolCallBody(_Body):
     """``POST /runs/:runId/approve``: which call (optional when only one waits)."""
 
     tool_call_id: str | None = None
+
+
+class RunBudgetBody(_Body):
+    """``POST /runs/:runId/budget``: answer a run that waits for its budget, ``raise`` it (to ``budget``) or
+    ``end`` the run."""
+
+    action: Literal["raise", "end"]
+    budget: dict[str, Any] | None = Field(
+        default=None, description="the run's budget from now on ({run, thread, resource, onExceeded})"
+    )
 
 
 class RunResumeBody(RunToolCallBody):

@@ -20,6 +20,7 @@ from tempo_agents.errors import (
     ConfigurationError,
     ResumeError,
     ResumeValidationError,
+    RunFinishedError,
     RunNotFoundError,
     StoreUnavailableError,
     ThreadBusyError,
@@ -114,6 +115,8 @@ def api_error_from(error: Exception) -> ApiError | None:
         return ApiError(404, error.message)
     if isinstance(error, ThreadBusyError):
         return ApiError(409, error.message, code=error.code, activeRunId=error.active_run_id)
+    if isinstance(error, RunFinishedError):
+        return ApiError(409, error.message, code=error.code, runId=error.run_id)
     if isinstance(error, ToolNotFoundError):
         return ApiError(404, "Tool not found")
     if isinstance(error, ConfigurationError):
@@ -182,7 +185,15 @@ async def _on_unexpected(_: Request, error: Exception) -> JSONResponse:
 
 def install_error_handlers(api: FastAPI) -> None:
     """Answer every error as JSON ``{"error": ...}``."""
-    for kind in (ApiError, ResumeError, RunNotFoundError, ThreadBusyError, ToolNotFoundError, ConfigurationError):
+    for kind in (
+        ApiError,
+        ResumeError,
+        RunNotFoundError,
+        RunFinishedError,
+        ThreadBusyError,
+        ToolNotFoundError,
+        ConfigurationError,
+    ):
         api.add_exception_handler(kind, _on_api_error)
     api.add_exception_handler(RequestValidationError, _on_validation_error)
     api.add_exception_handler(HTTPException, _on_http_exception)

@@ -117,6 +117,8 @@ def start_request(app: App, agent: Agent, body: StreamBody) -> StartRequest:
         options["thread_strategy"] = body.thread_strategy
     if body.require_tool_approval is not None:
         options["require_tool_approval"] = body.require_tool_approval
+    if body.budget is not None:
+        options["budget"] = body.budget
     settings = _model_settings(body)
     if settings:
         options["model_settings"] = settings

@@ -11,3 +11,4 @@ CHILD_RELAY = "tempo_agents.child_relay"
 
 THREAD_WORKFLOW = "tempo_agents.thread"
 THREAD_RUNS_WAITING = "tempo_agents.thread_runs_waiting"
+THREAD_ROLLBACK = "tempo_agents.thread_rollback"

@@ -30,7 +30,12 @@ from temporalio.exceptions import (
 )
 
 from tempo_agents.errors import TempoAgentsError
-from tempo_agents.workflows.activity_names import AGENT_RUN_WORKFLOW, THREAD_RUNS_WAITING, THREAD_WORKFLOW
+from tempo_agents.workflows.activity_names import (
+    AGENT_RUN_WORKFLOW,
+    THREAD_ROLLBACK,
+    THREAD_RUNS_WAITING,
+    THREAD_WORKFLOW,
+)
 from tempo_agents.workflows.thread_payloads import (
     CANCEL_QUEUED_UPDATE,
     INTERRUPT_SIGNAL,
@@ -135,12 +140,18 @@ class ThreadWorkflow:
                 status = _ended_status(error)
         except WorkflowAlreadyStartedError:
             status = "not-started"
-        finally:
-            self._active.pop(run.run_id, None)
-            self._handles.pop(run.run_id, None)
-            self._record_done(
-                ThreadRunEntry(run_id=run.run_id, agent_id=run.run_input.agent_id, state="done", status=status)
+        if run.run_id in self._rolled_back:  # its messages leave the thread before the next run reads it
+            self._rolled_back.discard(run.run_id)
+            await workflow.execute_activity(
+                THREAD_ROLLBACK,
+                RunsWaitingQuery(thread_id=self._thread_id, resource_id=self._resource_id, run_ids=[run.run_id]),
+                start_to_close_timeout=_WAITING_CHECK_TIMEOUT,
             )
+        self._active.pop(run.run_id, None)
+        self._handles.pop(run.run_id, None)
+        self._record_done(
+            ThreadRunEntry(run_id=run.run_id, agent_id=run.run_input.agent_id, state="done", status=status)
+        )
 
     def _record_done(self, entry: ThreadRunEntry) -> None:
         self._done.append(entry)

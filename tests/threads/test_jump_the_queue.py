@@ -1,6 +1,6 @@
 """``interrupt`` and ``rollback`` messages jump the queue: the new run is the next to start, ahead of runs queued
-before it; ``rollback`` cancels the active run (``interrupt`` asks it to stop at its next step boundary, which is the
-run's own business)."""
+before it; ``interrupt`` stops the active run at its next step boundary (finish reason ``interrupted``), ``rollback``
+cancels it and removes its messages from the thread before the next run starts."""
 
 from __future__ import annotations
 
@@ -42,6 +42,9 @@ async def test_rollback_cancels_the_active_run_and_runs_next(make_app: AppFactor
         assert [r.run_id for r in view.active] == ["r-three"] and [r.run_id for r in view.queued] == ["r-two"]
         gate.open()
         view = await _all_done(app, 3)
+    messages = await app.store.get_thread_messages("t1", "u1")
+    texts = ["".join(p.get("text", "") for p in m["content"]) for m in messages]
+    assert texts == ["r-three", "r-three after 1", "r-two", "r-two after 2"]  # nothing of the rolled-back run
     assert [(r.run_id, r.status) for r in view.done] == [
         ("r-one", "CANCELED"),
         ("r-three", "COMPLETED"),
@@ -63,3 +66,7 @@ async def test_interrupt_puts_the_new_run_ahead_of_the_queue(make_app: AppFactor
         gate.open()
         view = await _all_done(app, 3)
     assert [r.run_id for r in view.done] == ["i-one", "i-three", "i-two"]
+    messages = await app.store.get_thread_messages("t1", "u1")
+    texts = ["".join(p.get("text", "") for p in m["content"]) for m in messages]
+    # The interrupted run ended at its step boundary, its one step done and kept; the new run saw it.
+    assert texts == ["i-one", "i-one after 1", "i-three", "i-three after 2", "i-two", "i-two after 3"]
