@@ -87,3 +87,40 @@ async def test_reject_race_starts_exactly_one_run(make_app: AppFactory, temporal
         view = await _finished(app, 1)
     assert [d.run_id for d in view.done] == [winner["runId"]]
     assert await _texts(app) == [("user", winner["message"]), ("assistant", answer_of(winner["message"], 1))]
+
+
+@pytest.mark.parametrize("strategy", ["interrupt", "rollback"])
+async def test_jumping_race_runs_every_message_once_each_seeing_all_before(
+    make_app: AppFactory, temporal_env: WorkflowEnvironment, strategy: str
+) -> None:
+    """Every message after the first jumps to the head of the queue (the last accepted runs next); under
+    ``rollback`` the first run is cancelled and leaves nothing in the thread."""
+    gate = Gate()
+    app = make_app([gated_agent(gate)])
+    async with running_worker(app):
+        results = await asyncio.to_thread(race_from_processes, _race(app, temporal_env, strategy), MESSAGES)
+        outcomes = collections.Counter(r["outcome"] for r in results)
+        assert outcomes == {"started": 1, "queued": len(SENT) - 1}
+        (first,) = [r for r in results if r["outcome"] == "started"]
+        assert {r["position"] for r in results if r["outcome"] == "queued"} == {1}
+        if strategy == "rollback":  # the first run ends cancelled while its model step waits
+            for _ in range(600):
+                if (await app.thread("busy", resource_id="everyone")).done:
+                    break
+                await asyncio.sleep(0.05)
+        gate.open()
+        view = await _finished(app, len(SENT))
+    statuses = collections.Counter(d.status for d in view.done)
+    first_status = "CANCELED" if strategy == "rollback" else "COMPLETED"
+    assert view.done[0].run_id == first["runId"] and view.done[0].status == first_status
+    assert statuses == {
+        "COMPLETED": len(SENT) - (strategy == "rollback"),
+        **({"CANCELED": 1} if strategy == "rollback" else {}),
+    }
+    texts = await _texts(app)
+    users = [text for role, text in texts if role == "user"]
+    ran = [m for m in SENT if m != first["message"]] if strategy == "rollback" else SENT
+    assert sorted(users) == sorted(ran)  # every message once; the rolled-back one's gone
+    assert [text for role, text in texts if role == "assistant"] == [
+        answer_of(user, n) for n, user in enumerate(users, start=1)
+    ]  # each run saw every message before it
