@@ -123,3 +123,14 @@ class StoreBusyError(StoreUnavailableError):
     Retryable like :class:`StoreUnavailableError` (and answered 503 over HTTP)."""
 
     code = "STORE_BUSY"
+
+
+class ThreadBusyError(TempoAgentsError):
+    """A message sent with the ``reject`` strategy to a thread whose run is active: nothing started.
+    ``active_run_id`` is the run that holds the thread."""
+
+    code = "THREAD_BUSY"
+
+    def __init__(self, message: str, *, active_run_id: str | None) -> None:
+        super().__init__(message)
+        self.active_run_id = active_run_id

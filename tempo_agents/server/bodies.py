@@ -44,6 +44,9 @@ class StreamBody(_Body):
     model_settings: dict[str, Any] | None = None
     provider_options: dict[str, Any] | None = None
     client_tools: dict[str, Any] | None = None
+    thread_strategy: Literal["reject", "enqueue", "interrupt", "rollback", "steer"] | None = Field(
+        default=None, description="what the message does when its memory thread has an active run (default enqueue)"
+    )
     budget: dict[str, Any] | None = Field(
         default=None, description="limits on tokens and cost ({run, thread, resource, onExceeded}; ours)"
     )

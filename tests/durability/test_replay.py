@@ -30,6 +30,8 @@ from tempo_agents.workflows.payloads import RunInput, RunResult
 from tempo_agents.workflows.steering import STEERING_PATCH
 
 HISTORIES = sorted((Path(__file__).parents[1] / "histories").glob("*.json"))
+RUN_HISTORIES = [path for path in HISTORIES if not path.stem.startswith("thread-")]
+"""Histories of ``AgentRunWorkflow`` (``thread-*`` are of ``ThreadWorkflow``)."""
 
 
 def load(path: Path) -> WorkflowHistory:
@@ -53,7 +55,7 @@ def _markers(path: Path, name: str) -> list[Any]:
     ]
 
 
-@pytest.mark.parametrize("path", HISTORIES, ids=lambda p: p.stem)
+@pytest.mark.parametrize("path", RUN_HISTORIES, ids=lambda p: p.stem)
 def test_history_takes_its_path(path: Path) -> None:
     """The v2 and v3 histories carry the segments patch marker and no finish activity (activities end segments;
     ``v2-cancel-waiting``, cancelled while it waited for an approval, is ended by the finish activity);
@@ -200,3 +202,25 @@ def test_a_fork_history_is_committed() -> None:
         e for e in events if e.activity_task_scheduled_event_attributes.activity_type.name.endswith("tool_call")
     ]
     assert len(tool_calls) == 2
+
+
+def test_a_thread_history_is_committed() -> None:
+    """A thread's workflow: started by the update that sent its first message, its run started as a child (abandoned
+    if the thread's workflow closes), a second queued, a third queued and cancelled, a fourth refused; when the first
+    run ended, continued as new carrying the second in its queue."""
+    events = load(Path(__file__).parents[1] / "histories" / "thread-queue.json").events
+    assert events[0].workflow_execution_started_event_attributes.workflow_type.name == "tempo_agents.thread"
+    updates = [e for e in events if e.HasField("workflow_execution_update_completed_event_attributes")]
+    assert len(updates) == 5  # four sends (two ran, one was taken out of the queue, one refused) and the cancel
+    children = [e for e in events if e.HasField("start_child_workflow_execution_initiated_event_attributes")]
+    assert [c.start_child_workflow_execution_initiated_event_attributes.workflow_id for c in children] == [
+        "thread-run-1"
+    ]
+    assert all(c.start_child_workflow_execution_initiated_event_attributes.parent_close_policy == 2 for c in children)
+    continued = events[-1].workflow_execution_continued_as_new_event_attributes
+    carried = json.loads(continued.input.payloads[0].data)
+    assert [queued["runInput"]["runId"] for queued in carried["queue"]] == ["thread-run-2"]
+    assert [(done["runId"], done["status"]) for done in carried["done"]] == [
+        ("thread-run-3", "removed"),
+        ("thread-run-1", "COMPLETED"),
+    ]

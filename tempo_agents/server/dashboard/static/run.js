@@ -7,6 +7,7 @@ import { Conversation } from "./conversation.js";
 import { duration, findItem, h, itemKey, visible, when } from "./dom.js";
 import { answerForm, markAnswered } from "./forms.js";
 import { renderTimeline } from "./timeline.js";
+import { threadLink } from "./thread.js";
 
 const TASK_TOOLS = /^task_/;
 
@@ -270,12 +271,14 @@ export function runView(root, runId, { signal, session }) {
     retry.hidden = !(run.status === "failed" || run.status === "cancelled" || run.status === "timed-out" || run.status === "terminated");
     const usage = run.usage || {};
     facts.replaceChildren(
-      ...[["Agent", run.agentId], ["Thread", run.threadId], ["Resource", run.resourceId], ["Mode", run.mode],
+      ...[["Agent", run.agentId], ["Thread", run.threadId && run.resourceId
+        ? h("a", { href: threadLink(run.threadId, run.resourceId), class: "thread-link" }, visible(run.threadId)) : run.threadId],
+        ["Resource", run.resourceId], ["Mode", run.mode],
         // A running run's step counter counts the steps whose calls have ended: the step at work is the next one.
         run.status === "running" && run.step !== null ? ["Step", `${run.step + 1} (running)`] : ["Steps", run.step], ["Tokens", usage.totalTokens !== undefined ? `${usage.totalTokens} (${usage.inputTokens ?? 0} in, ${usage.outputTokens ?? 0} out)` : null],
         ["Started", when(run.startedAt)], ["Closed", when(run.closedAt)]]
         .filter(([, v]) => v !== null && v !== undefined && v !== "")
-        .map(([k, v]) => h("div", { class: "fact" }, h("dt", {}, k), h("dd", {}, visible(String(v))))),
+        .map(([k, v]) => h("div", { class: "fact" }, h("dt", {}, k), h("dd", {}, v instanceof Node ? v : visible(String(v))))),
     );
     const parent = run.parentRunId;
     if (parent && parentLink.hidden) {
