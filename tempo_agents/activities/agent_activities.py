@@ -12,6 +12,7 @@ from tempo_agents.activities.child_relay import run_child_relay
 from tempo_agents.activities.finish_run import run_finish
 from tempo_agents.activities.handoff import CallHandoff
 from tempo_agents.activities.model_step import run_model_step
+from tempo_agents.activities.run_events import notify_alarms
 from tempo_agents.activities.tool_call import run_tool_call
 from tempo_agents.store.base import ChunkWrite
 from tempo_agents.workflows.activity_names import CHILD_RELAY, FINISH_RUN, JOURNAL, MODEL_STEP, TOOL_CALL
@@ -58,6 +59,10 @@ class AgentActivities:
     async def journal(self, journal_input: JournalInput) -> None:
         writes = [ChunkWrite(record.chunk, record.key) for record in journal_input.records]
         await run_activity(self._registry.store.append_chunks(journal_input.run_id, writes))
+        if journal_input.alarms and journal_input.agent_id is not None:
+            await run_activity(
+                notify_alarms(self._registry, journal_input.run_id, journal_input.agent_id, journal_input.alarms)
+            )
 
     def all(self) -> list[Callable[..., Any]]:
         return [self.model_step, self.tool_call, self.child_relay, self.finish_run, self.journal]

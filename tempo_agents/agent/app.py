@@ -33,6 +33,8 @@ from tempo_agents.errors import ConfigurationError, RunNotFoundError
 from tempo_agents.forks.compare import compare_runs
 from tempo_agents.models.messages import MessageInput, normalize_messages
 from tempo_agents.models.model import Model
+from tempo_agents.notifications.channels import NotificationSettings
+from tempo_agents.notifications.events import AnswerLinkMaker
 from tempo_agents.store.base import Store
 from tempo_agents.tools.tool import Tool
 from tempo_agents.workflows import search_attributes
@@ -64,6 +66,9 @@ class App:
     ``event_secrets`` (agent id or ``"*"`` → Standard Webhooks secret) and ``event_templates`` (name → function of
     the payload) let other systems start runs with webhooks (:meth:`receive_event`, ``POST /api/agents/:id/events``).
 
+    ``notifications`` (channels: webhooks, Slack-compatible incoming webhooks, email) sends the runs' events
+    durably (README, "Notifications"); ``answer_links`` makes the one-click answer URLs a waiting event carries.
+
     ``store`` is a URL (``sqlite:///path.db``, ``postgresql://user:password@host/db``) or a :class:`Store`;
     without one, ``$TEMPO_AGENTS_STORE`` or ``sqlite:///.tempo-agents/store.db``.
     """
@@ -80,9 +85,17 @@ class App:
         client: Client | None = None,
         event_templates: Mapping[str, EventTemplate] | None = None,
         event_secrets: Mapping[str, str | list[str]] | None = None,
+        notifications: NotificationSettings | None = None,
+        answer_links: AnswerLinkMaker | None = None,
     ) -> None:
         self.registry = Registry(
-            agents=agents, tools=tools, hooks=hooks, approval_policies=approval_policies, store=store
+            agents=agents,
+            tools=tools,
+            hooks=hooks,
+            approval_policies=approval_policies,
+            store=store,
+            notifications=notifications,
+            answer_links=answer_links,
         )
         for agent in self.registry.agents:
             agent._bind(self)

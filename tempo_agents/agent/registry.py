@@ -10,6 +10,9 @@ from tempo_agents.agent.approval import ApprovalPolicy
 from tempo_agents.agent.delegation import is_child_tool
 from tempo_agents.agent.hooks import ToolHooks
 from tempo_agents.errors import ConfigurationError, ToolNotFoundError
+from tempo_agents.notifications.channels import NotificationSettings
+from tempo_agents.notifications.events import AnswerLinkMaker
+from tempo_agents.notifications.sender import NotificationSender
 from tempo_agents.store.base import Store
 from tempo_agents.store.transcript_cache import TranscriptCache
 from tempo_agents.store.url import open_store
@@ -31,6 +34,8 @@ class Registry:
         hooks: Mapping[str, ToolHooks | Mapping[str, Any]] | None = None,
         approval_policies: Mapping[str, ApprovalPolicy] | None = None,
         store: str | Store | None = None,
+        notifications: NotificationSettings | None = None,
+        answer_links: AnswerLinkMaker | None = None,
     ) -> None:
         self._agents: dict[str, Agent] = {}
         for agent in agents:
@@ -58,6 +63,20 @@ class Registry:
         self._store_source: str | Store | None = store
         self._store: Store | None = store if isinstance(store, Store) else None
         self._transcripts: TranscriptCache | None = None
+        self.notifier: NotificationSender | None = None
+        """Sends the runs' notification events (``None``: no channel is configured)."""
+        if notifications is not None and notifications.channels:
+            self.notifier = NotificationSender(notifications, answer_links)
+            self._check_channel_names(notifications)
+
+    def _check_channel_names(self, settings: NotificationSettings) -> None:
+        for agent in self._agents.values():
+            for owner, names in [(f'agent "{agent.id}"', agent.notify)] + [
+                (f'tool "{tool.id}" of agent "{agent.id}"', tool.notify) for tool in agent.tools.values()
+            ]:
+                unknown = [name for name in names or [] if name not in {c.name for c in settings.channels}]
+                if unknown:
+                    raise ConfigurationError(f"{owner} names notification channel(s) {unknown} that are not defined")
 
     def agent(self, agent_id: str) -> Agent:
         """The registered agent with this id."""
