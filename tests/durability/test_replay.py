@@ -56,8 +56,8 @@ def _markers(path: Path, name: str) -> list[Any]:
 def test_history_takes_its_path(path: Path) -> None:
     """The v2 and v3 histories carry the segments patch marker and no finish activity (activities end segments;
     ``v2-cancel-waiting``, cancelled while it waited for an approval, is ended by the finish activity);
-    the older ones have neither; only ``v2-reminders-escalation`` has the reminders' patch. Only v3 histories ran local activities, behind their patch (and a resumed local
-    call behind the resumed-calls patch)."""
+    the older ones have neither; only ``v2-reminders-escalation`` has the reminders' patch. Only v3 histories ran
+    local activities, behind their patch (and a resumed local call behind the resumed-calls patch)."""
     text = path.read_text()
     version = path.stem.split("-")[0] if path.stem.startswith(("v2-", "v3-")) else "v1"
     patches = [
