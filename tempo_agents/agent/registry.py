@@ -65,9 +65,14 @@ class Registry:
         self._transcripts: TranscriptCache | None = None
         self.notifier: NotificationSender | None = None
         """Sends the runs' notification events (``None``: no channel is configured)."""
-        if notifications is not None and notifications.channels:
-            self.notifier = NotificationSender(notifications, answer_links)
-            self._check_channel_names(notifications)
+        self._answer_links = answer_links
+        if notifications is not None:
+            self.use_notifications(notifications)
+
+    def use_notifications(self, settings: NotificationSettings) -> None:
+        """Send the runs' events to these channels (a worker's ``--notifications`` file replaces the App's)."""
+        self._check_channel_names(settings)
+        self.notifier = NotificationSender(settings, self._answer_links) if settings.channels else None
 
     def _check_channel_names(self, settings: NotificationSettings) -> None:
         for agent in self._agents.values():

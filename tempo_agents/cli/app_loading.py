@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from tempo_agents.agent.app import App
 from tempo_agents.cli._console import CliError, one_line
 from tempo_agents.errors import ConfigurationError
+from tempo_agents.notifications.config_file import load_notification_settings
 
 if TYPE_CHECKING:
     from temporalio.service import TLSConfig
@@ -103,10 +104,17 @@ def _import_file(path: Path, what: str) -> ModuleType:
     return module
 
 
-def configure_app(app: App, *, store: str | None = None, task_queue: str | None = None) -> App:
-    """Apply ``--store`` and ``--task-queue`` to a loaded App."""
+def configure_app(
+    app: App, *, store: str | None = None, task_queue: str | None = None, notifications: str | None = None
+) -> App:
+    """Apply ``--store``, ``--task-queue`` and ``--notifications`` to a loaded App."""
     if task_queue:
         app.task_queue = task_queue
+    if notifications:
+        try:
+            app.registry.use_notifications(load_notification_settings(notifications))
+        except ConfigurationError as error:
+            raise CliError(f"--notifications: {error.message}", 2) from error
     if store:
         try:
             app.registry.use_store(store)

@@ -61,7 +61,9 @@ def add_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) 
 
 async def cmd_worker(args: argparse.Namespace) -> int:
     """Serve ``--app`` on a Temporal server until SIGINT/SIGTERM."""
-    app = configure_app(load_app(args.app), store=args.store, task_queue=args.task_queue)
+    app = configure_app(
+        load_app(args.app), store=args.store, task_queue=args.task_queue, notifications=args.notifications
+    )
     telemetry = CommandTelemetry(args)
     telemetry.before_connect()
     await connect(app, args.address, args.namespace, **connection_options(args))
@@ -85,7 +87,13 @@ async def cmd_worker(args: argparse.Namespace) -> int:
 
 async def cmd_dev(args: argparse.Namespace) -> int:
     """Start the embedded dev server and, with ``--app``, a worker and the HTTP API, until SIGINT/SIGTERM."""
-    app = configure_app(load_app(args.app), store=args.store, task_queue=args.task_queue) if args.app else None
+    app = (
+        configure_app(
+            load_app(args.app), store=args.store, task_queue=args.task_queue, notifications=args.notifications
+        )
+        if args.app
+        else None
+    )
     if app is not None:
         api_tokens(args)  # a refused --api-host fails before the dev server starts
     signals = StopSignals()

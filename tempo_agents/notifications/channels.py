@@ -3,7 +3,7 @@
 Channels are defined once, on the App, with their secrets; agents and tools choose among them by name
 (``Agent(notify=[...])``, ``create_tool(notify=[...])``; the App's ``default`` otherwise). Only names travel in
 workflow history: the delivery activity looks a channel up in the worker's settings, so no secret is ever in an
-event, a payload or the journal. Secrets are ``SecretStr`` and print as ``**********``.
+event, a payload or the journal. Secrets (and a Slack URL) are left out of the settings' ``repr``.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from __future__ import annotations
 from datetime import timedelta
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from tempo_agents.errors import ConfigurationError
 
@@ -54,15 +54,15 @@ class WebhookChannel(_ChannelBase):
 
     type: Literal["webhook"] = "webhook"
     url: str
-    secrets: list[SecretStr] = Field(default_factory=list)
+    secrets: list[str] = Field(default_factory=list, repr=False)
 
 
 class SlackChannel(_ChannelBase):
     """A Slack-compatible incoming-webhook message: text, and blocks with buttons to the dashboard and answers."""
 
     type: Literal["slack"] = "slack"
-    url: SecretStr
-    """An incoming-webhook URL is itself the credential."""
+    url: str = Field(repr=False)
+    """An incoming-webhook URL is itself the credential: never printed, never logged."""
 
 
 class EmailChannel(_ChannelBase):
@@ -74,7 +74,7 @@ class EmailChannel(_ChannelBase):
     sender: str
     to: list[str] = Field(min_length=1)
     username: str | None = None
-    password: SecretStr | None = None
+    password: str | None = Field(default=None, repr=False)
     starttls: bool = False
     use_tls: bool = False
 

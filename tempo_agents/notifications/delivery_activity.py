@@ -57,7 +57,7 @@ class NotificationDeliveries:
                 status = await self._webhook(channel, event)
             elif isinstance(channel, SlackChannel):
                 body = json.dumps(slack_message(event), ensure_ascii=False).encode()
-                status = await _post(channel.url.get_secret_value(), body)
+                status = await _post(channel.url, body)
             else:
                 status = await _email(channel, event)
         except _DeliveryRefused as refused:
@@ -79,7 +79,7 @@ class NotificationDeliveries:
         body = event.model_dump_json(by_alias=True, exclude_none=True).encode()
         timestamp = int(self._clock())
         headers = {"content-type": "application/json", "webhook-id": event.id, "webhook-timestamp": str(timestamp)}
-        secrets = [secret.get_secret_value() for secret in channel.secrets]
+        secrets = [secret for secret in channel.secrets]
         if secrets:
             headers["webhook-signature"] = signature_header(secrets, event.id, timestamp, body)
         return await _post(channel.url, body, headers)
@@ -109,7 +109,7 @@ async def _email(channel: EmailChannel, event: NotificationEvent) -> int:
             if channel.starttls:
                 smtp.starttls(context=ssl.create_default_context())
             if channel.username is not None and channel.password is not None:
-                smtp.login(channel.username, channel.password.get_secret_value())
+                smtp.login(channel.username, channel.password)
             smtp.send_message(message)
 
     try:
@@ -136,7 +136,7 @@ _SECRET_URLS = _SecretUrlFilter()
 
 
 def _hide_secret_urls(settings: NotificationSettings) -> None:
-    urls = {c.url.get_secret_value() for c in settings.channels if isinstance(c, SlackChannel)}
+    urls = {c.url for c in settings.channels if isinstance(c, SlackChannel)}
     if urls:
         _SECRET_URLS.urls |= urls
         for name in ("httpx", "httpcore"):

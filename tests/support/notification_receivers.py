@@ -11,8 +11,8 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
-from email import message_from_bytes
-from email.message import Message
+from email import message_from_bytes, policy
+from email.message import EmailMessage
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
@@ -98,16 +98,17 @@ def webhook_receiver(receiver: WebhookReceiver) -> Iterator[WebhookReceiver]:
 
 class _Mailbox:
     def __init__(self) -> None:
-        self.messages: list[tuple[Envelope, Message]] = []
+        self.messages: list[tuple[Envelope, EmailMessage]] = []
 
     async def handle_DATA(self, server: SMTP, session: Session, envelope: Envelope) -> str:
         content = envelope.original_content or b""
-        self.messages.append((envelope, message_from_bytes(content)))
+        message = message_from_bytes(content, _class=EmailMessage, policy=policy.default)
+        self.messages.append((envelope, message))
         return "250 Message accepted for delivery"
 
 
 @contextmanager
-def smtp_server() -> Iterator[tuple[int, list[tuple[Envelope, Message]]]]:
+def smtp_server() -> Iterator[tuple[int, list[tuple[Envelope, EmailMessage]]]]:
     """A real SMTP server (aiosmtpd) on 127.0.0.1: its port and the messages it accepted."""
     mailbox = _Mailbox()
     port = free_port()
