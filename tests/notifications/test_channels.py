@@ -144,7 +144,7 @@ password_env = "SMTP_PASSWORD"
     with pytest.raises(ConfigurationError, match="environment variable HOOK_SECRET is not set"):
         load_notification_settings(tmp_path / "n.toml")
     (tmp_path / "bad.json").write_text(json.dumps({"channels": [{"type": "pager", "name": "x"}]}))
-    with pytest.raises(ConfigurationError, match="bad.json"):
+    with pytest.raises(ConfigurationError, match=r"bad\.json"):
         load_notification_settings(tmp_path / "bad.json")
 
 
