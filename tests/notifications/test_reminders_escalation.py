@@ -17,11 +17,11 @@ from temporalio.testing import WorkflowEnvironment
 
 from tempo_agents import Agent, App, ScriptedModel, ScriptedResponse, ScriptedToolCall, create_tool
 from tempo_agents.notifications import NotificationSettings, WebhookChannel
-from tempo_agents.notifications.delivery_payloads import DELIVERIES_QUERY, DeliveryRecord, delivery_workflow_id
+from tempo_agents.notifications.delivery_payloads import delivery_workflow_id
 from tempo_agents.workflows import search_attributes
 from tempo_agents.workflows.payloads import PendingCall
 from tests.conftest import closed_history, running_worker, temporal_binary
-from tests.support.notification_receivers import WebhookReceiver, webhook_receiver
+from tests.support.notification_receivers import WebhookReceiver, settled_deliveries, webhook_receiver
 
 SECRET = "whsec_c2tpcHBpbmctdGltZS1zZWNyZXQtMTIzNDU2Nzg="
 
@@ -169,8 +169,7 @@ async def test_a_receiver_down_for_an_hour_gets_every_event_afterwards(
                 await asyncio.sleep(0.2)
             refused = len(receiver.deliveries)
             receiver.down = False
-            await wait_for(lambda: len(receiver.events) == 3)
-            records = await delivery.query(DELIVERIES_QUERY, result_type=list[DeliveryRecord])
+            records = await settled_deliveries(app, stream.run_id, 3)
 
     assert refused >= 3
     assert all(status == 503 for status, _, _ in receiver.deliveries[:refused])

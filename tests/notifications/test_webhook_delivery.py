@@ -12,9 +12,10 @@ import pytest
 
 from tempo_agents import Agent, ScriptedModel, ScriptedResponse, ScriptedToolCall, create_tool
 from tempo_agents.notifications import NotificationSettings, WebhookChannel
-from tempo_agents.notifications.delivery_payloads import DELIVERIES_QUERY, DeliveryRecord, delivery_workflow_id
+from tempo_agents.telemetry.metrics import NOTIFICATION_DELIVERIES
 from tests.conftest import AppFactory, running_worker
-from tests.support.notification_receivers import WebhookReceiver, webhook_receiver
+from tests.support.http_api import served
+from tests.support.notification_receivers import WebhookReceiver, settled_deliveries, webhook_receiver
 
 OLD_SECRET = "whsec_b2xkLXNlY3JldC1vbGQtc2VjcmV0LW9sZA=="
 NEW_SECRET = "whsec_bmV3LXNlY3JldC1uZXctc2VjcmV0LW5ldw=="
@@ -65,10 +66,10 @@ async def test_every_event_arrives_once_in_order_after_refused_deliveries(
             await wait_for(lambda: len(receiver.events) >= 1)
             answer = await app.approve_tool_call("deleter", run_id=stream.run_id, answered_by="grace")
             assert (await answer.result()).finish_reason == "stop"
-            await wait_for(lambda: len(receiver.events) >= 3)
-            handle = app.client.get_workflow_handle(delivery_workflow_id(stream.run_id))
-            records = await handle.query(DELIVERIES_QUERY, result_type=list[DeliveryRecord])
+            records = await settled_deliveries(app, stream.run_id, 3)
             journal = [chunk async for chunk in app.attach(stream.run_id).full_stream]
+            async with served(app) as http:
+                detail = (await http.get(f"/runs/{stream.run_id}")).json()
 
     events = receiver.events
     assert [e["type"] for e in events] == ["call.waiting", "call.answered", "run.finished"]
@@ -92,6 +93,14 @@ async def test_every_event_arrives_once_in_order_after_refused_deliveries(
         ("call.answered", "delivered", 1),
         ("run.finished", "delivered", 1),
     ]
+    assert [(d["eventType"], d["channel"], d["status"], d["attempts"]) for d in detail["notifications"]] == [
+        ("call.waiting", "ops", "delivered", 3),
+        ("call.answered", "ops", "delivered", 1),
+        ("run.finished", "ops", "delivered", 1),
+    ]
+    delivered = NOTIFICATION_DELIVERIES.labels("ops", "call.waiting", "delivered")._value.get()
+    refused = NOTIFICATION_DELIVERIES.labels("ops", "call.waiting", "failed-attempt")._value.get()
+    assert (delivered, refused) >= (1, 2)
     everything = repr(events) + caplog.text + repr([c.model_dump() for c in journal])
     for secret in (OLD_SECRET, NEW_SECRET, OLD_SECRET.removeprefix("whsec_"), NEW_SECRET.removeprefix("whsec_")):
         assert secret not in everything

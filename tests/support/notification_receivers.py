@@ -5,6 +5,7 @@ Both run in threads of their own, so they answer whatever the test's event loop 
 
 from __future__ import annotations
 
+import asyncio
 import json
 import threading
 import time
@@ -19,8 +20,10 @@ from typing import Any
 from aiosmtpd.controller import Controller
 from aiosmtpd.smtp import SMTP, Envelope, Session
 
+from tempo_agents import App
 from tempo_agents._ports import free_port
 from tempo_agents.agent.webhooks import WebhookRefusedError, verify_webhook
+from tempo_agents.notifications.delivery_payloads import DELIVERIES_QUERY, DeliveryRecord, delivery_workflow_id
 
 
 class WebhookReceiver:
@@ -118,3 +121,15 @@ def smtp_server() -> Iterator[tuple[int, list[tuple[Envelope, EmailMessage]]]]:
         yield port, mailbox.messages
     finally:
         controller.stop()
+
+
+async def settled_deliveries(app: App, run_id: str, count: int) -> list[DeliveryRecord]:
+    """The run's delivery records once ``count`` of them have ended (delivered or failed)."""
+    handle = app.client.get_workflow_handle(delivery_workflow_id(run_id))
+    records: list[DeliveryRecord] = []
+    for _ in range(600):
+        records = await handle.query(DELIVERIES_QUERY, result_type=list[DeliveryRecord])
+        if sum(r.status in ("delivered", "failed") for r in records) >= count:
+            return records
+        await asyncio.sleep(0.1)
+    raise AssertionError(f"the deliveries did not end: {records}")
