@@ -23,7 +23,9 @@ APP = """
 from tempo_agents import Agent, App, ScriptedModel, ScriptedResponse, ScriptedToolCall, create_tool
 
 wipe = create_tool(id="wipe", description="Wipes a disk", execute=lambda d: "wiped", require_approval=True)
-model = ScriptedModel([ScriptedResponse(tool_calls=[ScriptedToolCall("wipe", {"disk": "sdb"})]), ScriptedResponse(text="Wiped.")])
+model = ScriptedModel(
+    [ScriptedResponse(tool_calls=[ScriptedToolCall("wipe", {"disk": "sdb"})]), ScriptedResponse(text="Wiped.")]
+)
 app = App(agents=[Agent(id="wiper", model=model, tools={"wipe": wipe})])
 """
 
