@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -32,7 +33,10 @@ async def wait_for(predicate: Any, timeout: float = 60) -> None:
         await asyncio.sleep(0.1)
 
 
-async def test_slack_and_email_of_a_tool_and_the_agents_own_channel(make_app: AppFactory) -> None:
+async def test_slack_and_email_of_a_tool_and_the_agents_own_channel(
+    make_app: AppFactory, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.DEBUG)
     ops, chat = WebhookReceiver(), WebhookReceiver()
     with webhook_receiver(ops), webhook_receiver(chat), smtp_server() as (smtp_port, mails):
         settings = NotificationSettings(
@@ -92,6 +96,8 @@ async def test_slack_and_email_of_a_tool_and_the_agents_own_channel(make_app: Ap
     assert f"Approve: https://agents.example.test/answer/{run_id}/call_0_0/0/approve" in parts["text/plain"]
     assert "<a href='https://agents.example.test/#/runs/" in parts["text/html"]
     assert "DE00" not in parts["text/plain"] + parts["text/html"]
+    assert chat.url not in caplog.text  # a Slack incoming-webhook URL is a credential: never logged
+    assert "chat" in caplog.text  # the deliveries to it were logged, by the channel's name
 
 
 def test_settings_from_json_and_toml_with_secrets_from_the_environment(
