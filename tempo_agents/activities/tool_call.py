@@ -68,8 +68,9 @@ async def run_tool_call(registry: Registry, handoff: CallHandoff | None, call_in
             await store.forget_waiting(call_input.run_id, call.tool_call_id, call_input.round - 1)
         await write_outbox(store, registry.transcripts, call_input.run_id, call_input.outbox)
         result = await _run(CallRecord(registry, call_input, attempt=max(starts, attempt())), handoff)
+    result = await close_batch_if_last(registry, call_input, result)
     await notify_call(registry, call_input, result)  # after the record, and again on a retry that reads it
-    return await close_batch_if_last(registry, call_input, result)
+    return result
 
 
 async def _run(record: CallRecord, handoff: CallHandoff | None) -> ToolCallResult:

@@ -12,6 +12,7 @@ import logging
 import smtplib
 import ssl
 import time
+import weakref
 from collections.abc import Callable
 
 import httpx
@@ -89,10 +90,22 @@ class _DeliveryRefused(Exception):
     """An attempt that did not go through (the reason names no secret)."""
 
 
+_clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, httpx.AsyncClient] = weakref.WeakKeyDictionary()
+"""One pooled client per event loop: a client's TLS context costs tens of milliseconds to build, and deliveries to
+one receiver reuse its connections."""
+
+
+def _client() -> httpx.AsyncClient:
+    loop = asyncio.get_running_loop()
+    client = _clients.get(loop)
+    if client is None or client.is_closed:
+        client = _clients[loop] = httpx.AsyncClient(timeout=httpx.Timeout(20.0))
+    return client
+
+
 async def _post(url: str, body: bytes, headers: dict[str, str] | None = None) -> int:
     try:
-        async with httpx.AsyncClient(timeout=httpx.Timeout(20.0)) as client:
-            response = await client.post(url, content=body, headers=headers or {"content-type": "application/json"})
+        response = await _client().post(url, content=body, headers=headers or {"content-type": "application/json"})
     except httpx.HTTPError as error:
         raise _DeliveryRefused(f"{type(error).__name__}: the receiver could not be reached") from None
     if not 200 <= response.status_code < 300:
