@@ -8,6 +8,7 @@ import base64
 import shutil
 import subprocess
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
 import pytest
 
@@ -70,3 +71,19 @@ def test_the_openssl_recipe_computes_the_same_signature() -> None:
         check=True,
     ).stdout
     assert "v1," + base64.b64encode(digest).decode() == sign_webhook(SECRET, "evt_1", STAMP, BODY)
+
+
+def test_the_readmes_shell_recipe_tells_verified_from_forged(tmp_path: Path) -> None:
+    readme = (Path(__file__).parents[2] / "README.md").read_text()
+    section = readme[readme.index("With curl and openssl") :]
+    script = section[section.index("```sh\n") + 6 : section.index("```", section.index("```sh\n") + 6)]
+    (tmp_path / "body.json").write_bytes(BODY)
+    good = signature_header([NEXT, SECRET], "evt_1", STAMP, BODY)
+    forged = sign_webhook("whsec_" + base64.b64encode(b"someone else").decode(), "evt_1", STAMP, BODY)
+    outputs = []
+    for signature in (good, forged):
+        env = {"PATH": "/usr/bin:/bin", "OPS_SECRET": SECRET, "WEBHOOK_ID": "evt_1"}
+        env |= {"WEBHOOK_TIMESTAMP": str(STAMP), "WEBHOOK_SIGNATURE": signature}
+        done = subprocess.run(["bash", "-c", script], cwd=tmp_path, env=env, capture_output=True, text=True, check=True)
+        outputs.append(done.stdout.strip())
+    assert outputs == ["verified", "forged"]
