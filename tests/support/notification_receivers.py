@@ -19,6 +19,7 @@ from typing import Any
 
 from aiosmtpd.controller import Controller
 from aiosmtpd.smtp import SMTP, Envelope, Session
+from temporalio.service import RPCError, RPCStatusCode
 
 from tempo_agents import App
 from tempo_agents._ports import free_port
@@ -128,7 +129,11 @@ async def settled_deliveries(app: App, run_id: str, count: int) -> list[Delivery
     handle = app.client.get_workflow_handle(delivery_workflow_id(run_id))
     records: list[DeliveryRecord] = []
     for _ in range(600):
-        records = await handle.query(DELIVERIES_QUERY, result_type=list[DeliveryRecord])
+        try:
+            records = await handle.query(DELIVERIES_QUERY, result_type=list[DeliveryRecord])
+        except RPCError as error:  # the run's first event may not have been handed over yet
+            if error.status != RPCStatusCode.NOT_FOUND:
+                raise
         if sum(r.status in ("delivered", "failed") for r in records) >= count:
             return records
         await asyncio.sleep(0.1)
