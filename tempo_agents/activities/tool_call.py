@@ -317,19 +317,22 @@ def _seconds(duration: Any) -> float | None:
 
 
 def _alarms(record: CallRecord) -> dict[str, Any]:
-    """The reminders and escalation of the call's wait: the tool's, else its agent's (workflow timers)."""
-    tool, agent = record.tool, record.agent
-    remind = tool.remind_every or agent.remind_every
-    escalate_after, escalate_to = (
-        (tool.escalate_after, tool.escalate_to)
-        if tool.escalate_after is not None
-        else (agent.escalate_after, agent.escalate_to)
-    )
+    """The reminders and escalation of the call's wait (workflow timers): the tool's, else the run options', else
+    its agent's."""
+    tool, agent, options = record.tool, record.agent, record.input.options
+    remind = _seconds(tool.remind_every) or options.remind_every_seconds or _seconds(agent.remind_every)
+    escalate_after: float | None
+    if tool.escalate_after is not None:
+        escalate_after, escalate_to = _seconds(tool.escalate_after), tool.escalate_to
+    elif options.escalate_after_seconds is not None:
+        escalate_after, escalate_to = options.escalate_after_seconds, options.escalate_to or []
+    else:
+        escalate_after, escalate_to = _seconds(agent.escalate_after), agent.escalate_to
     fields: dict[str, Any] = {}
     if remind is not None:
-        fields["remind_every_seconds"] = _seconds(remind)
+        fields["remind_every_seconds"] = remind
     if escalate_after is not None and escalate_to:
-        fields["escalate_after_seconds"] = _seconds(escalate_after)
+        fields["escalate_after_seconds"] = escalate_after
         fields["escalate_to"] = list(escalate_to)
     return fields
 

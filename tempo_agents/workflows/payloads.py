@@ -68,6 +68,11 @@ class RunOptions(WireModel):
     """Appended to the agent's instructions (a sub-agent's run, given ``instructions`` by its parent)."""
     fork: ForkOrigin | None = None
     """Set on a fork (``App.fork``): the run and step it was forked from."""
+    remind_every_seconds: float | None = Field(default=None, gt=0)
+    """Reminders of this run's waiting calls whose tools set none (over the agent's)."""
+    escalate_after_seconds: float | None = Field(default=None, gt=0)
+    escalate_to: list[str] | None = None
+    """The escalation of this run's waiting calls whose tools set none (over the agent's)."""
 
 
 MAX_CARRIED_ANSWERS = 100

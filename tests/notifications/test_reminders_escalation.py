@@ -176,3 +176,30 @@ async def test_a_receiver_down_for_an_hour_gets_every_event_afterwards(
     assert [e["type"] for e in receiver.events] == ["call.waiting", "call.answered", "run.finished"]
     assert [r.status for r in records] == ["delivered", "delivered", "delivered"]
     assert records[0].attempts > 3
+
+
+async def test_run_options_set_reminders_and_escalation(skipping_env: WorkflowEnvironment, tmp_path: Path) -> None:
+    receiver = WebhookReceiver()
+    with webhook_receiver(receiver):
+        settings = NotificationSettings(channels=[WebhookChannel(name="ops", url=receiver.url)])
+        agent = refund_agent("run-options", suspend_expires_in=timedelta(days=1))
+        app = make_app(skipping_env, tmp_path, agent, settings)
+        async with running_worker(app):
+            stream = await app.agent("run-options").stream(
+                "refund order 7",
+                remind_every_seconds=8 * 3600,
+                escalate_after_seconds=12 * 3600,
+                escalate_to=["oncall"],
+            )
+            final = await app.client.get_workflow_handle(stream.run_id).result()
+            await wait_for(lambda: "run.finished" in [e["type"] for e in receiver.events])
+
+    assert final["finishReason"] == "stop"
+    assert [(e["type"], e.get("reminder"), e.get("escalatedTo")) for e in receiver.events] == [
+        ("call.waiting", None, None),
+        ("call.reminder", 1, None),
+        ("call.escalated", None, ["oncall"]),
+        ("call.reminder", 2, None),
+        ("call.expired", None, None),
+        ("run.finished", None, None),
+    ]
