@@ -287,8 +287,8 @@ class PendingCall(WireModel):
     remind_every_seconds: float | None = None
     escalate_after_seconds: float | None = None
     escalate_to: list[str] | None = None
-    escalated: bool = False
-    """The call was re-addressed to ``escalate_to`` (its ``approvers`` now)."""
+    escalated: bool | None = None
+    """``True`` once the call was re-addressed to ``escalate_to`` (its ``approvers`` now); unset before."""
 
     @classmethod
     def of(cls, call_input: ToolCallInput, suspension: Suspension, suspended_at: datetime, round: int) -> PendingCall:
