@@ -104,3 +104,28 @@ async def test_every_event_arrives_once_in_order_after_refused_deliveries(
     everything = repr(events) + caplog.text + repr([c.model_dump() for c in journal])
     for secret in (OLD_SECRET, NEW_SECRET, OLD_SECRET.removeprefix("whsec_"), NEW_SECRET.removeprefix("whsec_")):
         assert secret not in everything
+
+
+async def test_a_hanging_receiver_neither_blocks_nor_slows_the_run(make_app: AppFactory) -> None:
+    receiver = WebhookReceiver()
+    receiver.hang, receiver.hang_first = 15.0, 2
+    with webhook_receiver(receiver):
+        settings = NotificationSettings(
+            channels=[WebhookChannel(name="ops", url=receiver.url)],
+            attempt_timeout=timedelta(seconds=1),
+            first_retry=timedelta(milliseconds=100),
+        )
+        app = make_app([approval_agent("hung")], notifications=settings)
+        async with running_worker(app):
+            stream = await app.agent("hung").stream("delete ada")
+            assert (await stream.result()).finish_reason == "suspended"
+            answer = await app.approve_tool_call("hung", run_id=stream.run_id)
+            assert (await answer.result()).finish_reason == "stop"
+            hanging_still = len(receiver.deliveries) < 2  # the hung requests have not been answered yet
+            records = await settled_deliveries(app, stream.run_id, 3)
+
+    assert hanging_still
+    assert [e["type"] for e in receiver.events] == ["call.waiting", "call.answered", "run.finished"]
+    assert len(set(receiver.ids())) == 3
+    assert [r.status for r in records] == ["delivered"] * 3
+    assert records[0].attempts >= 2  # its first attempt timed out on the hanging receiver

@@ -30,16 +30,18 @@ from tempo_agents.notifications.delivery_payloads import DELIVERIES_QUERY, Deliv
 class WebhookReceiver:
     """What the receiver got: ``deliveries`` (every request, verified or not) and ``events`` (the verified bodies).
 
-    ``fail_first``: answer 500 to that many requests first. ``down``: answer 503 while set. ``hang``: hold every
-    request this many seconds before answering. ``secrets``: verify against these (empty: no verification)."""
+    ``fail_first``: answer 500 to that many requests first. ``down``: answer 503 while set. ``hang_first``: hold
+    that many requests ``hang`` seconds each, then answer 504 (the sender has given up on them by then).
+    ``secrets``: verify against these (empty: no verification)."""
 
     def __init__(self, secrets: list[str] | None = None, fail_first: int = 0) -> None:
         self.secrets = secrets or []
         self.fail_first = fail_first
         self.down = False
         self.hang = 0.0
+        self.hang_first = 0
         self.clock: Callable[[], datetime] = lambda: datetime.now(UTC)
-        """The receiver's idea of now (a time-skipping test moves it with the server's clock)."""
+        """The receiver's idea of now, which signatures are checked against."""
         self.tolerance = timedelta(minutes=5)
         self.deliveries: list[tuple[int, dict[str, str], bytes]] = []
         self.events: list[dict[str, Any]] = []
@@ -49,9 +51,14 @@ class WebhookReceiver:
 
     def answer(self, headers: dict[str, str], body: bytes) -> int:
         with self._lock:
-            if self.hang:
-                time.sleep(self.hang)
-            if self.down:
+            hung = self.hang_first > 0
+            self.hang_first -= hung
+        if hung:
+            time.sleep(self.hang)
+        with self._lock:
+            if hung:
+                status = 504
+            elif self.down:
                 status = 503
             elif self.fail_first > 0:
                 self.fail_first -= 1
