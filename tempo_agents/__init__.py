@@ -20,19 +20,23 @@ from tempo_agents.agent import (
     ToolHooks,
     ToolInputPreview,
 )
+from tempo_agents.agent.budget_usage import BudgetRefusedError, BudgetUsage
 from tempo_agents.agent.delegation import DelegationComplete, DelegationHooks, DelegationStart
 from tempo_agents.agent.events import EventRun
+from tempo_agents.agent.run_control import RollbackResult
 from tempo_agents.agent.run_queries import RunQueries
 from tempo_agents.agent.schedules import AgentSchedule, ScheduledRun, ScheduleView
 from tempo_agents.agent.webhook_source_file import load_webhook_sources
 from tempo_agents.agent.webhook_sources import WebhookSource
 from tempo_agents.agent.webhooks import WebhookRefusedError, sign_webhook
 from tempo_agents.agent.workflow_tools import WorkflowTool
+from tempo_agents.budgets import Budget, BudgetLimits, ModelPrice, PeriodLimits, PriceTable
 from tempo_agents.errors import (
     ConfigurationError,
     ModelError,
     ResumeError,
     ResumeValidationError,
+    RunFinishedError,
     RunNotFoundError,
     StoreBusyError,
     StoreUnavailableError,
@@ -56,6 +60,7 @@ from tempo_agents.tools import (
 )
 from tempo_agents.worker import TempoAgentsPlugin
 from tempo_agents.workflows.payloads import ResumeRequest
+from tempo_agents.workflows.steering import InterruptRequest, SteerAccepted, SteerRequest
 from tempo_agents.workflows.tool_suspension import wait_for_resume
 
 if TYPE_CHECKING:
@@ -92,6 +97,10 @@ __all__ = [
     "AgentSchedule",
     "AgentStream",
     "App",
+    "Budget",
+    "BudgetLimits",
+    "BudgetRefusedError",
+    "BudgetUsage",
     "ConfigurationError",
     "DelegationComplete",
     "DelegationHooks",
@@ -99,13 +108,19 @@ __all__ = [
     "EventRun",
     "FileAgentError",
     "GenerateResult",
+    "InterruptRequest",
     "McpServerUnavailableError",
     "McpToolError",
     "Model",
     "ModelError",
+    "ModelPrice",
+    "PeriodLimits",
+    "PriceTable",
     "ResumeError",
     "ResumeRequest",
     "ResumeValidationError",
+    "RollbackResult",
+    "RunFinishedError",
     "RunNotFoundError",
     "RunQueries",
     "ScheduleView",
@@ -113,6 +128,8 @@ __all__ = [
     "ScriptedModel",
     "ScriptedResponse",
     "ScriptedToolCall",
+    "SteerAccepted",
+    "SteerRequest",
     "StoreBusyError",
     "StoreUnavailableError",
     "TaskSignalProvider",

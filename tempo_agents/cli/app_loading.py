@@ -14,6 +14,7 @@ from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 from tempo_agents.agent.app import App
+from tempo_agents.budgets.prices import PriceTable
 from tempo_agents.cli._console import CliError, one_line
 from tempo_agents.errors import ConfigurationError
 from tempo_agents.notifications.config_file import load_notification_settings
@@ -105,11 +106,21 @@ def _import_file(path: Path, what: str) -> ModuleType:
 
 
 def configure_app(
-    app: App, *, store: str | None = None, task_queue: str | None = None, notifications: str | None = None
+    app: App,
+    *,
+    store: str | None = None,
+    task_queue: str | None = None,
+    prices: str | None = None,
+    notifications: str | None = None,
 ) -> App:
-    """Apply ``--store``, ``--task-queue`` and ``--notifications`` to a loaded App."""
+    """Apply ``--store``, ``--task-queue``, ``--prices`` and ``--notifications`` to a loaded App."""
     if task_queue:
         app.task_queue = task_queue
+    if prices:
+        try:
+            app.registry.prices = PriceTable.from_file(prices)
+        except ConfigurationError as error:
+            raise CliError(f"--prices: {error.message}", 2) from error
     if notifications:
         try:
             app.registry.use_notifications(load_notification_settings(notifications))

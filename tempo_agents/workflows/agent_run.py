@@ -34,6 +34,9 @@ from tempo_agents.workflows.child_payloads import CHILD_SUSPENDED_SIGNAL, ChildS
 from tempo_agents.workflows.child_tools import ChildCalls
 from tempo_agents.workflows.payloads import (
     Answer,
+    BudgetAnswer,
+    BudgetState,
+    BudgetWait,
     CallAlarm,
     CarriedState,
     FinishInput,
@@ -56,6 +59,19 @@ from tempo_agents.workflows.payloads import (
 from tempo_agents.workflows.resume_errors import AGENT_MISMATCH, NOT_SUSPENDED
 from tempo_agents.workflows.search_attributes import RunStatus
 from tempo_agents.workflows.segments import Segments
+from tempo_agents.workflows.steering import (
+    INTERRUPT,
+    INTERRUPTED,
+    RUN_FINISHED,
+    STEER,
+    STEERING_PATCH,
+    InterruptRequest,
+    SteerAccepted,
+    SteerRequest,
+    Steers,
+    interrupted_call_message,
+    interrupted_record,
+)
 from tempo_agents.workflows.task_state import TaskState
 from tempo_agents.workflows.waiting_calls import WaitingCalls
 
@@ -71,6 +87,10 @@ REFUSED_RESUMES_RUN_ANEW = "refused-resumes-run-anew"
 """Patch id: runs started before it ran the answer that followed a refused one (``resume-rejected``) with the default
 activity options (the refused resume had taken the tool's) and under the refused answer's keys (so a local or
 retried activity could find the refused outcome and answer with it). Asked when a tool refuses an answer."""
+
+BUDGET_WAITS = "budget-waits"
+"""Patch id: a run whose budget policy is ``wait`` waits for a person when a model step finds a limit reached,
+then runs the step again (or ends). Asked only when that happens, so other histories carry no marker."""
 
 CALL_ALARMS = "call-reminders-and-escalation"
 """Patch id: a waiting call with ``remind_every``/``escalate_after`` wakes the run for its reminders and its
@@ -121,6 +141,15 @@ class AgentRunWorkflow:
         """Reminders and escalations to notify about, handed to the journal activity with their notes."""
         self._model_step_running: int | None = None
         self._child_calls = ChildCalls()
+        self._budget_waits = carried.budget_waits
+        self._budget_wait: BudgetWait | None = None
+        self._budget_answer: BudgetAnswer | None = None
+        self._budget_answered: str | None = None
+        self._steers = Steers(carried.steers)
+        self._interrupt: InterruptRequest | None = None
+        self._continuing = False
+        """The run continues as new: queued steers are carried to the next run."""
+        self._ended_interrupted = False
 
     # Queries --------------------------------------------------------------------------------
 
@@ -166,6 +195,11 @@ class AgentRunWorkflow:
         """The child run id of each call that runs (or waits) as a child workflow, by tool call id."""
         return self._child_calls.running()
 
+    @workflow.query(name="steers_received")
+    def steers_received(self) -> int:
+        """How many steers the run has received (delivered, kept or refused)."""
+        return self._steers.received
+
     @workflow.signal(name=CHILD_SUSPENDED_SIGNAL)
     def child_suspended(self, suspension: ChildSuspension) -> None:
         """A workflow tool of this run waits for a person."""
@@ -187,7 +221,39 @@ class AgentRunWorkflow:
             pending=self.pending(),
             tasks=self._tasks.tasks,
             answers=self._calls.answers(),
+            budget=self.budget(),
         )
+
+    @workflow.query(name="budget")
+    def budget(self) -> BudgetState:
+        """The run's budget (raised by people's answers), its memory, and whether it waits for a raise."""
+        memory = self._run_input.options.memory
+        return BudgetState(
+            budget=self._run_input.options.budget,
+            thread=memory.thread if memory is not None else None,
+            resource=memory.resource if memory is not None else None,
+            waiting=self._budget_wait,
+        )
+
+    @workflow.update(name="budget")
+    async def answer_budget(self, answer: BudgetAnswer) -> ResumeAccepted:
+        """Raise the budget of a run that waits for it (the step runs again) or end the run.
+
+        The journal shows the wait before the workflow hears of the model step that found the limit: an answer
+        that arrives while a model step runs waits for it, then is decided."""
+        await workflow.wait_condition(lambda: self._model_step_running is None)
+        wait = self._budget_wait
+        if wait is None or wait.stop.wait_id is None or self._budget_answer is not None:
+            raise _not_waiting_for_budget()
+        self._budget_answer = answer
+        return ResumeAccepted(tool_call_id=wait.stop.wait_id, after_key=keys.finish(self._segments.current))
+
+    @answer_budget.validator
+    def _validate_budget_answer(self, answer: BudgetAnswer) -> None:
+        if answer.action == "raise" and answer.budget is None:
+            raise ApplicationError("raising a budget needs the new budget", type="InvalidBudget", non_retryable=True)
+        if self._model_step_running is None and (self._budget_wait is None or self._budget_answer is not None):
+            raise _not_waiting_for_budget()
 
     # Resume: an update (validated, acknowledged) and a signal (fire-and-forget), one path -----
 
@@ -223,6 +289,45 @@ class AgentRunWorkflow:
             )
             self._notes.append(JournalRecord(chunk=chunk, key=f"resume-signal-refused:{self._refused_signals}"))
 
+    # Steering and interrupting the running run ---------------------------------------------
+
+    @workflow.update(name=STEER)
+    async def steer(self, request: SteerRequest) -> SteerAccepted:
+        """Deliver a user message into the run: the model sees it at the next model step. Returns once a step has
+        it (``delivered``), or at once when the run waits for a person (``kept`` for the step after the answer);
+        fails with ``run-finished`` when the run ends without another step (the sender starts a new run)."""
+        position = self._steers.receive(request, awaited=True)
+        await workflow.wait_condition(
+            lambda: self._steers.settled(position) or self._status == "suspended" or self._continuing
+        )
+        step = self._steers.delivered_at(position)
+        if step is None and self._steers.settled(position):
+            raise _run_finished()
+        self._steers.answered(position)
+        if step is not None:
+            return SteerAccepted(position=position, status="delivered", step=step)
+        return SteerAccepted(position=position, status="kept")
+
+    @steer.validator
+    def _validate_steer(self, request: SteerRequest) -> None:
+        if self._steers.closed:
+            raise _run_finished()
+
+    @workflow.signal(name=STEER)
+    def steer_signal(self, request: SteerRequest) -> None:
+        """The same as the ``tempo_agents.steer`` update, for callers that cannot wait for an answer; a steer the
+        run cannot take is listed in its result's ``undelivered_steers``."""
+        if self._steers.closed:
+            self._steers.refuse_late(request)
+        else:
+            self._steers.receive(request)
+
+    @workflow.signal(name=INTERRUPT)
+    def interrupt(self, request: InterruptRequest) -> None:
+        """Stop at the next step boundary (at once when the run waits for a person), keeping what the run did."""
+        if self._interrupt is None:
+            self._interrupt = request
+
     @workflow.update(name="handoff")
     async def handoff(self, request: HandoffRequest) -> HandoffAccepted:
         """Give a suspended call to a later run of the thread (auto-resume); this run then ends."""
@@ -256,7 +361,7 @@ class AgentRunWorkflow:
         try:
             while True:
                 step = self._step
-                result = await self._model_step(step, new_messages)
+                result = await self._budgeted_step(step, new_messages)
                 new_messages = []
                 self._usage = self._usage + result.usage
                 self._projects_tasks = result.projects_tasks
@@ -278,25 +383,38 @@ class AgentRunWorkflow:
                 self._step = step + 1
                 await self._wait_for_people(step_note)
                 called_tools = bool(result.tool_calls) or result.answered_calls > 0
-                if self._handed_off:
+                if self._ended_interrupted:
+                    reason = INTERRUPTED
+                elif self._handed_off:
                     reason = "handed-off"
                 elif not called_tools:
                     reason = result.finish_reason
                 elif self._step >= options.max_steps:
                     reason = "length"
+                elif self._interrupted() and self._interrupt is not None:
+                    reason = INTERRUPTED
+                    self._outbox.records.append(interrupted_record(run_input.run_id, self._interrupt, self._step))
                 else:
                     reason = ""
                 if reason:
+                    self._steers.close()
                     self._set_status("completed")
                     if self._segments.is_open:
                         self._outbox.step_finish = step_note.model_copy(update={"segment": self._segments.current})
                         await self._finish_segment(reason)
                     await workflow.wait_condition(workflow.all_handlers_finished)
-                    return RunResult(run_id=run_input.run_id, finish_reason=reason, usage=self._usage, steps=self._step)
+                    return RunResult(
+                        run_id=run_input.run_id,
+                        finish_reason=reason,
+                        usage=self._usage,
+                        steps=self._step,
+                        undelivered_steers=self._steers.undelivered(),
+                    )
                 self._outbox.step_finish = step_note.model_copy(
                     update={"is_continued": True, "segment": self._segments.current}
                 )
                 if workflow.info().is_continue_as_new_suggested():
+                    self._continuing = True
                     await workflow.wait_condition(workflow.all_handlers_finished)
                     workflow.continue_as_new(self._continued_input())
         except ActivityError as error:
@@ -304,6 +422,7 @@ class AgentRunWorkflow:
                 await self._abort()
                 raise asyncio.CancelledError() from error
             message = _failure_message(error)
+            self._steers.close()
             self._set_status("failed")
             await self._finish_segment("error", error=message, abandoned_step=self._model_step_running)
             raise ApplicationError(message, type="AgentRunFailed", non_retryable=True) from None
@@ -311,11 +430,65 @@ class AgentRunWorkflow:
             await self._abort()
             raise
 
+    async def _budgeted_step(self, step: int, new_messages: list[Message]) -> ModelStepResult:
+        """A model step; when it finds a budget limit reached and the policy waits, wait for a person and run
+        it again with the raised budget (or end the run: the result then says ``budget-exceeded``)."""
+        result = await self._model_step(step, new_messages)
+        while result.budget_stop is not None and result.budget_stop.wait_id is not None:
+            if not workflow.patched(BUDGET_WAITS):
+                break
+            answer = await self._wait_for_budget(result)
+            if answer.action == "end":
+                return result.model_copy(update={"closed_segment": False, "budget_stop": None})
+            result = await self._model_step(step, new_messages)
+        return result
+
+    async def _wait_for_budget(self, result: ModelStepResult) -> BudgetAnswer:
+        stop = result.budget_stop
+        assert stop is not None and stop.wait_id is not None
+        if result.closed_segment:
+            self._segments.close()
+        elif self._segments.is_open:  # a run on the path where the finish activity ends every segment
+            self._outbox.step_finish = StepFinishNote(
+                step=stop.step, reason="suspended", usage=Usage(), is_continued=False, segment=self._segments.current
+            )
+            await self._finish_segment("suspended")
+        self._budget_wait = BudgetWait(stop=stop, since=workflow.now())
+        self._set_status("suspended")
+        await workflow.wait_condition(lambda: self._budget_answer is not None)
+        answer, self._budget_answer = self._budget_answer, None
+        assert answer is not None
+        self._budget_wait = None
+        self._budget_answered = stop.wait_id
+        self._budget_waits += 1
+        run_id = self._run_input.run_id
+        if answer.action == "raise":
+            options = self._run_input.options.model_copy(update={"budget": answer.budget})
+            self._run_input = self._run_input.model_copy(update={"options": options})
+        if self._segments.open_next():
+            self._outbox.records.append(constructors.start(run_id, self._run_input.agent_id, self._segments.current))
+        data: dict[str, Any] = {"waitId": stop.wait_id, "action": answer.action, "answeredBy": answer.answered_by}
+        if answer.budget is not None:
+            data["budget"] = answer.budget.to_wire()
+        self._outbox.records.append(
+            JournalRecord(
+                chunk=constructors.data_chunk(run_id, "data-budget-answered", data),
+                key=f"budget-answered:{stop.wait_id}",
+            )
+        )
+        self._set_status("running")
+        if self._segments.journals_resume_start:
+            records, self._outbox.records = self._outbox.records, []
+            await self._journal(records)
+        return answer
+
     async def _model_step(self, step: int, new_messages: list[Message]) -> ModelStepResult:
         run_input = self._run_input
         signals = self._tasks.refresh_signals() if self._projects_tasks else []
         close = self._segments.model_step_close(step + 1, self._usage)
         options = run_input.model_step_activity or MODEL_STEP_DEFAULTS
+        if self._steers.any_queued and workflow.patched(STEERING_PATCH):
+            self._steers.deliver(run_input.run_id, step, self._outbox)
         self._model_step_running = step
         result = await activity_calls.execute(
             MODEL_STEP,
@@ -329,6 +502,9 @@ class AgentRunWorkflow:
                 mode=self._mode,
                 state_signals=signals,
                 close=close,
+                now=workflow.now(),
+                budget_waits=self._budget_waits,
+                budget_answered=self._budget_answered,
             ),
             options=options,
             result_type=ModelStepResult,
@@ -336,6 +512,7 @@ class AgentRunWorkflow:
             summary=f"model step {step}",
         )
         self._model_step_running = None
+        self._budget_answered = None
         return result
 
     def _call_input(self, step: int, call: ToolCallRequest, **resumed: Any) -> ToolCallInput:
@@ -418,16 +595,20 @@ class AgentRunWorkflow:
         call = call_input.call
         attempts = (call.activity or TOOL_CALL_DEFAULTS).maximum_attempts
         message = constructors.tool_stopped_message(call.tool_name, attempts, _failure_message(error))
+        self._end_call_with_error(call_input.step, call.tool_call_id, call.tool_name, call.args, call.index, message)
+
+    def _end_call_with_error(
+        self, step: int, tool_call_id: str, tool_name: str, args: Any, index: int, message: str
+    ) -> None:
+        """End a call with a tool error the model reads: its chunk and its transcript entry, in the outbox."""
         run_id = self._run_input.run_id
-        self._outbox.records.append(
-            constructors.tool_error(run_id, call_input.step, call.tool_call_id, call.tool_name, call.args, message)
-        )
-        part = ToolResultPart(tool_call_id=call.tool_call_id, tool_name=call.tool_name, result=message, is_error=True)
+        self._outbox.records.append(constructors.tool_error(run_id, step, tool_call_id, tool_name, args, message))
+        part = ToolResultPart(tool_call_id=tool_call_id, tool_name=tool_name, result=message, is_error=True)
         self._outbox.transcript.append(
             TranscriptRecord(
-                step=call_input.step,
-                part=f"tool-{call.index:04d}",
-                position=1 + call.index,
+                step=step,
+                part=f"tool-{index:04d}",
+                position=1 + index,
                 message=Message(role="tool", content=[part]).to_wire(),
             )
         )
@@ -442,6 +623,9 @@ class AgentRunWorkflow:
                     )
                     await self._finish_segment("suspended")
                 while not self._calls.any_resolved:
+                    if self._interrupted():
+                        await self._end_interrupted_while_waiting()
+                        return
                     await self._sleep_until_answered()
                     records, self._notes = self._notes, []
                     await self._journal(records)
@@ -483,16 +667,42 @@ class AgentRunWorkflow:
                 reason_if_done,
             )
 
+    def _interrupted(self) -> bool:
+        """Whether an interrupt ends the run now. An interrupt that reached a run before workers knew of it was
+        ignored then, and is ignored on replay (its history has no patch marker here)."""
+        if self._interrupt is not None and not workflow.patched(STEERING_PATCH):
+            self._interrupt = None
+        return self._interrupt is not None
+
+    async def _end_interrupted_while_waiting(self) -> None:
+        """Interrupted while waiting for a person: the waiting calls end with a tool error (a later run of the thread
+        reads a result for every call), the end goes into a segment of its own, as a cancellation's does."""
+        assert self._interrupt is not None
+        run_id = self._run_input.run_id
+        if self._segments.open_next():
+            self._outbox.records.append(constructors.start(run_id, self._run_input.agent_id, self._segments.current))
+        for call in self._calls.abandon():
+            message = interrupted_call_message(call.tool_name)
+            self._end_call_with_error(call.step, call.tool_call_id, call.tool_name, call.args, call.index, message)
+        self._outbox.records.append(interrupted_record(run_id, self._interrupt, self._step))
+        self._ended_interrupted = True
+        self._steers.close()
+        self._set_status("completed")
+        await self._finish_segment(INTERRUPTED)
+
     async def _sleep_until_answered(self) -> None:
         calls = self._calls
-        while not calls.any_resolved and not self._notes:
+        while not calls.any_resolved and not self._notes and self._interrupt is None:
             alarms = calls.has_alarms() and workflow.patched(CALL_ALARMS)
             deadline = calls.next_wakeup(alarms)
             timeout = None if deadline is None else max(timedelta(0), deadline - workflow.now())
             try:
                 await workflow.wait_condition(
                     lambda: bool(
-                        calls.any_resolved or self._notes or self._child_calls.closed_alone(calls.waiting_ids())
+                        calls.any_resolved
+                        or self._notes
+                        or self._interrupt is not None
+                        or self._child_calls.closed_alone(calls.waiting_ids())
                     ),
                     timeout=timeout,
                 )
@@ -544,6 +754,8 @@ class AgentRunWorkflow:
                     state_signals=self._tasks.signals,
                     projects_tasks=self._projects_tasks,
                     answers=self._calls.carried_answers(),
+                    budget_waits=self._budget_waits,
+                    steers=self._steers.carried() if self._steers.received else None,
                 ),
             }
         )
@@ -557,6 +769,7 @@ class AgentRunWorkflow:
                 constructors.start(self._run_input.run_id, self._run_input.agent_id, self._segments.current)
             )
         self._outbox.records.append(constructors.abort(self._run_input.run_id, self._segments.current))
+        self._steers.close()
         self._set_status("failed")
         await self._finish_segment("aborted")
 
@@ -612,6 +825,18 @@ class AgentRunWorkflow:
             workflow.upsert_search_attributes([search_attributes.STATUS.value_set(status)])
             if status == "suspended" or self._segments.memo_on_every_status:
                 workflow.upsert_memo({"pending": [call.to_wire() for call in self.pending()]})
+
+
+def _not_waiting_for_budget() -> ApplicationError:
+    return ApplicationError("run is not waiting for its budget", type=NOT_SUSPENDED, non_retryable=True)
+
+
+def _run_finished() -> ApplicationError:
+    return ApplicationError(
+        "The run finishes without another model step: start a new run with this message.",
+        type=RUN_FINISHED,
+        non_retryable=True,
+    )
 
 
 def _keeps_resumed_options() -> bool:
