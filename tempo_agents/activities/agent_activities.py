@@ -12,6 +12,7 @@ from tempo_agents.activities.child_relay import run_child_relay
 from tempo_agents.activities.finish_run import run_finish
 from tempo_agents.activities.handoff import CallHandoff
 from tempo_agents.activities.model_step import run_model_step
+from tempo_agents.activities.run_events import notify_alarms
 from tempo_agents.activities.thread_runs import remove_rolled_back, runs_waiting
 from tempo_agents.activities.tool_call import run_tool_call
 from tempo_agents.store.base import ChunkWrite
@@ -68,6 +69,10 @@ class AgentActivities:
     async def journal(self, journal_input: JournalInput) -> None:
         writes = [ChunkWrite(record.chunk, record.key) for record in journal_input.records]
         await run_activity(self._registry.store.append_chunks(journal_input.run_id, writes))
+        if journal_input.alarms and journal_input.agent_id is not None:
+            await run_activity(
+                notify_alarms(self._registry, journal_input.run_id, journal_input.agent_id, journal_input.alarms)
+            )
 
     @activity.defn(name=THREAD_RUNS_WAITING)
     async def thread_runs_waiting(self, query: RunsWaitingQuery) -> list[str]:

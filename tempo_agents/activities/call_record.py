@@ -278,5 +278,5 @@ async def close_batch_if_last(registry: Registry, call_input: ToolCallInput, res
     if close.step_finish is not None and waiting:
         close = close.model_copy(update={"step_finish": close.step_finish.model_copy(update={"reason": "suspended"})})
     journal = RunJournal(registry.store, call_input.run_id)
-    await close_segment(registry, journal, call_input.options, close, reason, close.usage)
+    await close_segment(registry, journal, call_input.options, close, reason, close.usage, agent_id=call_input.agent_id)
     return result.model_copy(update={"closed_segment": True})

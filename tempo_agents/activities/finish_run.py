@@ -19,4 +19,6 @@ async def run_finish(registry: Registry, finish: FinishInput) -> None:
     await write_outbox(registry.store, registry.transcripts, finish.run_id, finish.outbox)
     journal = RunJournal(registry.store, finish.run_id)
     close = finish.close
-    await close_segment(registry, journal, finish.options, close, close.reason or "stop", close.usage)
+    await close_segment(
+        registry, journal, finish.options, close, close.reason or "stop", close.usage, agent_id=finish.agent_id
+    )

@@ -266,7 +266,16 @@ async def _closed_if_done(
     )
     close = close.model_copy(update={"step_finish": note})
     usage = close.usage + result.usage
-    await close_segment(registry, journal, step_input.options, close, result.finish_reason, usage, transcript)
+    await close_segment(
+        registry,
+        journal,
+        step_input.options,
+        close,
+        result.finish_reason,
+        usage,
+        transcript,
+        agent_id=step_input.agent_id,
+    )
     return result.model_copy(update={"closed_segment": True})
 
 

@@ -7,6 +7,7 @@ the same segment (two calls of a batch ending at once) write the same chunks onc
 
 from __future__ import annotations
 
+from tempo_agents.activities.run_events import notify_run_end
 from tempo_agents.agent.registry import Registry
 from tempo_agents.journal import constructors, keys
 from tempo_agents.journal.chunks import FinishPayload, RunOutput, StepResult, ToolCallPayload, ToolResultPayload
@@ -26,11 +27,14 @@ async def close_segment(
     reason: str,
     usage: Usage,
     transcript: RunTranscript | None = None,
+    *,
+    agent_id: str | None = None,
 ) -> None:
     """Write the end of ``close.segment`` with finish ``reason`` and the run's total ``usage``.
 
     The run's messages so far are saved to its memory thread first (a suspended run's too, so a thread
     reload shows the suspended call). ``transcript``: the run's whole transcript, when the caller has it.
+    ``agent_id``: the run's agent, whose channels hear of the run's end (``run.*`` events).
     """
     store = registry.store
     run_id = journal.run_id
@@ -75,3 +79,5 @@ async def close_segment(
     writes.append(ChunkWrite(journal.chunk("finish", payload), keys.finish(close.segment)))
     await journal.write(writes)
     record_segment_end(reason)
+    if agent_id is not None:
+        await notify_run_end(registry, run_id, agent_id, reason, close.error)

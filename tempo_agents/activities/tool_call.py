@@ -18,6 +18,7 @@ from temporalio import activity
 from tempo_agents.activities._running import attempt, is_local, may_have_run_before, saved_or_counted_start
 from tempo_agents.activities.call_record import CallRecord, close_batch_if_last, saved_outcome_key
 from tempo_agents.activities.handoff import CallHandoff
+from tempo_agents.activities.run_events import notify_call
 from tempo_agents.activity_options import TOOL_CALL_DEFAULTS
 from tempo_agents.agent.approval import ApprovalRequest
 from tempo_agents.agent.auto_resume import is_eligible, split_resume_fields
@@ -67,7 +68,9 @@ async def run_tool_call(registry: Registry, handoff: CallHandoff | None, call_in
             await store.forget_waiting(call_input.run_id, call.tool_call_id, call_input.round - 1)
         await write_outbox(store, registry.transcripts, call_input.run_id, call_input.outbox)
         result = await _run(CallRecord(registry, call_input, attempt=max(starts, attempt())), handoff)
-    return await close_batch_if_last(registry, call_input, result)
+    result = await close_batch_if_last(registry, call_input, result)
+    await notify_call(registry, call_input, result)  # after the record, and again on a retry that reads it
+    return result
 
 
 async def _run(record: CallRecord, handoff: CallHandoff | None) -> ToolCallResult:
@@ -174,7 +177,9 @@ class _CallStages:
         args = record.input.call.args
         shown = await record.shown("approval", args, input=args)
         expires = record.tool.suspend_expires_in or record.agent.suspend_expires_in
-        suspension = Suspension(kind="approval", tool_id=record.tool.id, expires_in_seconds=_seconds(expires))
+        suspension = Suspension(
+            kind="approval", tool_id=record.tool.id, expires_in_seconds=_seconds(expires), **_alarms(record)
+        )
         return await record.suspended(suspension, args=shown)
 
     async def validate(self) -> ToolCallResult | None:
@@ -249,6 +254,7 @@ class _CallStages:
             resume_schema=schema_string(record.tool.resume_schema),
             input_snapshot=snapshot,
             expires_in_seconds=_seconds(suspender.expires_in),
+            **_alarms(record),
         )
         return await record.suspended(suspension, args=await record.shown_args(), shown_payload=shown)
 
@@ -308,6 +314,27 @@ async def _needs_approval(record: CallRecord, context: ToolContext) -> bool:
 
 def _seconds(duration: Any) -> float | None:
     return None if duration is None else float(duration.total_seconds())
+
+
+def _alarms(record: CallRecord) -> dict[str, Any]:
+    """The reminders and escalation of the call's wait (workflow timers): the tool's, else the run options', else
+    its agent's."""
+    tool, agent, options = record.tool, record.agent, record.input.options
+    remind = _seconds(tool.remind_every) or options.remind_every_seconds or _seconds(agent.remind_every)
+    escalate_after: float | None
+    if tool.escalate_after is not None:
+        escalate_after, escalate_to = _seconds(tool.escalate_after), tool.escalate_to
+    elif options.escalate_after_seconds is not None:
+        escalate_after, escalate_to = options.escalate_after_seconds, options.escalate_to or []
+    else:
+        escalate_after, escalate_to = _seconds(agent.escalate_after), agent.escalate_to
+    fields: dict[str, Any] = {}
+    if remind is not None:
+        fields["remind_every_seconds"] = remind
+    if escalate_after is not None and escalate_to:
+        fields["escalate_after_seconds"] = escalate_after
+        fields["escalate_to"] = list(escalate_to)
+    return fields
 
 
 async def _watch_cancellation(work: Any, context: ToolContext) -> Any:

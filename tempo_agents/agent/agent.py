@@ -51,7 +51,9 @@ class Agent:
 
     ``tools`` maps the model-visible name (the key, sanitised to ``[a-zA-Z0-9_-]``) to a tool.
     ``default_options`` are run options merged under every call's options. ``suspend_expires_in``
-    is the default deadline of suspensions and approvals of tools that set none. ``modes`` (with
+    is the default deadline of suspensions and approvals of tools that set none; ``remind_every``,
+    ``escalate_after`` and ``escalate_to`` the default reminders and escalation of their waits, and ``notify``
+    the notification channels (by name) of its runs (README, "Notifications"). ``modes`` (with
     ``default_mode``, else the first) let a run move between instruction and tool sets.
     ``model_step_activity`` sets the timeouts and retries of its model steps.
     ``agents`` (sub-agents) and ``workflows`` (Temporal workflows) become the tools ``agent-<key>`` and
@@ -71,6 +73,10 @@ class Agent:
         hooks: ToolHooks | Mapping[str, Any] | None = None,
         default_options: Mapping[str, Any] | None = None,
         suspend_expires_in: timedelta | None = None,
+        notify: Sequence[str] | None = None,
+        remind_every: timedelta | None = None,
+        escalate_after: timedelta | None = None,
+        escalate_to: Sequence[str] = (),
         modes: Sequence[AgentMode] = (),
         default_mode: str | None = None,
         signals: Sequence[TaskSignalProvider] = (),
@@ -116,6 +122,14 @@ class Agent:
         self.hooks = ToolHooks.coerce(hooks, where=f'agent "{id}"')
         self.default_options: dict[str, Any] = dict(default_options or {})
         self.suspend_expires_in = suspend_expires_in
+        self.notify = None if notify is None else list(notify)
+        """The notification channels (by name) of this agent's runs (``None``: the App's default)."""
+        self.remind_every = remind_every
+        """The default interval of reminders of a waiting call of tools that set none."""
+        self.escalate_after = escalate_after
+        self.escalate_to = list(escalate_to)
+        """The default escalation of a waiting call of tools that set none: after ``escalate_after`` it is
+        re-addressed to ``escalate_to`` (principals or ``group:<name>``)."""
         check_modes(id, modes, default_mode, set(self.tools))
         self.modes: dict[str, AgentMode] = {mode.id: mode for mode in modes}
         self.default_mode = default_mode or (modes[0].id if modes else None)

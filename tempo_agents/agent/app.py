@@ -40,6 +40,8 @@ from tempo_agents.errors import ConfigurationError, RunNotFoundError, ThreadBusy
 from tempo_agents.forks.compare import compare_runs
 from tempo_agents.models.messages import Message, MessageInput, normalize_messages
 from tempo_agents.models.model import Model
+from tempo_agents.notifications.channels import NotificationSettings
+from tempo_agents.notifications.events import AnswerLinkMaker
 from tempo_agents.store.base import Store
 from tempo_agents.tools.tool import Tool
 from tempo_agents.workflows import search_attributes
@@ -93,6 +95,9 @@ class App:
     agent, its verification (Standard Webhooks secrets or a shared token in a header) and its template
     (:class:`WebhookSource`, :meth:`receive_source_event`).
 
+    ``notifications`` (channels: webhooks, Slack-compatible incoming webhooks, email) sends the runs' events
+    durably (README, "Notifications"); ``answer_links`` makes the one-click answer URLs a waiting event carries.
+
     ``store`` is a URL (``sqlite:///path.db``, ``postgresql://user:password@host/db``) or a :class:`Store`;
     without one, ``$TEMPO_AGENTS_STORE`` or ``sqlite:///.tempo-agents/store.db``.
     """
@@ -112,9 +117,18 @@ class App:
         webhook_sources: Sequence[WebhookSource] = (),
         budget: Budget | Mapping[str, Any] | None = None,
         prices: PriceTable | Mapping[str, ModelPrice | Mapping[str, Any]] | None = None,
+        notifications: NotificationSettings | None = None,
+        answer_links: AnswerLinkMaker | None = None,
     ) -> None:
         self.registry = Registry(
-            agents=agents, tools=tools, hooks=hooks, approval_policies=approval_policies, store=store, prices=prices
+            agents=agents,
+            tools=tools,
+            hooks=hooks,
+            approval_policies=approval_policies,
+            store=store,
+            prices=prices,
+            notifications=notifications,
+            answer_links=answer_links,
         )
         self.budget = None if budget is None else Budget.model_validate(budget)
         """The budget of every run of this App, under the agent's ``default_options["budget"]`` and the run's."""

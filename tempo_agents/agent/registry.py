@@ -11,6 +11,9 @@ from tempo_agents.agent.delegation import is_child_tool
 from tempo_agents.agent.hooks import ToolHooks
 from tempo_agents.budgets.prices import ModelPrice, PriceTable
 from tempo_agents.errors import ConfigurationError, ToolNotFoundError
+from tempo_agents.notifications.channels import NotificationSettings
+from tempo_agents.notifications.events import AnswerLinkMaker
+from tempo_agents.notifications.sender import NotificationSender
 from tempo_agents.store.base import Store
 from tempo_agents.store.transcript_cache import TranscriptCache
 from tempo_agents.store.url import open_store
@@ -33,6 +36,8 @@ class Registry:
         approval_policies: Mapping[str, ApprovalPolicy] | None = None,
         store: str | Store | None = None,
         prices: PriceTable | Mapping[str, ModelPrice | Mapping[str, Any]] | None = None,
+        notifications: NotificationSettings | None = None,
+        answer_links: AnswerLinkMaker | None = None,
     ) -> None:
         if isinstance(prices, PriceTable):
             self.prices = prices
@@ -66,6 +71,25 @@ class Registry:
         self._store_source: str | Store | None = store
         self._store: Store | None = store if isinstance(store, Store) else None
         self._transcripts: TranscriptCache | None = None
+        self.notifier: NotificationSender | None = None
+        """Sends the runs' notification events (``None``: no channel is configured)."""
+        self._answer_links = answer_links
+        if notifications is not None:
+            self.use_notifications(notifications)
+
+    def use_notifications(self, settings: NotificationSettings) -> None:
+        """Send the runs' events to these channels (a worker's ``--notifications`` file replaces the App's)."""
+        self._check_channel_names(settings)
+        self.notifier = NotificationSender(settings, self._answer_links) if settings.channels else None
+
+    def _check_channel_names(self, settings: NotificationSettings) -> None:
+        for agent in self._agents.values():
+            for owner, names in [(f'agent "{agent.id}"', agent.notify)] + [
+                (f'tool "{tool.id}" of agent "{agent.id}"', tool.notify) for tool in agent.tools.values()
+            ]:
+                unknown = [name for name in names or [] if name not in {c.name for c in settings.channels}]
+                if unknown:
+                    raise ConfigurationError(f"{owner} names notification channel(s) {unknown} that are not defined")
 
     def agent(self, agent_id: str) -> Agent:
         """The registered agent with this id."""

@@ -4,15 +4,13 @@
 The signature is ``v1,`` and the base64 of HMAC-SHA256 over ``<id>.<timestamp>.<body>`` with the secret
 (``whsec_`` and base64 of the key, or any other text, whose UTF-8 bytes are the key); the header may carry several,
 space-separated (a sender rotating its secret), and one match is enough. It is a few lines of the standard library,
-so no dependency is added for it. A delivery whose timestamp is further than ``tolerance`` from now is refused: a
+so no dependency is added for it; the signing is shared with the notifications a run sends
+(``notifications/signature.py``). A delivery whose timestamp is further than ``tolerance`` from now is refused: a
 captured delivery cannot be sent again later.
 """
 
 from __future__ import annotations
 
-import base64
-import binascii
-import hashlib
 import hmac
 import re
 from collections.abc import Mapping
@@ -20,6 +18,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from tempo_agents.errors import TempoAgentsError
+from tempo_agents.notifications.signature import sign_webhook
 
 __all__ = ["DEFAULT_TOLERANCE", "WebhookRefusedError", "sign_webhook", "verify_webhook"]
 
@@ -46,22 +45,6 @@ class VerifiedDelivery:
 
     webhook_id: str
     sent_at: datetime
-
-
-def _key(secret: str) -> bytes:
-    if secret.startswith("whsec_"):
-        try:
-            return base64.b64decode(secret.removeprefix("whsec_"), validate=True)
-        except binascii.Error:
-            pass
-    return secret.encode()
-
-
-def sign_webhook(secret: str, webhook_id: str, timestamp: int, body: bytes) -> str:
-    """The ``webhook-signature`` header a sender with ``secret`` puts on ``body``."""
-    signed = f"{webhook_id}.{timestamp}.".encode() + body
-    digest = hmac.new(_key(secret), signed, hashlib.sha256).digest()
-    return "v1," + base64.b64encode(digest).decode()
 
 
 def verify_webhook(

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from tempo_agents.cli._console import CliError
+from tempo_agents.notifications.config_file import NOTIFICATIONS_ENV
 from tempo_agents.store.pool_size import STORE_POOL_SIZE_ENV
 
 if TYPE_CHECKING:
@@ -59,6 +60,15 @@ def add_app_options(command: argparse.ArgumentParser, *, required: bool) -> None
         ),
     )
     command.add_argument("--task-queue", metavar="NAME", help="override the App's task queue")
+    command.add_argument(
+        "--notifications",
+        default=os.environ.get(NOTIFICATIONS_ENV) or None,
+        metavar="FILE",
+        help=(
+            "notification channels (webhooks, Slack, email) of the App's runs, a JSON or TOML file; replaces the "
+            f"App's own (default ${NOTIFICATIONS_ENV})"
+        ),
+    )
 
 
 def _pool_size(text: str) -> int:

@@ -17,6 +17,7 @@ from tempo_agents.agent.app import App
 from tempo_agents.budgets.prices import PriceTable
 from tempo_agents.cli._console import CliError, one_line
 from tempo_agents.errors import ConfigurationError
+from tempo_agents.notifications.config_file import load_notification_settings
 
 if TYPE_CHECKING:
     from temporalio.service import TLSConfig
@@ -105,9 +106,14 @@ def _import_file(path: Path, what: str) -> ModuleType:
 
 
 def configure_app(
-    app: App, *, store: str | None = None, task_queue: str | None = None, prices: str | None = None
+    app: App,
+    *,
+    store: str | None = None,
+    task_queue: str | None = None,
+    prices: str | None = None,
+    notifications: str | None = None,
 ) -> App:
-    """Apply ``--store``, ``--task-queue`` and ``--prices`` to a loaded App."""
+    """Apply ``--store``, ``--task-queue``, ``--prices`` and ``--notifications`` to a loaded App."""
     if task_queue:
         app.task_queue = task_queue
     if prices:
@@ -115,6 +121,11 @@ def configure_app(
             app.registry.prices = PriceTable.from_file(prices)
         except ConfigurationError as error:
             raise CliError(f"--prices: {error.message}", 2) from error
+    if notifications:
+        try:
+            app.registry.use_notifications(load_notification_settings(notifications))
+        except ConfigurationError as error:
+            raise CliError(f"--notifications: {error.message}", 2) from error
     if store:
         try:
             app.registry.use_store(store)

@@ -40,7 +40,9 @@ def add_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
 
 async def cmd_run(args: argparse.Namespace) -> int:
     """Start a run of ``agent`` with ``prompt`` and print its chunks; exits 1 when the run failed."""
-    app = configure_app(load_app(args.app), store=args.store, task_queue=args.task_queue)
+    app = configure_app(
+        load_app(args.app), store=args.store, task_queue=args.task_queue, notifications=args.notifications
+    )
     try:
         app.agent(args.agent)
     except ConfigurationError as error:

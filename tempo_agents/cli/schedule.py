@@ -66,7 +66,9 @@ def _line(view: ScheduleView) -> str:
 
 
 async def cmd_schedule(args: argparse.Namespace) -> int:
-    app: App = configure_app(load_app(args.app), store=args.store, task_queue=args.task_queue)
+    app: App = configure_app(
+        load_app(args.app), store=args.store, task_queue=args.task_queue, notifications=args.notifications
+    )
     await connect(app, args.address, args.namespace, **connection_options(args))
     if args.action == "create":
         if (args.thread is None) != (args.resource is None):

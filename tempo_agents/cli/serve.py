@@ -113,7 +113,9 @@ def print_api_urls(server: ApiServer) -> None:
 
 async def cmd_serve(args: argparse.Namespace) -> int:
     """Serve ``--app``'s HTTP API until SIGINT/SIGTERM."""
-    app = configure_app(load_app(args.app), store=args.store, task_queue=args.task_queue)
+    app = configure_app(
+        load_app(args.app), store=args.store, task_queue=args.task_queue, notifications=args.notifications
+    )
     api_tokens(args)  # a refused --api-host fails before anything connects
     add_webhook_sources(app, args)
     telemetry = CommandTelemetry(args, sdk_metrics=True)

@@ -71,7 +71,13 @@ def _add_prices_option(command: argparse.ArgumentParser) -> None:
 
 async def cmd_worker(args: argparse.Namespace) -> int:
     """Serve ``--app`` on a Temporal server until SIGINT/SIGTERM."""
-    app = configure_app(load_app(args.app), store=args.store, task_queue=args.task_queue, prices=args.prices)
+    app = configure_app(
+        load_app(args.app),
+        store=args.store,
+        task_queue=args.task_queue,
+        prices=args.prices,
+        notifications=args.notifications,
+    )
     telemetry = CommandTelemetry(args)
     telemetry.before_connect()
     await connect(app, args.address, args.namespace, **connection_options(args))
@@ -96,7 +102,13 @@ async def cmd_worker(args: argparse.Namespace) -> int:
 async def cmd_dev(args: argparse.Namespace) -> int:
     """Start the embedded dev server and, with ``--app``, a worker and the HTTP API, until SIGINT/SIGTERM."""
     app = (
-        configure_app(load_app(args.app), store=args.store, task_queue=args.task_queue, prices=args.prices)
+        configure_app(
+            load_app(args.app),
+            store=args.store,
+            task_queue=args.task_queue,
+            prices=args.prices,
+            notifications=args.notifications,
+        )
         if args.app
         else None
     )

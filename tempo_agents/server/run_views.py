@@ -20,6 +20,7 @@ from tempo_agents.agent.run_queries import RunQueries
 from tempo_agents.agent.schedules import SCHEDULE_MEMO, SCHEDULED_BY
 from tempo_agents.agent.visibility import TOP_RUNS, quote, runs_query
 from tempo_agents.errors import ConfigurationError
+from tempo_agents.notifications.delivery_payloads import DELIVERIES_QUERY, DeliveryRecord, delivery_workflow_id
 from tempo_agents.server.child_runs import child_runs
 from tempo_agents.server.errors import ApiError
 from tempo_agents.server.pending_view import iso, pending_view
@@ -235,10 +236,26 @@ async def run_detail(app: App, run_id: str) -> dict[str, Any]:
             "pending": [] if closed else [await pending_view(agent, call) for call in pending],
             "tasks": [task.to_wire() for task in tasks],
             "answers": None if answers is None else [answer.to_wire() for answer in answers],
+            "notifications": await notification_deliveries(app, run_id),
             "budget": await _budget_view(app, run_id, snapshot.budget),
         }
     )
     return detail
+
+
+async def notification_deliveries(app: App, run_id: str) -> list[dict[str, Any]] | None:
+    """The deliveries of the run's notification events (its delivery workflow's ``deliveries`` query): ``[]`` when
+    the run sent none, ``None`` when no worker answered."""
+    handle = app.client.get_workflow_handle(delivery_workflow_id(run_id))
+    try:
+        records = await asyncio.wait_for(handle.query(DELIVERIES_QUERY, result_type=list[DeliveryRecord]), timeout=5)
+    except RPCError as error:
+        if error.status == RPCStatusCode.NOT_FOUND:
+            return []
+        return None
+    except (WorkflowQueryFailedError, TimeoutError):
+        return None
+    return [record.to_wire() for record in records]
 
 
 async def _budget_view(app: App, run_id: str, state: BudgetState | None) -> dict[str, Any] | None:

@@ -14,6 +14,7 @@ from tempo_agents.telemetry.run_scope import current_scope
 __all__ = [
     "BUDGET_STOPS",
     "COST",
+    "NOTIFICATION_DELIVERIES",
     "RUNS_FINISHED",
     "RUNS_STARTED",
     "RUN_METRICS",
@@ -49,6 +50,12 @@ WAIT_SECONDS = Histogram(
     "How long a suspended tool call waited for its answer (suspension to resumed call)",
     ["agent", "tool"],
     buckets=(1, 5, 15, 60, 300, 900, 3600, 4 * 3600, 24 * 3600, 7 * 24 * 3600, float("inf")),
+    registry=RUN_METRICS,
+)
+NOTIFICATION_DELIVERIES = Counter(
+    "tempo_agents_notification_deliveries",
+    "Attempts to deliver a run's notification events, by channel, event type and outcome (delivered, failed-attempt)",
+    ["channel", "type", "outcome"],
     registry=RUN_METRICS,
 )
 SUSPENDED_AT_FIELD = "suspendedAt"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import copy
 import logging
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from datetime import timedelta
 from typing import Any, Literal
 
@@ -39,7 +39,9 @@ class Tool:
     when it is a pydantic model, the validated dict for a JSON-schema dict) and a
     :class:`ToolContext`; it may be sync or async. ``require_approval`` is ``True`` or a predicate
     ``(input, context) -> bool`` (a predicate that raises means approval is required).
-    ``suspend_expires_in`` is the default deadline of this tool's suspensions and approvals.
+    ``suspend_expires_in`` is the default deadline of this tool's suspensions and approvals; ``remind_every`` re-sends
+    a waiting call's notification every interval, ``escalate_after`` re-addresses it to ``escalate_to`` once, and
+    ``notify`` names the notification channels of its waits (README, "Notifications").
     ``on_input_start``, ``on_input_delta``, ``on_input_available`` and ``on_output`` receive a
     :class:`ToolLifecycleEvent`; one that raises is logged and does not fail the call.
     ``transform={"display": {...}, "transcript": {...}}`` projects payloads for clients and for memory.
@@ -61,6 +63,10 @@ class Tool:
         output_validation: Literal["strict", "warn"] = "strict",
         title: str | None = None,
         suspend_expires_in: timedelta | None = None,
+        notify: Sequence[str] | None = None,
+        remind_every: timedelta | None = None,
+        escalate_after: timedelta | None = None,
+        escalate_to: Sequence[str] = (),
         on_input_start: LifecycleHook | None = None,
         on_input_delta: LifecycleHook | None = None,
         on_input_available: LifecycleHook | None = None,
@@ -88,6 +94,16 @@ class Tool:
         self.to_model_output = to_model_output
         self.output_validation = output_validation
         self.suspend_expires_in = suspend_expires_in
+        self.notify = None if notify is None else list(notify)
+        """The notification channels (by name) of this tool's waiting calls (``None``: the agent's)."""
+        self.remind_every = remind_every
+        self.escalate_after = escalate_after
+        self.escalate_to = list(escalate_to)
+        for name, value in (("remind_every", remind_every), ("escalate_after", escalate_after)):
+            if value is not None and value <= timedelta(0):
+                raise ConfigurationError(f"tool {id!r}: {name} must be a positive duration")
+        if escalate_after is not None and not escalate_to:
+            raise ConfigurationError(f"tool {id!r}: escalate_after needs escalate_to (principals or group:<name>)")
         self.on_input_start = on_input_start
         self.on_input_delta = on_input_delta
         self.on_input_available = on_input_available

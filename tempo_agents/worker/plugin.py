@@ -13,6 +13,8 @@ from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxR
 
 from tempo_agents.activities.agent_activities import AgentActivities
 from tempo_agents.agent.auto_resume import SuspendedCallHandoff, SuspendedRunFinder
+from tempo_agents.notifications.delivery_activity import NotificationDeliveries
+from tempo_agents.notifications.delivery_workflow import NotificationDeliveryWorkflow
 from tempo_agents.workflows.agent_run import AgentRunWorkflow
 from tempo_agents.workflows.thread import ThreadWorkflow
 
@@ -88,6 +90,10 @@ class TempoAgentsPlugin(SimplePlugin):
         )
         activities = AgentActivities(registry, handoff).all() if registry is not None else None
         workflow_tools = registry.workflow_classes if registry is not None else []
+        notifier = registry.notifier if registry is not None else None
+        if activities is not None and notifier is not None:  # the runs' events, delivered by a workflow of each run
+            activities.append(NotificationDeliveries(notifier.settings).deliver)
+            workflow_tools = [*workflow_tools, NotificationDeliveryWorkflow]
         super().__init__(
             "tempo_agents.TempoAgentsPlugin",
             data_converter=pydantic_data_converter,

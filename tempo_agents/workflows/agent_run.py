@@ -37,6 +37,7 @@ from tempo_agents.workflows.payloads import (
     BudgetAnswer,
     BudgetState,
     BudgetWait,
+    CallAlarm,
     CarriedState,
     FinishInput,
     HandoffAccepted,
@@ -91,6 +92,10 @@ BUDGET_WAITS = "budget-waits"
 """Patch id: a run whose budget policy is ``wait`` waits for a person when a model step finds a limit reached,
 then runs the step again (or ends). Asked only when that happens, so other histories carry no marker."""
 
+CALL_ALARMS = "call-reminders-and-escalation"
+"""Patch id: a waiting call with ``remind_every``/``escalate_after`` wakes the run for its reminders and its
+escalation. Asked only when a waiting call has one, so other histories carry no marker."""
+
 WAIT_FOR_CANCELLATION = workflow.ActivityCancellationType.WAIT_CANCELLATION_COMPLETED
 """A cancelled run journals ``abort`` only once its running model step and tools have stopped."""
 
@@ -132,6 +137,8 @@ class AgentRunWorkflow:
         self._notes: list[JournalRecord] = []
         """Refused signals, journaled at once by a local activity while the run waits."""
         self._refused_signals = 0
+        self._alarms: list[CallAlarm] = []
+        """Reminders and escalations to notify about, handed to the journal activity with their notes."""
         self._model_step_running: int | None = None
         self._child_calls = ChildCalls()
         self._budget_waits = carried.budget_waits
@@ -686,7 +693,8 @@ class AgentRunWorkflow:
     async def _sleep_until_answered(self) -> None:
         calls = self._calls
         while not calls.any_resolved and not self._notes and self._interrupt is None:
-            deadline = calls.next_deadline()
+            alarms = calls.has_alarms() and workflow.patched(CALL_ALARMS)
+            deadline = calls.next_wakeup(alarms)
             timeout = None if deadline is None else max(timedelta(0), deadline - workflow.now())
             try:
                 await workflow.wait_condition(
@@ -700,7 +708,27 @@ class AgentRunWorkflow:
                 )
             except TimeoutError:
                 calls.expire(workflow.now())
+                if alarms:
+                    self._ring(calls.ring(workflow.now()))
             calls.resolve(self._child_calls.closed_alone(calls.waiting_ids()))
+
+    def _ring(self, alarms: list[CallAlarm]) -> None:
+        """Reminders and escalations came due: the journal says so (the notes), the journal activity notifies,
+        and an escalation shows in the memo the inbox reads."""
+        run_id = self._run_input.run_id
+        for alarm in alarms:
+            call = alarm.call
+            base = {"toolCallId": call.tool_call_id, "toolName": call.tool_name}
+            if alarm.kind == "escalated":
+                chunk = constructors.data_chunk(run_id, "data-call-escalated", {**base, "approvers": call.approvers})
+                key = f"call-escalated:{call.tool_call_id}:{call.round}"
+            else:
+                chunk = constructors.data_chunk(run_id, "data-call-reminder", {**base, "reminder": alarm.reminder})
+                key = f"call-reminder:{call.tool_call_id}:{call.round}:{alarm.reminder}"
+            self._notes.append(JournalRecord(chunk=chunk, key=key))
+            self._alarms.append(alarm)
+        if any(alarm.kind == "escalated" for alarm in alarms):
+            workflow.upsert_memo({"pending": [call.to_wire() for call in self.pending()]})
 
     def _switch_mode(self, mode: str) -> None:
         self._outbox.records.append(constructors.mode_changed(self._run_input.run_id, self._step, mode, self._mode))
@@ -747,10 +775,13 @@ class AgentRunWorkflow:
 
     async def _journal(self, records: list[JournalRecord]) -> None:
         """Write chunks a waiting run must show at once (no activity of the run is about to run)."""
+        alarms, self._alarms = self._alarms, []
         if records:
             await workflow.execute_local_activity(
                 JOURNAL,
-                JournalInput(run_id=self._run_input.run_id, records=records),
+                JournalInput(
+                    run_id=self._run_input.run_id, records=records, agent_id=self._run_input.agent_id, alarms=alarms
+                ),
                 start_to_close_timeout=FINISH_DEFAULTS.start_to_close_timeout,
                 retry_policy=FINISH_DEFAULTS.retry_policy(),
             )

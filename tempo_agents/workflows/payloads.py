@@ -72,6 +72,11 @@ class RunOptions(WireModel):
     """Set on a fork (``App.fork``): the run and step it was forked from."""
     budget: Budget | None = None
     """Limits on tokens and cost (the App's, the agent's and the run's merged); checked before each model step."""
+    remind_every_seconds: float | None = Field(default=None, gt=0)
+    """Reminders of this run's waiting calls whose tools set none (over the agent's)."""
+    escalate_after_seconds: float | None = Field(default=None, gt=0)
+    escalate_to: list[str] | None = None
+    """The escalation of this run's waiting calls whose tools set none (over the agent's)."""
 
 
 MAX_CARRIED_ANSWERS = 100
@@ -256,6 +261,11 @@ class Suspension(WireModel):
     resume_schema: str = ""
     input_snapshot: Any = None
     expires_in_seconds: float | None = None
+    remind_every_seconds: float | None = None
+    """Re-send the waiting call's notification every so often (workflow time)."""
+    escalate_after_seconds: float | None = None
+    """Re-address the call to ``escalate_to`` once it has waited this long."""
+    escalate_to: list[str] | None = None
 
 
 class ToolCallResult(WireModel):
@@ -289,6 +299,13 @@ class PendingCall(WireModel):
     step: int = 0
     index: int = 0
     input_snapshot: Any = None
+    approvers: list[str] = Field(default_factory=list)
+    """Who may answer (principals or ``group:<name>``); empty: anyone."""
+    remind_every_seconds: float | None = None
+    escalate_after_seconds: float | None = None
+    escalate_to: list[str] | None = None
+    escalated: bool | None = None
+    """``True`` once the call was re-addressed to ``escalate_to`` (its ``approvers`` now); unset before."""
 
     @classmethod
     def of(cls, call_input: ToolCallInput, suspension: Suspension, suspended_at: datetime, round: int) -> PendingCall:
@@ -310,7 +327,22 @@ class PendingCall(WireModel):
             step=call_input.step,
             index=call.index,
             input_snapshot=suspension.input_snapshot,
+            remind_every_seconds=suspension.remind_every_seconds,
+            escalate_after_seconds=suspension.escalate_after_seconds,
+            escalate_to=suspension.escalate_to,
         )
+
+    def reminder_at(self, sent: int) -> datetime | None:
+        """When reminder ``sent + 1`` is due (``None``: no reminders)."""
+        if self.remind_every_seconds is None:
+            return None
+        return self.suspended_at + timedelta(seconds=self.remind_every_seconds * (sent + 1))
+
+    def escalation_at(self) -> datetime | None:
+        """When the call is re-addressed (``None``: never, or it was already)."""
+        if self.escalate_after_seconds is None or self.escalated or not self.escalate_to:
+            return None
+        return self.suspended_at + timedelta(seconds=self.escalate_after_seconds)
 
 
 class ResumeRequest(WireModel):
@@ -416,11 +448,23 @@ class RunResult(WireModel):
     starts a new run with them."""
 
 
+class CallAlarm(WireModel):
+    """A waiting call's reminder came due, or it was escalated: the journal activity notifies about it."""
+
+    kind: Literal["reminder", "escalated"]
+    call: PendingCall
+    reminder: int = 0
+    """Which reminder (1, 2, ...)."""
+
+
 class JournalInput(WireModel):
-    """Input of the journal local activity: chunks a waiting run must show at once (a refused signal)."""
+    """Input of the journal local activity: chunks a waiting run must show at once (a refused signal, a
+    reminder, an escalation), and the alarms to notify about."""
 
     run_id: str
     records: list[JournalRecord]
+    agent_id: str | None = None
+    alarms: list[CallAlarm] = Field(default_factory=list)
 
 
 class ChildRelayInput(WireModel):

@@ -25,6 +25,7 @@ from tempo_agents.tools.validation import Schema, validate_resume_data
 from tempo_agents.workflows.payloads import (
     MAX_CARRIED_ANSWERS,
     Answer,
+    CallAlarm,
     HandoffRequest,
     PendingCall,
     Resolution,
@@ -80,6 +81,8 @@ class WaitingCalls:
         self._deferred: list[ResumeRequest] = []
         """``resume`` signals received while calls ran, decided once they have ended."""
         self._answers = list(answers)
+        self._reminders: dict[str, int] = {}
+        """How many reminders each waiting call has had."""
 
     # What the queries show ------------------------------------------------------------------
 
@@ -136,6 +139,7 @@ class WaitingCalls:
             if call.activity is not None:
                 self._options[call.tool_call_id] = call.activity
             self._waiting[call.tool_call_id] = PendingCall.of(call_input, result.suspension, now, call_input.round)
+            self._reminders[call.tool_call_id] = 0
             self._refusals.pop(call.tool_call_id, None)
         elif result.status == "resume-rejected":
             self._waiting[call.tool_call_id] = self._answered[call.tool_call_id]
@@ -247,6 +251,45 @@ class WaitingCalls:
                 self._resolutions[call_id] = Resolution(
                     action="decline" if call.requires_approval else "expire", expired=True
                 )
+
+    # Reminders and escalation ----------------------------------------------------------------
+
+    def has_alarms(self) -> bool:
+        """Whether a call that waits unanswered has a reminder or an escalation to come."""
+        return any(self._alarm_at(call_id, call) is not None for call_id, call in self._open())
+
+    def next_wakeup(self, with_alarms: bool) -> datetime | None:
+        """When the workflow must wake: the first deadline, or (``with_alarms``) the first reminder or escalation."""
+        times = [call.expires_at for call in self._waiting.values() if call.expires_at is not None]
+        if with_alarms:
+            times += [at for call_id, call in self._open() if (at := self._alarm_at(call_id, call)) is not None]
+        return min(times) if times else None
+
+    def ring(self, now: datetime) -> list[CallAlarm]:
+        """The reminders and escalations due at ``now``: an escalated call is re-addressed to its ``escalate_to``
+        (its ``approvers`` from now on); reminders missed while the worker was away come as one, the latest."""
+        alarms: list[CallAlarm] = []
+        for call_id, call in self._open():
+            escalation = call.escalation_at()
+            if escalation is not None and escalation <= now:
+                call = call.model_copy(update={"approvers": list(call.escalate_to or []), "escalated": True})
+                self._waiting[call_id] = call
+                alarms.append(CallAlarm(kind="escalated", call=call))
+            sent = self._reminders.get(call_id, 0)
+            due = call.reminder_at(sent)
+            if due is not None and due <= now:
+                while (later := call.reminder_at(sent + 1)) is not None and later <= now:
+                    sent += 1
+                self._reminders[call_id] = sent + 1
+                alarms.append(CallAlarm(kind="reminder", call=call, reminder=sent + 1))
+        return alarms
+
+    def _open(self) -> list[tuple[str, PendingCall]]:
+        return [(call_id, call) for call_id, call in self._waiting.items() if call_id not in self._resolutions]
+
+    def _alarm_at(self, call_id: str, call: PendingCall) -> datetime | None:
+        times = [t for t in (call.escalation_at(), call.reminder_at(self._reminders.get(call_id, 0))) if t is not None]
+        return min(times) if times else None
 
     # Taking the answered calls up -------------------------------------------------------------
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +23,7 @@ from tempo_agents.worker import TempoAgentsPlugin
 from tempo_agents.workflows.activity_calls import LOCAL_ACTIVITIES
 from tempo_agents.workflows.agent_run import (
     BUDGET_WAITS,
+    CALL_ALARMS,
     REFUSED_RESUMES_RUN_ANEW,
     RESUMED_CALLS_KEEP_OPTIONS,
     SEGMENTS_CLOSED_BY_ACTIVITIES,
@@ -59,8 +61,9 @@ def _markers(path: Path, name: str) -> list[Any]:
 def test_history_takes_its_path(path: Path) -> None:
     """The v2 and v3 histories carry the segments patch marker and no finish activity (activities end segments;
     ``v2-cancel-waiting``, cancelled while it waited for an approval, is ended by the finish activity);
-    the older ones have neither. Only v3 histories ran local activities, behind their patch (and a resumed local
-    call behind the resumed-calls patch; an answer after a refused one behind the refused-resumes patch)."""
+    the older ones have neither; only ``v2-reminders-escalation`` has the reminders' patch. Only v3 histories ran
+    local activities, behind their patch (and a resumed local call behind the resumed-calls patch; an answer after
+    a refused one behind the refused-resumes patch)."""
     text = path.read_text()
     version = path.stem.split("-")[0] if path.stem.startswith(("v2-", "v3-", "v4-")) else "v1"
     patches = [
@@ -68,6 +71,9 @@ def test_history_takes_its_path(path: Path) -> None:
         for marker in _markers(path, "core_patch")
         for payload in marker.details["patch-data"].payloads
     ]
+    reminded = path.stem == "v2-reminders-escalation"  # a waiting call with reminders and an escalation
+    assert (CALL_ALARMS in patches) == reminded
+    patches = [patch for patch in patches if patch != CALL_ALARMS]
     local = [  # model steps and tool calls run as local activities (the journal one is older)
         marker
         for marker in _markers(path, "core_local_activity")
@@ -224,3 +230,21 @@ def test_a_thread_history_is_committed() -> None:
         ("thread-run-3", "removed"),
         ("thread-run-1", "COMPLETED"),
     ]
+
+
+def test_a_reminders_history_is_committed() -> None:
+    """A waiting call reminded every day, escalated after two and declined by its deadline after three: one timer a
+    day on workflow time, and the journal activity that wrote each reminder's and the escalation's notes."""
+    events = load(Path(__file__).parents[1] / "histories" / "v2-reminders-escalation.json").events
+    timers = [
+        e.timer_started_event_attributes.start_to_fire_timeout.ToTimedelta()
+        for e in events
+        if e.HasField("timer_started_event_attributes")
+    ]
+    assert [round(t / timedelta(hours=1)) for t in timers] == [24, 24, 24]
+    journaled = [
+        e
+        for e in events
+        if e.HasField("marker_recorded_event_attributes") and b"tempo_agents.journal" in e.SerializeToString()
+    ]
+    assert len(journaled) == 2  # day 1: a reminder; day 2: the escalation and a reminder

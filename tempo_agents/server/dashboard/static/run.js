@@ -114,6 +114,10 @@ export function runView(root, runId, { signal, session }) {
   const openedSteps = new Set(); // the steps whose input is open stay open when the table is drawn again
   new MutationObserver(() => { waiting.hidden = !pending.children.length; }).observe(pending, { childList: true });
   const tasks = h("div", { class: "task-list", "aria-live": "polite" });
+  // The run's notification events and how each delivery went (queued, delivering, delivered, failed).
+  const deliveries = h("ul", { class: "deliveries" });
+  const notifications = h("section", { class: "notifications", "aria-labelledby": "notifications-title", hidden: true },
+    h("h2", { id: "notifications-title" }, "Notifications"), deliveries);
   const timeline = h("div", { class: "timeline-wrap" });
   const log = h("div", { class: "conversation", "aria-live": "polite" });
   const statusBadge = h("span", { class: "status" });
@@ -243,7 +247,7 @@ export function runView(root, runId, { signal, session }) {
         h("div", { class: "col" },
           h("h2", {}, "Conversation"), log),
         h("aside", { class: "col side" },
-          h("h2", {}, "Tasks"), tasks))),
+          h("h2", {}, "Tasks"), tasks, notifications))),
     cancelDialog,
     interruptDialog,
     rollbackDialog,
@@ -340,6 +344,12 @@ export function runView(root, runId, { signal, session }) {
     }
     showBudget(run.budget);
     if (tasksSeen === null) tasks.replaceChildren(taskList(run.tasks)); // else the journal's latest is shown
+    const sent = run.notifications || [];
+    notifications.hidden = !sent.length;
+    deliveries.replaceChildren(...sent.map((d) => h("li", { class: `delivery ${d.status}`, dataset: { event: d.eventId } },
+      h("code", {}, visible(d.eventType)), " to ", visible(d.channel), ": ", h("span", { class: "delivery-status" }, visible(d.status)),
+      d.attempts ? ` after ${d.attempts} attempt${d.attempts === 1 ? "" : "s"}` : "",
+      d.error ? h("span", { class: "muted" }, " (", visible(d.error), ")") : "")));
   }
   let timelineData = null;
   let stepsData = null;

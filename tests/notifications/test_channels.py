@@ -1,0 +1,160 @@
+"""Slack-compatible messages and email (a real SMTP server), channels chosen per tool, per agent and per App, answer
+links plugged in, and settings read from a JSON or TOML file with secrets from the environment."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tempo_agents import Agent, ScriptedModel, ScriptedResponse, ScriptedToolCall, create_tool
+from tempo_agents.errors import ConfigurationError
+from tempo_agents.notifications import EmailChannel, NotificationSettings, SlackChannel, WebhookChannel
+from tempo_agents.notifications.config_file import load_notification_settings
+from tests.conftest import AppFactory, running_worker
+from tests.support.notification_receivers import WebhookReceiver, smtp_server, webhook_receiver
+
+
+def links(run_id: str, tool_call_id: str, round: int, args: Any) -> dict[str, str]:
+    base = f"https://agents.example.test/answer/{run_id}/{tool_call_id}/{round}"
+    return {"approve": f"{base}/approve", "decline": f"{base}/decline"}
+
+
+async def wait_for(predicate: Any, timeout: float = 60) -> None:
+    deadline = asyncio.get_running_loop().time() + timeout
+    while not predicate():
+        if asyncio.get_running_loop().time() > deadline:
+            raise AssertionError("timed out waiting")
+        await asyncio.sleep(0.1)
+
+
+async def test_slack_and_email_of_a_tool_and_the_agents_own_channel(
+    make_app: AppFactory, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.DEBUG)
+    ops, chat = WebhookReceiver(), WebhookReceiver()
+    with webhook_receiver(ops), webhook_receiver(chat), smtp_server() as (smtp_port, mails):
+        settings = NotificationSettings(
+            channels=[
+                WebhookChannel(name="ops", url=ops.url),
+                SlackChannel(name="chat", url=chat.url),
+                EmailChannel(name="mail", host="127.0.0.1", port=smtp_port, sender="agents@example.test", to=["a@x"]),
+            ],
+            public_url="https://agents.example.test",
+            first_retry=timedelta(milliseconds=100),
+        )
+        pay = create_tool(
+            id="pay",
+            description="Pays an invoice",
+            input_schema={"type": "object", "properties": {"invoice": {"type": "string"}}},
+            execute=lambda data: "paid",
+            require_approval=True,
+            notify=["chat", "mail"],
+            transform={"display": {"approval": lambda ctx: {**ctx.input, "iban": "hidden"}}},
+        )
+        model = ScriptedModel(
+            [
+                ScriptedResponse(tool_calls=[ScriptedToolCall("pay", {"invoice": "F-12", "iban": "DE00 1234"})]),
+                ScriptedResponse(text="Paid."),
+            ]
+        )
+        agent = Agent(id="payer", model=model, tools={"pay": pay}, notify=["ops"])
+        app = make_app([agent], notifications=settings, answer_links=links)
+        async with running_worker(app):
+            stream = await app.agent("payer").stream("pay F-12")
+            await stream.result()
+            await wait_for(lambda: len(chat.deliveries) >= 1 and len(mails) >= 1)
+            answer = await app.approve_tool_call("payer", run_id=stream.run_id, answered_by="lin")
+            await answer.result()
+            await wait_for(lambda: len(ops.events) >= 1 and len(chat.deliveries) >= 2 and len(mails) >= 2)
+
+    run_id = stream.run_id
+    # the tool's channels hear of its call; the agent's of the run's end
+    assert [e["type"] for e in ops.events] == ["run.finished"]
+    slack = json.loads(chat.deliveries[0][2])
+    assert slack["text"] == f"Approval needed: pay in run {run_id} (payer)"
+    assert [block["type"] for block in slack["blocks"]] == ["section", "section", "actions"]
+    assert "hidden" in slack["blocks"][1]["text"]["text"] and "DE00" not in json.dumps(slack)
+    buttons = slack["blocks"][2]["elements"]
+    assert [(b["type"], b["text"]["text"], b["url"]) for b in buttons] == [
+        ("button", "Approve", f"https://agents.example.test/answer/{run_id}/call_0_0/0/approve"),
+        ("button", "Decline", f"https://agents.example.test/answer/{run_id}/call_0_0/0/decline"),
+        ("button", "Open in dashboard", f"https://agents.example.test/#/runs/{run_id}"),
+    ]
+    assert json.loads(chat.deliveries[1][2])["text"] == f"Answered (approve) by lin: pay in run {run_id} (payer)"
+    envelope, mail = mails[0]
+    assert envelope.mail_from == "agents@example.test" and envelope.rcpt_tos == ["a@x"]
+    assert str(mail["Subject"]).strip() == f"Approval needed: pay in run {run_id} (payer)"
+    assert mail.get_content_type() == "multipart/alternative"
+    parts = {part.get_content_type(): part.get_content() for part in mail.iter_parts()}
+    assert set(parts) == {"text/plain", "text/html"}
+    assert f"Approve: https://agents.example.test/answer/{run_id}/call_0_0/0/approve" in parts["text/plain"]
+    assert "<a href='https://agents.example.test/#/runs/" in parts["text/html"]
+    assert "DE00" not in parts["text/plain"] + parts["text/html"]
+    assert chat.url not in caplog.text  # a Slack incoming-webhook URL is a credential: never logged
+    assert "chat" in caplog.text  # the deliveries to it were logged, by the channel's name
+
+
+def test_settings_from_json_and_toml_with_secrets_from_the_environment(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("HOOK_SECRET", "whsec_c2VjcmV0LWZyb20tZW52")
+    monkeypatch.setenv("SLACK_URL", "https://hooks.example.test/T/B/xyz")
+    monkeypatch.setenv("SMTP_PASSWORD", "pw-from-env")
+    (tmp_path / "n.toml").write_text(
+        """
+public_url = "https://agents.example.test"
+retry_for = 7200
+default = ["ops"]
+
+[[channels]]
+type = "webhook"
+name = "ops"
+url = "https://ops.example.test/hook"
+secrets_env = ["HOOK_SECRET"]
+
+[[channels]]
+type = "slack"
+name = "chat"
+url_env = "SLACK_URL"
+
+[[channels]]
+type = "email"
+name = "mail"
+host = "smtp.example.test"
+port = 587
+starttls = true
+sender = "agents@example.test"
+to = ["oncall@example.test"]
+username = "agents"
+password_env = "SMTP_PASSWORD"
+"""
+    )
+    settings = load_notification_settings(tmp_path / "n.toml")
+    assert settings.retry_for == timedelta(hours=2)
+    assert settings.chosen(None) == ["ops"]
+    assert [c.type for c in settings.channels] == ["webhook", "slack", "email"]
+    assert settings.channels[0].secrets == ["whsec_c2VjcmV0LWZyb20tZW52"]  # type: ignore[union-attr]
+    shown = repr(settings)
+    assert "c2VjcmV0" not in shown and "hooks.example.test" not in shown and "pw-from-env" not in shown
+
+    (tmp_path / "n.json").write_text(json.dumps({"channels": [{"type": "webhook", "name": "x", "url": "u"}]}))
+    assert load_notification_settings(tmp_path / "n.json").chosen(None) == ["x"]
+
+    monkeypatch.delenv("HOOK_SECRET")
+    with pytest.raises(ConfigurationError, match="environment variable HOOK_SECRET is not set"):
+        load_notification_settings(tmp_path / "n.toml")
+    (tmp_path / "bad.json").write_text(json.dumps({"channels": [{"type": "pager", "name": "x"}]}))
+    with pytest.raises(ConfigurationError, match=r"bad\.json"):
+        load_notification_settings(tmp_path / "bad.json")
+
+
+def test_a_channel_an_agent_names_must_exist(make_app: AppFactory) -> None:
+    agent = Agent(id="typo", model=ScriptedModel([]), notify=["opps"])
+    with pytest.raises(ConfigurationError, match=r"agent \"typo\" names notification channel\(s\) \['opps'\]"):
+        make_app([agent], notifications=NotificationSettings(channels=[WebhookChannel(name="ops", url="u")]))

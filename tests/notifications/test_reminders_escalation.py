@@ -1,0 +1,205 @@
+"""Reminders and escalation of a waiting call measured on workflow time, over days skipped by the time-skipping
+dev server, and a receiver that is down for an hour of skipped time and then gets every event, in order."""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from collections.abc import AsyncIterator
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+from temporalio.client import WorkflowHandle
+from temporalio.contrib.pydantic import pydantic_data_converter
+from temporalio.testing import WorkflowEnvironment
+
+from tempo_agents import Agent, App, ScriptedModel, ScriptedResponse, ScriptedToolCall, create_tool
+from tempo_agents.notifications import NotificationSettings, WebhookChannel
+from tempo_agents.notifications.delivery_payloads import delivery_workflow_id
+from tempo_agents.workflows import search_attributes
+from tempo_agents.workflows.payloads import PendingCall
+from tests.conftest import closed_history, running_worker, temporal_binary
+from tests.support.notification_receivers import WebhookReceiver, settled_deliveries, webhook_receiver
+
+SECRET = "whsec_c2tpcHBpbmctdGltZS1zZWNyZXQtMTIzNDU2Nzg="
+
+
+@pytest.fixture(scope="module")
+async def skipping_env() -> AsyncIterator[WorkflowEnvironment]:
+    env = await WorkflowEnvironment.start_time_skipping_v2(
+        dev_server_existing_path=temporal_binary(),
+        dev_server_extra_args=["--dynamic-config-value", "frontend.WorkflowTimeSkippingEnabled=true"],
+        data_converter=pydantic_data_converter,
+        search_attributes=search_attributes.ALL,
+        ui=False,
+        dev_server_log_level="error",
+    )
+    try:
+        yield env
+    finally:
+        await env.shutdown()
+
+
+def refund_agent(agent_id: str, **tool_options: Any) -> Agent:
+    tool = create_tool(
+        id="refund",
+        description="Refunds an order",
+        input_schema={"type": "object", "properties": {"order": {"type": "integer"}}},
+        execute=lambda data: {"refunded": data["order"]},
+        require_approval=True,
+        **tool_options,
+    )
+    model = ScriptedModel(
+        [ScriptedResponse(tool_calls=[ScriptedToolCall("refund", {"order": 7})]), ScriptedResponse(text="Done.")]
+    )
+    return Agent(id=agent_id, model=model, tools={"refund": tool})
+
+
+def make_app(env: WorkflowEnvironment, tmp_path: Path, agent: Agent, settings: NotificationSettings) -> App:
+    return App(
+        agents=[agent],
+        store=f"sqlite:///{tmp_path / 's.db'}",
+        task_queue=f"tq-{uuid.uuid4()}",
+        client=env.client,
+        notifications=settings,
+    )
+
+
+async def wait_for(predicate: Any, timeout: float = 90) -> None:
+    deadline = asyncio.get_running_loop().time() + timeout
+    while not predicate():
+        if asyncio.get_running_loop().time() > deadline:
+            raise AssertionError("timed out waiting")
+        await asyncio.sleep(0.1)
+
+
+async def test_reminders_and_escalation_over_days(skipping_env: WorkflowEnvironment, tmp_path: Path) -> None:
+    receiver = WebhookReceiver(secrets=[SECRET])
+    with webhook_receiver(receiver):
+        settings = NotificationSettings(channels=[WebhookChannel(name="ops", url=receiver.url, secrets=[SECRET])])
+        agent = refund_agent(
+            "reminded",
+            suspend_expires_in=timedelta(days=4),
+            remind_every=timedelta(days=1),
+            escalate_after=timedelta(days=2),
+            escalate_to=["group:managers"],
+        )
+        app = make_app(skipping_env, tmp_path, agent, settings)
+        async with running_worker(app):
+            stream = await app.agent("reminded").stream("refund order 7")
+            handle = app.client.get_workflow_handle(stream.run_id)
+            final = await handle.result()
+            await wait_for(lambda: "run.finished" in [e["type"] for e in receiver.events])
+            history = await closed_history(app.client, stream.run_id)
+            journal = [c.model_dump(by_alias=True) async for c in app.attach(stream.run_id).full_stream]
+            offset = journal[-1]["offset"] + 1
+            journal += [c.model_dump(by_alias=True) async for c in app.attach(stream.run_id, offset=offset).full_stream]
+
+    assert final["finishReason"] == "stop"
+    kinds = [(e["type"], e.get("reminder")) for e in receiver.events]
+    assert kinds == [
+        ("call.waiting", None),
+        ("call.reminder", 1),
+        ("call.escalated", None),
+        ("call.reminder", 2),
+        ("call.reminder", 3),
+        ("call.expired", None),
+        ("run.finished", None),
+    ]
+    escalated = receiver.events[2]
+    assert escalated["escalatedTo"] == ["group:managers"]
+    assert escalated["call"]["approvers"] == ["group:managers"]
+    assert receiver.events[4]["call"]["approvers"] == ["group:managers"]  # reminders after it go to the managers
+    assert receiver.events[5]["answer"]["expired"] is True
+    timers = [
+        e.timer_started_event_attributes.start_to_fire_timeout.ToTimedelta()
+        for e in history.events
+        if e.HasField("timer_started_event_attributes")
+    ]
+    assert [round(t / timedelta(hours=1)) for t in timers] == [24, 24, 24, 24]
+    notes = [(c["type"], c["data"]) for c in journal if c["type"] in ("data-call-reminder", "data-call-escalated")]
+    assert notes == [
+        ("data-call-reminder", {"toolCallId": "call_0_0", "toolName": "refund", "reminder": 1}),
+        ("data-call-escalated", {"toolCallId": "call_0_0", "toolName": "refund", "approvers": ["group:managers"]}),
+        ("data-call-reminder", {"toolCallId": "call_0_0", "toolName": "refund", "reminder": 2}),
+        ("data-call-reminder", {"toolCallId": "call_0_0", "toolName": "refund", "reminder": 3}),
+    ]
+
+
+async def test_escalation_readdresses_the_waiting_call(skipping_env: WorkflowEnvironment, tmp_path: Path) -> None:
+    receiver = WebhookReceiver()
+    with webhook_receiver(receiver):
+        settings = NotificationSettings(channels=[WebhookChannel(name="ops", url=receiver.url)])
+        agent = refund_agent("escalated", escalate_after=timedelta(hours=8), escalate_to=["lead", "group:finance"])
+        app = make_app(skipping_env, tmp_path, agent, settings)
+        async with running_worker(app):
+            stream = await app.agent("escalated").stream("refund order 7")
+            handle: WorkflowHandle[Any, Any] = app.client.get_workflow_handle(stream.run_id)
+            await wait_for(lambda: "call.escalated" in [e["type"] for e in receiver.events])
+            pending = await handle.query("pending", result_type=list[PendingCall])
+            answer = await app.approve_tool_call("escalated", run_id=stream.run_id, answered_by="lead")
+            assert (await answer.result()).finish_reason == "stop"
+
+    assert [call.approvers for call in pending] == [["lead", "group:finance"]]
+    assert pending[0].escalated is True
+
+
+async def test_a_receiver_down_for_an_hour_gets_every_event_afterwards(
+    skipping_env: WorkflowEnvironment, tmp_path: Path
+) -> None:
+    receiver = WebhookReceiver(secrets=[SECRET])
+    receiver.down = True
+    with webhook_receiver(receiver):
+        settings = NotificationSettings(
+            channels=[WebhookChannel(name="ops", url=receiver.url, secrets=[SECRET])], retry_for=timedelta(days=2)
+        )
+        app = make_app(skipping_env, tmp_path, refund_agent("down"), settings)
+        async with running_worker(app):
+            stream = await app.agent("down").stream("refund order 7")
+            assert (await stream.result()).finish_reason == "suspended"
+            answer = await app.approve_tool_call("down", run_id=stream.run_id, answered_by="ada")
+            assert (await answer.result()).finish_reason == "stop"  # the run never waited for the receiver
+            delivery = app.client.get_workflow_handle(delivery_workflow_id(stream.run_id))
+            started = (await delivery.describe()).start_time
+            assert started is not None
+            hour = timedelta(hours=1)
+            while await skipping_env.get_current_time(delivery) < started + hour:
+                await asyncio.sleep(0.2)
+            refused = len(receiver.deliveries)
+            receiver.down = False
+            records = await settled_deliveries(app, stream.run_id, 3)
+
+    assert refused >= 3
+    assert all(status == 503 for status, _, _ in receiver.deliveries[:refused])
+    assert [e["type"] for e in receiver.events] == ["call.waiting", "call.answered", "run.finished"]
+    assert [r.status for r in records] == ["delivered", "delivered", "delivered"]
+    assert records[0].attempts > 3
+
+
+async def test_run_options_set_reminders_and_escalation(skipping_env: WorkflowEnvironment, tmp_path: Path) -> None:
+    receiver = WebhookReceiver()
+    with webhook_receiver(receiver):
+        settings = NotificationSettings(channels=[WebhookChannel(name="ops", url=receiver.url)])
+        agent = refund_agent("run-options", suspend_expires_in=timedelta(days=1))
+        app = make_app(skipping_env, tmp_path, agent, settings)
+        async with running_worker(app):
+            stream = await app.agent("run-options").stream(
+                "refund order 7",
+                remind_every_seconds=8 * 3600,
+                escalate_after_seconds=12 * 3600,
+                escalate_to=["oncall"],
+            )
+            final = await app.client.get_workflow_handle(stream.run_id).result()
+            await wait_for(lambda: "run.finished" in [e["type"] for e in receiver.events])
+
+    assert final["finishReason"] == "stop"
+    assert [(e["type"], e.get("reminder"), e.get("escalatedTo")) for e in receiver.events] == [
+        ("call.waiting", None, None),
+        ("call.reminder", 1, None),
+        ("call.escalated", None, ["oncall"]),
+        ("call.reminder", 2, None),
+        ("call.expired", None, None),
+        ("run.finished", None, None),
+    ]
