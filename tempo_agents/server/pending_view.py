@@ -66,5 +66,7 @@ async def pending_view(agent: Agent | None, call: PendingCall) -> dict[str, Any]
         "suspendedAt": iso(call.suspended_at),
         "expiresAt": iso(call.expires_at),
         "round": call.round,
+        "approvers": call.approvers,
+        "argsSchema": call.args_schema,
     }
     return view

@@ -86,6 +86,8 @@ class Answer(WireModel):
     """What was answered (a resume's data); ``None`` for approvals and declines."""
     reason: str | None = None
     """The reason given with a decline."""
+    args: Any = None
+    """The arguments an approver changed the call to (``None``: approved as the model made it)."""
 
 
 class CarriedState(WireModel):
@@ -208,6 +210,10 @@ class Resolution(WireModel):
     expired: bool = False
     answered_by: str | None = None
     """The principal that answered (the HTTP API's token name), when known."""
+    args: Any = None
+    """Approved with changed arguments: the arguments the call runs with (``None``: as the model made it)."""
+    args_before: Any = None
+    """Approved with changed arguments: the arguments the model made, for the journal's record of the change."""
 
 
 class ToolCallInput(WireModel):
@@ -236,6 +242,11 @@ class Suspension(WireModel):
     resume_schema: str = ""
     input_snapshot: Any = None
     expires_in_seconds: float | None = None
+    approvers: list[str] = Field(default_factory=list)
+    """Who may answer (principals, ``group:<name>``); empty: anyone. Computed by the activity (a policy is user
+    code), kept by the workflow with the waiting call."""
+    args_schema: str = ""
+    """An approval: the tool's input JSON schema, which edited arguments must match (empty: anything goes)."""
 
 
 class ToolCallResult(WireModel):
@@ -269,6 +280,11 @@ class PendingCall(WireModel):
     step: int = 0
     index: int = 0
     input_snapshot: Any = None
+    approvers: list[str] = Field(default_factory=list)
+    """Who may answer: principals, or ``group:<name>`` for a group; empty: anyone may answer."""
+    args_schema: str = ""
+    """An approval: the tool's input JSON schema (a JSON string), which arguments changed by an approver must
+    match; empty: any arguments."""
 
     @classmethod
     def of(cls, call_input: ToolCallInput, suspension: Suspension, suspended_at: datetime, round: int) -> PendingCall:
@@ -290,6 +306,8 @@ class PendingCall(WireModel):
             step=call_input.step,
             index=call.index,
             input_snapshot=suspension.input_snapshot,
+            approvers=list(suspension.approvers),
+            args_schema=suspension.args_schema,
         )
 
 
@@ -304,6 +322,14 @@ class ResumeRequest(WireModel):
     """When set, the run must belong to this agent."""
     answered_by: str | None = None
     """Who answers (a principal name): kept with the answer and shown as ``answeredBy`` in its chunk."""
+    answered_by_groups: list[str] = Field(default_factory=list)
+    """The groups ``answered_by`` belongs to, resolved where the principal is known (the server's tokens, the
+    App's groups); a call assigned to ``group:<name>`` may be answered by its members."""
+    args: Any = None
+    """An approval with changed arguments: the call runs with exactly these (checked against the tool's input
+    schema); ``None``: as the model made them."""
+    round: int | None = None
+    """When set, the answer is for this round of the call only (an answer link is bound to one round)."""
 
 
 class ResumeAccepted(WireModel):

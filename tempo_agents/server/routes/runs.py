@@ -18,7 +18,7 @@ from temporalio.client import WorkflowExecutionStatus
 
 from tempo_agents.agent.stream import AgentStream
 from tempo_agents.models.messages import Message, normalize_messages
-from tempo_agents.server.bodies import MAX_OFFSET, RunDeclineBody, RunForkBody, RunResumeBody, RunToolCallBody
+from tempo_agents.server.bodies import MAX_OFFSET, RunApproveBody, RunDeclineBody, RunForkBody, RunResumeBody
 from tempo_agents.server.dependencies import PRINTABLE, AppDep
 from tempo_agents.server.errors import ApiError
 from tempo_agents.server.resuming import describe_run, http_command, resume_run
@@ -168,8 +168,8 @@ async def resume(app: AppDep, run_id: str, body: RunResumeBody, request: Request
 
 
 @router.post("/{run_id}/approve", summary="Approve a call waiting for approval")
-async def approve(app: AppDep, run_id: str, body: RunToolCallBody, request: Request) -> dict[str, Any]:
-    command = http_command(request, "approve", run_id, body.tool_call_id)
+async def approve(app: AppDep, run_id: str, body: RunApproveBody, request: Request) -> dict[str, Any]:
+    command = http_command(request, "approve", run_id, body.tool_call_id, args=body.args)
     _, resumed = await resume_run(app, None, command)
     return _accepted(resumed, body.tool_call_id)
 
