@@ -47,8 +47,8 @@ async def two_calls(make_app: AppFactory) -> tuple[App, list[dict[str, Any]]]:
 
 
 def approve_link(links: AnswerLinks, run_id: str, call: str = "call-1", **overrides: Any) -> str:
-    made = {"run_id": run_id, "tool_call_id": call, "round": 0, "args": TRANSFER_ARGS, "principal": "alice"}
-    made.update(overrides)
+    made: dict[str, Any] = {"run_id": run_id, "tool_call_id": call, "round": 0, "args": TRANSFER_ARGS}
+    made.update({"principal": "alice", **overrides})
     url: str = links.links(choices=approval_choices(), **made)["answers"]["approve"]
     return url
 
