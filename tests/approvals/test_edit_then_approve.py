@@ -52,7 +52,8 @@ async def test_the_tool_runs_with_exactly_the_approved_arguments_and_the_model_r
     assert tool_result["payload"]["result"] == {"sent": 450, "to": "acme-escrow"}
     assert [(a.action, a.answered_by, a.args) for a in answers] == [("approve", "alice", EDITED)]
     seen = model.requests[-1].messages  # the step after the call: what the model was given
-    calls = [part for message in seen if message.role == "assistant" for part in message.content if part.type == "tool-call"]
+    parts = [part for message in seen if message.role == "assistant" for part in message.content]
+    calls = [part for part in parts if part.type == "tool-call"]
     assert [(call.tool_call_id, call.args) for call in calls] == [("call-1", EDITED)]
 
 
