@@ -20,7 +20,11 @@ from temporalio.worker import Replayer
 
 from tempo_agents.worker import TempoAgentsPlugin
 from tempo_agents.workflows.activity_calls import LOCAL_ACTIVITIES
-from tempo_agents.workflows.agent_run import RESUMED_CALLS_KEEP_OPTIONS, SEGMENTS_CLOSED_BY_ACTIVITIES
+from tempo_agents.workflows.agent_run import (
+    APPROVED_ARGUMENTS,
+    RESUMED_CALLS_KEEP_OPTIONS,
+    SEGMENTS_CLOSED_BY_ACTIVITIES,
+)
 from tempo_agents.workflows.payloads import RunInput, RunResult
 
 HISTORIES = sorted((Path(__file__).parents[1] / "histories").glob("*.json"))
@@ -70,7 +74,9 @@ def test_history_takes_its_path(path: Path) -> None:
         assert patches == [] and "tempo_agents.finish_run" in text
     elif version == "v2":
         cancelled = path.stem == "v2-cancel-waiting"  # a cancelled run ends with the finish activity on every path
-        assert patches == [SEGMENTS_CLOSED_BY_ACTIVITIES] and ("tempo_agents.finish_run" in text) == cancelled
+        edited = [APPROVED_ARGUMENTS] if path.stem == "v2-approvers-edit" else []  # asked only for changed arguments
+        assert patches == [SEGMENTS_CLOSED_BY_ACTIVITIES, *edited]
+        assert ("tempo_agents.finish_run" in text) == cancelled
     else:
         assert patches[:2] == [SEGMENTS_CLOSED_BY_ACTIVITIES, LOCAL_ACTIVITIES] and local
         assert set(patches[2:]) <= {RESUMED_CALLS_KEEP_OPTIONS}
@@ -128,3 +134,21 @@ def test_a_fork_history_is_committed() -> None:
         e for e in events if e.activity_task_scheduled_event_attributes.activity_type.name.endswith("tool_call")
     ]
     assert len(tool_calls) == 2
+
+
+def test_an_assigned_and_edited_approval_history_is_committed() -> None:
+    """Calls assigned to approvers: a refused signal from someone else (journaled while the run waited), an
+    approval with changed arguments (the approved call's activity runs with them), a decline by a group member."""
+    events = load(Path(__file__).parents[1] / "histories" / "v2-approvers-edit.json").events
+    assert any(e.HasField("workflow_execution_signaled_event_attributes") for e in events)
+    inputs = [
+        json.loads(e.activity_task_scheduled_event_attributes.input.payloads[0].data)
+        for e in events
+        if e.activity_task_scheduled_event_attributes.activity_type.name == "tempo_agents.tool_call"
+    ]
+    resumed = {i["call"]["toolCallId"]: i for i in inputs if i.get("resolution")}
+    assert resumed["pay-1"]["call"]["args"] == {"amount": 450}
+    assert resumed["pay-1"]["resolution"]["argsBefore"] == {"amount": 900}
+    assert resumed["pay-1"]["resolution"]["answeredBy"] == "alice"
+    assert resumed["pay-2"]["resolution"]["action"] == "decline"
+    assert resumed["pay-2"]["resolution"]["answeredBy"] == "carol"
