@@ -17,17 +17,19 @@ import hmac
 import json
 import secrets as random_tokens
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 from urllib.parse import quote
 
-from tempo_agents.answer_links.choices import Choice
+from tempo_agents.answer_links.choices import Choice, approval_choices, option_choices
 
-__all__ = ["DEFAULT_EXPIRES_IN", "AnswerLinks", "LinkClaims", "LinkRefusedError", "args_hash"]
+__all__ = ["DEFAULT_EXPIRES_IN", "DEFAULT_PRINCIPAL", "AnswerLinks", "LinkClaims", "LinkRefusedError", "args_hash"]
 
 DEFAULT_EXPIRES_IN = timedelta(days=7)
+DEFAULT_PRINCIPAL = "answer-link"
+"""Who a link of a call assigned to nobody answers as (``AnswerLinks(principal=...)``)."""
 _VERSION = "v1"
 
 
@@ -71,7 +73,8 @@ def _unb64(text: str) -> bytes:
 class AnswerLinks:
     """Makes and checks answer links. ``secrets``: the signing secrets, the first signs (rotate by putting a new
     one first); ``base_url``: where the HTTP server is reached (``https://agents.example.com``); ``prefix``: its API
-    prefix; ``expires_in``: how long a link answers."""
+    prefix; ``expires_in``: how long a link answers; ``principal``: who the links of a call assigned to nobody
+    answer as (an assigned call's links answer as its first approver)."""
 
     def __init__(
         self,
@@ -80,6 +83,7 @@ class AnswerLinks:
         base_url: str,
         prefix: str = "/api",
         expires_in: timedelta = DEFAULT_EXPIRES_IN,
+        principal: str = DEFAULT_PRINCIPAL,
         clock: Callable[[], float] = time.time,
     ) -> None:
         keys = [secret.encode() for secret in secrets if secret]
@@ -89,6 +93,7 @@ class AnswerLinks:
         self.base_url = base_url.rstrip("/")
         self.prefix = "/" + prefix.strip("/") if prefix.strip("/") else ""
         self.expires_in = expires_in
+        self.principal = principal
         self._clock = clock
 
     def __repr__(self) -> str:  # never shows the secrets
@@ -124,6 +129,29 @@ class AnswerLinks:
                 for choice in choices
             },
         }
+
+    def __call__(
+        self,
+        run_id: str,
+        tool_call_id: str,
+        round: int,
+        args: Any,
+        *,
+        kind: str = "approval",
+        options: Sequence[str | Mapping[str, Any]] = (),
+        approvers: Sequence[str] = (),
+    ) -> dict[str, str]:
+        """The answer URLs of a waiting call (choice name → URL), as a notification's link maker asks for them: an
+        approval's ``approve``/``decline``, a choice question's options; each answers as the call's first approver
+        (a principal before a group), else as ``principal``."""
+        choices = approval_choices() if kind == "approval" else option_choices(options)
+        people = [name for name in approvers if not name.startswith("group:")]
+        principal = (people or list(approvers) or [self.principal])[0]
+        made = self.links(
+            run_id=run_id, tool_call_id=tool_call_id, round=round, args=args, choices=choices, principal=principal
+        )
+        answers: dict[str, str] = made["answers"]
+        return answers
 
     def dashboard_url(self, run_id: str) -> str:
         """The run's page in the dashboard (it shows the waiting call and answers under the signed-in token)."""

@@ -214,3 +214,27 @@ async def test_a_link_of_one_round_does_not_answer_the_next(make_app: AppFactory
         assert (await http.post(round_1)).status_code == 200
         await app.attach(run_id, follow="run").result()
     assert ran == ["savings"]
+
+
+def test_as_a_link_maker_it_gives_each_choice_a_link_answering_as_the_first_approver() -> None:
+    links = AnswerLinks(SECRETS, base_url="https://agents.example.com")
+
+    def claims(url: str) -> Any:
+        assert url.startswith("https://agents.example.com/api/answer-links/v1.")
+        return links.verify(url.rsplit("/", 1)[1])
+
+    approval = links("run-1", "call-1", 3, TRANSFER_ARGS, approvers=["group:finance", "alice"])
+    assert sorted(approval) == ["approve", "decline"]
+    verified = claims(approval["approve"])
+    assert (verified.run_id, verified.tool_call_id, verified.round, verified.principal) == (
+        "run-1",
+        "call-1",
+        3,
+        "alice",
+    )
+    assert verified.choice.action == "approve" and claims(approval["decline"]).choice.action == "decline"
+    question = links("run-1", "call-2", 0, {}, kind="question", options=[{"label": "Lisbon"}, "Porto"])
+    assert sorted(question) == ["Lisbon", "Porto"]
+    lisbon = claims(question["Lisbon"])
+    assert (lisbon.choice.action, lisbon.choice.data, lisbon.principal) == ("resume", "Lisbon", "answer-link")
+    assert claims(links("r", "c", 0, {}, approvers=["group:ops"])["approve"]).principal == "group:ops"
