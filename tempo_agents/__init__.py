@@ -20,12 +20,15 @@ from tempo_agents.agent import (
     ToolHooks,
     ToolInputPreview,
 )
+from tempo_agents.agent.approval import ApprovalRequest
+from tempo_agents.agent.approvers import ApproverPolicy
 from tempo_agents.agent.delegation import DelegationComplete, DelegationHooks, DelegationStart
 from tempo_agents.agent.events import EventRun
 from tempo_agents.agent.run_queries import RunQueries
 from tempo_agents.agent.schedules import AgentSchedule, ScheduledRun, ScheduleView
 from tempo_agents.agent.webhooks import WebhookRefusedError, sign_webhook
 from tempo_agents.agent.workflow_tools import WorkflowTool
+from tempo_agents.answer_links import AnswerLinks, Choice, approval_choices, option_choices
 from tempo_agents.errors import (
     ConfigurationError,
     ModelError,
@@ -89,7 +92,11 @@ __all__ = [
     "AgentMode",
     "AgentSchedule",
     "AgentStream",
+    "AnswerLinks",
     "App",
+    "ApprovalRequest",
+    "ApproverPolicy",
+    "Choice",
     "ConfigurationError",
     "DelegationComplete",
     "DelegationHooks",
@@ -128,6 +135,7 @@ __all__ = [
     "WorkflowTool",
     "__version__",
     "anthropic",
+    "approval_choices",
     "ask_user_tool",
     "configure_logging",
     "create_tool",
@@ -135,6 +143,7 @@ __all__ = [
     "local_model",
     "mcp_tools",
     "openai_compatible",
+    "option_choices",
     "otlp_tracer_provider",
     "sign_webhook",
     "submit_plan_tool",
