@@ -159,6 +159,8 @@ class CallRecord:
             resume_schema = suspension.resume_schema
             payload = {**self.base, "suspendPayload": shown_payload, "args": args, "resumeSchema": resume_schema}
             marker = {"suspended": True, "runId": run_id, "suspendPayload": suspension.suspend_payload}
+        if suspension.approvers:
+            payload["approvers"] = list(suspension.approvers)
         chunk = self.journal.chunk(chunk_type, {**payload, **(link or {})})
         call = self.input.call
         part = ToolResultPart(tool_call_id=call.tool_call_id, tool_name=call.tool_name, result=marker)

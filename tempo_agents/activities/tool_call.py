@@ -181,7 +181,7 @@ class _CallStages:
             tool_id=record.tool.id,
             expires_in_seconds=_seconds(expires),
             approvers=await _approvers(record, self.context),
-            args_schema=schema_string(record.tool.input_schema),
+            args_schema=schema_string(record.tool.input_schema) or "{}",  # "{}": any arguments may be approved
         )
         return await record.suspended(suspension, args=shown)
 

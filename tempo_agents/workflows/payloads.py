@@ -210,6 +210,8 @@ class Resolution(WireModel):
     expired: bool = False
     answered_by: str | None = None
     """The principal that answered (the HTTP API's token name), when known."""
+    answered_by_groups: list[str] | None = None
+    """The groups of ``answered_by``, passed on with the answer to a child run whose call this one stands for."""
     args: Any = None
     """Approved with changed arguments: the arguments the call runs with (``None``: as the model made it)."""
     args_before: Any = None
@@ -246,7 +248,8 @@ class Suspension(WireModel):
     """Who may answer (principals, ``group:<name>``); empty: anyone. Computed by the activity (a policy is user
     code), kept by the workflow with the waiting call."""
     args_schema: str = ""
-    """An approval: the tool's input JSON schema, which edited arguments must match (empty: anything goes)."""
+    """An approval: the tool's input JSON schema, which edited arguments must match (``{}``: any arguments; empty:
+    its arguments cannot be changed, as for a call that waits for its child's approval)."""
 
 
 class ToolCallResult(WireModel):
@@ -284,7 +287,8 @@ class PendingCall(WireModel):
     """Who may answer: principals, or ``group:<name>`` for a group; empty: anyone may answer."""
     args_schema: str = ""
     """An approval: the tool's input JSON schema (a JSON string), which arguments changed by an approver must
-    match; empty: any arguments."""
+    match (``{}``: any arguments); empty: its arguments cannot be changed (a call waiting for its child's approval,
+    an approval journaled before changes were possible)."""
 
     @classmethod
     def of(cls, call_input: ToolCallInput, suspension: Suspension, suspended_at: datetime, round: int) -> PendingCall:

@@ -196,6 +196,8 @@ class WaitingCalls:
             resolution = Resolution(action="resume", data={"approved": request.action == "approve"})
         if request.answered_by is not None:
             resolution = resolution.model_copy(update={"answered_by": request.answered_by})
+        if request.answered_by_groups:
+            resolution = resolution.model_copy(update={"answered_by_groups": list(request.answered_by_groups)})
         edited = request.args is not None and resolution.action == "approve" and request.args != waiting.args
         if edited:
             resolution = resolution.model_copy(update={"args": request.args, "args_before": waiting.args})
@@ -343,8 +345,10 @@ class WaitingCalls:
                 type=INVALID_ARGS,
                 non_retryable=True,
             )
-        if not waiting.args_schema:
-            return
+        if not waiting.args_schema:  # a call that waits for its child's approval: the child's arguments are not these
+            raise ApplicationError(
+                f'tool call "{call_id}": its arguments cannot be changed', type=INVALID_ARGS, non_retryable=True
+            )
         _, failure = validate_input(waiting.tool_id or waiting.tool_name, _schema(waiting.args_schema), request.args)
         if failure is not None:
             raise ApplicationError(failure.message, failure.to_result(), type=INVALID_ARGS, non_retryable=True)

@@ -17,6 +17,7 @@ from tempo_agents.agent.approval import ApprovalRequest
 from tempo_agents.errors import ConfigurationError, ResumeError
 from tempo_agents.server.auth import load_token_groups, load_tokens_file
 from tests.conftest import AppFactory, running_worker, temporal_binary
+from tests.support.agents import delegate, scripted_agent
 from tests.support.approval_agents import TRANSFER_ARGS, payments_agent
 from tests.support.http_api import served
 
@@ -201,3 +202,26 @@ async def test_the_temporal_cli_is_refused_with_who_may_answer_and_an_approver_i
     assert result.finish_reason == "stop"
     assert ran == [TRANSFER_ARGS]
     assert [answer.answered_by for answer in answers] == ["carol"]
+
+
+async def test_a_sub_agents_assigned_approval_is_assigned_on_the_parent_and_its_groups_reach_the_child(
+    make_app: AppFactory,
+) -> None:
+    ran: list[dict[str, Any]] = []
+    child, _ = payments_agent(ran, agent_id="treasurer", tool_approvers=["group:finance"])
+    parent = scripted_agent("desk", [delegate("treasurer", "pay acme", "t1")], "Paid.", agents={"treasurer": child})
+    app = make_app([parent], groups={"carol": ["finance"]})
+    async with running_worker(app):
+        first = await app.agent("desk").generate("go")
+        assert first.finish_reason == "suspended"
+        [waiting] = await app.pending(first.run_id, settle_seconds=60)
+        assert (waiting.tool_name, waiting.approvers) == ("agent-treasurer", ["group:finance"])
+        with pytest.raises(ResumeError, match="may be answered only by group:finance"):
+            await app.approve_tool_call("desk", run_id=first.run_id, answered_by="mallory")
+        with pytest.raises(ResumeError, match="its arguments cannot be changed"):
+            await app.approve_tool_call("desk", run_id=first.run_id, answered_by="carol", args={"prompt": "x"})
+        after = await (await app.approve_tool_call("desk", run_id=first.run_id, answered_by="carol")).result()
+        child_answers = await app.queries(f"{first.run_id}-t1").answers()
+    assert after.text == "Paid."
+    assert ran == [TRANSFER_ARGS]
+    assert [(a.action, a.answered_by) for a in child_answers] == [("approve", "carol")]

@@ -110,3 +110,19 @@ def test_arguments_cannot_be_changed_on_a_suspension() -> None:
     calls = waiting([], kind="suspension")
     error = refusal(calls, ResumeRequest(action="resume", data={"x": 1}, args={"amount": 5}))
     assert error.type == INVALID_ARGS
+
+
+def test_the_arguments_of_a_call_without_a_carried_schema_cannot_be_changed() -> None:
+    child_call = WaitingCalls([], clock=lambda: T0, keeps_options=lambda: True)
+    call_input = ToolCallInput(
+        run_id="run-1",
+        agent_id="agent-1",
+        step=1,
+        call=ToolCallRequest(tool_call_id="call-1", tool_name="agent-helper", args={"prompt": "pay"}),
+        options=RunOptions(),
+    )
+    suspension = Suspension(kind="approval", tool_id="pay")
+    child_call.call_ended(call_input, ToolCallResult(status="suspended", suspension=suspension), T0)
+    error = refusal(child_call, ResumeRequest(action="approve", args={"prompt": "x"}))
+    assert (error.type, error.message) == (INVALID_ARGS, 'tool call "call-1": its arguments cannot be changed')
+    child_call.validate(ResumeRequest(action="approve"))
