@@ -1,5 +1,6 @@
 """The inbox in a real Chromium: a call waiting for the signed-in approver says so, the approver edits the arguments
-as JSON, sees the diff against what the model asked for, and approves; a schema-invalid edit is refused in place."""
+as JSON, sees the diff against what the model asked for, and approves; a schema-invalid edit is refused in place;
+the run's page shows who changed what."""
 
 from __future__ import annotations
 
@@ -38,5 +39,9 @@ async def test_an_approver_edits_sees_the_diff_and_the_tool_runs_with_the_edit(m
         await expect(card.get_by_text("Answered as alice")).to_be_visible(timeout=10_000)
         await app.attach(first.run_id, follow="run").result()
         answers = await app.queries(first.run_id).answers()
+        await page.goto(f"{server.url}/#/runs/{first.run_id}")  # the run's history: who changed what
+        changed = page.locator(".conversation .args-changed")
+        await expect(changed).to_contain_text("arguments changed by alice before approval", timeout=15_000)
+        await expect(changed.locator("li.changed").first).to_have_text("amount: 900 → 450")
     assert ran == [{"amount": 450, "to": "acme-escrow"}]
     assert [(a.answered_by, a.args) for a in answers] == [("alice", {"amount": 450, "to": "acme-escrow"})]

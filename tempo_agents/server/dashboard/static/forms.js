@@ -314,7 +314,7 @@ function leaves(value, path = "", found = new Map()) {
 }
 
 // The changes from `before` to `after`, one line per changed leaf: removed, added or changed.
-function argsDiff(before, after) {
+export function argsDiff(before, after) {
   const old = leaves(before);
   const now = leaves(after);
   const rows = [];
