@@ -85,7 +85,11 @@ async def test_a_link_shows_a_page_on_get_and_answers_its_call_once_as_its_princ
         assert 'id="done">Approve: sent.' in answered.text
         again = await http.post(url)
         assert again.status_code == 409
-        assert "This call was answered already (by alice); this link answers nothing more." in again.text
+        assert "This link was used already; it answers nothing more." in again.text
+        other = approve_link(links, run_id)  # another link to the same call, not used yet: the call was answered
+        not_again = await http.post(other)
+        assert not_again.status_code == 409
+        assert "This call was answered already (by alice); this link answers nothing more." in not_again.text
         answers = await app.queries(run_id).answers()
         assert [(a.tool_call_id, a.action, a.answered_by) for a in answers] == [("call-1", "approve", "alice")]
         assert [call.tool_call_id for call in await app.pending(run_id)] == ["call-2"]  # the other call waits still

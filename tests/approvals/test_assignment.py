@@ -164,9 +164,12 @@ async def test_http_answers_are_refused_for_outsiders_and_accepted_from_a_group_
         assert accepted.status_code == 200, accepted.text
         result = await app.attach(run_id, follow="run").result()
         answers = await app.queries(run_id).answers()
+        journal = json.dumps([entry.chunk for entry in await app.store.read_chunks(run_id)])
     assert result.finish_reason == "stop"
     assert ran == [TRANSFER_ARGS]
     assert [answer.answered_by for answer in answers] == ["carol"]
+    assert '"answeredBy": "carol"' in journal
+    assert not [token for token in tokens if token in journal]  # principals are recorded, never their tokens
 
 
 def cli_update(env: WorkflowEnvironment, run_id: str, request: dict[str, Any]) -> subprocess.CompletedProcess[str]:

@@ -22,6 +22,7 @@ from tempo_agents.answer_links import AnswerLinks, LinkClaims, LinkRefusedError,
 from tempo_agents.server.dependencies import AppDep
 from tempo_agents.server.errors import api_error_from
 from tempo_agents.server.resuming import ResumeCommand, resume_run
+from tempo_agents.store.base import SavedOutcome
 from tempo_agents.workflows.payloads import PendingCall
 from tempo_agents.workflows.waiting_calls import may_answer
 
@@ -74,8 +75,16 @@ def _groups(request: Request, principal: str) -> list[str]:
     return [*server.get(principal, []), *app.groups.get(principal, [])]
 
 
+def _used_key(claims: LinkClaims) -> str:
+    """Where the store keeps that a link was used (by its nonce, under its run)."""
+    return f"answer-link-used:{claims.nonce}"
+
+
 async def _waiting_call(app: App, claims: LinkClaims, groups: list[str]) -> PendingCall:
-    """The call the link answers, as it waits now; raises when the link no longer fits it."""
+    """The call the link answers, as it waits now; raises when the link no longer fits it (or was used: a call
+    whose answer its tool refused waits again in the same round, and the link that gave that answer is spent)."""
+    if await app.store.saved_outcome(claims.run_id, _used_key(claims)) is not None:
+        raise LinkRefusedError("This link was used already; it answers nothing more.", status=409)
     try:
         pending = await app.pending(claims.run_id, settle_seconds=0)
     except RPCError:
@@ -156,5 +165,7 @@ async def answer(app: AppDep, token: str, request: Request) -> HTMLResponse:
         if answered_by is not None:
             reason = f"This call was answered already (by {answered_by}); this link answers nothing more."
         return _refused(reason, refused.status)
+    used = {"principal": claims.principal, "choice": choice.name, "toolCallId": claims.tool_call_id}
+    await app.store.record(claims.run_id, [], [], SavedOutcome(_used_key(claims), used))
     word = _ACTION_WORDS[choice.action]
     return _page("Answered", _summary(claims, call) + f'<p id="done">{html.escape(word)}: sent. Thank you.</p>')
