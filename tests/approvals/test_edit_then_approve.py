@@ -3,6 +3,8 @@ runs with exactly them, the model reads them in its transcript, and the journal 
 
 from __future__ import annotations
 
+import asyncio
+import json
 from typing import Any
 
 import pytest
@@ -12,6 +14,7 @@ from tempo_agents.tools.validation import to_schema, validate_input
 from tempo_agents.workflows.payloads import ResumeRequest
 from tests.conftest import AppFactory, running_worker
 from tests.support.approval_agents import TRANSFER_ARGS, Transfer, payments_agent
+from tests.support.cli_processes import CLI
 from tests.support.http_api import served
 
 EDITED = {"amount": 450, "to": "acme-escrow"}
@@ -93,4 +96,21 @@ async def test_the_reference_approve_route_takes_edited_arguments(make_app: AppF
         body = {"runId": first.run_id, "toolCallId": "call-1", "args": EDITED}
         answered = await http.post("/agents/payments/approve-tool-call-generate", json=body)
         assert answered.status_code == 200, answered.text
+    assert ran == [EDITED]
+
+
+async def test_the_api_command_approves_with_edited_arguments(make_app: AppFactory) -> None:
+    ran: list[dict[str, Any]] = []
+    agent, _ = payments_agent(ran)
+    app = make_app([agent])
+    async with running_worker(app), served(app) as http:
+        first = await agent.generate("pay")
+        process = await asyncio.create_subprocess_exec(
+            *CLI, "api", "--url", str(http.base_url), "run", "approve", first.run_id, "--tool-call-id", "call-1",
+            "--args", json.dumps(EDITED), stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+        )  # fmt: skip
+        stdout, stderr = await asyncio.wait_for(process.communicate(), 90)
+        assert process.returncode == 0, stderr.decode()
+        assert json.loads(stdout)["data"]["accepted"] is True
+        await app.attach(first.run_id, follow="run").result()
     assert ran == [EDITED]

@@ -280,8 +280,7 @@ function approvalForm(item, form, send) {
       : h("p", {}, "Run ", h("code", {}, visible(item.toolName)), " with these arguments?"),
     jsonBlock(inner ? inner.args : item.args, { "aria-label": "Arguments" }),
   );
-  const edits = inner ? null : argsEditor(item);
-  if (edits) form.append(edits.el);
+  const edits = inner ? null : argsEditor(item); // after the buttons: the reason stays the card's first control
   const id = fieldId("reason");
   const reason = h("input", { id, type: "text", name: "reason", placeholder: "Why (sent to the agent when declining)" });
   form.addEventListener("submit", (event) => event.preventDefault()); // Enter in the reason decides nothing
@@ -299,6 +298,7 @@ function approvalForm(item, form, send) {
       h("button", { type: "button", class: "primary", onclick: approve }, "Approve"),
       h("button", { type: "button", class: "danger", onclick: () => send({ action: "decline", reason: reason.value || null }) }, "Decline")),
   );
+  if (edits) form.append(edits.el);
 }
 
 // Every leaf of a JSON value by its path (`a.b[0]`), as JSON text: what a diff compares.
