@@ -71,6 +71,11 @@ APPROVED_ARGUMENTS = "approved-arguments"
 """Patch id: a call approved with arguments an approver changed runs again with those arguments. Asked only for
 such an answer (which no run before the patch could be given), so other histories carry no marker."""
 
+REFUSED_RESUMES_RUN_ANEW = "refused-resumes-run-anew"
+"""Patch id: runs started before it ran the answer that followed a refused one (``resume-rejected``) with the default
+activity options (the refused resume had taken the tool's) and under the refused answer's keys (so a local or
+retried activity could find the refused outcome and answer with it). Asked when a tool refuses an answer."""
+
 WAIT_FOR_CANCELLATION = workflow.ActivityCancellationType.WAIT_CANCELLATION_COMPLETED
 """A cancelled run journals ``abort`` only once its running model step and tools have stopped."""
 
@@ -102,7 +107,12 @@ class AgentRunWorkflow:
         self._projects_tasks = carried.projects_tasks
         self._outbox = carried.outbox
         self._status: RunStatus = "running"
-        self._calls = WaitingCalls(carried.answers, clock=workflow.now, keeps_options=_keeps_resumed_options)
+        self._calls = WaitingCalls(
+            carried.answers,
+            clock=workflow.now,
+            keeps_options=_keeps_resumed_options,
+            refusals_counted=_refused_answers_run_anew,
+        )
         self._handed_off = False
         self._notes: list[JournalRecord] = []
         """Refused signals, journaled at once by a local activity while the run waits."""
@@ -345,7 +355,7 @@ class AgentRunWorkflow:
         if not inputs:
             return
         batch = self._segments.batch_close(
-            [keys.tool_call_outcome(i.step, i.call.tool_call_id, i.round) for i in inputs],
+            [keys.tool_call_outcome(i.step, i.call.tool_call_id, i.round, i.refusals) for i in inputs],
             step_note,
             self._usage,
             reason_if_done,
@@ -460,6 +470,7 @@ class AgentRunWorkflow:
                             activity=self._calls.resumed_options(waiting.tool_call_id),
                         ),
                         round=waiting.round + 1,
+                        refusals=self._calls.refusals(waiting.tool_call_id),
                         resolution=resolution,
                         suspend_payload=waiting.suspend_payload,
                         input_snapshot=waiting.input_snapshot,
@@ -586,6 +597,10 @@ def _approved_args(waiting: PendingCall, resolution: Resolution) -> Any:
 
 def _keeps_resumed_options() -> bool:
     return workflow.patched(RESUMED_CALLS_KEEP_OPTIONS)
+
+
+def _refused_answers_run_anew() -> bool:
+    return workflow.patched(REFUSED_RESUMES_RUN_ANEW)
 
 
 def _failure_message(error: ActivityError) -> str:

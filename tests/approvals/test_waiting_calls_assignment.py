@@ -27,7 +27,7 @@ ARGS_SCHEMA = json.dumps(
 
 
 def waiting(approvers: list[str], *, kind: str = "approval", round: int = 0) -> WaitingCalls:
-    calls = WaitingCalls([], clock=lambda: T0, keeps_options=lambda: True)
+    calls = WaitingCalls([], clock=lambda: T0, keeps_options=lambda: True, refusals_counted=lambda: True)
     call_input = ToolCallInput(
         run_id="run-1",
         agent_id="agent-1",
@@ -113,7 +113,7 @@ def test_arguments_cannot_be_changed_on_a_suspension() -> None:
 
 
 def test_the_arguments_of_a_call_without_a_carried_schema_cannot_be_changed() -> None:
-    child_call = WaitingCalls([], clock=lambda: T0, keeps_options=lambda: True)
+    child_call = WaitingCalls([], clock=lambda: T0, keeps_options=lambda: True, refusals_counted=lambda: True)
     call_input = ToolCallInput(
         run_id="run-1",
         agent_id="agent-1",
