@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from tempo_agents.errors import ResumeError, ResumeValidationError
+from tempo_agents.tools.transform import ToolTransform
 from tempo_agents.tools.validation import to_schema, validate_input
 from tempo_agents.workflows.payloads import ResumeRequest
 from tests.conftest import AppFactory, running_worker
@@ -114,3 +115,18 @@ async def test_the_api_command_approves_with_edited_arguments(make_app: AppFacto
         assert json.loads(stdout)["data"]["accepted"] is True
         await app.attach(first.run_id, follow="run").result()
     assert ran == [EDITED]
+
+
+async def test_arguments_shown_through_a_display_transform_are_not_offered_for_editing(make_app: AppFactory) -> None:
+    ran: list[dict[str, Any]] = []
+    plain, _ = payments_agent(ran)
+    hidden, _ = payments_agent(ran, agent_id="hidden")
+    hidden.tools["transfer"].transform = ToolTransform.coerce(
+        {"display": {"input": lambda ctx: {**ctx.input, "to": "(hidden)"}}}, "test"
+    )
+    app = make_app([plain, hidden])
+    async with running_worker(app), served(app) as http:
+        runs = {(await app.agent(agent_id).generate("pay")).run_id: agent_id for agent_id in ("payments", "hidden")}
+        items = (await http.get("/inbox")).json()["items"]
+    editable = {runs[item["runId"]]: (item["argsEditable"], item["args"]) for item in items}
+    assert editable == {"payments": (True, TRANSFER_ARGS), "hidden": (False, {"amount": 900, "to": "(hidden)"})}

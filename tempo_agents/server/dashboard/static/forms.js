@@ -280,7 +280,7 @@ function approvalForm(item, form, send) {
       : h("p", {}, "Run ", h("code", {}, visible(item.toolName)), " with these arguments?"),
     jsonBlock(inner ? inner.args : item.args, { "aria-label": "Arguments" }),
   );
-  const edits = inner ? null : argsEditor(item); // after the buttons: the reason stays the card's first control
+  const edits = inner || !item.argsEditable ? null : argsEditor(item); // after the buttons: the reason stays first
   const id = fieldId("reason");
   const reason = h("input", { id, type: "text", name: "reason", placeholder: "Why (sent to the agent when declining)" });
   form.addEventListener("submit", (event) => event.preventDefault()); // Enter in the reason decides nothing
