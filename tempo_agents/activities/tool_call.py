@@ -193,7 +193,7 @@ class _CallStages:
         if resolution is not None and resolution.action == "resume" and self.context.resume_data is None:
             _, failure = validate_resume_data(record.tool.id, record.tool.resume_schema, resolution.data)
             if failure is not None:
-                return await record.resume_rejected(failure.message)
+                return await record.resume_rejected(failure.message, await _approvers(record, self.context))
             self.context.resume_data = resolution.data
         if resolution is not None and resolution.action == "expire":
             self.context.expired = True
