@@ -22,6 +22,7 @@ from tempo_agents.agent import (
 )
 from tempo_agents.agent.approval import ApprovalRequest
 from tempo_agents.agent.approvers import ApproverPolicy
+from tempo_agents.agent.budget_usage import BudgetRefusedError, BudgetUsage
 from tempo_agents.agent.delegation import DelegationComplete, DelegationHooks, DelegationStart
 from tempo_agents.agent.events import EventRun
 from tempo_agents.agent.run_queries import RunQueries
@@ -31,6 +32,7 @@ from tempo_agents.agent.webhook_sources import WebhookSource
 from tempo_agents.agent.webhooks import WebhookRefusedError, sign_webhook
 from tempo_agents.agent.workflow_tools import WorkflowTool
 from tempo_agents.answer_links import AnswerLinks, Choice, approval_choices, option_choices
+from tempo_agents.budgets import Budget, BudgetLimits, ModelPrice, PeriodLimits, PriceTable
 from tempo_agents.errors import (
     ConfigurationError,
     ModelError,
@@ -98,6 +100,10 @@ __all__ = [
     "App",
     "ApprovalRequest",
     "ApproverPolicy",
+    "Budget",
+    "BudgetLimits",
+    "BudgetRefusedError",
+    "BudgetUsage",
     "Choice",
     "ConfigurationError",
     "DelegationComplete",
@@ -110,6 +116,9 @@ __all__ = [
     "McpToolError",
     "Model",
     "ModelError",
+    "ModelPrice",
+    "PeriodLimits",
+    "PriceTable",
     "ResumeError",
     "ResumeRequest",
     "ResumeValidationError",
