@@ -25,6 +25,7 @@ from tempo_agents.agent.approvers import ApproverPolicy
 from tempo_agents.agent.budget_usage import BudgetRefusedError, BudgetUsage
 from tempo_agents.agent.delegation import DelegationComplete, DelegationHooks, DelegationStart
 from tempo_agents.agent.events import EventRun
+from tempo_agents.agent.run_control import RollbackResult
 from tempo_agents.agent.run_queries import RunQueries
 from tempo_agents.agent.schedules import AgentSchedule, ScheduledRun, ScheduleView
 from tempo_agents.agent.webhook_source_file import load_webhook_sources
@@ -38,6 +39,7 @@ from tempo_agents.errors import (
     ModelError,
     ResumeError,
     ResumeValidationError,
+    RunFinishedError,
     RunNotFoundError,
     StoreBusyError,
     StoreUnavailableError,
@@ -61,6 +63,7 @@ from tempo_agents.tools import (
 )
 from tempo_agents.worker import TempoAgentsPlugin
 from tempo_agents.workflows.payloads import ResumeRequest
+from tempo_agents.workflows.steering import InterruptRequest, SteerAccepted, SteerRequest
 from tempo_agents.workflows.tool_suspension import wait_for_resume
 
 if TYPE_CHECKING:
@@ -112,6 +115,7 @@ __all__ = [
     "EventRun",
     "FileAgentError",
     "GenerateResult",
+    "InterruptRequest",
     "McpServerUnavailableError",
     "McpToolError",
     "Model",
@@ -122,6 +126,8 @@ __all__ = [
     "ResumeError",
     "ResumeRequest",
     "ResumeValidationError",
+    "RollbackResult",
+    "RunFinishedError",
     "RunNotFoundError",
     "RunQueries",
     "ScheduleView",
@@ -129,6 +135,8 @@ __all__ = [
     "ScriptedModel",
     "ScriptedResponse",
     "ScriptedToolCall",
+    "SteerAccepted",
+    "SteerRequest",
     "StoreBusyError",
     "StoreUnavailableError",
     "TaskSignalProvider",

@@ -43,6 +43,17 @@ class RunNotFoundError(TempoAgentsError):
     code = "RUN_NOT_FOUND"
 
 
+class RunFinishedError(TempoAgentsError):
+    """A steer or an interrupt for a run that finishes (or finished) without another model step; nothing was
+    delivered, so its sender may start a new run instead. ``run_id`` names the run."""
+
+    code = "RUN_FINISHED"
+
+    def __init__(self, message: str, *, run_id: str) -> None:
+        super().__init__(message)
+        self.run_id = run_id
+
+
 class ResumeError(TempoAgentsError):
     """A resume, approval or decline was refused; the run is unchanged and stays as it was.
 

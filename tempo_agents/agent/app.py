@@ -25,6 +25,7 @@ from tempo_agents.agent.hooks import ToolHooks
 from tempo_agents.agent.local_activities import workflow_task_timeout
 from tempo_agents.agent.registry import Registry
 from tempo_agents.agent.resume import ANSWER_METHODS, send_resume, stream_after
+from tempo_agents.agent.run_control import RollbackResult, interrupt_run, rollback_run, steer_run
 from tempo_agents.agent.run_queries import RunQueries
 from tempo_agents.agent.schedules import AgentSchedule, ScheduleView, create_schedule, list_schedules
 from tempo_agents.agent.start_chunk import journal_start
@@ -36,13 +37,14 @@ from tempo_agents.budgets.limits import Budget, merge_budgets
 from tempo_agents.budgets.prices import ModelPrice, PriceTable
 from tempo_agents.errors import ConfigurationError, RunNotFoundError
 from tempo_agents.forks.compare import compare_runs
-from tempo_agents.models.messages import MessageInput, normalize_messages
+from tempo_agents.models.messages import Message, MessageInput, normalize_messages
 from tempo_agents.models.model import Model
 from tempo_agents.store.base import Store
 from tempo_agents.tools.tool import Tool
 from tempo_agents.workflows import search_attributes
 from tempo_agents.workflows.agent_run import AgentRunWorkflow
 from tempo_agents.workflows.payloads import BudgetAnswer, PendingCall, ResumeRequest, RunInput, RunOptions
+from tempo_agents.workflows.steering import SteerAccepted
 
 if TYPE_CHECKING:
     from tempo_agents.answer_links import AnswerLinks
@@ -709,6 +711,30 @@ class App:
         """Cancel a run: its running tools see ``ctx.cancelled``, the journal gets ``abort`` and a ``finish``
         with reason ``aborted``, and the workflow ends as cancelled."""
         await self.client.get_workflow_handle(run_id).cancel()
+
+    async def steer(
+        self, run_id: str, message: str | Message | dict[str, Any], *, sent_by: str | None = None
+    ) -> SteerAccepted:
+        """Deliver a user message into a running run, without starting a new one: the model sees it at the run's next
+        model step (``status="delivered"``, ``step``), or, while the run waits for a person, at the step after the
+        answer (``status="kept"``). The journal shows it as a ``data-user-message`` chunk naming ``sent_by``.
+
+        Raises :class:`~tempo_agents.errors.RunFinishedError` when the run ends (or ended) without another model
+        step: nothing was delivered; start a new run on the thread with the message instead."""
+        (steered,) = normalize_messages(message)
+        return await steer_run(self.client, run_id, steered, sent_by=sent_by)
+
+    async def interrupt(self, run_id: str, *, by_run_id: str = "", requested_by: str | None = None) -> None:
+        """Stop a run at its next step boundary, keeping what it did: it finishes with reason ``interrupted`` and
+        saves its messages to its thread. A run waiting for a person stops at once (its waiting calls end with a
+        tool error). ``by_run_id``: the run that asked (a thread's next run); ``requested_by``: the person. Raises
+        :class:`~tempo_agents.errors.RunFinishedError` when the run has closed."""
+        await interrupt_run(self.client, run_id, by_run_id=by_run_id, requested_by=requested_by)
+
+    async def rollback(self, run_id: str) -> RollbackResult:
+        """Cancel a run, wait until it has closed, and remove its messages from its memory thread: the next run on the
+        thread does not see them. The journal is kept and ends with a ``data-rolled-back`` chunk."""
+        return await rollback_run(self.client, self.store, run_id)
 
     async def pending(self, run_id: str, *, settle_seconds: float = PENDING_SETTLE_SECONDS) -> list[PendingCall]:
         """The calls a run waits on (its ``pending`` query).

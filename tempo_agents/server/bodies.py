@@ -108,6 +108,12 @@ class RunForkBody(_Body):
     memory: dict[str, Any] | None = None
 
 
+class RunSteerBody(_Body):
+    """``POST /runs/:runId/steer``: a user message for the run's next model step."""
+
+    message: Any = Field(description="a string, or one {role, content} message")
+
+
 class ToolExecuteBody(_Body):
     """``POST /tools/:toolId/execute``: the tool's input under ``data``."""
 

@@ -15,6 +15,7 @@ from temporalio.service import RPCError, RPCStatusCode
 from tempo_agents.agent.app import App
 from tempo_agents.agent.budget_usage import read_usage
 from tempo_agents.agent.forking import FORK_MEMO
+from tempo_agents.agent.run_control import rolled_back
 from tempo_agents.agent.run_queries import RunQueries
 from tempo_agents.agent.schedules import SCHEDULE_MEMO, SCHEDULED_BY
 from tempo_agents.agent.visibility import TOP_RUNS, quote, runs_query
@@ -182,6 +183,7 @@ async def run_detail(app: App, run_id: str) -> dict[str, Any]:
         "taskQueue": description.task_queue,
         "historyLength": description.history_length,
         "children": await child_runs(app.store, run_id),
+        "rolledBack": await rolled_back(app.store, run_id) if description.close_time is not None else None,
     }
     memo = await description.memo()
     origin = memo.get(FORK_MEMO)
