@@ -20,6 +20,8 @@ from tempo_agents.agent import (
     ToolHooks,
     ToolInputPreview,
 )
+from tempo_agents.agent.approval import ApprovalRequest
+from tempo_agents.agent.approvers import ApproverPolicy
 from tempo_agents.agent.budget_usage import BudgetRefusedError, BudgetUsage
 from tempo_agents.agent.delegation import DelegationComplete, DelegationHooks, DelegationStart
 from tempo_agents.agent.events import EventRun
@@ -30,6 +32,7 @@ from tempo_agents.agent.webhook_source_file import load_webhook_sources
 from tempo_agents.agent.webhook_sources import WebhookSource
 from tempo_agents.agent.webhooks import WebhookRefusedError, sign_webhook
 from tempo_agents.agent.workflow_tools import WorkflowTool
+from tempo_agents.answer_links import AnswerLinks, Choice, approval_choices, option_choices
 from tempo_agents.budgets import Budget, BudgetLimits, ModelPrice, PeriodLimits, PriceTable
 from tempo_agents.errors import (
     ConfigurationError,
@@ -96,11 +99,15 @@ __all__ = [
     "AgentMode",
     "AgentSchedule",
     "AgentStream",
+    "AnswerLinks",
     "App",
+    "ApprovalRequest",
+    "ApproverPolicy",
     "Budget",
     "BudgetLimits",
     "BudgetRefusedError",
     "BudgetUsage",
+    "Choice",
     "ConfigurationError",
     "DelegationComplete",
     "DelegationHooks",
@@ -148,6 +155,7 @@ __all__ = [
     "WorkflowTool",
     "__version__",
     "anthropic",
+    "approval_choices",
     "ask_user_tool",
     "configure_logging",
     "create_tool",
@@ -156,6 +164,7 @@ __all__ = [
     "local_model",
     "mcp_tools",
     "openai_compatible",
+    "option_choices",
     "otlp_tracer_provider",
     "sign_webhook",
     "submit_plan_tool",

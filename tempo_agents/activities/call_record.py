@@ -59,6 +59,8 @@ class CallRecord:
         self._answer: dict[str, Any] = {"answeredBy": answered_by} if answered_by is not None else {}
         """Added to the chunk that ends an answered call: who answered it."""
         self._transform = self.agent.transform_for(call.tool_name)
+        self._approvers_again: list[str] = []
+        """Who may answer a call whose tool refused its answer, as it waits again (the store's view of it)."""
 
     def _outcome_key(self, chunk_type: str) -> str:
         return keys.call_outcome(self.input.step, self.input.call.tool_call_id, chunk_type)
@@ -161,6 +163,8 @@ class CallRecord:
             resume_schema = suspension.resume_schema
             payload = {**self.base, "suspendPayload": shown_payload, "args": args, "resumeSchema": resume_schema}
             marker = {"suspended": True, "runId": run_id, "suspendPayload": suspension.suspend_payload}
+        if suspension.approvers:
+            payload["approvers"] = list(suspension.approvers)
         chunk = self.journal.chunk(chunk_type, {**payload, **(link or {})})
         call = self.input.call
         part = ToolResultPart(tool_call_id=call.tool_call_id, tool_name=call.tool_name, result=marker)
@@ -170,8 +174,9 @@ class CallRecord:
             [self._transcript_entry(Message(role="tool", content=[part]).to_wire())],
         )
 
-    async def resume_rejected(self, message: str) -> ToolCallResult:
-        """Resume data the tool's schema refused: the call waits again; the journal says why."""
+    async def resume_rejected(self, message: str, approvers: Sequence[str] = ()) -> ToolCallResult:
+        """Resume data the tool's schema refused: the call waits again (for ``approvers``); the journal says why."""
+        self._approvers_again = list(approvers)
         call = self.input.call
         chunk = constructors.resume_rejected(
             self.input.run_id, INVALID_RESUME_DATA, message, call.tool_call_id, toolName=call.tool_name
@@ -218,6 +223,7 @@ class CallRecord:
                 suspend_payload=self.input.suspend_payload,
                 resume_schema=schema_string(self.tool.resume_schema),
                 input_snapshot=self.input.input_snapshot,
+                approvers=self._approvers_again,
             )
             return WaitingChange(waits=[self._waiting_call(again, max(self.input.round - 1, 0))])
         if self.input.resolution is not None:

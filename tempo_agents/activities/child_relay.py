@@ -157,7 +157,9 @@ async def _suspend_parent(record: CallRecord, relay: ChildRelayInput, waiting: d
     args = await record.shown_args()
     if waiting["type"] == "tool-call-approval":
         approval = {"toolName": inner["toolName"], "args": inner.get("args")}
-        suspension = Suspension(kind="approval", tool_id=inner["toolName"], suspend_payload=approval)
+        suspension = Suspension(
+            kind="approval", tool_id=inner["toolName"], suspend_payload=approval, approvers=_approvers(inner)
+        )
         return await record.suspended(suspension, args=args, link=link)
     suspend_payload = inner.get("suspendPayload")
     suspension = Suspension(
@@ -165,8 +167,15 @@ async def _suspend_parent(record: CallRecord, relay: ChildRelayInput, waiting: d
         tool_id=inner["toolName"],
         suspend_payload=suspend_payload,
         resume_schema=inner.get("resumeSchema") or "",
+        approvers=_approvers(inner),
     )
     return await record.suspended(suspension, args=args, shown_payload=suspend_payload, link=link)
+
+
+def _approvers(inner: dict[str, Any]) -> list[str]:
+    """Who may answer the child's call: the parent's call is assigned to them too (the child checks again)."""
+    approvers = inner.get("approvers")
+    return [str(name) for name in approvers] if isinstance(approvers, list) else []
 
 
 async def _agent_failed(record: CallRecord, relay: ChildRelayInput, error: str) -> ToolCallResult:

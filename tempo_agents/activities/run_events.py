@@ -18,6 +18,7 @@ from tempo_agents.notifications.events import (
     CallKind,
     CallView,
     EventType,
+    LinkedCall,
     NotificationEvent,
     RunEnd,
     event_id,
@@ -80,7 +81,17 @@ async def _waiting_event(
     notifier = registry.notifier
     assert notifier is not None
     view = await _call_view(registry, agent_id, call)
-    links = notifier.links(run_id, (call.tool_call_id, call.round, call.args))
+    payload = call.suspend_payload
+    options = payload.get("options") if isinstance(payload, dict) else None
+    linked = LinkedCall(
+        call.tool_call_id,
+        call.round,
+        call.args,
+        _kind(call),
+        options if isinstance(options, list) else (),
+        call.approvers,
+    )
+    links = notifier.links(run_id, linked)
     return NotificationEvent.model_validate(
         {
             "id": event_id(run_id, event_type, call.tool_call_id, call.round, *parts),

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from temporalio import activity
 
 from tempo_agents.activities._running import attempt, is_local, may_have_run_before, saved_or_counted_start
+from tempo_agents.activities.approved_args import record_changed_args
 from tempo_agents.activities.call_record import CallRecord, close_batch_if_last, saved_outcome_key
 from tempo_agents.activities.handoff import CallHandoff
 from tempo_agents.activities.run_events import notify_call
@@ -78,6 +79,7 @@ async def _run(record: CallRecord, handoff: CallHandoff | None) -> ToolCallResul
     decided = await _decide(record)
     if decided is not None:
         return decided
+    await record_changed_args(record)
     reused = await _reuse(record)
     if reused is not None:
         return reused
@@ -178,7 +180,12 @@ class _CallStages:
         shown = await record.shown("approval", args, input=args)
         expires = record.tool.suspend_expires_in or record.agent.suspend_expires_in
         suspension = Suspension(
-            kind="approval", tool_id=record.tool.id, expires_in_seconds=_seconds(expires), **_alarms(record)
+            kind="approval",
+            tool_id=record.tool.id,
+            expires_in_seconds=_seconds(expires),
+            approvers=await _approvers(record, self.context),
+            args_schema=schema_string(record.tool.input_schema) or "{}",  # "{}": any arguments may be approved
+            **_alarms(record),
         )
         return await record.suspended(suspension, args=shown)
 
@@ -190,7 +197,7 @@ class _CallStages:
         if resolution is not None and resolution.action == "resume" and self.context.resume_data is None:
             _, failure = validate_resume_data(record.tool.id, record.tool.resume_schema, resolution.data)
             if failure is not None:
-                return await record.resume_rejected(failure.message)
+                return await record.resume_rejected(failure.message, await _approvers(record, self.context))
             self.context.resume_data = resolution.data
         if resolution is not None and resolution.action == "expire":
             self.context.expired = True
@@ -255,6 +262,7 @@ class _CallStages:
             input_snapshot=snapshot,
             expires_in_seconds=_seconds(suspender.expires_in),
             **_alarms(record),
+            approvers=await _approvers(record, self.context),
         )
         return await record.suspended(suspension, args=await record.shown_args(), shown_payload=shown)
 
@@ -310,6 +318,20 @@ async def _needs_approval(record: CallRecord, context: ToolContext) -> bool:
     except Exception as error:
         activity.logger.warning("approval check for %s raised %r: approval is required", call.tool_name, error)
         return True
+
+
+async def _approvers(record: CallRecord, context: ToolContext) -> list[str]:
+    """Who may answer the call: the tool's ``approvers=``, else the agent's, a registered policy's when one names
+    it (user code: it runs here, in the activity, and the workflow keeps what it returned)."""
+    chosen = record.tool.approvers if record.tool.approvers is not None else record.agent.approvers
+    if not isinstance(chosen, str):
+        return list(chosen or [])
+    call = record.input.call
+    request = ApprovalRequest(tool_name=call.tool_name, args=call.args, request_context=context.request_context)
+    named = await call_user_function(record.registry.approver_policy(chosen), request)
+    if isinstance(named, str) or not all(isinstance(name, str) and name for name in named):
+        raise TypeError(f'approver policy "{chosen}" must return a list of principals, got {named!r}')
+    return list(named)
 
 
 def _seconds(duration: Any) -> float | None:

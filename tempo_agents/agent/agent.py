@@ -17,7 +17,7 @@ from tempo_agents.errors import ConfigurationError
 from tempo_agents.models.messages import MessageInput
 from tempo_agents.models.model import Model, ToolDefinition
 from tempo_agents.signals import TaskSignalProvider
-from tempo_agents.tools.tool import Tool
+from tempo_agents.tools.tool import Tool, checked_approvers
 from tempo_agents.tools.transform import ToolTransform, merge_transforms
 from tempo_agents.tools.user_code import call_user_function
 from tempo_agents.workflows.payloads import ResumeRequest
@@ -58,7 +58,8 @@ class Agent:
     ``model_step_activity`` sets the timeouts and retries of its model steps.
     ``agents`` (sub-agents) and ``workflows`` (Temporal workflows) become the tools ``agent-<key>`` and
     ``workflow-<key>``, merged after ``tools`` (a later one overrides an earlier one of the same key);
-    ``delegation`` holds the hooks around sub-agent calls.
+    ``delegation`` holds the hooks around sub-agent calls. ``approvers`` assigns the waiting calls of tools that
+    name none (principals, ``group:<name>``, or an approver policy's name registered on the App).
     """
 
     def __init__(
@@ -85,6 +86,7 @@ class Agent:
         agents: Mapping[str, Agent] | None = None,
         workflows: Mapping[str, Any] | None = None,
         delegation: DelegationHooks | Mapping[str, Any] | None = None,
+        approvers: Sequence[str] | str | None = None,
     ) -> None:
         if not isinstance(id, str) or not id:
             raise ConfigurationError("Agent() needs a non-empty string id")
@@ -130,6 +132,9 @@ class Agent:
         self.escalate_to = list(escalate_to)
         """The default escalation of a waiting call of tools that set none: after ``escalate_after`` it is
         re-addressed to ``escalate_to`` (principals or ``group:<name>``)."""
+        self.approvers = checked_approvers(approvers, f'agent "{id}"')
+        """Who may answer the waiting calls of tools that name no approvers (``None``: anyone), or the name of
+        an approver policy registered on the App."""
         check_modes(id, modes, default_mode, set(self.tools))
         self.modes: dict[str, AgentMode] = {mode.id: mode for mode in modes}
         self.default_mode = default_mode or (modes[0].id if modes else None)
@@ -186,9 +191,13 @@ class Agent:
         request = ResumeRequest(action="resume", data=resume_data, tool_call_id=tool_call_id)
         return await (await self.answer(run_id, request, method="resume_generate")).result()
 
-    async def approve_tool_call(self, *, run_id: str, tool_call_id: str | None = None) -> AgentStream:
-        """Approve a call waiting for approval."""
-        return await self.answer(run_id, ResumeRequest(action="approve", tool_call_id=tool_call_id))
+    async def approve_tool_call(
+        self, *, run_id: str, tool_call_id: str | None = None, args: Any = None, answered_by: str | None = None
+    ) -> AgentStream:
+        """Approve a call waiting for approval (``args``: run it with these arguments instead, checked against the
+        tool's input schema)."""
+        request = ResumeRequest(action="approve", tool_call_id=tool_call_id, args=args, answered_by=answered_by)
+        return await self.answer(run_id, request)
 
     async def decline_tool_call(
         self, *, run_id: str, tool_call_id: str | None = None, reason: str | None = None

@@ -18,6 +18,7 @@ from temporalio.worker import Worker
 
 from tempo_agents.agent.agent import Agent
 from tempo_agents.agent.approval import ApprovalPolicy
+from tempo_agents.agent.approvers import ApproverPolicy
 from tempo_agents.agent.budget_usage import BudgetUsage, read_usage, run_usage, send_budget_answer
 from tempo_agents.agent.events import EventRun, EventTemplate, receive_event, receive_source_event
 from tempo_agents.agent.forking import FORK_MEMO, Reuse, forks_query, plan_fork
@@ -41,7 +42,6 @@ from tempo_agents.forks.compare import compare_runs
 from tempo_agents.models.messages import Message, MessageInput, normalize_messages
 from tempo_agents.models.model import Model
 from tempo_agents.notifications.channels import NotificationSettings
-from tempo_agents.notifications.events import AnswerLinkMaker
 from tempo_agents.store.base import Store
 from tempo_agents.tools.tool import Tool
 from tempo_agents.workflows import search_attributes
@@ -57,6 +57,7 @@ from tempo_agents.workflows.thread_payloads import (
 )
 
 if TYPE_CHECKING:
+    from tempo_agents.answer_links import AnswerLinks
     from tempo_agents.worker.plugin import TempoAgentsPlugin
 
 DEFAULT_TASK_QUEUE = "tempo-agents"
@@ -86,6 +87,10 @@ class App:
 
     ``event_secrets`` (agent id or ``"*"`` → Standard Webhooks secret) and ``event_templates`` (name → function of
     the payload) let other systems start runs with webhooks (:meth:`receive_event`, ``POST /api/agents/:id/events``).
+
+    ``approver_policies`` (name → function of an :class:`ApprovalRequest` returning principals and ``group:<name>``s)
+    assign waiting calls of tools and agents whose ``approvers=`` names them; ``groups`` (principal → group names)
+    says who belongs to which group; ``answer_links`` signs one-click answer URLs (:class:`AnswerLinks`).
 
     ``budget`` limits tokens and cost of every run (:class:`Budget`; an agent's ``default_options["budget"]`` and a
     run's ``budget`` option win over it, limit by limit); ``prices`` are the price table's (:class:`PriceTable`, or
@@ -118,7 +123,9 @@ class App:
         budget: Budget | Mapping[str, Any] | None = None,
         prices: PriceTable | Mapping[str, ModelPrice | Mapping[str, Any]] | None = None,
         notifications: NotificationSettings | None = None,
-        answer_links: AnswerLinkMaker | None = None,
+        approver_policies: Mapping[str, ApproverPolicy] | None = None,
+        groups: Mapping[str, Sequence[str]] | None = None,
+        answer_links: AnswerLinks | None = None,
     ) -> None:
         self.registry = Registry(
             agents=agents,
@@ -129,9 +136,15 @@ class App:
             prices=prices,
             notifications=notifications,
             answer_links=answer_links,
+            approver_policies=approver_policies,
         )
         self.budget = None if budget is None else Budget.model_validate(budget)
         """The budget of every run of this App, under the agent's ``default_options["budget"]`` and the run's."""
+        self.groups: dict[str, list[str]] = {name: list(names) for name, names in (groups or {}).items()}
+        """The groups each principal belongs to (principal → group names): answers under a principal carry its
+        groups, and calls assigned to ``group:<name>`` accept them. The HTTP server adds its tokens file's."""
+        self.answer_links = answer_links
+        """Signs and checks one-click answer links (``None``: no links)."""
         for agent in self.registry.agents:
             agent._bind(self)
         self.task_queue = task_queue
@@ -549,6 +562,10 @@ class App:
         in the texts of refused answers (by default the method of the action: ``resume_stream()`` ...).
         """
         agent = self.agent(agent_id)
+        if request.answered_by is not None:
+            groups = [*request.answered_by_groups]
+            groups += [group for group in self.groups.get(request.answered_by, []) if group not in groups]
+            request = request.model_copy(update={"answered_by_groups": groups})
         return await send_resume(
             self,
             run_id,
@@ -603,9 +620,11 @@ class App:
         tool_call_id: str | None = None,
         idempotency_key: str | None = None,
         answered_by: str | None = None,
+        args: Any = None,
     ) -> AgentStream:
-        """Approve a call waiting for approval: the tool runs with its original arguments."""
-        request = ResumeRequest(action="approve", tool_call_id=tool_call_id, answered_by=answered_by)
+        """Approve a call waiting for approval: the tool runs with its original arguments, or with ``args`` (an
+        approver's change, checked by the workflow against the tool's input schema; the journal records it)."""
+        request = ResumeRequest(action="approve", tool_call_id=tool_call_id, answered_by=answered_by, args=args)
         return await self.answer(run_id, request, agent_id=agent_id, idempotency_key=idempotency_key)
 
     async def decline_tool_call(
@@ -622,15 +641,18 @@ class App:
         request = ResumeRequest(action="decline", tool_call_id=tool_call_id, reason=reason, answered_by=answered_by)
         return await self.answer(run_id, request, agent_id=agent_id, idempotency_key=idempotency_key)
 
-    async def signal_resume(self, run_id: str, resume_data: Any, *, tool_call_id: str | None = None) -> None:
+    async def signal_resume(
+        self, run_id: str, resume_data: Any, *, tool_call_id: str | None = None, answered_by: str | None = None
+    ) -> None:
         """Resume through a signal: fire-and-forget, for webhooks and other workflows.
 
-        Nothing is reported back; a refused or invalid resume is journaled as a ``data-error`` chunk and
-        the run keeps waiting.
+        Nothing is reported back; a refused or invalid resume (one from someone the call is not assigned to too)
+        is journaled as a ``data-error`` chunk and the run keeps waiting.
         """
-        await self.client.get_workflow_handle(run_id).signal(
-            "resume", ResumeRequest(action="resume", data=resume_data, tool_call_id=tool_call_id)
-        )
+        request = ResumeRequest(action="resume", data=resume_data, tool_call_id=tool_call_id, answered_by=answered_by)
+        if answered_by is not None:
+            request = request.model_copy(update={"answered_by_groups": self.groups.get(answered_by, [])})
+        await self.client.get_workflow_handle(run_id).signal("resume", request)
 
     # Schedules ------------------------------------------------------------------------------
 

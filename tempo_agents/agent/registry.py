@@ -7,6 +7,7 @@ from typing import Any
 
 from tempo_agents.agent.agent import Agent
 from tempo_agents.agent.approval import ApprovalPolicy
+from tempo_agents.agent.approvers import ApproverPolicy
 from tempo_agents.agent.delegation import is_child_tool
 from tempo_agents.agent.hooks import ToolHooks
 from tempo_agents.budgets.prices import ModelPrice, PriceTable
@@ -38,6 +39,7 @@ class Registry:
         prices: PriceTable | Mapping[str, ModelPrice | Mapping[str, Any]] | None = None,
         notifications: NotificationSettings | None = None,
         answer_links: AnswerLinkMaker | None = None,
+        approver_policies: Mapping[str, ApproverPolicy] | None = None,
     ) -> None:
         if isinstance(prices, PriceTable):
             self.prices = prices
@@ -68,6 +70,11 @@ class Registry:
             if coerced is not None:
                 self._hooks[name] = coerced
         self._approval_policies: dict[str, ApprovalPolicy] = dict(approval_policies or {})
+        self._approver_policies: dict[str, ApproverPolicy] = dict(approver_policies or {})
+        named = [tool.approvers for tool in self._tools.values()] + [agent.approvers for agent in self._agents.values()]
+        for approvers in named:
+            if isinstance(approvers, str):
+                self.approver_policy(approvers)  # an unknown policy is named now, not when a call waits
         self._store_source: str | Store | None = store
         self._store: Store | None = store if isinstance(store, Store) else None
         self._transcripts: TranscriptCache | None = None
@@ -144,6 +151,16 @@ class Registry:
             known = ", ".join(sorted(self._approval_policies)) or "none"
             raise ConfigurationError(
                 f'no approval policy named "{name}" is registered on this App (registered: {known})'
+            ) from None
+
+    def approver_policy(self, name: str) -> ApproverPolicy:
+        """The approver policy registered under ``name``."""
+        try:
+            return self._approver_policies[name]
+        except KeyError:
+            known = ", ".join(sorted(self._approver_policies)) or "none"
+            raise ConfigurationError(
+                f'no approver policy named "{name}" is registered on this App (registered: {known})'
             ) from None
 
     @property

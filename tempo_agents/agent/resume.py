@@ -94,6 +94,10 @@ async def send_resume(
         )
     except WorkflowUpdateFailedError as error:
         cause = error.cause
+        if isinstance(cause, ApplicationError) and cause.type == resume_errors.INVALID_ARGS and cause.details:
+            raise ResumeValidationError(cause.message, cause.details[0]) from None
+        if isinstance(cause, ApplicationError) and cause.type in resume_errors.WORDED_BY_THE_RUN:
+            raise ResumeError(cause.message, code=cause.type) from None  # names who may answer, or what is wrong
         if isinstance(cause, ApplicationError) and cause.type == resume_errors.INVALID_RESUME_DATA:
             details = cause.details[0] if cause.details else {"error": True, "message": cause.message}
             raise ResumeValidationError(cause.message, details) from None

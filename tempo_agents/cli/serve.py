@@ -20,7 +20,7 @@ from tempo_agents.cli._stop_signals import StopSignals
 from tempo_agents.cli._telemetry import CommandTelemetry, add_telemetry_options
 from tempo_agents.cli.app_loading import configure_app, connect, load_app
 from tempo_agents.errors import ConfigurationError
-from tempo_agents.server.auth import load_tokens_file
+from tempo_agents.server.auth import load_token_groups, load_tokens_file
 from tempo_agents.server.serving import ApiServer, ApiServerError, is_loopback
 
 
@@ -83,6 +83,7 @@ async def start_api(app: App, args: argparse.Namespace, *, temporal_ui_url: str 
     A port in use is a one-line CLI error.
     """
     tokens = api_tokens(args)
+    groups = load_token_groups(args.tokens_file) if args.tokens_file else {}
     server = ApiServer(
         app,
         host=args.api_host,
@@ -91,6 +92,7 @@ async def start_api(app: App, args: argparse.Namespace, *, temporal_ui_url: str 
         cors_origins=args.cors_origin,
         temporal_ui_url=temporal_ui_url or getattr(args, "temporal_ui_url", None),
         max_body_bytes=args.max_body_bytes,
+        groups=groups,
     )
     try:
         await server.start()

@@ -101,11 +101,15 @@ class ToolCallSuspendedPayload(NamedCallPayload):
     suspend_payload: Any = None
     args: Any = None
     resume_schema: str = ""
+    approvers: list[str] | None = None
+    """Who may answer (principals, ``group:<name>``); absent: anyone."""
 
 
 class ToolCallApprovalPayload(NamedCallPayload):
     args: Any = None
     resume_schema: str = ""
+    approvers: list[str] | None = None
+    """Who may answer (principals, ``group:<name>``); absent: anyone."""
 
 
 class Approval(WireModel):

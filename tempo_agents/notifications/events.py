@@ -10,9 +10,9 @@ may use ``id`` (also the ``webhook-id`` header) as an idempotency key.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from datetime import datetime
-from typing import Any, Literal, Protocol
+from typing import Any, Literal, NamedTuple, Protocol
 
 from pydantic import Field
 
@@ -38,7 +38,29 @@ class AnswerLinkMaker(Protocol):
     """Makes the one-click answer URLs of a waiting call (name -> URL, e.g. ``approve``/``decline``), bound to the
     run, the call, its round and its exact arguments. Plugged into an App as ``answer_links=``."""
 
-    def __call__(self, run_id: str, tool_call_id: str, round: int, args: Any) -> Mapping[str, str]: ...
+    def __call__(
+        self,
+        run_id: str,
+        tool_call_id: str,
+        round: int,
+        args: Any,
+        *,
+        kind: str = "approval",
+        options: Sequence[str | Mapping[str, Any]] = (),
+        approvers: Sequence[str] = (),
+    ) -> Mapping[str, str]: ...
+
+
+class LinkedCall(NamedTuple):
+    """What answer links are bound to: the waiting call's id, round and exact arguments (not as displayed), its
+    kind, a question's options (its choices) and who may answer."""
+
+    tool_call_id: str
+    round: int
+    args: Any
+    kind: str
+    options: Sequence[str | Mapping[str, Any]]
+    approvers: Sequence[str]
 
 
 class EventLinks(WireModel):

@@ -9,7 +9,6 @@ workflow drops. Only channel names travel; the worker holds their secrets.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 from temporalio import activity
 
@@ -22,7 +21,7 @@ from tempo_agents.notifications.delivery_payloads import (
     NotificationEnvelope,
     delivery_workflow_id,
 )
-from tempo_agents.notifications.events import AnswerLinkMaker, EventLinks, NotificationEvent, dashboard_link
+from tempo_agents.notifications.events import AnswerLinkMaker, EventLinks, LinkedCall, NotificationEvent, dashboard_link
 
 
 class NotificationSender:
@@ -38,12 +37,23 @@ class NotificationSender:
             attempt_seconds=settings.attempt_timeout.total_seconds(),
         )
 
-    def links(self, run_id: str, call: tuple[str, int, Any] | None = None) -> EventLinks:
-        """The event's links: the run's dashboard page (with a public URL configured) and, for a waiting call
-        ``(tool call id, round, arguments)``, the answer links of the plugged-in maker."""
+    def links(self, run_id: str, call: LinkedCall | None = None) -> EventLinks:
+        """The event's links: the run's dashboard page (with a public URL configured) and, for a waiting call, the
+        answer links of the plugged-in maker (bound to its exact arguments, its round and its approvers; a
+        question's options are its choices)."""
         answers: dict[str, str] = {}
         if call is not None and self.answer_links is not None:
-            answers = dict(self.answer_links(run_id, call[0], call[1], call[2]))
+            answers = dict(
+                self.answer_links(
+                    run_id,
+                    call.tool_call_id,
+                    call.round,
+                    call.args,
+                    kind=call.kind,
+                    options=call.options,
+                    approvers=call.approvers,
+                )
+            )
         return EventLinks(dashboard=dashboard_link(self.settings.public_url, run_id), answers=answers)
 
     async def send(self, run_id: str, events: Sequence[NotificationEvent], channels: list[str] | None) -> None:

@@ -18,7 +18,7 @@ from tempo_agents.server.auth import Authorize, BearerTokens, allow_all, authori
 from tempo_agents.server.dashboard.mounting import mount_dashboard
 from tempo_agents.server.errors import ERROR_RESPONSES, STORE_RETRY_AFTER_SECONDS, install_error_handlers
 from tempo_agents.server.request_limits import MAX_BODY_BYTES, RequestLimits
-from tempo_agents.server.routes import agents, event_sources, events, runs, schedules, threads, tools
+from tempo_agents.server.routes import agents, answer_links, event_sources, events, runs, schedules, threads, tools
 from tempo_agents.telemetry.api_route import metrics_router
 
 __all__ = ["DEFAULT_PREFIX", "create_server"]
@@ -76,6 +76,7 @@ def create_server(
     cors_origins: Sequence[str] = (),
     temporal_ui_url: str | None = None,
     max_body_bytes: int = MAX_BODY_BYTES,
+    groups: Mapping[str, Sequence[str]] | None = None,
 ) -> FastAPI:
     """The HTTP API serving ``app`` (which must have a Temporal client) under ``prefix``.
 
@@ -85,7 +86,10 @@ def create_server(
     runs ``authorize`` first; the default allows everything. The operations dashboard is served at ``/``
     (linking runs to the Temporal UI at ``temporal_ui_url`` when given). A request body over
     ``max_body_bytes`` is refused (413) without being read, a JSON body nested too deeply or holding a lone
-    surrogate is refused (400) before any route sees it (``request_limits.py``).
+    surrogate is refused (400) before any route sees it (``request_limits.py``). ``groups`` (principal → group
+    names, e.g. from the tokens file): the groups sent with each answer of a principal, for calls assigned to
+    ``group:<name>``. One-click answer links (the App's ``answer_links``) are served under
+    ``{prefix}/answer-links/`` without a token: the signed link is the credential.
     """
     api = FastAPI(
         title="tempo-agents",
@@ -93,6 +97,7 @@ def create_server(
         openapi_url="/openapi.json",
     )
     api.state.tempo_app = app
+    api.state.principal_groups = {name: list(names) for name, names in (groups or {}).items()}
     base = prefix.rstrip("/")
     api.include_router(_health_router(), prefix=base)
     dependencies = [Depends(authorization_dependency(authorize))]
@@ -101,6 +106,8 @@ def create_server(
     # A webhook's signature is its credential: no bearer token, no authorize (a sender is no principal).
     api.include_router(events.router, prefix=base, responses=ERROR_RESPONSES)
     api.include_router(event_sources.router, prefix=base, responses=ERROR_RESPONSES)
+    # An answer link is its own credential too (signed, bound to one call, its principal named in it).
+    api.include_router(answer_links.router, prefix=base)
     api.include_router(metrics_router(), dependencies=dependencies)  # GET /metrics, outside the OpenAPI document
     open_paths = mount_dashboard(api, app, prefix=base, dependencies=dependencies, temporal_ui_url=temporal_ui_url)
     install_error_handlers(api)
@@ -111,7 +118,7 @@ def create_server(
         api.add_middleware(
             BearerTokens,
             tokens=dict(tokens),
-            open_paths=[f"{base}/health", f"{base}/ready", *event_paths, *open_paths],
+            open_paths=[f"{base}/health", f"{base}/ready", f"{base}/answer-links/", *event_paths, *open_paths],
         )
     if cors_origins:  # outermost, so preflights (which carry no token) are answered and 401s carry CORS headers
         api.add_middleware(

@@ -7,6 +7,9 @@ With tokens configured (``create_server(app, tokens={"secret": "alice"})``; on t
 name is the request's *principal*: the one recorded as ``answeredBy`` with every resume, approval
 and decline it sends.
 
+A principal may belong to groups (``create_server(groups={"alice": ["finance"]})``, or a tokens file's groups):
+its answers carry them, and a call assigned to ``group:finance`` accepts them.
+
 ``authorize=`` is a further hook (a function that raises :class:`ApiError`, 401 or 403, for requests it
 refuses); it may set ``request.state.principal`` itself.
 """
@@ -16,7 +19,7 @@ from __future__ import annotations
 import hmac
 import inspect
 import json
-from collections.abc import Awaitable, Callable, Iterable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 
 from fastapi import Request
@@ -30,8 +33,10 @@ __all__ = [
     "BearerTokens",
     "allow_all",
     "authorization_dependency",
+    "load_token_groups",
     "load_tokens_file",
     "principal",
+    "principal_groups",
 ]
 
 Authorize = Callable[[Request], Awaitable[None] | None]
@@ -57,6 +62,13 @@ def principal(request: Request) -> str | None:
     """Who sent the request: the name of its bearer token (``None`` when the server has no tokens)."""
     name = getattr(request.state, "principal", None)
     return name if isinstance(name, str) else None
+
+
+def principal_groups(request: Request) -> list[str]:
+    """The groups the request's principal belongs to (the server's ``groups``, e.g. from its tokens file)."""
+    name = principal(request)
+    groups: Mapping[str, Sequence[str]] = getattr(request.app.state, "principal_groups", {})
+    return list(groups.get(name, [])) if name is not None else []
 
 
 class BearerTokens:
@@ -103,31 +115,66 @@ class BearerTokens:
 
 
 def load_tokens_file(path: str | Path) -> dict[str, str]:
-    """Tokens and the principals they name, from a file: a JSON object ``{"token": "name"}``, or lines
-    ``token name`` (blank lines and ``#`` comments skipped)."""
+    """Tokens and the principals they name, from a file: a JSON object ``{"token": "name"}`` (or
+    ``{"token": {"name": "alice", "groups": ["finance"]}}``), or lines ``token name`` or ``token name group,group``
+    (blank lines and ``#`` comments skipped). The groups are read by :func:`load_token_groups`."""
+    return {token: name for token, (name, _) in _read_tokens_file(path).items()}
+
+
+def load_token_groups(path: str | Path) -> dict[str, list[str]]:
+    """The groups of each principal a tokens file names (principal → group names; only those with groups)."""
+    groups: dict[str, list[str]] = {}
+    for name, names in _read_tokens_file(path).values():
+        if names:
+            kept = groups.setdefault(name, [])
+            kept.extend(group for group in names if group not in kept)
+    return groups
+
+
+def _read_tokens_file(path: str | Path) -> dict[str, tuple[str, list[str]]]:
     file = Path(path)
     try:
         text = file.read_text(encoding="utf-8")
     except OSError as error:
         raise ConfigurationError(f"cannot read the tokens file {file}: {error.strerror or error}") from None
-    tokens: dict[str, str] = {}
+    tokens: dict[str, tuple[str, list[str]]] = {}
     if text.lstrip().startswith("{"):
         try:
             loaded = json.loads(text)
         except ValueError as error:
             raise ConfigurationError(f"the tokens file {file} is not valid JSON: {error}") from None
-        if not all(isinstance(k, str) and isinstance(v, str) and k and v for k, v in loaded.items()):
-            raise ConfigurationError(f'the tokens file {file} must map tokens to names: {{"token": "name"}}')
-        tokens.update(loaded)
+        for token, value in loaded.items():
+            entry = _json_entry(value)
+            if not token or entry is None:
+                raise ConfigurationError(
+                    f'the tokens file {file} must map tokens to names: {{"token": "name"}} or '
+                    '{"token": {"name": "name", "groups": ["group"]}}'
+                )
+            tokens[token] = entry
     else:
         for number, line in enumerate(text.splitlines(), start=1):
             line = line.strip()
             if not line or line.startswith("#"):
                 continue
             parts = line.split()
-            if len(parts) != 2:
-                raise ConfigurationError(f"{file}:{number}: expected 'token name'")
-            tokens[parts[0]] = parts[1]
+            if len(parts) not in (2, 3):
+                raise ConfigurationError(f"{file}:{number}: expected 'token name' or 'token name group,group'")
+            names = [group for group in parts[2].split(",") if group] if len(parts) == 3 else []
+            tokens[parts[0]] = (parts[1], names)
     if not tokens:
         raise ConfigurationError(f"the tokens file {file} holds no tokens")
     return tokens
+
+
+def _json_entry(value: object) -> tuple[str, list[str]] | None:
+    """A JSON tokens file's value: a name, or ``{"name": ..., "groups": [...]}``; ``None`` when malformed."""
+    if isinstance(value, str) and value:
+        return value, []
+    if not isinstance(value, dict) or set(value) - {"name", "groups"}:
+        return None
+    name, groups = value.get("name"), value.get("groups", [])
+    if not isinstance(name, str) or not name or not isinstance(groups, list):
+        return None
+    if not all(isinstance(group, str) and group for group in groups):
+        return None
+    return name, list(groups)

@@ -13,6 +13,7 @@ __all__ = [
     "DeclineBody",
     "ObserveBody",
     "ResumeBody",
+    "RunApproveBody",
     "RunDeclineBody",
     "RunForkBody",
     "RunResumeBody",
@@ -61,18 +62,28 @@ class ResumeBody(_Body):
     request_context: dict[str, Any] | None = None
 
 
+class DeclineBody(_Body):
+    """``POST /agents/:agentId/decline-tool-call`` (and ``-generate``)."""
+
+    run_id: str
+    tool_call_id: str | None = None
+    request_context: dict[str, Any] | None = None
+    reason: str | None = None
+
+
+_ARGS_DESCRIPTION = (
+    "the call's arguments as the approver changed them: the tool runs with exactly these, checked against its "
+    "input schema (omit to approve the arguments the model made)"
+)
+
+
 class ApproveBody(_Body):
     """``POST /agents/:agentId/approve-tool-call`` (and ``-generate``)."""
 
     run_id: str
     tool_call_id: str | None = None
     request_context: dict[str, Any] | None = None
-
-
-class DeclineBody(ApproveBody):
-    """``POST /agents/:agentId/decline-tool-call`` (and ``-generate``)."""
-
-    reason: str | None = None
+    args: Any = Field(default=None, description=_ARGS_DESCRIPTION)
 
 
 class ObserveBody(_Body):
@@ -117,6 +128,12 @@ class RunToolCallBody(_Body):
     """``POST /runs/:runId/approve``: which call (optional when only one waits)."""
 
     tool_call_id: str | None = None
+
+
+class RunApproveBody(RunToolCallBody):
+    """``POST /runs/:runId/approve``."""
+
+    args: Any = Field(default=None, description=_ARGS_DESCRIPTION)
 
 
 class RunBudgetBody(_Body):

@@ -48,6 +48,8 @@ _RESUME_STATUS = {
     resume_errors.AMBIGUOUS_TOOL_CALL: 409,
     resume_errors.INVALID_APPROVAL: 422,
     resume_errors.INVALID_RESUME_DATA: 422,
+    resume_errors.NOT_AN_APPROVER: 403,
+    resume_errors.INVALID_ARGS: 422,
 }
 
 

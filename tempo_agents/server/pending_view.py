@@ -66,5 +66,9 @@ async def pending_view(agent: Agent | None, call: PendingCall) -> dict[str, Any]
         "suspendedAt": iso(call.suspended_at),
         "expiresAt": iso(call.expires_at),
         "round": call.round,
+        "approvers": call.approvers,
+        "argsSchema": call.args_schema,
+        # Edit-then-approve starts from the arguments shown: only where they are the arguments that would run.
+        "argsEditable": bool(call.requires_approval and call.args_schema and args == call.args),
     }
     return view

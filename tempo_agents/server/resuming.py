@@ -31,7 +31,7 @@ from tempo_agents.agent.app import App
 from tempo_agents.agent.resume import resume_error_text, stream_after
 from tempo_agents.agent.stream import AgentStream
 from tempo_agents.errors import ConfigurationError
-from tempo_agents.server.auth import principal
+from tempo_agents.server.auth import principal, principal_groups
 from tempo_agents.server.dependencies import request_id
 from tempo_agents.server.errors import ApiError, resume_error_status
 from tempo_agents.workflows import resume_errors, search_attributes
@@ -66,13 +66,27 @@ class ResumeCommand:
     """The caller's own idempotency key (a header), when it sent one."""
     answered_by: str | None = None
     """The principal that sends it (its token's name), recorded with the answer."""
+    answered_by_groups: tuple[str, ...] = ()
+    """The groups the principal belongs to (the server's ``groups``)."""
+    args: Any = None
+    """An approval with arguments the approver changed (``None``: as the model made them)."""
+    round: int | None = None
+    """Answers only this round of the call (an answer link's)."""
 
     def request(self) -> ResumeRequest:
-        """The ``resume`` update's request: the data only for a resume, the reason only for a decline."""
+        """The ``resume`` update's request: the data only for a resume, the reason only for a decline, changed
+        arguments only for an approval."""
         data = self.data if self.action == "resume" else None
         reason = self.reason if self.action == "decline" else None
         return ResumeRequest(
-            action=self.action, data=data, tool_call_id=self.tool_call_id, reason=reason, answered_by=self.answered_by
+            action=self.action,
+            data=data,
+            tool_call_id=self.tool_call_id,
+            reason=reason,
+            answered_by=self.answered_by,
+            answered_by_groups=list(self.answered_by_groups),
+            args=self.args if self.action == "approve" else None,
+            round=self.round,
         )
 
 
@@ -84,8 +98,10 @@ def http_command(
     *,
     data: Any = None,
     reason: str | None = None,
+    args: Any = None,
 ) -> ResumeCommand:
-    """The command an HTTP request sends: its ``Idempotency-Key``/``X-Request-Id`` and its token's principal."""
+    """The command an HTTP request sends: its ``Idempotency-Key``/``X-Request-Id``, its token's principal and the
+    principal's groups."""
     return ResumeCommand(
         action,
         run_id,
@@ -94,6 +110,8 @@ def http_command(
         reason=reason,
         request_id=request_id(request),
         answered_by=principal(request),
+        answered_by_groups=tuple(principal_groups(request)),
+        args=args,
     )
 
 
@@ -115,6 +133,7 @@ def idempotency_key(command: ResumeCommand, call_round: int) -> str:
             command.reason,
             command.request_id or "",
             command.answered_by or "",
+            *([] if command.args is None else [command.args]),  # keys of answers without changes stay as they were
         ],
         sort_keys=True,
         separators=(",", ":"),

@@ -67,6 +67,7 @@ class ApiServer:
         log_level: str = "warning",
         temporal_ui_url: str | None = None,
         max_body_bytes: int = MAX_BODY_BYTES,
+        groups: Mapping[str, Sequence[str]] | None = None,
     ) -> None:
         if not tokens and authorize is allow_all and not is_loopback(host):
             raise ApiServerError(
@@ -82,6 +83,7 @@ class ApiServer:
                 cors_origins=cors_origins,
                 temporal_ui_url=temporal_ui_url,
                 max_body_bytes=max_body_bytes,
+                groups=groups,
             ),
             host=host,
             port=port,

@@ -46,6 +46,8 @@ class Tool:
     :class:`ToolLifecycleEvent`; one that raises is logged and does not fail the call.
     ``transform={"display": {...}, "transcript": {...}}`` projects payloads for clients and for memory.
     ``activity`` sets the call's timeouts and how many lost workers it survives (:class:`ActivityOptions`).
+    ``approvers`` assigns the call's approvals and suspensions: principals and ``group:<name>``s, or the name of
+    an approver policy registered on the App (``None``: the agent's; empty: anyone may answer).
     """
 
     def __init__(
@@ -73,6 +75,7 @@ class Tool:
         on_output: LifecycleHook | None = None,
         transform: ToolTransform | Mapping[str, Any] | None = None,
         activity: ActivityOptions | None = None,
+        approvers: Sequence[str] | str | None = None,
     ) -> None:
         if not isinstance(id, str) or not id:
             raise ConfigurationError("create_tool() needs a non-empty string id")
@@ -113,6 +116,8 @@ class Tool:
             raise ConfigurationError(f"tool {id!r}: activity must be ActivityOptions, got {type(activity).__name__}")
         self.activity = activity
         """Timeouts and retries of this tool's calls (``None``: the defaults)."""
+        self.approvers = checked_approvers(approvers, f"tool {id!r}")
+        """Who may answer this tool's waiting calls, or the name of an approver policy (``None``: the agent's)."""
         self._model_schema: dict[str, Any] | None = None
         self.provider_tool: str | None = None
         """Set on markers the model adapter replaces with a provider-native tool (``web_search``)."""
@@ -178,6 +183,18 @@ async def run_tool(tool: Tool, raw_input: Any, context: ToolContext) -> Any:
             if tool.output_validation == "strict":
                 return output_failure.to_result()
     return output
+
+
+def checked_approvers(approvers: Sequence[str] | str | None, where: str) -> list[str] | str | None:
+    """``approvers=`` as kept: a list of principals and ``group:<name>``s, a policy's name, or ``None``."""
+    if approvers is None or isinstance(approvers, str):
+        if approvers == "":
+            raise ConfigurationError(f"{where}: approvers must name a policy or list principals, not ''")
+        return approvers
+    listed = list(approvers)
+    if not all(isinstance(name, str) and name for name in listed):
+        raise ConfigurationError(f"{where}: approvers must be non-empty strings (principals or 'group:<name>')")
+    return listed
 
 
 def _snapshot(validated: Any) -> Any:

@@ -46,6 +46,7 @@ from tempo_agents.workflows.payloads import (
     ModelStepInput,
     ModelStepResult,
     PendingCall,
+    Resolution,
     ResumeAccepted,
     ResumeRequest,
     RunInput,
@@ -82,6 +83,10 @@ SEGMENTS_CLOSED_BY_ACTIVITIES = "segments-closed-by-activities"
 RESUMED_CALLS_KEEP_OPTIONS = "resumed-calls-keep-options"
 """Patch id: runs started before it resumed a suspended call with the default activity options, whatever its tool
 declared. Asked only when the tool declared options."""
+
+APPROVED_ARGUMENTS = "approved-arguments"
+"""Patch id: a call approved with arguments an approver changed runs again with those arguments. Asked only for
+such an answer (which no run before the patch could be given), so other histories carry no marker."""
 
 REFUSED_RESUMES_RUN_ANEW = "refused-resumes-run-anew"
 """Patch id: runs started before it ran the answer that followed a refused one (``resume-rejected``) with the default
@@ -651,7 +656,7 @@ class AgentRunWorkflow:
                         ToolCallRequest(
                             tool_call_id=waiting.tool_call_id,
                             tool_name=waiting.tool_name,
-                            args=waiting.args,
+                            args=_approved_args(waiting, resolution),
                             index=waiting.index,
                             activity=self._calls.resumed_options(waiting.tool_call_id),
                         ),
@@ -825,6 +830,13 @@ class AgentRunWorkflow:
             workflow.upsert_search_attributes([search_attributes.STATUS.value_set(status)])
             if status == "suspended" or self._segments.memo_on_every_status:
                 workflow.upsert_memo({"pending": [call.to_wire() for call in self.pending()]})
+
+
+def _approved_args(waiting: PendingCall, resolution: Resolution) -> Any:
+    """The arguments an answered call runs with: as the model made them, or as the approver changed them."""
+    if resolution.args is not None and workflow.patched(APPROVED_ARGUMENTS):
+        return resolution.args
+    return waiting.args
 
 
 def _not_waiting_for_budget() -> ApplicationError:

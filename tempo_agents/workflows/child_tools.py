@@ -194,9 +194,14 @@ def _child_request(resolution: Resolution, child_call: str | None) -> ResumeRequ
             action=resolution.action,
             reason=resolution.reason,
             answered_by=resolution.answered_by,
+            answered_by_groups=resolution.answered_by_groups or [],
         )
     return ResumeRequest(
-        tool_call_id=child_call, action="resume", data=resolution.data, answered_by=resolution.answered_by
+        tool_call_id=child_call,
+        action="resume",
+        data=resolution.data,
+        answered_by=resolution.answered_by,
+        answered_by_groups=resolution.answered_by_groups or [],
     )
 
 

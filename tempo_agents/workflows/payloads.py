@@ -95,6 +95,8 @@ class Answer(WireModel):
     """What was answered (a resume's data); ``None`` for approvals and declines."""
     reason: str | None = None
     """The reason given with a decline."""
+    args: Any = None
+    """The arguments an approver changed the call to (``None``: approved as the model made it)."""
 
 
 class CarriedState(WireModel):
@@ -230,6 +232,12 @@ class Resolution(WireModel):
     expired: bool = False
     answered_by: str | None = None
     """The principal that answered (the HTTP API's token name), when known."""
+    answered_by_groups: list[str] | None = None
+    """The groups of ``answered_by``, passed on with the answer to a child run whose call this one stands for."""
+    args: Any = None
+    """Approved with changed arguments: the arguments the call runs with (``None``: as the model made it)."""
+    args_before: Any = None
+    """Approved with changed arguments: the arguments the model made, for the journal's record of the change."""
 
 
 class ToolCallInput(WireModel):
@@ -266,6 +274,12 @@ class Suspension(WireModel):
     escalate_after_seconds: float | None = None
     """Re-address the call to ``escalate_to`` once it has waited this long."""
     escalate_to: list[str] | None = None
+    approvers: list[str] = Field(default_factory=list)
+    """Who may answer (principals, ``group:<name>``); empty: anyone. Computed by the activity (a policy is user
+    code), kept by the workflow with the waiting call."""
+    args_schema: str = ""
+    """An approval: the tool's input JSON schema, which edited arguments must match (``{}``: any arguments; empty:
+    its arguments cannot be changed, as for a call that waits for its child's approval)."""
 
 
 class ToolCallResult(WireModel):
@@ -300,7 +314,11 @@ class PendingCall(WireModel):
     index: int = 0
     input_snapshot: Any = None
     approvers: list[str] = Field(default_factory=list)
-    """Who may answer (principals or ``group:<name>``); empty: anyone."""
+    """Who may answer: principals, or ``group:<name>`` for a group; empty: anyone may answer."""
+    args_schema: str = ""
+    """An approval: the tool's input JSON schema (a JSON string), which arguments changed by an approver must
+    match (``{}``: any arguments); empty: its arguments cannot be changed (a call waiting for its child's approval,
+    an approval journaled before changes were possible)."""
     remind_every_seconds: float | None = None
     escalate_after_seconds: float | None = None
     escalate_to: list[str] | None = None
@@ -330,6 +348,8 @@ class PendingCall(WireModel):
             remind_every_seconds=suspension.remind_every_seconds,
             escalate_after_seconds=suspension.escalate_after_seconds,
             escalate_to=suspension.escalate_to,
+            approvers=list(suspension.approvers),
+            args_schema=suspension.args_schema,
         )
 
     def reminder_at(self, sent: int) -> datetime | None:
@@ -356,6 +376,14 @@ class ResumeRequest(WireModel):
     """When set, the run must belong to this agent."""
     answered_by: str | None = None
     """Who answers (a principal name): kept with the answer and shown as ``answeredBy`` in its chunk."""
+    answered_by_groups: list[str] = Field(default_factory=list)
+    """The groups ``answered_by`` belongs to, resolved where the principal is known (the server's tokens, the
+    App's groups); a call assigned to ``group:<name>`` may be answered by its members."""
+    args: Any = None
+    """An approval with changed arguments: the call runs with exactly these (checked against the tool's input
+    schema); ``None``: as the model made them."""
+    round: int | None = None
+    """When set, the answer is for this round of the call only (an answer link is bound to one round)."""
 
 
 class BudgetAnswer(WireModel):

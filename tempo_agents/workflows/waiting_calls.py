@@ -21,7 +21,7 @@ from datetime import datetime
 from temporalio.exceptions import ApplicationError
 
 from tempo_agents.activity_options import ActivityOptions
-from tempo_agents.tools.validation import Schema, validate_resume_data
+from tempo_agents.tools.validation import Schema, validate_input, validate_resume_data
 from tempo_agents.workflows.payloads import (
     MAX_CARRIED_ANSWERS,
     Answer,
@@ -36,13 +36,36 @@ from tempo_agents.workflows.payloads import (
 from tempo_agents.workflows.resume_errors import (
     AMBIGUOUS_TOOL_CALL,
     INVALID_APPROVAL,
+    INVALID_ARGS,
     INVALID_RESUME_DATA,
+    NOT_AN_APPROVER,
     NOT_SUSPENDED,
     TOOL_CALL_NOT_SUSPENDED,
 )
 
 _RESUME_SCHEMAS: dict[str, Schema] = {}
-"""Resume schemas parsed once per worker (pure: the same string always gives the same schema)."""
+"""Resume and input schemas parsed once per worker (pure: the same string always gives the same schema)."""
+
+
+def may_answer(approvers: list[str], principal: str | None, groups: Iterable[str]) -> bool:
+    """Whether ``principal`` (a member of ``groups``) may answer a call assigned to ``approvers`` (empty: anyone)."""
+    if not approvers:
+        return True
+    if principal is not None and principal in approvers:
+        return True
+    return any(f"group:{group}" in approvers for group in groups)
+
+
+def not_an_approver_text(tool_call_id: str, approvers: list[str]) -> str:
+    """The refusal of an answer from someone the call is not assigned to: it names who may answer."""
+    return f'tool call "{tool_call_id}" may be answered only by {", ".join(approvers)}'
+
+
+def _schema(text: str) -> Schema:
+    schema = _RESUME_SCHEMAS.get(text)
+    if schema is None:
+        schema = _RESUME_SCHEMAS[text] = Schema(json.loads(text))
+    return schema
 
 
 class WaitingCalls:
@@ -159,6 +182,7 @@ class WaitingCalls:
             call_id = self._target(request)
             self._check_data(call_id, request)
             self._check_answer_as_data(call_id, request)
+            self._check_args(call_id, request)
 
     def _check_answer_as_data(self, call_id: str, request: ResumeRequest) -> None:
         """An approval or decline of a call that waits for data resumes it with ``{"approved": …}``, which must
@@ -177,6 +201,7 @@ class WaitingCalls:
         """
         call_id = self._target(request)
         self._check_data(call_id, request)
+        self._check_args(call_id, request)
         waiting = self._waiting[call_id]
         if waiting.requires_approval:
             approved = request.action == "approve" or (
@@ -189,6 +214,11 @@ class WaitingCalls:
             resolution = Resolution(action="resume", data={"approved": request.action == "approve"})
         if request.answered_by is not None:
             resolution = resolution.model_copy(update={"answered_by": request.answered_by})
+        if request.answered_by_groups:
+            resolution = resolution.model_copy(update={"answered_by_groups": list(request.answered_by_groups)})
+        edited = request.args is not None and resolution.action == "approve" and request.args != waiting.args
+        if edited:
+            resolution = resolution.model_copy(update={"args": request.args, "args_before": waiting.args})
         self._resolutions[call_id] = resolution
         self._answers.append(
             Answer(
@@ -199,6 +229,7 @@ class WaitingCalls:
                 answered_at=self._clock(),
                 data=resolution.data if resolution.action == "resume" else None,
                 reason=resolution.reason,
+                args=resolution.args,
             )
         )
         return call_id
@@ -234,6 +265,12 @@ class WaitingCalls:
         raise ApplicationError(
             f'no suspended call of tool "{request.tool_name}"', type=TOOL_CALL_NOT_SUSPENDED, non_retryable=True
         )
+
+    def set_approvers(self, tool_call_id: str, approvers: list[str]) -> None:
+        """Assign a waiting call to other principals or groups (an escalation); empty: anyone may answer."""
+        waiting = self._waiting.get(tool_call_id)
+        if waiting is not None:
+            self._waiting[tool_call_id] = waiting.model_copy(update={"approvers": list(approvers)})
 
     def resolve(self, resolutions: dict[str, Resolution]) -> None:
         """Resolve calls without a person's answer (their child closed on its own)."""
@@ -333,7 +370,16 @@ class WaitingCalls:
             raise ApplicationError(
                 f'tool call "{request.tool_call_id}" is not suspended', type=TOOL_CALL_NOT_SUSPENDED, non_retryable=True
             )
-        if self._waiting[call_id].requires_approval and request.action == "resume":
+        waiting = self._waiting[call_id]
+        if request.round is not None and request.round != waiting.round:
+            raise ApplicationError(
+                f'tool call "{call_id}" is not suspended', type=TOOL_CALL_NOT_SUSPENDED, non_retryable=True
+            )
+        if not may_answer(waiting.approvers, request.answered_by, request.answered_by_groups):
+            raise ApplicationError(
+                not_an_approver_text(call_id, waiting.approvers), type=NOT_AN_APPROVER, non_retryable=True
+            )
+        if waiting.requires_approval and request.action == "resume":
             data = request.data
             if not isinstance(data, dict) or not isinstance(data.get("approved"), bool):
                 raise ApplicationError(
@@ -348,9 +394,29 @@ class WaitingCalls:
         waiting = self._waiting[call_id]
         if waiting.requires_approval or request.action != "resume" or not waiting.resume_schema:
             return
-        schema = _RESUME_SCHEMAS.get(waiting.resume_schema)
-        if schema is None:
-            schema = _RESUME_SCHEMAS[waiting.resume_schema] = Schema(json.loads(waiting.resume_schema))
+        schema = _schema(waiting.resume_schema)
         _, failure = validate_resume_data(waiting.tool_id or waiting.tool_name, schema, request.data)
         if failure is not None:
             raise ApplicationError(failure.message, failure.to_result(), type=INVALID_RESUME_DATA, non_retryable=True)
+
+    def _check_args(self, call_id: str, request: ResumeRequest) -> None:
+        """Arguments changed by an approver: only with an approval, and they must match the tool's input schema."""
+        if request.args is None:
+            return
+        waiting = self._waiting[call_id]
+        approves = request.action == "approve" or (
+            request.action == "resume" and isinstance(request.data, dict) and request.data.get("approved") is True
+        )
+        if not waiting.requires_approval or not approves:
+            raise ApplicationError(
+                f'tool call "{call_id}": arguments can be changed only when approving a call that waits for approval',
+                type=INVALID_ARGS,
+                non_retryable=True,
+            )
+        if not waiting.args_schema:  # a call that waits for its child's approval: the child's arguments are not these
+            raise ApplicationError(
+                f'tool call "{call_id}": its arguments cannot be changed', type=INVALID_ARGS, non_retryable=True
+            )
+        _, failure = validate_input(waiting.tool_id or waiting.tool_name, _schema(waiting.args_schema), request.args)
+        if failure is not None:
+            raise ApplicationError(failure.message, failure.to_result(), type=INVALID_ARGS, non_retryable=True)

@@ -22,6 +22,7 @@ from temporalio.worker import Replayer
 from tempo_agents.worker import TempoAgentsPlugin
 from tempo_agents.workflows.activity_calls import LOCAL_ACTIVITIES
 from tempo_agents.workflows.agent_run import (
+    APPROVED_ARGUMENTS,
     BUDGET_WAITS,
     CALL_ALARMS,
     REFUSED_RESUMES_RUN_ANEW,
@@ -89,7 +90,9 @@ def test_history_takes_its_path(path: Path) -> None:
         # A cancelled run, and one its budget's answer ended, end with the finish activity on every path.
         finished = path.stem in ("v2-cancel-waiting", "v2-budget-ended")
         waited = path.stem in ("v2-budget-raised", "v2-budget-ended")  # a budget wait, behind its patch
-        assert patches == [SEGMENTS_CLOSED_BY_ACTIVITIES, *([BUDGET_WAITS] if waited else [])]
+        edited = path.stem == "v2-approvers-edit"  # changed arguments, behind their patch (asked only for them)
+        expected = [*([BUDGET_WAITS] if waited else []), *([APPROVED_ARGUMENTS] if edited else [])]
+        assert patches == [SEGMENTS_CLOSED_BY_ACTIVITIES, *expected]
         assert ("tempo_agents.finish_run" in text) == finished
     else:
         assert patches[:2] == [SEGMENTS_CLOSED_BY_ACTIVITIES, LOCAL_ACTIVITIES] and local
@@ -248,3 +251,21 @@ def test_a_reminders_history_is_committed() -> None:
         if e.HasField("marker_recorded_event_attributes") and b"tempo_agents.journal" in e.SerializeToString()
     ]
     assert len(journaled) == 2  # day 1: a reminder; day 2: the escalation and a reminder
+
+
+def test_an_assigned_and_edited_approval_history_is_committed() -> None:
+    """Calls assigned to approvers: a refused signal from someone else (journaled while the run waited), an
+    approval with changed arguments (the approved call's activity runs with them), a decline by a group member."""
+    events = load(Path(__file__).parents[1] / "histories" / "v2-approvers-edit.json").events
+    assert any(e.HasField("workflow_execution_signaled_event_attributes") for e in events)
+    inputs = [
+        json.loads(e.activity_task_scheduled_event_attributes.input.payloads[0].data)
+        for e in events
+        if e.activity_task_scheduled_event_attributes.activity_type.name == "tempo_agents.tool_call"
+    ]
+    resumed = {i["call"]["toolCallId"]: i for i in inputs if i.get("resolution")}
+    assert resumed["pay-1"]["call"]["args"] == {"amount": 450}
+    assert resumed["pay-1"]["resolution"]["argsBefore"] == {"amount": 900}
+    assert resumed["pay-1"]["resolution"]["answeredBy"] == "alice"
+    assert resumed["pay-2"]["resolution"]["action"] == "decline"
+    assert resumed["pay-2"]["resolution"]["answeredBy"] == "carol"

@@ -30,10 +30,14 @@ def parity_agent(**overrides: Any) -> Agent:
 
 @asynccontextmanager
 async def served(
-    app: App, authorize: Authorize = allow_all, tokens: dict[str, str] | None = None
+    app: App,
+    authorize: Authorize = allow_all,
+    tokens: dict[str, str] | None = None,
+    groups: dict[str, list[str]] | None = None,
 ) -> AsyncIterator[httpx.AsyncClient]:
-    """The App's HTTP API on 127.0.0.1 (a free port) and an httpx client for its ``/api``."""
-    server = ApiServer(app, port=0, authorize=authorize, tokens=tokens)
+    """The App's HTTP API on 127.0.0.1 (a free port) and an httpx client for its ``/api`` (``groups``: principal →
+    group names, as a tokens file gives them)."""
+    server = ApiServer(app, port=0, authorize=authorize, tokens=tokens, groups=groups)
     await server.start()
     try:
         async with httpx.AsyncClient(base_url=server.url + "/api", timeout=60) as http:

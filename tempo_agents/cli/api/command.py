@@ -83,6 +83,7 @@ def add_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
     approve = _command(run, "approve", _run_approve, "approve a call waiting for approval")
     approve.add_argument("run_id", metavar="RUN")
     approve.add_argument("--tool-call-id")
+    approve.add_argument("--args", metavar="JSON", help="approve with these arguments instead (one JSON object)")
     decline = _command(run, "decline", _run_decline, "decline a call waiting for approval")
     decline.add_argument("run_id", metavar="RUN")
     decline.add_argument("--tool-call-id")
@@ -328,7 +329,9 @@ async def _run_resume(client: ApiClient, args: argparse.Namespace, output: Outpu
 
 
 async def _run_approve(client: ApiClient, args: argparse.Namespace, output: Output) -> int:
-    body = {"toolCallId": args.tool_call_id}
+    body: dict[str, Any] = {"toolCallId": args.tool_call_id}
+    if args.args is not None:
+        body["args"] = _json_object(args.args)
     output.result(await client.request("POST", f"runs/{args.run_id}/approve", json_body=body), _accepted)
     return 0
 

@@ -40,10 +40,22 @@ async def answer_item(
     data: Any,
     reason: str | None,
     answered_by: str | None,
+    answered_by_groups: list[str] | None = None,
+    args: Any = None,
 ) -> dict[str, Any]:
-    """Send the answer under ``answered_by``; a call someone already answered is a 409 that names them and
-    carries their answer (``answer``: the action, the data or reason, when)."""
-    command = ResumeCommand(action, run_id, tool_call_id, data=data, reason=reason, answered_by=answered_by)
+    """Send the answer under ``answered_by`` (a member of ``answered_by_groups``; ``args``: an approval's changed
+    arguments); a call someone already answered is a 409 that names them and carries their answer (``answer``:
+    the action, the data or reason, when)."""
+    command = ResumeCommand(
+        action,
+        run_id,
+        tool_call_id,
+        data=data,
+        reason=reason,
+        answered_by=answered_by,
+        answered_by_groups=tuple(answered_by_groups or ()),
+        args=args,
+    )
     try:
         _, resumed = await resume_run(app, None, command)
     except Exception as error:

@@ -16,6 +16,7 @@ from tempo_agents.server.pending_view import pending_view
 from tempo_agents.server.run_views import page_cursor, page_token
 from tempo_agents.tools.builtin.ask_user import ask_user_tool
 from tempo_agents.workflows.payloads import PendingCall
+from tempo_agents.workflows.waiting_calls import may_answer
 
 __all__ = ["ItemKind", "inbox_page", "item_kind"]
 
@@ -49,7 +50,7 @@ def item_kind(call: PendingCall) -> ItemKind:
     return "input"
 
 
-async def _items(app: App, run: WaitingRun) -> list[dict[str, Any]]:
+async def _items(app: App, run: WaitingRun, principal: str | None, groups: list[str]) -> list[dict[str, Any]]:
     try:
         agent = app.agent(run.agent_id or "")
     except ConfigurationError:
@@ -65,6 +66,10 @@ async def _items(app: App, run: WaitingRun) -> list[dict[str, Any]]:
                 "threadId": run.thread_id,
                 "resourceId": run.resource_id,
                 "kind": item_kind(call),
+                "waitingForMe": bool(call.approvers)
+                and principal is not None
+                and may_answer(call.approvers, principal, groups),
+                "mayAnswer": may_answer(call.approvers, principal, groups),
                 **view,
                 **await _what_was_asked(app, run.run_id, call.tool_call_id, view["suspendedAt"]),  # what led to it
             }
@@ -91,8 +96,12 @@ async def inbox_page(
     cursor: str | None,
     thread: str | None = None,
     resource: str | None = None,
+    principal: str | None = None,
+    groups: list[str] | None = None,
 ) -> dict[str, Any]:
-    """One page of waiting runs (``total`` of them in all) as inbox items, the newest suspension first.
+    """One page of waiting runs (``total`` of them in all) as inbox items: the calls waiting for ``principal``
+    (assigned to it or to one of its ``groups``) first, then those anyone may answer, then those assigned to
+    others; each part the newest suspension first.
 
     Read from the store, where a wait is recorded with the chunk that journals it: a run is in the inbox as
     soon as its suspension can be read, and out of it once its answer was accepted."""
@@ -107,8 +116,9 @@ async def inbox_page(
         limit=per_page,
         skip=skip,
     )
-    items = [item for run in page.runs for item in await _items(app, run)]
+    items = [item for run in page.runs for item in await _items(app, run, principal, groups or [])]
     items.sort(key=lambda item: item["suspendedAt"] or "", reverse=True)
+    items.sort(key=lambda item: 0 if item["waitingForMe"] else 1 if item["mayAnswer"] else 2)  # stable: newest first
     shown = skip + len(page.runs)
     next_cursor = page_cursor(f"{_SKIP}{shown}".encode()) if shown < page.total else None
     return {"items": items, "total": page.total, "nextCursor": next_cursor}

@@ -13,7 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
 from starlette.responses import StreamingResponse
 
-from tempo_agents.server.auth import principal
+from tempo_agents.server.auth import principal, principal_groups
 from tempo_agents.server.dashboard.answered import answered_page
 from tempo_agents.server.dashboard.answering import answer_item
 from tempo_agents.server.dashboard.asked import run_steps
@@ -43,6 +43,8 @@ class AnswerBody(BaseModel):
     action: Literal["resume", "approve", "decline"] = "resume"
     resume_data: Any = None
     reason: str | None = None
+    args: Any = None
+    """An approval with the arguments the approver changed (``None``: as the model made them)."""
 
 
 def _feed(request: Request) -> DashboardFeed:
@@ -64,16 +66,30 @@ async def session(app: AppDep, request: Request) -> dict[str, Any]:
     }
 
 
-@router.get("/inbox", summary="Calls waiting for a person, a page of waiting runs at a time, newest first")
+@router.get(
+    "/inbox",
+    summary="Calls waiting for a person, a page of waiting runs at a time: those waiting for the caller first, "
+    "then newest first",
+)
 async def inbox(
     app: AppDep,
+    request: Request,
     agent: Annotated[str | None, Query(description="agent id", pattern=PRINTABLE)] = None,
     thread: Annotated[str | None, Query(description="memory thread id", pattern=PRINTABLE)] = None,
     resource: Annotated[str | None, Query(description="memory resource id", pattern=PRINTABLE)] = None,
     per_page: Annotated[int, Query(alias="perPage", ge=1, le=200)] = 25,
     cursor: Annotated[str | None, Query(description="nextCursor of the previous page")] = None,
 ) -> dict[str, Any]:
-    return await inbox_page(app, agent=agent, thread=thread, resource=resource, per_page=per_page, cursor=cursor)
+    return await inbox_page(
+        app,
+        agent=agent,
+        thread=thread,
+        resource=resource,
+        per_page=per_page,
+        cursor=cursor,
+        principal=principal(request),
+        groups=[*principal_groups(request), *app.groups.get(principal(request) or "", [])],
+    )
 
 
 @router.get("/inbox/answered", summary="Who answered which call, what and when, in a page of the latest runs")
@@ -99,6 +115,8 @@ async def answer(app: AppDep, body: AnswerBody, request: Request) -> dict[str, A
         data=body.resume_data,
         reason=body.reason,
         answered_by=principal(request),
+        answered_by_groups=principal_groups(request),
+        args=body.args,
     )
     data = body.resume_data if len(json.dumps(body.resume_data, default=str)) <= FEED_DATA_LIMIT else None
     what = {"action": body.action, "data": data, "reason": body.reason}  # a large answer: the card reads the run

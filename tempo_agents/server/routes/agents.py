@@ -114,7 +114,7 @@ async def decline_generate(app: AppDep, agent_id: str, body: DeclineBody, reques
 def _approval(body: ApproveBody, request: Request) -> ResumeCommand:
     if not body.tool_call_id:
         raise ApiError(400, "Tool call id is required")
-    return http_command(request, "approve", body.run_id, body.tool_call_id)
+    return http_command(request, "approve", body.run_id, body.tool_call_id, args=body.args)
 
 
 def _decline(body: DeclineBody, request: Request) -> ResumeCommand:

@@ -24,12 +24,12 @@ from tempo_agents.models.messages import Message, normalize_messages
 from tempo_agents.server.auth import principal
 from tempo_agents.server.bodies import (
     MAX_OFFSET,
+    RunApproveBody,
     RunBudgetBody,
     RunDeclineBody,
     RunForkBody,
     RunResumeBody,
     RunSteerBody,
-    RunToolCallBody,
 )
 from tempo_agents.server.dependencies import PRINTABLE, AppDep
 from tempo_agents.server.errors import ApiError
@@ -180,8 +180,8 @@ async def resume(app: AppDep, run_id: str, body: RunResumeBody, request: Request
 
 
 @router.post("/{run_id}/approve", summary="Approve a call waiting for approval")
-async def approve(app: AppDep, run_id: str, body: RunToolCallBody, request: Request) -> dict[str, Any]:
-    command = http_command(request, "approve", run_id, body.tool_call_id)
+async def approve(app: AppDep, run_id: str, body: RunApproveBody, request: Request) -> dict[str, Any]:
+    command = http_command(request, "approve", run_id, body.tool_call_id, args=body.args)
     _, resumed = await resume_run(app, None, command)
     return _accepted(resumed, body.tool_call_id)
 

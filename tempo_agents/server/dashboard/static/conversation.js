@@ -4,6 +4,7 @@
 // child's chunk): they feed a Conversation of their own, nested under the call, so grandchildren nest again.
 
 import { h, json, jsonBlock, readable, shown, visible } from "./dom.js";
+import { argsDiff } from "./forms.js";
 
 const CHILD_TOOL = /^(agent|workflow)-/;
 
@@ -252,6 +253,13 @@ export class Conversation {
           break;
         }
         const expiredCall = chunk.data?.toolCallId;
+        if (chunk.type === "data-tool-args-changed" && this.tools.has(expiredCall)) {
+          const d = chunk.data;
+          this.tools.get(expiredCall).body.append(h("div", { class: "args-changed" },
+            h("span", { class: "label" }, visible(`arguments changed${d.changedBy ? ` by ${d.changedBy}` : ""} before approval`)),
+            h("ul", { class: "args-diff", "aria-label": "Changes to the arguments" }, ...argsDiff(d.before, d.after))));
+          break;
+        }
         if (chunk.type === "data-suspension-expired" && this.tools.has(expiredCall)) {
           const block = this.tools.get(expiredCall);
           block.body.append(h("div", { class: "error" }, "expired: nobody answered in time"));

@@ -280,15 +280,87 @@ function approvalForm(item, form, send) {
       : h("p", {}, "Run ", h("code", {}, visible(item.toolName)), " with these arguments?"),
     jsonBlock(inner ? inner.args : item.args, { "aria-label": "Arguments" }),
   );
+  const edits = inner || !item.argsEditable ? null : argsEditor(item); // after the buttons: the reason stays first
   const id = fieldId("reason");
   const reason = h("input", { id, type: "text", name: "reason", placeholder: "Why (sent to the agent when declining)" });
   form.addEventListener("submit", (event) => event.preventDefault()); // Enter in the reason decides nothing
   form.append(h("div", { class: "field" }, h("label", { for: id }, "Reason (optional)"), reason));
+  const approve = () => {
+    const edited = edits ? edits.read() : { ok: true, args: undefined };
+    if (!edited.ok) {
+      form.querySelector(".form-error").textContent = edited.error;
+      return;
+    }
+    send(edited.args === undefined ? { action: "approve" } : { action: "approve", args: edited.args });
+  };
   form.append(
     h("div", { class: "actions" },
-      h("button", { type: "button", class: "primary", onclick: () => send({ action: "approve" }) }, "Approve"),
+      h("button", { type: "button", class: "primary", onclick: approve }, "Approve"),
       h("button", { type: "button", class: "danger", onclick: () => send({ action: "decline", reason: reason.value || null }) }, "Decline")),
   );
+  if (edits) form.append(edits.el);
+}
+
+// Every leaf of a JSON value by its path (`a.b[0]`), as JSON text: what a diff compares.
+function leaves(value, path = "", found = new Map()) {
+  if (value && typeof value === "object" && Object.keys(value).length) {
+    for (const [key, inner] of Object.entries(value)) {
+      leaves(inner, Array.isArray(value) ? `${path}[${key}]` : path ? `${path}.${key}` : key, found);
+    }
+  } else {
+    found.set(path || "(arguments)", JSON.stringify(value));
+  }
+  return found;
+}
+
+// The changes from `before` to `after`, one line per changed leaf: removed, added or changed.
+export function argsDiff(before, after) {
+  const old = leaves(before);
+  const now = leaves(after);
+  const rows = [];
+  for (const [path, was] of old) {
+    if (!now.has(path)) rows.push(h("li", { class: "removed" }, h("code", {}, visible(path)), ": ", h("del", {}, visible(was))));
+    else if (now.get(path) !== was) {
+      rows.push(h("li", { class: "changed" }, h("code", {}, visible(path)), ": ", h("del", {}, visible(was)), " → ", h("ins", {}, visible(now.get(path)))));
+    }
+  }
+  for (const [path, is] of now) {
+    if (!old.has(path)) rows.push(h("li", { class: "added" }, h("code", {}, visible(path)), ": ", h("ins", {}, visible(is))));
+  }
+  return rows;
+}
+
+// Edit, then approve: the arguments as JSON, and the diff against what the model asked for as they are edited.
+function argsEditor(item) {
+  const id = fieldId("edited-args");
+  const original = JSON.stringify(item.args ?? null, null, 2);
+  const area = h("textarea", { id, name: "args", rows: String(Math.min(12, original.split("\n").length + 1)), spellcheck: "false" });
+  area.value = original;
+  const diff = h("ul", { class: "args-diff", "aria-label": "Changes to the arguments", "aria-live": "polite" });
+  const parsed = () => {
+    try {
+      return { ok: true, value: JSON.parse(area.value) };
+    } catch (error) {
+      return { ok: false, error: `The edited arguments are not JSON: ${error.message}` };
+    }
+  };
+  area.addEventListener("input", () => {
+    const now = parsed();
+    diff.replaceChildren(...(now.ok ? argsDiff(item.args ?? null, now.value) : [h("li", { class: "invalid" }, now.error)]));
+  });
+  const el = h("details", { class: "edit-args" },
+    h("summary", {}, "Edit arguments"),
+    h("div", { class: "field" }, h("label", { for: id }, "Arguments to approve (JSON)"), area),
+    diff);
+  return {
+    el,
+    read() {
+      const now = parsed();
+      if (!now.ok) return now;
+      const changed = JSON.stringify(now.value) !== JSON.stringify(item.args ?? null);
+      return { ok: true, args: changed ? now.value : undefined };
+    },
+  };
 }
 
 function schemaForm(item, form, send) {

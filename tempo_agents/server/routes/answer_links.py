@@ -1,0 +1,171 @@
+"""``/answer-links/<token>``: one-click answers from a notification (see ``answer_links/``).
+
+The signed link is the credential, so these routes need no bearer token. ``GET`` shows a confirmation page (the
+call, its arguments and the answer the link gives) and never changes anything; the page's button ``POST``s to the
+same URL, which answers that round of that call under the principal the link names, once. A link that is forged,
+expired, for a call no longer waiting in that round (answered, its link used already), whose arguments changed or
+that was re-assigned to others says so and answers nothing. The token never reaches a log line or the journal.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import uuid
+
+from fastapi import APIRouter, Request
+from fastapi.responses import HTMLResponse
+from temporalio.service import RPCError
+
+from tempo_agents.agent.app import App
+from tempo_agents.answer_links import AnswerLinks, LinkClaims, LinkRefusedError, args_hash
+from tempo_agents.server.dependencies import AppDep
+from tempo_agents.server.errors import api_error_from
+from tempo_agents.server.resuming import ResumeCommand, resume_run
+from tempo_agents.store.base import SavedOutcome
+from tempo_agents.workflows.payloads import PendingCall
+from tempo_agents.workflows.waiting_calls import may_answer
+
+__all__ = ["router"]
+
+router = APIRouter(prefix="/answer-links", tags=["answer links"], include_in_schema=False)
+
+_ACTION_WORDS = {"approve": "Approve", "decline": "Decline", "resume": "Answer"}
+
+
+def _page(title: str, body: str, status: int = 200) -> HTMLResponse:
+    document = (
+        '<!doctype html><html lang="en"><head><meta charset="utf-8">'
+        '<meta name="viewport" content="width=device-width, initial-scale=1">'
+        '<meta name="referrer" content="no-referrer">'
+        f"<title>{html.escape(title)}</title>"
+        "<style>body{font:16px/1.5 system-ui,sans-serif;max-width:40rem;margin:2rem auto;padding:0 1rem;color:#111}"
+        "pre{background:#f4f4f4;padding:.75rem;overflow:auto;white-space:pre-wrap;word-break:break-all}"
+        "button{font:inherit;padding:.5rem 1.25rem;background:#0b57d0;color:#fff;border:0;border-radius:4px}"
+        ".refused{color:#8a1c1c}</style></head>"
+        f"<body><h1>{html.escape(title)}</h1>{body}</body></html>"
+    )
+    return HTMLResponse(document, status_code=status, headers={"cache-control": "no-store"})
+
+
+def _refused(reason: str, status: int) -> HTMLResponse:
+    return _page("This link answers nothing", f'<p class="refused" id="refused">{html.escape(reason)}</p>', status)
+
+
+def _links(app: App) -> AnswerLinks:
+    if app.answer_links is None:
+        raise LinkRefusedError("This server makes no answer links.", status=404)
+    return app.answer_links
+
+
+async def _answered_by(app: App, claims: LinkClaims) -> str | None:
+    """Who answered the call, when it was answered (the run's ``answers``)."""
+    try:
+        answers = await app.queries(claims.run_id).answers()
+    except RPCError:
+        return None
+    found = [answer for answer in answers if answer.tool_call_id == claims.tool_call_id]
+    return (found[-1].answered_by or "someone") if found else None
+
+
+def _groups(request: Request, principal: str) -> list[str]:
+    """The groups of the link's principal: the server's (its tokens file) and the App's."""
+    server: dict[str, list[str]] = getattr(request.app.state, "principal_groups", {})
+    app: App = request.app.state.tempo_app
+    return [*server.get(principal, []), *app.groups.get(principal, [])]
+
+
+def _used_key(claims: LinkClaims) -> str:
+    """Where the store keeps that a link was used (by its nonce, under its run)."""
+    return f"answer-link-used:{claims.nonce}"
+
+
+async def _waiting_call(app: App, claims: LinkClaims, groups: list[str]) -> PendingCall:
+    """The call the link answers, as it waits now; raises when the link no longer fits it (or was used: a call
+    whose answer its tool refused waits again in the same round, and the link that gave that answer is spent)."""
+    if await app.store.saved_outcome(claims.run_id, _used_key(claims)) is not None:
+        raise LinkRefusedError("This link was used already; it answers nothing more.", status=409)
+    try:
+        pending = await app.pending(claims.run_id, settle_seconds=0)
+    except RPCError:
+        pending = []
+    call = next((call for call in pending if call.tool_call_id == claims.tool_call_id), None)
+    if call is None or call.round != claims.round:
+        answered_by = await _answered_by(app, claims)
+        if answered_by is not None:
+            raise LinkRefusedError(
+                f"This call was answered already (by {answered_by}); this link answers nothing more.", status=409
+            )
+        raise LinkRefusedError("This call no longer waits for this answer (it ended or expired).", status=409)
+    if args_hash(call.args) != claims.args_hash:
+        raise LinkRefusedError(
+            "The call's arguments changed since this link was made; open the run in the dashboard.", status=409
+        )
+    if not may_answer(call.approvers, claims.principal, groups):
+        raise LinkRefusedError(
+            f"This call now waits for {', '.join(call.approvers)}; this link no longer answers it.", status=403
+        )
+    return call
+
+
+def _summary(claims: LinkClaims, call: PendingCall) -> str:
+    choice = claims.choice
+    answer = _ACTION_WORDS[choice.action] + ("" if choice.action != "resume" else f": {choice.name}")
+    arguments = json.dumps(call.args, indent=2, ensure_ascii=False, sort_keys=True, default=str)
+    return (
+        f"<p>Tool <strong>{html.escape(call.tool_name)}</strong>, call <code>{html.escape(call.tool_call_id)}</code> "
+        f"of run <code>{html.escape(claims.run_id)}</code>.</p>"
+        f'<p>Your answer: <strong id="choice">{html.escape(answer)}</strong>, as '
+        f"<strong>{html.escape(claims.principal)}</strong>.</p>"
+        f'<p>Arguments:</p><pre id="arguments">{html.escape(arguments)}</pre>'
+    )
+
+
+@router.get("/{token}", response_class=HTMLResponse)
+async def confirm(app: AppDep, token: str, request: Request) -> HTMLResponse:
+    """The confirmation page: what the link answers. Changes nothing."""
+    try:
+        claims = _links(app).verify(token)
+        call = await _waiting_call(app, claims, _groups(request, claims.principal))
+    except LinkRefusedError as refused:
+        return _refused(refused.reason, refused.status)
+    word = _ACTION_WORDS[claims.choice.action]
+    form = f'<form method="post"><button type="submit" id="confirm">{html.escape(word)}</button></form>'
+    return _page(f"{word} this call?", _summary(claims, call) + form)
+
+
+@router.post("/{token}", response_class=HTMLResponse)
+async def answer(app: AppDep, token: str, request: Request) -> HTMLResponse:
+    """Give the link's answer, once, under its principal."""
+    try:
+        claims = _links(app).verify(token)
+        groups = _groups(request, claims.principal)
+        call = await _waiting_call(app, claims, groups)
+    except LinkRefusedError as link_refused:
+        return _refused(link_refused.reason, link_refused.status)
+    choice = claims.choice
+    command = ResumeCommand(
+        choice.action,
+        claims.run_id,
+        claims.tool_call_id,
+        data=choice.data,
+        request_id=f"link-{uuid.uuid4()}",  # a second POST is a new request, which the run refuses
+        answered_by=claims.principal,
+        answered_by_groups=tuple(groups),
+        round=claims.round,
+    )
+    try:
+        await resume_run(app, None, command)
+    except Exception as error:
+        refused = api_error_from(error)
+        if refused is None:
+            raise
+        answered_by = await _answered_by(app, claims)
+        reason = refused.message
+        if answered_by is not None:
+            reason = f"This call was answered already (by {answered_by}); this link answers nothing more."
+        return _refused(reason, refused.status)
+    used = {"principal": claims.principal, "choice": choice.name, "toolCallId": claims.tool_call_id}
+    await app.store.record(claims.run_id, [], [], SavedOutcome(_used_key(claims), used))
+    word = _ACTION_WORDS[choice.action]
+    return _page("Answered", _summary(claims, call) + f'<p id="done">{html.escape(word)}: sent. Thank you.</p>')
