@@ -270,3 +270,27 @@ async def test_a_question_is_called_a_question_by_every_event(
         ("call.escalated", "question"),
         ("call.answered", "question"),
     ]
+
+
+async def test_an_expired_question_is_called_a_question(skipping_env: WorkflowEnvironment, tmp_path: Path) -> None:
+    receiver = WebhookReceiver()
+    with webhook_receiver(receiver):
+        settings = NotificationSettings(channels=[WebhookChannel(name="ops", url=receiver.url)])
+        question = ScriptedToolCall("ask_user", {"question": "Which order?"})
+        model = ScriptedModel([ScriptedResponse(tool_calls=[question]), ScriptedResponse(text="Done.")])
+        agent = Agent(
+            id="unanswered", model=model, tools={"ask_user": ask_user_tool}, suspend_expires_in=timedelta(days=1)
+        )
+        app = make_app(skipping_env, tmp_path, agent, settings)
+        async with running_worker(app):
+            stream = await app.agent("unanswered").stream("refund an order")
+            # ask_user asks again once its question expired (ctx.expired): the second wait follows the expiry
+            await wait_for(lambda: [e["type"] for e in receiver.events].count("call.waiting") == 2)
+            await app.client.get_workflow_handle(stream.run_id).terminate("the test saw what it reads")
+
+    calls = [(e["type"], e["call"]["kind"], e["call"]["round"]) for e in receiver.events if "call" in e]
+    assert calls[:3] == [
+        ("call.waiting", "question", 0),
+        ("call.expired", "question", 0),
+        ("call.waiting", "question", 1),
+    ]
