@@ -153,9 +153,12 @@ async def approve(data: ToolIn, ctx: ToolContext) -> Any:
 
 
 class LoggedScriptedModel(ScriptedModel):
-    """A :class:`ScriptedModel` that logs when each step's stream starts and ends."""
+    """A :class:`ScriptedModel` that logs when each step's stream starts and ends. It keeps none of the requests a
+    :class:`ScriptedModel` records for tests (its last 1,000, each with the run's messages): over a soak's hour they
+    would fill a worker's memory for nothing any check reads."""
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
+        self.requests.clear()
         common = {"kind": "model", "run": request.run_id, "call": f"step-{request.step}", "phase": "first"}
         attempt = activity.info().attempt if activity.in_activity() else None
         log_event(ev="start", **common, attempt=None, activityAttempt=attempt)
