@@ -24,6 +24,8 @@ from tempo_agents.agent.delegation import DelegationComplete, DelegationHooks, D
 from tempo_agents.agent.events import EventRun
 from tempo_agents.agent.run_queries import RunQueries
 from tempo_agents.agent.schedules import AgentSchedule, ScheduledRun, ScheduleView
+from tempo_agents.agent.webhook_source_file import load_webhook_sources
+from tempo_agents.agent.webhook_sources import WebhookSource
 from tempo_agents.agent.webhooks import WebhookRefusedError, sign_webhook
 from tempo_agents.agent.workflow_tools import WorkflowTool
 from tempo_agents.errors import (
@@ -125,6 +127,7 @@ __all__ = [
     "ToolNotFoundError",
     "Usage",
     "WebhookRefusedError",
+    "WebhookSource",
     "WorkflowTool",
     "__version__",
     "anthropic",
@@ -132,6 +135,7 @@ __all__ = [
     "configure_logging",
     "create_tool",
     "instrument",
+    "load_webhook_sources",
     "local_model",
     "mcp_tools",
     "openai_compatible",

@@ -37,7 +37,7 @@ if TYPE_CHECKING:
 
 def saved_outcome_key(call_input: ToolCallInput) -> str:
     """Where this round of the call keeps its saved outcome."""
-    return keys.tool_call_outcome(call_input.step, call_input.call.tool_call_id, call_input.round)
+    return keys.tool_call_outcome(call_input.step, call_input.call.tool_call_id, call_input.round, call_input.refusals)
 
 
 class CallRecord:
@@ -64,7 +64,9 @@ class CallRecord:
         return keys.call_outcome(self.input.step, self.input.call.tool_call_id, chunk_type)
 
     def round_key(self, what: str) -> str:
-        return keys.call_round(self.input.step, self.input.call.tool_call_id, self.input.round, what)
+        return keys.call_round(
+            self.input.step, self.input.call.tool_call_id, self.input.round, what, self.input.refusals
+        )
 
     async def shown(self, slot: Slot, raw: Any, **payload: Any) -> Any:
         """``raw`` as clients may see it (the display projection)."""

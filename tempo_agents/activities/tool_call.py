@@ -275,7 +275,9 @@ def _context(record: CallRecord, messages: list[Message]) -> ToolContext:
         thread_id=options.memory.thread if options.memory else None,
         resource_id=options.memory.resource if options.memory else None,
         request_context=dict(options.request_context),
-        writer=JournalToolWriter(record.journal, call_input.step, call_input.round, call.tool_call_id, call.tool_name),
+        writer=JournalToolWriter(
+            record.journal, call_input.step, call_input.round, call.tool_call_id, call.tool_name, call_input.refusals
+        ),
         suspend_payload=call_input.suspend_payload,
         messages=messages,
         mode=call_input.mode,

@@ -17,7 +17,7 @@ from temporalio.worker import Worker
 
 from tempo_agents.agent.agent import Agent
 from tempo_agents.agent.approval import ApprovalPolicy
-from tempo_agents.agent.events import EventRun, EventTemplate, receive_event
+from tempo_agents.agent.events import EventRun, EventTemplate, receive_event, receive_source_event
 from tempo_agents.agent.forking import FORK_MEMO, Reuse, forks_query, plan_fork
 from tempo_agents.agent.hooks import ToolHooks
 from tempo_agents.agent.local_activities import workflow_task_timeout
@@ -29,6 +29,7 @@ from tempo_agents.agent.start_chunk import journal_start
 from tempo_agents.agent.stream import AgentStream, Follow, GenerateResult, RunClosedProbe
 from tempo_agents.agent.suspended_runs import SuspendedRun, SuspendedRuns, SuspendedToolCall
 from tempo_agents.agent.waiting_runs import waiting_page
+from tempo_agents.agent.webhook_sources import WebhookSource
 from tempo_agents.errors import ConfigurationError, RunNotFoundError
 from tempo_agents.forks.compare import compare_runs
 from tempo_agents.models.messages import MessageInput, normalize_messages
@@ -64,6 +65,10 @@ class App:
     ``event_secrets`` (agent id or ``"*"`` → Standard Webhooks secret) and ``event_templates`` (name → function of
     the payload) let other systems start runs with webhooks (:meth:`receive_event`, ``POST /api/agents/:id/events``).
 
+    ``webhook_sources`` are senders configured by name, each with its route ``POST /api/events/{name}``, its
+    agent, its verification (Standard Webhooks secrets or a shared token in a header) and its template
+    (:class:`WebhookSource`, :meth:`receive_source_event`).
+
     ``store`` is a URL (``sqlite:///path.db``, ``postgresql://user:password@host/db``) or a :class:`Store`;
     without one, ``$TEMPO_AGENTS_STORE`` or ``sqlite:///.tempo-agents/store.db``.
     """
@@ -80,6 +85,7 @@ class App:
         client: Client | None = None,
         event_templates: Mapping[str, EventTemplate] | None = None,
         event_secrets: Mapping[str, str | list[str]] | None = None,
+        webhook_sources: Sequence[WebhookSource] = (),
     ) -> None:
         self.registry = Registry(
             agents=agents, tools=tools, hooks=hooks, approval_policies=approval_policies, store=store
@@ -91,6 +97,9 @@ class App:
         """Event templates by name: each renders a webhook's JSON payload into a run's message."""
         self.event_secrets: Mapping[str, str | list[str]] = dict(event_secrets or {})
         """Webhook secrets by agent id (``"*"``: every agent's); an agent with none takes no events."""
+        self.webhook_sources: dict[str, WebhookSource] = {}
+        """The configured webhook sources by name (:meth:`add_webhook_sources`)."""
+        self.add_webhook_sources(webhook_sources)
         self._client: Client | None = None
         self._starting = 0  # starts in flight from this App, see EAGER_STARTS_IN_FLIGHT
         if client is not None:
@@ -572,6 +581,40 @@ class App:
             body,
             now=now or datetime.now(UTC),
             template=template,
+            **options,
+        )
+
+    def add_webhook_sources(self, sources: Sequence[WebhookSource]) -> None:
+        """Configure more webhook sources (``serve --webhook-sources FILE`` calls this); each names an agent of
+        the App and, if any, a registered event template. A name given twice is a ConfigurationError."""
+        for source in sources:
+            self.agent(source.agent)
+            if source.template is not None and source.template not in self.event_templates:
+                known = ", ".join(sorted(self.event_templates)) or "none"
+                raise ConfigurationError(
+                    f'webhook source "{source.name}" names the event template "{source.template}", which is not '
+                    f"registered on the App (registered: {known})"
+                )
+            if source.name in self.webhook_sources:
+                raise ConfigurationError(f'webhook source "{source.name}" is configured twice')
+            self.webhook_sources[source.name] = source
+
+    async def receive_source_event(
+        self, source: str, headers: Mapping[str, str], body: bytes, *, now: datetime | None = None, **options: Any
+    ) -> EventRun:
+        """Start a run of the source's agent from one of its deliveries, verified as the source says, once per
+        event id (``webhook-id``, else the source's ``event_id_field``): the same event again starts nothing and
+        answers the first run (``duplicate=True``). Raises :class:`WebhookRefusedError` for a refused delivery
+        and ConfigurationError for an unknown source."""
+        configured = self.webhook_sources.get(source)
+        if configured is None:
+            raise ConfigurationError(f'no webhook source "{source}" is configured')
+        return await receive_source_event(
+            self,
+            configured,
+            {name.lower(): value for name, value in headers.items()},
+            body,
+            now=now or datetime.now(UTC),
             **options,
         )
 

@@ -4,7 +4,8 @@ starts one run of the agent whatever the number of times it is delivered.
 The run id is ``event-<agent id>-<webhook-id>`` and the workflow is started with the id reuse policy
 ``REJECT_DUPLICATE``: Temporal keeps workflow ids unique, so a second delivery of the same event (the sender
 retrying, or a replay within the tolerance) finds the run, running or closed, and starts nothing. No table of seen
-ids is needed, and the uniqueness holds across every API process.
+ids is needed, and the uniqueness holds across every API process. A delivery from a configured source
+(``agent/webhook_sources.py``) takes the same path with the run id ``webhook-<source>-<event id>``.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from temporalio.exceptions import WorkflowAlreadyStartedError
 from tempo_agents.agent.agent import Agent
 from tempo_agents.agent.local_activities import workflow_task_timeout
 from tempo_agents.agent.start_chunk import journal_start
+from tempo_agents.agent.webhook_sources import WebhookSource, event_id_of, verify_source_delivery
 from tempo_agents.agent.webhooks import DEFAULT_TOLERANCE, WebhookRefusedError, verify_webhook
 from tempo_agents.errors import ConfigurationError
 from tempo_agents.models.messages import MessageInput
@@ -34,7 +36,7 @@ from tempo_agents.store.base import Store
 from tempo_agents.workflows.agent_run import AgentRunWorkflow
 from tempo_agents.workflows.payloads import RunInput
 
-__all__ = ["ALL_AGENTS", "EventApp", "EventRun", "EventTemplate", "receive_event"]
+__all__ = ["ALL_AGENTS", "EventApp", "EventRun", "EventTemplate", "receive_event", "receive_source_event"]
 
 EventTemplate = Callable[[Any], MessageInput]
 """Renders an event's payload (the delivery's JSON body) into the run's message(s)."""
@@ -121,8 +123,18 @@ async def receive_event(
         payload = json.loads(body) if body else None
     except (ValueError, UnicodeDecodeError):
         raise WebhookRefusedError(400, "the delivery's body is not JSON") from None
-    run_input, attributes = app.prepare_run(agent, render_event(app, agent, template, payload), options)
-    run_id = f"event-{agent.id}-{delivery.webhook_id}"
+    message = render_event(app, agent, template, payload)
+    return await start_event_run(
+        app, agent, f"event-{agent.id}-{delivery.webhook_id}", message, {"event": delivery.webhook_id}, options
+    )
+
+
+async def start_event_run(
+    app: EventApp, agent: Agent, run_id: str, message: MessageInput, memo: Mapping[str, str], options: Mapping[str, Any]
+) -> EventRun:
+    """Start the run ``run_id`` of a verified event once: a second start of the same id finds the run (running or
+    closed) and starts nothing."""
+    run_input, attributes = app.prepare_run(agent, message, options)
     run_input = run_input.model_copy(update={"run_id": run_id})
     try:
         await app.client.start_workflow(
@@ -134,9 +146,27 @@ async def receive_event(
             task_timeout=workflow_task_timeout(agent),
             id_reuse_policy=WorkflowIDReusePolicy.REJECT_DUPLICATE,
             id_conflict_policy=WorkflowIDConflictPolicy.FAIL,
-            memo={"event": delivery.webhook_id},
+            memo=dict(memo),
         )
     except WorkflowAlreadyStartedError:
         return EventRun(run_id=run_id, duplicate=True)
     await journal_start(app.store, run_id, agent.id)
     return EventRun(run_id=run_id, duplicate=False)
+
+
+async def receive_source_event(
+    app: EventApp, source: WebhookSource, headers: Mapping[str, str], body: bytes, *, now: datetime, **options: Any
+) -> EventRun:
+    """Verify a delivery from a configured source and start its agent's run once, keyed by the sender's event id
+    (``webhook-id``, else the source's ``event_id_field``). Raises :class:`WebhookRefusedError` as
+    :func:`receive_event` does."""
+    agent = app.agent(source.agent)
+    verify_source_delivery(source, headers, body, now=now)
+    try:
+        payload = json.loads(body) if body else None
+    except (ValueError, UnicodeDecodeError):
+        raise WebhookRefusedError(400, "the delivery's body is not JSON") from None
+    event_id = event_id_of(source, headers, payload)
+    message = render_event(app, agent, source.template, payload)
+    memo = {"event": event_id, "eventSource": source.name}
+    return await start_event_run(app, agent, f"webhook-{source.name}-{event_id}", message, memo, options)

@@ -30,7 +30,7 @@ from temporalio.client import (
     ScheduleSpec,
     ScheduleState,
 )
-from temporalio.common import SearchAttributePair, TypedSearchAttributes
+from temporalio.common import SearchAttributeKey, SearchAttributePair, TypedSearchAttributes
 from temporalio.service import RPCError, RPCStatusCode
 
 from tempo_agents._wire import WireModel
@@ -44,6 +44,8 @@ from tempo_agents.workflows.payloads import RunInput
 
 __all__ = [
     "OVERLAP_POLICIES",
+    "SCHEDULED_BY",
+    "SCHEDULE_MEMO",
     "AgentSchedule",
     "ScheduleRequest",
     "ScheduleView",
@@ -56,6 +58,8 @@ __all__ = [
 
 SCHEDULE_MEMO = "schedule"
 """The memo key of a scheduled run: the id of the schedule that started it."""
+SCHEDULED_BY = SearchAttributeKey.for_keyword("TemporalScheduledById")
+"""The search attribute Temporal gives every run a schedule started: the schedule's id."""
 AGENT_MEMO = "tempoAgentId"
 TASK_QUEUE_MEMO = "tempoAgentsTaskQueue"
 CRON_MEMO = "tempoAgentsCron"

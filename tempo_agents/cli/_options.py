@@ -161,6 +161,9 @@ def _positive_int(text: str) -> int:
     return value
 
 
+WEBHOOK_SOURCES_ENV = "TEMPO_AGENTS_WEBHOOK_SOURCES"
+
+
 def add_api_options(command: argparse.ArgumentParser) -> None:
     """``--api-host`` and ``--api-port`` of the HTTP API."""
     from tempo_agents.server.request_limits import MAX_BODY_BYTES
@@ -201,6 +204,15 @@ def add_api_options(command: argparse.ArgumentParser) -> None:
         default=MAX_BODY_BYTES,
         metavar="BYTES",
         help=f"the largest request body the API reads; larger ones are a 413 (default {MAX_BODY_BYTES}, 1 MiB)",
+    )
+    command.add_argument(
+        "--webhook-sources",
+        default=os.environ.get(WEBHOOK_SOURCES_ENV) or None,
+        metavar="FILE",
+        help=(
+            "webhook sources (TOML, [sources.<name>] tables naming the agent, template and the environment variables "
+            f"that hold their secrets), each served at POST /api/events/<name> (default ${WEBHOOK_SOURCES_ENV})"
+        ),
     )
     command.add_argument(
         "--temporal-ui-url",

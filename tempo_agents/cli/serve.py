@@ -6,6 +6,7 @@ import argparse
 import os
 
 from tempo_agents.agent.app import App
+from tempo_agents.agent.webhook_source_file import load_webhook_sources
 from tempo_agents.cli._console import CliError, out
 from tempo_agents.cli._options import (
     SINGLE_TOKEN_PRINCIPAL,
@@ -66,6 +67,16 @@ def api_tokens(args: argparse.Namespace) -> dict[str, str]:
     return tokens
 
 
+def add_webhook_sources(app: App, args: argparse.Namespace) -> None:
+    """Give ``app`` the sources of ``--webhook-sources`` (or ``TEMPO_AGENTS_WEBHOOK_SOURCES``), their secrets read
+    from the environment; a bad file is a one-line CLI error, before anything connects."""
+    if args.webhook_sources:
+        try:
+            app.add_webhook_sources(load_webhook_sources(args.webhook_sources))
+        except ConfigurationError as error:
+            raise CliError(error.message, exit_code=2) from None
+
+
 async def start_api(app: App, args: argparse.Namespace, *, temporal_ui_url: str | None = None) -> ApiServer:
     """Start the HTTP API of ``app`` with the command's ``--api-*``, token and CORS options (:func:`api_tokens`).
 
@@ -104,6 +115,7 @@ async def cmd_serve(args: argparse.Namespace) -> int:
     """Serve ``--app``'s HTTP API until SIGINT/SIGTERM."""
     app = configure_app(load_app(args.app), store=args.store, task_queue=args.task_queue)
     api_tokens(args)  # a refused --api-host fails before anything connects
+    add_webhook_sources(app, args)
     telemetry = CommandTelemetry(args, sdk_metrics=True)
     telemetry.before_connect()
     await connect(app, args.address, args.namespace, **connection_options(args))

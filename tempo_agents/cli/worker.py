@@ -14,7 +14,7 @@ from tempo_agents.cli._options import add_api_options, add_app_options, add_serv
 from tempo_agents.cli._stop_signals import StopSignals
 from tempo_agents.cli._telemetry import CommandTelemetry, add_telemetry_options
 from tempo_agents.cli.app_loading import configure_app, connect, load_app
-from tempo_agents.cli.serve import api_tokens, print_api_urls, start_api
+from tempo_agents.cli.serve import add_webhook_sources, api_tokens, print_api_urls, start_api
 from tempo_agents.errors import TempoAgentsError
 from tempo_agents.worker.dev_server import DEFAULT_DB_FILENAME, DevServer
 
@@ -88,6 +88,7 @@ async def cmd_dev(args: argparse.Namespace) -> int:
     app = configure_app(load_app(args.app), store=args.store, task_queue=args.task_queue) if args.app else None
     if app is not None:
         api_tokens(args)  # a refused --api-host fails before the dev server starts
+        add_webhook_sources(app, args)
     signals = StopSignals()
     signals.install()
     server = DevServer(db_filename=args.db_filename, port=args.port, ui_port=None if args.headless else args.ui_port)

@@ -56,9 +56,10 @@ def call_outcome(step: int, tool_call_id: str, chunk_type: str) -> str:
     return f"{step}:{tool_call_id}:{chunk_type}"
 
 
-def call_round(step: int, tool_call_id: str, round: int, what: str) -> str:
-    """What one round of a call wrote (a call is run once more after every resume)."""
-    return f"{step}:{tool_call_id}:r{round}:{what}"
+def call_round(step: int, tool_call_id: str, round: int, what: str, refusals: int = 0) -> str:
+    """What one round of a call wrote (a call is run once more after every resume; an answer given after its tool
+    refused ``refusals`` answers of the round writes under keys of its own)."""
+    return f"{step}:{tool_call_id}:r{round}{_refused(refusals)}:{what}"
 
 
 def child_run(step: int, tool_call_id: str) -> str:
@@ -82,5 +83,10 @@ def model_step_outcome(step: int) -> str:
     return f"model-step:{step}"
 
 
-def tool_call_outcome(step: int, tool_call_id: str, round: int) -> str:
-    return f"tool-call:{step}:{tool_call_id}:r{round}"
+def tool_call_outcome(step: int, tool_call_id: str, round: int, refusals: int = 0) -> str:
+    return f"tool-call:{step}:{tool_call_id}:r{round}{_refused(refusals)}"
+
+
+def _refused(refusals: int) -> str:
+    """Nothing for a round's first answer (the keys of every run before refusals were counted)."""
+    return f"x{refusals}" if refusals else ""

@@ -94,17 +94,20 @@ class RunJournal:
 class JournalToolWriter:
     """The ``writer`` of a tool running inside a run: each chunk is durable, keyed by its sequence."""
 
-    def __init__(self, journal: RunJournal, step: int, round: int, tool_call_id: str, tool_name: str) -> None:
+    def __init__(
+        self, journal: RunJournal, step: int, round: int, tool_call_id: str, tool_name: str, refusals: int = 0
+    ) -> None:
         self._journal = journal
         self._step = step
         self._round = round
+        self._refusals = refusals
         self._tool_call_id = tool_call_id
         self._tool_name = tool_name
         self._sequence = 0
 
     def _next_key(self, kind: str) -> str:
         self._sequence += 1
-        return keys.call_round(self._step, self._tool_call_id, self._round, f"{kind}:{self._sequence}")
+        return keys.call_round(self._step, self._tool_call_id, self._round, f"{kind}:{self._sequence}", self._refusals)
 
     async def write(self, value: Any) -> None:
         payload = {"output": value, "toolCallId": self._tool_call_id, "toolName": self._tool_name}

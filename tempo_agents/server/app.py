@@ -18,7 +18,7 @@ from tempo_agents.server.auth import Authorize, BearerTokens, allow_all, authori
 from tempo_agents.server.dashboard.mounting import mount_dashboard
 from tempo_agents.server.errors import ERROR_RESPONSES, STORE_RETRY_AFTER_SECONDS, install_error_handlers
 from tempo_agents.server.request_limits import MAX_BODY_BYTES, RequestLimits
-from tempo_agents.server.routes import agents, events, runs, schedules, tools
+from tempo_agents.server.routes import agents, event_sources, events, runs, schedules, tools
 from tempo_agents.telemetry.api_route import metrics_router
 
 __all__ = ["DEFAULT_PREFIX", "create_server"]
@@ -100,12 +100,14 @@ def create_server(
         api.include_router(router, prefix=base, dependencies=dependencies, responses=ERROR_RESPONSES)
     # A webhook's signature is its credential: no bearer token, no authorize (a sender is no principal).
     api.include_router(events.router, prefix=base, responses=ERROR_RESPONSES)
+    api.include_router(event_sources.router, prefix=base, responses=ERROR_RESPONSES)
     api.include_router(metrics_router(), dependencies=dependencies)  # GET /metrics, outside the OpenAPI document
     open_paths = mount_dashboard(api, app, prefix=base, dependencies=dependencies, temporal_ui_url=temporal_ui_url)
     install_error_handlers(api)
     api.add_middleware(RequestLimits, max_body_bytes=max_body_bytes)  # inside the token check: 401 comes first
     if tokens:
         event_paths = [f"{base}/agents/{agent.id}/events" for agent in app.agents if event_secrets_of(app, agent.id)]
+        event_paths += [f"{base}/events/{name}" for name in app.webhook_sources]
         api.add_middleware(
             BearerTokens,
             tokens=dict(tokens),

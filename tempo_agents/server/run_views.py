@@ -15,6 +15,7 @@ from temporalio.service import RPCError, RPCStatusCode
 from tempo_agents.agent.app import App
 from tempo_agents.agent.forking import FORK_MEMO
 from tempo_agents.agent.run_queries import RunQueries
+from tempo_agents.agent.schedules import SCHEDULE_MEMO, SCHEDULED_BY
 from tempo_agents.agent.visibility import TOP_RUNS, quote, runs_query
 from tempo_agents.errors import ConfigurationError
 from tempo_agents.server.child_runs import child_runs
@@ -91,6 +92,7 @@ def run_summary(execution: WorkflowExecution) -> dict[str, Any]:
         "startedAt": iso(execution.start_time),
         "closedAt": iso(execution.close_time),
         "forkOf": attributes.get(search_attributes.FORK_OF),
+        "scheduleId": attributes.get(SCHEDULED_BY),
     }
 
 
@@ -180,8 +182,11 @@ async def run_detail(app: App, run_id: str) -> dict[str, Any]:
         "historyLength": description.history_length,
         "children": await child_runs(app.store, run_id),
     }
-    origin = (await description.memo()).get(FORK_MEMO)
+    memo = await description.memo()
+    origin = memo.get(FORK_MEMO)
     detail["forkOf"] = origin if isinstance(origin, dict) else None
+    schedule = attributes.get(SCHEDULED_BY) or memo.get(SCHEDULE_MEMO)
+    detail["scheduleId"] = schedule if isinstance(schedule, str) else None
     try:
         detail["forks"] = await app.list_forks(run_id)
     except RPCError as error:  # a namespace without TempoAgentForkOf (registered before forks existed) has none

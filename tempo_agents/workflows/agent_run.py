@@ -66,6 +66,11 @@ RESUMED_CALLS_KEEP_OPTIONS = "resumed-calls-keep-options"
 """Patch id: runs started before it resumed a suspended call with the default activity options, whatever its tool
 declared. Asked only when the tool declared options."""
 
+REFUSED_RESUMES_RUN_ANEW = "refused-resumes-run-anew"
+"""Patch id: runs started before it ran the answer that followed a refused one (``resume-rejected``) with the default
+activity options (the refused resume had taken the tool's) and under the refused answer's keys (so a local or
+retried activity could find the refused outcome and answer with it). Asked when a tool refuses an answer."""
+
 WAIT_FOR_CANCELLATION = workflow.ActivityCancellationType.WAIT_CANCELLATION_COMPLETED
 """A cancelled run journals ``abort`` only once its running model step and tools have stopped."""
 
@@ -97,7 +102,12 @@ class AgentRunWorkflow:
         self._projects_tasks = carried.projects_tasks
         self._outbox = carried.outbox
         self._status: RunStatus = "running"
-        self._calls = WaitingCalls(carried.answers, clock=workflow.now, keeps_options=_keeps_resumed_options)
+        self._calls = WaitingCalls(
+            carried.answers,
+            clock=workflow.now,
+            keeps_options=_keeps_resumed_options,
+            refusals_counted=_refused_answers_run_anew,
+        )
         self._handed_off = False
         self._notes: list[JournalRecord] = []
         """Refused signals, journaled at once by a local activity while the run waits."""
@@ -340,7 +350,7 @@ class AgentRunWorkflow:
         if not inputs:
             return
         batch = self._segments.batch_close(
-            [keys.tool_call_outcome(i.step, i.call.tool_call_id, i.round) for i in inputs],
+            [keys.tool_call_outcome(i.step, i.call.tool_call_id, i.round, i.refusals) for i in inputs],
             step_note,
             self._usage,
             reason_if_done,
@@ -455,6 +465,7 @@ class AgentRunWorkflow:
                             activity=self._calls.resumed_options(waiting.tool_call_id),
                         ),
                         round=waiting.round + 1,
+                        refusals=self._calls.refusals(waiting.tool_call_id),
                         resolution=resolution,
                         suspend_payload=waiting.suspend_payload,
                         input_snapshot=waiting.input_snapshot,
@@ -574,6 +585,10 @@ class AgentRunWorkflow:
 
 def _keeps_resumed_options() -> bool:
     return workflow.patched(RESUMED_CALLS_KEEP_OPTIONS)
+
+
+def _refused_answers_run_anew() -> bool:
+    return workflow.patched(REFUSED_RESUMES_RUN_ANEW)
 
 
 def _failure_message(error: ActivityError) -> str:

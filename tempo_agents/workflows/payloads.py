@@ -219,6 +219,9 @@ class ToolCallInput(WireModel):
     call: ToolCallRequest
     options: RunOptions
     round: int = 0
+    refusals: int = 0
+    """How many answers of this round its tool refused before (``resume-rejected``): the call's keys differ from
+    theirs, so this answer is not mistaken for a refused one."""
     resolution: Resolution | None = None
     suspend_payload: Any = None
     input_snapshot: Any = None

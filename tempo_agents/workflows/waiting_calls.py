@@ -49,6 +49,9 @@ class WaitingCalls:
 
     ``clock`` is the workflow's clock; ``keeps_options`` says whether a resumed call runs with its tool's activity
     options (runs started before that patch: the defaults); it is asked only when the tool declared options.
+    ``refusals_counted`` says whether a call whose tool refused its answer runs its next answer anew: with those
+    options again, under keys of its own (``refusals``); runs started before that patch did neither. It is asked
+    when a tool refuses an answer.
     """
 
     def __init__(
@@ -57,9 +60,11 @@ class WaitingCalls:
         *,
         clock: Callable[[], datetime],
         keeps_options: Callable[[], bool],
+        refusals_counted: Callable[[], bool],
     ) -> None:
         self._clock = clock
         self._keeps_options = keeps_options
+        self._refusals_counted = refusals_counted
         self._waiting: dict[str, PendingCall] = {}
         """Every call that waits, answered or not, in the order they suspended."""
         self._resolutions: dict[str, Resolution] = {}
@@ -68,6 +73,8 @@ class WaitingCalls:
         """The calls of the batch taken up last, as they waited (a refused answer puts one back)."""
         self._options: dict[str, ActivityOptions] = {}
         """The activity options of waiting calls whose tools declared some."""
+        self._refusals: dict[str, int] = {}
+        """How many answers of its current round the tool of a waiting call refused."""
         self._running: set[str] = set()
         """The tool calls that run now."""
         self._deferred: list[ResumeRequest] = []
@@ -129,8 +136,15 @@ class WaitingCalls:
             if call.activity is not None:
                 self._options[call.tool_call_id] = call.activity
             self._waiting[call.tool_call_id] = PendingCall.of(call_input, result.suspension, now, call_input.round)
+            self._refusals.pop(call.tool_call_id, None)
         elif result.status == "resume-rejected":
             self._waiting[call.tool_call_id] = self._answered[call.tool_call_id]
+            if self._refusals_counted():
+                self._refusals[call.tool_call_id] = call_input.refusals + 1
+                if call.activity is not None:
+                    self._options[call.tool_call_id] = call.activity
+        else:
+            self._refusals.pop(call.tool_call_id, None)
 
     # Answers ----------------------------------------------------------------------------------
 
@@ -248,6 +262,10 @@ class WaitingCalls:
         if options is not None and self._keeps_options():
             return options
         return None
+
+    def refusals(self, call_id: str) -> int:
+        """How many answers of the call's current round its tool refused (0 before the refusals patch)."""
+        return self._refusals.get(call_id, 0)
 
     # Targeting and validation -----------------------------------------------------------------
 

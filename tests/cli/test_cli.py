@@ -281,6 +281,7 @@ async def test_dev_serves_an_app_until_interrupted(tmp_path: Path) -> None:
         (["serve", "--app", "calcapp:app", "--api-host", "0.0.0.0"], 2, "refusing to serve the HTTP API on 0.0.0.0"),
         (["dev", "--app", "calcapp:app", "--api-host", "192.0.2.7"], 2, "without a token"),
         (["serve", "--app", "calcapp:app", "--tokens-file", "nope.json"], 2, "cannot read the tokens file"),
+        (["dev", "--app", "calcapp:app", "--webhook-sources", "nope.toml"], 2, "cannot read the webhook sources file"),
     ],
 )
 def test_errors_are_one_line(tmp_path: Path, args: list[str], code: int, message: str) -> None:

@@ -20,7 +20,11 @@ from temporalio.worker import Replayer
 
 from tempo_agents.worker import TempoAgentsPlugin
 from tempo_agents.workflows.activity_calls import LOCAL_ACTIVITIES
-from tempo_agents.workflows.agent_run import RESUMED_CALLS_KEEP_OPTIONS, SEGMENTS_CLOSED_BY_ACTIVITIES
+from tempo_agents.workflows.agent_run import (
+    REFUSED_RESUMES_RUN_ANEW,
+    RESUMED_CALLS_KEEP_OPTIONS,
+    SEGMENTS_CLOSED_BY_ACTIVITIES,
+)
 from tempo_agents.workflows.payloads import RunInput, RunResult
 
 HISTORIES = sorted((Path(__file__).parents[1] / "histories").glob("*.json"))
@@ -52,7 +56,7 @@ def test_history_takes_its_path(path: Path) -> None:
     """The v2 and v3 histories carry the segments patch marker and no finish activity (activities end segments;
     ``v2-cancel-waiting``, cancelled while it waited for an approval, is ended by the finish activity);
     the older ones have neither. Only v3 histories ran local activities, behind their patch (and a resumed local
-    call behind the resumed-calls patch)."""
+    call behind the resumed-calls patch; an answer after a refused one behind the refused-resumes patch)."""
     text = path.read_text()
     version = path.stem.split("-")[0] if path.stem.startswith(("v2-", "v3-")) else "v1"
     patches = [
@@ -73,9 +77,10 @@ def test_history_takes_its_path(path: Path) -> None:
         assert patches == [SEGMENTS_CLOSED_BY_ACTIVITIES] and ("tempo_agents.finish_run" in text) == cancelled
     else:
         assert patches[:2] == [SEGMENTS_CLOSED_BY_ACTIVITIES, LOCAL_ACTIVITIES] and local
-        assert set(patches[2:]) <= {RESUMED_CALLS_KEEP_OPTIONS}
-        resumed_local = path.stem in ("v3-suspend-resume", "v3-approve-decline")
+        assert set(patches[2:]) <= {RESUMED_CALLS_KEEP_OPTIONS, REFUSED_RESUMES_RUN_ANEW}
+        resumed_local = path.stem in ("v3-suspend-resume", "v3-approve-decline", "v3-resume-refused")
         assert (RESUMED_CALLS_KEEP_OPTIONS in patches) == resumed_local
+        assert (REFUSED_RESUMES_RUN_ANEW in patches) == (path.stem == "v3-resume-refused")
     assert bool(local) == (version == "v3")
 
 
@@ -115,6 +120,21 @@ def test_parent_with_child_histories_are_committed() -> None:
     assert child[0].workflow_execution_started_event_attributes.parent_workflow_execution.workflow_id == (
         "sub-agent-parent"
     )
+
+
+def test_a_history_of_a_refused_answer_is_committed() -> None:
+    """A local tool refused an answer, then ran the next one: three local tool calls (the suspension, the refused
+    resume, the answered one), none through the task queue."""
+    path = Path(__file__).parents[1] / "histories" / "v3-resume-refused.json"
+    tool_calls = [
+        marker
+        for marker in _markers(path, "core_local_activity")
+        if b"tempo_agents.tool_call" in marker.SerializeToString()
+    ]
+    assert len(tool_calls) == 3
+    assert "tempo_agents.tool_call" not in [
+        e.activity_task_scheduled_event_attributes.activity_type.name for e in load(path).events
+    ]
 
 
 def test_a_fork_history_is_committed() -> None:

@@ -60,9 +60,12 @@ class Patch:
         return self.patched
 
 
-def make_calls(*, patched: bool = True, answers: list[Answer] | None = None) -> tuple[WaitingCalls, Clock, Patch]:
+def make_calls(
+    *, patched: bool = True, answers: list[Answer] | None = None, refused_patch: Patch | None = None
+) -> tuple[WaitingCalls, Clock, Patch]:
     clock, patch = Clock(), Patch(patched)
-    return WaitingCalls(answers or [], clock=clock, keeps_options=patch), clock, patch
+    refused = refused_patch or Patch(True)
+    return WaitingCalls(answers or [], clock=clock, keeps_options=patch, refusals_counted=refused), clock, patch
 
 
 def call_input(
@@ -317,6 +320,56 @@ def test_a_resumed_call_keeps_its_tools_activity_options_behind_the_patch(patche
     assert patch.asked == 0  # a tool without options never asks the patch (no marker in its history)
     assert calls.resumed_options(taken[1][0].tool_call_id) == (options if patched else None)
     assert patch.asked == 1
+
+
+@pytest.mark.parametrize("patched", [True, False], ids=["patched", "before-the-patch"])
+def test_the_answer_after_a_refused_one_runs_anew_with_the_tools_options(patched: bool) -> None:
+    """The refused resume ran with the tool's options; the next answer runs with them again, and with its refusals
+    counted (its keys differ from the refused one's). Before the ``refused-resumes-run-anew`` patch: the defaults
+    and the refused answer's keys, as such runs did."""
+    refused = Patch(patched)
+    calls, _, _ = make_calls(refused_patch=refused)
+    options = ActivityOptions(start_to_close_timeout=timedelta(seconds=7), maximum_attempts=2, local=True)
+    suspend(calls, "call_0", schema=CONFIRM_SCHEMA, activity=options)
+    calls.accept(ResumeRequest(data={"confirmed": True}))
+    [(waiting, _)] = calls.take_resolved()
+    first = calls.resumed_options(waiting.tool_call_id)
+    assert first == options
+    calls.batch_started([waiting.tool_call_id])
+    calls.batch_stopped()
+    assert calls.refusals(waiting.tool_call_id) == 0
+    calls.call_ended(call_input("call_0", round=1, activity=first), ToolCallResult(status="resume-rejected"), T0)
+    assert refused.asked == 1
+
+    calls.accept(ResumeRequest(data={"confirmed": True}))
+    [(again, _)] = calls.take_resolved()
+    assert (again.round, calls.refusals(again.tool_call_id)) == (0, 1 if patched else 0)  # its next round is 1
+    assert calls.resumed_options(again.tool_call_id) == (options if patched else None)
+    refused_twice = call_input("call_0", round=1, activity=first).model_copy(update={"refusals": 1})
+    calls.call_ended(refused_twice, ToolCallResult(status="resume-rejected"), T0)
+    assert calls.refusals("call_0") == (2 if patched else 0)
+    calls.accept(ResumeRequest(data={"confirmed": True}))
+    calls.take_resolved()
+    calls.call_ended(call_input("call_0", round=1), ToolCallResult(status="result"), T0)
+    assert calls.refusals("call_0") == 0 and not calls.any_waiting
+
+
+def test_the_refusal_patch_is_asked_only_when_a_tool_refuses_an_answer() -> None:
+    refused = Patch(True)
+    calls, _, _ = make_calls(refused_patch=refused)
+    suspend(calls, "call_0", schema=CONFIRM_SCHEMA)
+    calls.accept(ResumeRequest(data={"confirmed": True}))
+    calls.take_resolved()
+    again_suspended = Suspension(kind="suspension", tool_id="charge-tool", resume_schema=CONFIRM_SCHEMA)
+    calls.call_ended(call_input("call_0", round=1), ToolCallResult(status="suspended", suspension=again_suspended), T0)
+    assert refused.asked == 0  # histories of runs whose tools refuse nothing carry no marker
+    calls.accept(ResumeRequest(data={"confirmed": True}))
+    [(again, _)] = calls.take_resolved()
+    calls.call_ended(call_input("call_0", round=2), ToolCallResult(status="resume-rejected"), T0)
+    assert refused.asked == 1
+    calls.accept(ResumeRequest(data={"confirmed": True}))
+    [(again, _)] = calls.take_resolved()
+    assert (again.round, calls.refusals("call_0"), calls.resumed_options("call_0")) == (1, 1, None)
 
 
 def test_the_latest_answers_are_carried_across_continue_as_new() -> None:

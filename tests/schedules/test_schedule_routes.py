@@ -49,7 +49,9 @@ async def test_schedule_routes(make_app: AppFactory) -> None:
         run_id = view["recentRuns"][0]["runId"]
         assert await app.attach(run_id).text == "all quiet"
         run = (await http.get(f"/runs/{run_id}", headers=AUTH)).json()
-        assert run["status"] == "completed"
+        assert (run["status"], run["scheduleId"]) == ("completed", schedule_id)  # shown as scheduled
+        listed_runs = (await http.get("/runs", headers=AUTH)).json()["runs"]
+        assert [(r["runId"], r["scheduleId"]) for r in listed_runs] == [(run_id, schedule_id)]
 
         assert (await http.delete(f"/schedules/{schedule_id}", headers=AUTH)).status_code == 204
         assert (await http.get(f"/schedules/{schedule_id}", headers=AUTH)).status_code == 404

@@ -19,6 +19,7 @@ from tempo_agents.worker.dev_server import DevServer
 from tempo_agents.workflows import search_attributes
 from tempo_agents.workflows.payloads import RunResult
 from tests.conftest import AppFactory, running_worker
+from tests.support.http_api import served
 
 
 def reporter() -> Agent:
@@ -175,5 +176,51 @@ async def test_a_schedule_survives_a_restart_of_the_temporal_server(tmp_path: Pa
                 await schedule.trigger()
                 view = await until_view(schedule, 1)
                 assert await app.attach(view.recent_runs[0].run_id).text == "all quiet"
+    finally:
+        await app.store.close()
+
+
+async def test_after_a_restart_a_schedule_lists_its_next_and_recent_runs(tmp_path: Path) -> None:
+    """The schedule, its run before the restart and when it runs next are all there afterwards (from Python and
+    over HTTP, as the dashboard reads them); a run triggered after the restart joins the earlier one, none doubled."""
+    db = tmp_path / "temporal.db"
+    app = App(agents=[reporter()], store=f"sqlite:///{tmp_path / 'store.db'}", task_queue=f"tq-{uuid.uuid4()}")
+    try:
+        async with DevServer(db_filename=db) as server:
+            await app.connect(server.address)
+            async with running_worker(app):
+                schedule = await app.schedule("reporter", "Anything new?", every="1h", schedule_id="hourly")
+                await schedule.trigger()
+                before = await until_view(schedule, 1)
+                first_run = before.recent_runs[0].run_id
+                assert await app.attach(first_run).text == "all quiet"
+                await app.client.get_workflow_handle(first_run).result()
+            assert before.next_runs
+        async with DevServer(db_filename=db) as server:
+            await app.connect(server.address)
+            [view] = await app.list_schedules()
+            now = datetime.now(UTC)
+            assert (view.id, view.agent_id, view.every_seconds, view.paused) == ("hourly", "reporter", [3600.0], False)
+            assert [run.run_id for run in view.recent_runs] == [first_run]
+            assert view.next_runs and all(now < due <= now + timedelta(hours=10, seconds=5) for due in view.next_runs)
+            assert view.next_runs[0] - now <= timedelta(hours=1, seconds=5)  # every hour: the next within the hour
+            assert [b - a for a, b in zip(view.next_runs, view.next_runs[1:], strict=False)] == [timedelta(hours=1)] * (
+                len(view.next_runs) - 1
+            )
+            async with served(app) as http:
+                listed = (await http.get("/schedules")).json()
+                assert [(s["id"], [r["runId"] for r in s["recentRuns"]], len(s["nextRuns"])) for s in listed] == [
+                    ("hourly", [first_run], len(view.next_runs))
+                ]
+            async with running_worker(app):
+                schedule = app.get_schedule("hourly")
+                await schedule.trigger()
+                after = await until_view(schedule, 2)
+                assert after.recent_runs[0].run_id == first_run
+                second_run = after.recent_runs[1].run_id
+                assert second_run != first_run
+                assert await app.attach(second_run).text == "all quiet"
+                assert sorted(await started_runs(app.client, "hourly")) == sorted([first_run, second_run])
+                await schedule.delete()
     finally:
         await app.store.close()

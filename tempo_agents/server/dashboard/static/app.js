@@ -1,5 +1,5 @@
 // The dashboard's entry: sign-in when the server has tokens, the live feed, and the views by location hash
-// (#/inbox, #/runs, #/runs/<runId>, #/compare/<runA>/<runB>).
+// (#/inbox, #/runs, #/runs/<runId>, #/compare/<runA>/<runB>, #/schedules).
 
 import { ApiError, get, onTokenNeeded, setToken, token } from "./api.js";
 import { answeredView } from "./answered.js";
@@ -9,6 +9,7 @@ import { feed } from "./feed.js";
 import { inboxView } from "./inbox.js";
 import { runView } from "./run.js";
 import { runsView } from "./runs.js";
+import { schedulesView } from "./schedules.js";
 
 const dialog = document.getElementById("token-dialog");
 const tokenForm = document.getElementById("token-form");
@@ -53,6 +54,7 @@ function route() {
   else if (section === "runs") shown = runsView(main, { signal });
   else if (section === "compare" && rest.length === 2) shown = compareView(main, decodeURIComponent(rest[0]), decodeURIComponent(rest[1]), { signal });
   else if (section === "answered") shown = answeredView(main, { signal });
+  else if (section === "schedules") shown = schedulesView(main, { signal });
   else shown = inboxView(main, { signal });
   Promise.resolve(shown).catch((error) => {
     if (signal.aborted) return;

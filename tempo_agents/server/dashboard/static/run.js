@@ -90,6 +90,7 @@ export function runView(root, runId, { signal, session }) {
   const statusBadge = h("span", { class: "status" });
   const parentLink = h("p", { class: "parent-run", hidden: true });
   const lineage = h("p", { class: "lineage", hidden: true });
+  const scheduledBy = h("p", { class: "scheduled-by", hidden: true });
   // A fork asks the model again at `step` with the run's transcript before it; its page opens.
   async function forkAt(step) {
     try {
@@ -132,6 +133,7 @@ export function runView(root, runId, { signal, session }) {
       h("div", { class: "title-row" }, h("h1", { id: "run-title", tabindex: "-1" }, "Run ", h("code", {}, runId)), statusBadge, uiLink, cancel, retry),
       parentLink,
       lineage,
+      scheduledBy,
       facts,
       waiting, // what waits for the person comes first (on a phone, before the whole conversation)
       h("h2", {}, "Timeline"), timeline,
@@ -181,6 +183,10 @@ export function runView(root, runId, { signal, session }) {
         ...forks.flatMap((id, n) => [n ? ", " : "", h("span", { class: "fork" }, runLink(id))])] : []),
     );
     lineage.hidden = !origin && !forks.length;
+    if (run.scheduleId && scheduledBy.hidden) {
+      scheduledBy.replaceChildren("Started by the schedule ", h("a", { href: "#/schedules" }, visible(run.scheduleId)));
+      scheduledBy.hidden = false;
+    }
     const calls = run.pending || [];
     const signature = calls.map((c) => `${c.toolCallId}:${c.round}`).join(",");
     if (signature !== shownPending) {

@@ -2,7 +2,7 @@
 
 import { get, query } from "./api.js";
 import { feed } from "./feed.js";
-import { fieldId, h, when } from "./dom.js";
+import { fieldId, h, visible, when } from "./dom.js";
 
 const STATUSES = ["", "running", "suspended", "completed", "failed", "cancelled", "terminated", "timed-out"];
 const PER_PAGE = 25;
@@ -43,7 +43,8 @@ export function runsView(root, { signal }) {
           h("td", {}, h("span", { class: `status ${run.status}` }, run.status)),
           h("td", {}, run.agentId || ""),
           h("td", {}, h("a", { href: `#/runs/${encodeURIComponent(run.runId)}` }, run.runId),
-            run.forkOf ? h("span", { class: "fork-of muted" }, " fork of ", h("a", { href: `#/runs/${encodeURIComponent(run.forkOf)}` }, run.forkOf)) : null),
+            run.forkOf ? h("span", { class: "fork-of muted" }, " fork of ", h("a", { href: `#/runs/${encodeURIComponent(run.forkOf)}` }, run.forkOf)) : null,
+            run.scheduleId ? h("span", { class: "scheduled-by muted" }, " scheduled by ", h("a", { href: "#/schedules" }, visible(run.scheduleId))) : null),
           h("td", {}, run.threadId || ""),
           h("td", { title: run.startedAt }, when(run.startedAt)),
           h("td", { class: "num" }, run.steps ?? "—"),
