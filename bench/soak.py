@@ -180,6 +180,7 @@ class Soak:
         self.http_errors: dict[str, int] = {}
         self.postgres: PostgresServer | None = None
         self.stop_work = asyncio.Event()
+        self.database_down = False
         self.give_up_at = self.began + self.duration + args.settle
         base = world.api.url if world.api is not None else ""
         limits = httpx.Limits(max_connections=None, max_keepalive_connections=50)
@@ -372,11 +373,14 @@ class Soak:
         return ids
 
     async def kill_workers(self) -> None:
+        """SIGKILL the second worker every ``--kill-every`` seconds, half a period off the database's stops, and
+        never while the database is down: a kill's record reads the store (what was saved when the worker died),
+        and a record read late would place the kill after work that followed it."""
         pool = self.world.pool
-        next_kill = self.args.kill_every
+        next_kill = self.args.kill_every / 2
         while not self.stop_work.is_set():
             pool.supervise()
-            if self.now() >= next_kill:
+            if self.now() >= next_kill and not self.database_down:
                 next_kill += self.args.kill_every
                 worker, sent = await pool.kill(1)
                 saved = await self._saved_now()
@@ -412,10 +416,12 @@ class Soak:
         outage = Outage(how, down, self.now())
         _say(f"PostgreSQL: {how} stop, down {down:.0f} s; {len(running)} runs running")
         stopping = time.monotonic()
+        self.database_down = True
         await asyncio.to_thread(self.postgres.halt, how)
         await asyncio.sleep(down)
         await asyncio.to_thread(self.postgres.start_again)
         back = time.monotonic()
+        self.database_down = False
         outage.stopped_for = back - stopping
         seen = {t.run_id: len(t.event_times) for t in running}
         moved: dict[str, float] = {}
