@@ -20,6 +20,7 @@ from tempo_agents.agent import (
     ToolHooks,
     ToolInputPreview,
 )
+from tempo_agents.agent.budget_usage import BudgetRefusedError, BudgetUsage
 from tempo_agents.agent.delegation import DelegationComplete, DelegationHooks, DelegationStart
 from tempo_agents.agent.events import EventRun
 from tempo_agents.agent.run_queries import RunQueries
@@ -28,6 +29,7 @@ from tempo_agents.agent.webhook_source_file import load_webhook_sources
 from tempo_agents.agent.webhook_sources import WebhookSource
 from tempo_agents.agent.webhooks import WebhookRefusedError, sign_webhook
 from tempo_agents.agent.workflow_tools import WorkflowTool
+from tempo_agents.budgets import Budget, BudgetLimits, ModelPrice, PeriodLimits, PriceTable
 from tempo_agents.errors import (
     ConfigurationError,
     ModelError,
@@ -92,6 +94,10 @@ __all__ = [
     "AgentSchedule",
     "AgentStream",
     "App",
+    "Budget",
+    "BudgetLimits",
+    "BudgetRefusedError",
+    "BudgetUsage",
     "ConfigurationError",
     "DelegationComplete",
     "DelegationHooks",
@@ -103,6 +109,9 @@ __all__ = [
     "McpToolError",
     "Model",
     "ModelError",
+    "ModelPrice",
+    "PeriodLimits",
+    "PriceTable",
     "ResumeError",
     "ResumeRequest",
     "ResumeValidationError",

@@ -8,6 +8,14 @@ from typing import TYPE_CHECKING, Any
 from temporalio.exceptions import ApplicationError
 
 from tempo_agents.activities._running import attempt, is_local, may_have_run_before, saved_or_counted_start
+from tempo_agents.activities.budget_gate import (
+    StepCounters,
+    check_budget,
+    check_priced,
+    spends_tokens,
+    step_cost,
+    stop_step,
+)
 from tempo_agents.activities.segment_close import close_segment
 from tempo_agents.activity_options import MODEL_STEP_DEFAULTS
 from tempo_agents.forks.origin import seed_fork
@@ -118,6 +126,14 @@ async def run_model_step(registry: Registry, step_input: ModelStepInput) -> Mode
     writes.append(ChunkWrite(journal.chunk("step-start", {"stepNumber": step, "warnings": []}), keys.step_start(step)))
 
     options = step_input.options
+    model = resolve_model(agent.model, agent_id=agent.id)
+    check_priced(registry, options.budget, model, agent.id)
+    if step_input.budget_answered is not None:  # a person answered the budget wait: it no longer waits
+        await store.forget_waiting(run_id, step_input.budget_answered, 0)
+    step_counters = StepCounters.of(step_input)
+    stop = await check_budget(registry, step_input, step_counters)
+    if stop is not None:
+        return await stop_step(registry, journal, step_input, stop, writes)
     instructions = await agent.resolve_instructions(options.request_context, step_input.mode)
     if options.extra_instructions:
         instructions = "\n\n".join(part for part in (instructions, options.extra_instructions) if part)
@@ -146,7 +162,6 @@ async def run_model_step(registry: Registry, step_input: ModelStepInput) -> Mode
         tool_choice=options.tool_choice,
         settings=options.model_settings,
     )
-    model = resolve_model(agent.model, agent_id=agent.id)
     provider = base_provider(model.provider)
     wants_search = any(tool.kind == "web_search" for tool in request.tools)
     if wants_search and provider not in SUPPORTED_PROVIDERS and provider != "openai-compatible":
@@ -228,7 +243,9 @@ async def run_model_step(registry: Registry, step_input: ModelStepInput) -> Mode
         projects_tasks=agent.projects_tasks,
     )
     outcome = SavedOutcome(keys.model_step_outcome(step), step_result.model_dump(mode="json", by_alias=True))
-    await store.record(run_id, [entry, *error_entries], [*buffered, *chunk_writes], outcome)
+    cost = step_cost(registry, model, finish, agent.id)
+    charges = step_counters.charges(spends_tokens(finish.usage), cost)
+    await store.record(run_id, [entry, *error_entries], [*buffered, *chunk_writes], outcome, charges=charges)
     transcript.apply([entry, *error_entries], transcript.revision)  # what this step added: no read back to end a run
     return await _closed_if_done(registry, journal, step_input, step_result, transcript)
 

@@ -17,12 +17,13 @@ from temporalio.worker import Worker
 
 from tempo_agents.agent.agent import Agent
 from tempo_agents.agent.approval import ApprovalPolicy
+from tempo_agents.agent.budget_usage import BudgetUsage, read_usage, run_usage, send_budget_answer
 from tempo_agents.agent.events import EventRun, EventTemplate, receive_event, receive_source_event
 from tempo_agents.agent.forking import FORK_MEMO, Reuse, forks_query, plan_fork
 from tempo_agents.agent.hooks import ToolHooks
 from tempo_agents.agent.local_activities import workflow_task_timeout
 from tempo_agents.agent.registry import Registry
-from tempo_agents.agent.resume import ANSWER_METHODS, send_resume
+from tempo_agents.agent.resume import ANSWER_METHODS, send_resume, stream_after
 from tempo_agents.agent.run_queries import RunQueries
 from tempo_agents.agent.schedules import AgentSchedule, ScheduleView, create_schedule, list_schedules
 from tempo_agents.agent.start_chunk import journal_start
@@ -30,6 +31,8 @@ from tempo_agents.agent.stream import AgentStream, Follow, GenerateResult, RunCl
 from tempo_agents.agent.suspended_runs import SuspendedRun, SuspendedRuns, SuspendedToolCall
 from tempo_agents.agent.waiting_runs import waiting_page
 from tempo_agents.agent.webhook_sources import WebhookSource
+from tempo_agents.budgets.limits import Budget, merge_budgets
+from tempo_agents.budgets.prices import ModelPrice, PriceTable
 from tempo_agents.errors import ConfigurationError, RunNotFoundError
 from tempo_agents.forks.compare import compare_runs
 from tempo_agents.models.messages import MessageInput, normalize_messages
@@ -38,7 +41,7 @@ from tempo_agents.store.base import Store
 from tempo_agents.tools.tool import Tool
 from tempo_agents.workflows import search_attributes
 from tempo_agents.workflows.agent_run import AgentRunWorkflow
-from tempo_agents.workflows.payloads import PendingCall, ResumeRequest, RunInput, RunOptions
+from tempo_agents.workflows.payloads import BudgetAnswer, PendingCall, ResumeRequest, RunInput, RunOptions
 
 if TYPE_CHECKING:
     from tempo_agents.worker.plugin import TempoAgentsPlugin
@@ -65,6 +68,10 @@ class App:
     ``event_secrets`` (agent id or ``"*"`` → Standard Webhooks secret) and ``event_templates`` (name → function of
     the payload) let other systems start runs with webhooks (:meth:`receive_event`, ``POST /api/agents/:id/events``).
 
+    ``budget`` limits tokens and cost of every run (:class:`Budget`; an agent's ``default_options["budget"]`` and a
+    run's ``budget`` option win over it, limit by limit); ``prices`` are the price table's (:class:`PriceTable`, or
+    model id → :class:`ModelPrice`; default: the published prices, with ``$TEMPO_AGENTS_PRICES``'s file over them).
+
     ``webhook_sources`` are senders configured by name, each with its route ``POST /api/events/{name}``, its
     agent, its verification (Standard Webhooks secrets or a shared token in a header) and its template
     (:class:`WebhookSource`, :meth:`receive_source_event`).
@@ -86,10 +93,14 @@ class App:
         event_templates: Mapping[str, EventTemplate] | None = None,
         event_secrets: Mapping[str, str | list[str]] | None = None,
         webhook_sources: Sequence[WebhookSource] = (),
+        budget: Budget | Mapping[str, Any] | None = None,
+        prices: PriceTable | Mapping[str, ModelPrice | Mapping[str, Any]] | None = None,
     ) -> None:
         self.registry = Registry(
-            agents=agents, tools=tools, hooks=hooks, approval_policies=approval_policies, store=store
+            agents=agents, tools=tools, hooks=hooks, approval_policies=approval_policies, store=store, prices=prices
         )
+        self.budget = None if budget is None else Budget.model_validate(budget)
+        """The budget of every run of this App, under the agent's ``default_options["budget"]`` and the run's."""
         for agent in self.registry.agents:
             agent._bind(self)
         self.task_queue = task_queue
@@ -209,6 +220,9 @@ class App:
             else:
                 merged[key] = value
         run_id = merged.pop("run_id", None) or str(uuid.uuid4())
+        budget = merge_budgets(self.budget, agent.default_options.get("budget"), options.get("budget"))
+        if budget is not None:
+            merged["budget"] = budget
         hooks = merged.get("hooks")
         if hooks is not None and not isinstance(hooks, str):
             raise ConfigurationError(
@@ -583,6 +597,46 @@ class App:
             template=template,
             **options,
         )
+
+    async def budget_usage(
+        self,
+        run_id: str | None = None,
+        *,
+        thread: str | None = None,
+        resource: str | None = None,
+        budget: Budget | Mapping[str, Any] | None = None,
+        at: datetime | None = None,
+    ) -> BudgetUsage:
+        """Usage and remaining budget: of a run (its run, thread and resource counters, against its budget as
+        raised so far), or of a ``thread``/``resource`` (against ``budget``, default the App's), for the UTC day
+        and month of ``at`` (default now)."""
+        if run_id is not None:
+            return await run_usage(self.client, self.store, run_id)
+        limits = self.budget if budget is None else Budget.model_validate(budget)
+        return await read_usage(self.store, limits, run_id=None, thread=thread, resource=resource, at=at)
+
+    async def answer_budget(
+        self,
+        run_id: str,
+        *,
+        budget: Budget | Mapping[str, Any] | None = None,
+        end: bool = False,
+        answered_by: str | None = None,
+    ) -> AgentStream:
+        """Answer a run that waits for its budget: ``budget`` becomes its budget and the step runs again, or
+        ``end=True`` ends it (finish reason ``budget-exceeded``). Returns the stream from the answer on; raises
+        :class:`BudgetRefusedError` when the run does not wait for its budget."""
+        if end == (budget is not None):
+            raise ConfigurationError("answer_budget needs either budget=... (raise it) or end=True")
+        answer = BudgetAnswer(
+            action="end" if end else "raise",
+            budget=None if budget is None else Budget.model_validate(budget),
+            answered_by=answered_by,
+        )
+        accepted = await send_budget_answer(self.client, run_id, answer)
+        stream = await stream_after(self, run_id, accepted)
+        assert stream is not None  # no limit on the attempts
+        return stream
 
     def add_webhook_sources(self, sources: Sequence[WebhookSource]) -> None:
         """Configure more webhook sources (``serve --webhook-sources FILE`` calls this); each names an agent of

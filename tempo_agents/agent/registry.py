@@ -9,6 +9,7 @@ from tempo_agents.agent.agent import Agent
 from tempo_agents.agent.approval import ApprovalPolicy
 from tempo_agents.agent.delegation import is_child_tool
 from tempo_agents.agent.hooks import ToolHooks
+from tempo_agents.budgets.prices import ModelPrice, PriceTable
 from tempo_agents.errors import ConfigurationError, ToolNotFoundError
 from tempo_agents.store.base import Store
 from tempo_agents.store.transcript_cache import TranscriptCache
@@ -31,7 +32,14 @@ class Registry:
         hooks: Mapping[str, ToolHooks | Mapping[str, Any]] | None = None,
         approval_policies: Mapping[str, ApprovalPolicy] | None = None,
         store: str | Store | None = None,
+        prices: PriceTable | Mapping[str, ModelPrice | Mapping[str, Any]] | None = None,
     ) -> None:
+        if isinstance(prices, PriceTable):
+            self.prices = prices
+        else:
+            self.prices = PriceTable(prices) if prices is not None else PriceTable.from_environment()
+        """Prices per model (given, else the defaults with ``$TEMPO_AGENTS_PRICES``'s file over them): what a
+        model step costs."""
         self._agents: dict[str, Agent] = {}
         for agent in agents:
             if agent.id in self._agents:

@@ -9,7 +9,7 @@ from temporalio.client import WorkflowHandle
 from tempo_agents.models.usage import Usage
 from tempo_agents.tasks import TaskItem
 from tempo_agents.workflows.agent_run import AgentRunWorkflow
-from tempo_agents.workflows.payloads import Answer, PendingCall, RunSnapshot
+from tempo_agents.workflows.payloads import Answer, BudgetState, PendingCall, RunSnapshot
 
 
 class RunQueries:
@@ -48,6 +48,9 @@ class RunQueries:
 
     async def pending(self) -> list[PendingCall]:
         return await self.handle.query(AgentRunWorkflow.pending)
+
+    async def budget(self) -> BudgetState:
+        return await self.handle.query(AgentRunWorkflow.budget)
 
     async def snapshot(self) -> RunSnapshot:
         return await self.handle.query(AgentRunWorkflow.snapshot)

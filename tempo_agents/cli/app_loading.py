@@ -14,6 +14,7 @@ from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 from tempo_agents.agent.app import App
+from tempo_agents.budgets.prices import PriceTable
 from tempo_agents.cli._console import CliError, one_line
 from tempo_agents.errors import ConfigurationError
 
@@ -103,10 +104,17 @@ def _import_file(path: Path, what: str) -> ModuleType:
     return module
 
 
-def configure_app(app: App, *, store: str | None = None, task_queue: str | None = None) -> App:
-    """Apply ``--store`` and ``--task-queue`` to a loaded App."""
+def configure_app(
+    app: App, *, store: str | None = None, task_queue: str | None = None, prices: str | None = None
+) -> App:
+    """Apply ``--store``, ``--task-queue`` and ``--prices`` to a loaded App."""
     if task_queue:
         app.task_queue = task_queue
+    if prices:
+        try:
+            app.registry.prices = PriceTable.from_file(prices)
+        except ConfigurationError as error:
+            raise CliError(f"--prices: {error.message}", 2) from error
     if store:
         try:
             app.registry.use_store(store)

@@ -32,6 +32,7 @@ def add_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) 
         "--graceful-timeout", type=float, default=10.0, metavar="SECONDS",
         help="on shutdown, how long running tool calls and model steps may finish (default 10)",
     )  # fmt: skip
+    _add_prices_option(worker)
     add_telemetry_options(worker, metrics_port=True)
     worker.set_defaults(handler=cmd_worker)
 
@@ -55,13 +56,22 @@ def add_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) 
         "--db-filename", default=DEFAULT_DB_FILENAME, help=f"server database (default {DEFAULT_DB_FILENAME})"
     )
     dev.add_argument("--graceful-timeout", type=float, default=10.0, metavar="SECONDS", help=argparse.SUPPRESS)
+    _add_prices_option(dev)
     add_telemetry_options(dev, metrics_port=True)
     dev.set_defaults(handler=cmd_dev)
 
 
+def _add_prices_option(command: argparse.ArgumentParser) -> None:
+    command.add_argument(
+        "--prices", metavar="FILE",
+        help="a JSON price table (model id -> {input, output, cachedInput} US dollars per million tokens) over the "
+        "published defaults; default $TEMPO_AGENTS_PRICES",
+    )  # fmt: skip
+
+
 async def cmd_worker(args: argparse.Namespace) -> int:
     """Serve ``--app`` on a Temporal server until SIGINT/SIGTERM."""
-    app = configure_app(load_app(args.app), store=args.store, task_queue=args.task_queue)
+    app = configure_app(load_app(args.app), store=args.store, task_queue=args.task_queue, prices=args.prices)
     telemetry = CommandTelemetry(args)
     telemetry.before_connect()
     await connect(app, args.address, args.namespace, **connection_options(args))
@@ -85,7 +95,11 @@ async def cmd_worker(args: argparse.Namespace) -> int:
 
 async def cmd_dev(args: argparse.Namespace) -> int:
     """Start the embedded dev server and, with ``--app``, a worker and the HTTP API, until SIGINT/SIGTERM."""
-    app = configure_app(load_app(args.app), store=args.store, task_queue=args.task_queue) if args.app else None
+    app = (
+        configure_app(load_app(args.app), store=args.store, task_queue=args.task_queue, prices=args.prices)
+        if args.app
+        else None
+    )
     if app is not None:
         api_tokens(args)  # a refused --api-host fails before the dev server starts
         add_webhook_sources(app, args)

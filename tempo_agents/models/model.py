@@ -107,6 +107,8 @@ class FinishEvent(WireModel):
     kind: Literal["finish"] = "finish"
     finish_reason: str
     usage: Usage = Field(default_factory=Usage)
+    cached_input_tokens: int = 0
+    """How many of ``usage.input_tokens`` the provider read from its prompt cache (priced lower)."""
 
 
 ModelEvent: TypeAlias = (

@@ -44,6 +44,9 @@ class StreamBody(_Body):
     model_settings: dict[str, Any] | None = None
     provider_options: dict[str, Any] | None = None
     client_tools: dict[str, Any] | None = None
+    budget: dict[str, Any] | None = Field(
+        default=None, description="limits on tokens and cost ({run, thread, resource, onExceeded}; ours)"
+    )
 
 
 class ResumeBody(_Body):
@@ -105,6 +108,16 @@ class RunToolCallBody(_Body):
     """``POST /runs/:runId/approve``: which call (optional when only one waits)."""
 
     tool_call_id: str | None = None
+
+
+class RunBudgetBody(_Body):
+    """``POST /runs/:runId/budget``: answer a run that waits for its budget, ``raise`` it (to ``budget``) or
+    ``end`` the run."""
+
+    action: Literal["raise", "end"]
+    budget: dict[str, Any] | None = Field(
+        default=None, description="the run's budget from now on ({run, thread, resource, onExceeded})"
+    )
 
 
 class RunResumeBody(RunToolCallBody):

@@ -115,6 +115,8 @@ def start_request(app: App, agent: Agent, body: StreamBody) -> StartRequest:
         options["active_tools"] = body.active_tools
     if body.require_tool_approval is not None:
         options["require_tool_approval"] = body.require_tool_approval
+    if body.budget is not None:
+        options["budget"] = body.budget
     settings = _model_settings(body)
     if settings:
         options["model_settings"] = settings

@@ -13,6 +13,7 @@ from temporalio.client import WorkflowExecution, WorkflowExecutionStatus, Workfl
 from temporalio.service import RPCError, RPCStatusCode
 
 from tempo_agents.agent.app import App
+from tempo_agents.agent.budget_usage import read_usage
 from tempo_agents.agent.forking import FORK_MEMO
 from tempo_agents.agent.run_queries import RunQueries
 from tempo_agents.agent.schedules import SCHEDULE_MEMO, SCHEDULED_BY
@@ -23,7 +24,7 @@ from tempo_agents.server.errors import ApiError
 from tempo_agents.server.pending_view import iso, pending_view
 from tempo_agents.server.resuming import describe_run
 from tempo_agents.workflows import search_attributes
-from tempo_agents.workflows.payloads import Answer, RunSnapshot
+from tempo_agents.workflows.payloads import Answer, BudgetState, RunSnapshot
 
 __all__ = ["RUN_STATUSES", "list_runs", "page_cursor", "page_token", "run_detail", "run_status", "run_summary"]
 
@@ -205,7 +206,7 @@ async def run_detail(app: App, run_id: str) -> dict[str, Any]:
         message = "no worker answered within 10 s" if isinstance(error, TimeoutError) else error.message
         detail.update(
             {"runStatus": None, "mode": None, "step": None, "usage": None, "pending": None, "tasks": None,
-             "answers": None, "queryError": message}
+             "answers": None, "budget": None, "queryError": message}
         )  # fmt: skip
         return detail
     agent_status, answers = snapshot.status, snapshot.answers
@@ -229,9 +230,22 @@ async def run_detail(app: App, run_id: str) -> dict[str, Any]:
             "pending": [] if closed else [await pending_view(agent, call) for call in pending],
             "tasks": [task.to_wire() for task in tasks],
             "answers": None if answers is None else [answer.to_wire() for answer in answers],
+            "budget": await _budget_view(app, run_id, snapshot.budget),
         }
     )
     return detail
+
+
+async def _budget_view(app: App, run_id: str, state: BudgetState | None) -> dict[str, Any] | None:
+    """The run's usage and remaining budget: its budget (as raised), each counter, and the wait for a raise."""
+    if state is None:
+        return None
+    at = state.waiting.since if state.waiting is not None else None
+    usage = await read_usage(
+        app.store, state.budget, run_id=run_id, thread=state.thread, resource=state.resource, at=at,
+        waiting=state.waiting,
+    )  # fmt: skip
+    return usage.to_wire()
 
 
 async def _snapshot(handle: WorkflowHandle[Any, Any]) -> RunSnapshot:

@@ -165,6 +165,17 @@ def group_waiting(run_ids: Sequence[str], rows: Sequence[Sequence[Any]]) -> list
     return [calls for calls in by_run.values() if calls]
 
 
+@dataclass(frozen=True)
+class UsageCharge:
+    """Tokens and cost (billionths of a US dollar) added to one usage counter, named by a scope key
+    (``run:<id>``, ``resource:<id>`` ...) and a period key (``total``, ``day:2026-12-02`` ...)."""
+
+    scope: str
+    period: str
+    tokens: int
+    cost_nanos: int
+
+
 INPUT_STEP = -1
 """Transcript step of the messages a run was started with."""
 HISTORY_STEP = -2
@@ -222,10 +233,18 @@ class Store(ABC):
         writes: Sequence[ChunkWrite],
         outcome: SavedOutcome | None = None,
         waiting: WaitingChange | None = None,
+        charges: Sequence[UsageCharge] = (),
     ) -> list[int]:
-        """Store transcript entries, append chunks, save an outcome and change the run's waiting calls in one
-        transaction (a result and its chunk together). Writes that end the run (:func:`ends_run`) also remove
-        every call it waited on; a child-run link (:data:`CHILD_RUN_CHUNK`) is kept."""
+        """Store transcript entries, append chunks, save an outcome, change the run's waiting calls and add to
+        usage counters in one transaction (a result and its chunk together; a model step's usage with its saved
+        outcome, so a retried step answers from the outcome and is counted once). Writes that end the run
+        (:func:`ends_run`) also remove every call it waited on; a child-run link (:data:`CHILD_RUN_CHUNK`) is
+        kept."""
+
+    @abstractmethod
+    async def usage_counters(self, counters: Sequence[tuple[str, str]]) -> dict[tuple[str, str], tuple[int, int]]:
+        """The tokens and cost (billionths of a US dollar) counted so far under each ``(scope, period)`` that
+        has a count; counters never added to are left out."""
 
     @abstractmethod
     async def waiting_runs(

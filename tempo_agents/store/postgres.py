@@ -60,6 +60,7 @@ from tempo_agents.store.base import (
     SavedOutcome,
     Store,
     TranscriptEntry,
+    UsageCharge,
     WaitingChange,
     WaitingRuns,
     child_runs_in,
@@ -179,7 +180,17 @@ MIGRATIONS: tuple[str, ...] = (
     INSERT INTO tempo_agents.store_facts (name, value)
         VALUES ('waiting_calls_since', extract(epoch FROM clock_timestamp())::text);
     """,
-    # 3: the waiting runs counted from an index, not from every waiting call sorted.
+    # 3: usage counters of budgets (tokens and cost per scope and period), added to with a model step's outcome.
+    """
+    CREATE TABLE tempo_agents.usage_counters (
+        scope text NOT NULL,
+        period text NOT NULL,
+        tokens bigint NOT NULL,
+        cost_nanos bigint NOT NULL,
+        PRIMARY KEY (scope, period)
+    );
+    """,
+    # 4: the waiting runs counted from an index, not from every waiting call sorted.
     """
     CREATE INDEX waiting_calls_runs ON tempo_agents.waiting_calls (task_queue, run_id);
     """,
@@ -189,6 +200,12 @@ MIGRATIONS: tuple[str, ...] = (
 _OUTCOME = "SELECT body FROM tempo_agents.outcomes WHERE run_id = %s AND key = %s"
 _WAITING_SLACK = 16
 """Waiting calls read past a page's end at first, for runs that wait on several calls."""
+_CHARGE = """
+INSERT INTO tempo_agents.usage_counters AS u (scope, period, tokens, cost_nanos) VALUES (%s, %s, %s, %s)
+ON CONFLICT (scope, period) DO UPDATE
+SET tokens = u.tokens + excluded.tokens, cost_nanos = u.cost_nanos + excluded.cost_nanos
+"""
+"""Adds to a usage counter; charges are sorted by their key, so two transactions lock counter rows in one order."""
 _COUNT_START = """
 INSERT INTO tempo_agents.outcomes AS o (run_id, key, body) VALUES (%s, %s, '{"starts": 1}')
 ON CONFLICT (run_id, key) DO UPDATE SET body = json_build_object('starts', (o.body::json->>'starts')::int + 1)::text
@@ -484,17 +501,18 @@ class PostgresStore(Store):
         writes: Sequence[ChunkWrite],
         outcome: SavedOutcome | None = None,
         waiting: WaitingChange | None = None,
+        charges: Sequence[UsageCharge] = (),
     ) -> list[int]:
         async def op(conn: _Conn, attempt: _Attempt) -> tuple[list[int], int]:
             async with conn.transaction():
-                done = await _record_in(conn, run_id, entries, writes, outcome)
+                done = await _record_in(conn, run_id, entries, writes, outcome, charges)
                 await _change_waiting(conn, run_id, writes, waiting)
                 attempt.committing = True
             return done
 
-        if not (entries or writes or outcome or waiting):
+        if not (entries or writes or outcome or waiting or charges):
             return []
-        offsets, last = await self._run(op, idempotent=all(w.key is not None for w in writes))
+        offsets, last = await self._run(op, idempotent=not charges and all(w.key is not None for w in writes))
         if writes and self._listener is not None:
             self._listener.wake_up_to(run_id, last)  # readers in this process need not wait for the NOTIFY
         return offsets
@@ -547,6 +565,17 @@ class PostgresStore(Store):
             pass
         finally:
             listener.remove(run_id, waiter)
+
+    async def usage_counters(self, counters: Sequence[tuple[str, str]]) -> dict[tuple[str, str], tuple[int, int]]:
+        async def op(conn: _Conn, attempt: _Attempt) -> dict[tuple[str, str], tuple[int, int]]:
+            cursor = await conn.execute(
+                "SELECT scope, period, tokens, cost_nanos FROM tempo_agents.usage_counters "
+                "WHERE (scope, period) IN (SELECT * FROM unnest(%s::text[], %s::text[]))",
+                ([scope for scope, _ in counters], [period for _, period in counters]),
+            )
+            return {(scope, period): (int(t), int(c)) for scope, period, t, c in await cursor.fetchall()}
+
+        return await self._run(op) if counters else {}
 
     async def saved_outcome(self, run_id: str, key: str) -> dict[str, Any] | None:
         async def op(conn: _Conn, attempt: _Attempt) -> dict[str, Any] | None:
@@ -793,6 +822,7 @@ async def _record_in(
     entries: Sequence[TranscriptEntry],
     writes: Sequence[ChunkWrite],
     outcome: SavedOutcome | None,
+    charges: Sequence[UsageCharge] = (),
 ) -> tuple[list[int], int]:
     """The writes of :meth:`PostgresStore.record` inside the caller's transaction; returns the chunks' offsets
     and the run's last offset (-1 without chunks).
@@ -823,6 +853,8 @@ async def _record_in(
                 "ON CONFLICT (run_id, key) DO UPDATE SET body = excluded.body",
                 (run_id, outcome.key, to_json(outcome.value)),
             )
+        if charges:  # after the run's offset row: every writer locks its run first, then counters in key order
+            await cursor.executemany(_CHARGE, sorted((c.scope, c.period, c.tokens, c.cost_nanos) for c in charges))
         if not writes:
             return [], -1
         row = await head.fetchone()

@@ -114,6 +114,13 @@ CREATE TABLE IF NOT EXISTS store_facts (
     name TEXT PRIMARY KEY,
     value TEXT NOT NULL
 );
+CREATE TABLE IF NOT EXISTS usage_counters (
+    scope TEXT NOT NULL,
+    period TEXT NOT NULL,
+    tokens INTEGER NOT NULL,
+    cost_nanos INTEGER NOT NULL,
+    PRIMARY KEY (scope, period)
+);
 CREATE TABLE IF NOT EXISTS thread_state (
     thread_id TEXT NOT NULL,
     type TEXT NOT NULL,
@@ -123,6 +130,11 @@ CREATE TABLE IF NOT EXISTS thread_state (
 """
 
 _OUTCOME = "SELECT body FROM outcomes WHERE run_id = ? AND key = ?"
+_CHARGE = """
+INSERT INTO usage_counters (scope, period, tokens, cost_nanos) VALUES (?, ?, ?, ?)
+ON CONFLICT (scope, period) DO UPDATE
+SET tokens = tokens + excluded.tokens, cost_nanos = cost_nanos + excluded.cost_nanos
+"""
 _APPEND = """
 INSERT INTO journal (run_id, seq, key, body)
 VALUES (?, (SELECT COALESCE(MAX(seq), -1) + 1 FROM journal WHERE run_id = ?), ?, ?)
@@ -279,11 +291,12 @@ class SQLiteStore(Store):
         writes: Sequence[ChunkWrite],
         outcome: SavedOutcome | None = None,
         waiting: base.WaitingChange | None = None,
+        charges: Sequence[base.UsageCharge] = (),
     ) -> list[int]:
         def work(db: sqlite3.Connection) -> list[int]:
             db.execute("BEGIN IMMEDIATE")
             try:
-                offsets = _record_in(db, run_id, entries, writes, outcome)
+                offsets = _record_in(db, run_id, entries, writes, outcome, charges)
                 _change_waiting(db, run_id, writes, waiting)
             except BaseException:
                 db.execute("ROLLBACK")
@@ -341,6 +354,19 @@ class SQLiteStore(Store):
                     self._waiters[run_id] = remaining
                 else:
                     self._waiters.pop(run_id, None)
+
+    async def usage_counters(self, counters: Sequence[tuple[str, str]]) -> dict[tuple[str, str], tuple[int, int]]:
+        def work(db: sqlite3.Connection) -> dict[tuple[str, str], tuple[int, int]]:
+            found: dict[tuple[str, str], tuple[int, int]] = {}
+            for scope, period in counters:
+                row = db.execute(
+                    "SELECT tokens, cost_nanos FROM usage_counters WHERE scope = ? AND period = ?", (scope, period)
+                ).fetchone()
+                if row is not None:
+                    found[(scope, period)] = (int(row[0]), int(row[1]))
+            return found
+
+        return await self._read(work) if counters else {}
 
     async def saved_outcome(self, run_id: str, key: str) -> dict[str, Any] | None:
         def work(db: sqlite3.Connection) -> dict[str, Any] | None:
@@ -538,9 +564,11 @@ def _record_in(
     entries: Sequence[TranscriptEntry],
     writes: Sequence[ChunkWrite],
     outcome: SavedOutcome | None,
+    charges: Sequence[base.UsageCharge] = (),
 ) -> list[int]:
     """The writes of :meth:`SQLiteStore.record`, inside the caller's transaction."""
     _put_transcript(db, run_id, entries)
+    db.executemany(_CHARGE, [(c.scope, c.period, c.tokens, c.cost_nanos) for c in charges])
     if outcome is not None:
         db.execute(
             "INSERT OR REPLACE INTO outcomes (run_id, key, body) VALUES (?, ?, ?)",

@@ -12,6 +12,8 @@ from prometheus_client import CollectorRegistry, Counter, Histogram
 from tempo_agents.telemetry.run_scope import current_scope
 
 __all__ = [
+    "BUDGET_STOPS",
+    "COST",
     "RUNS_FINISHED",
     "RUNS_STARTED",
     "RUN_METRICS",
@@ -56,6 +58,20 @@ TOKENS = Counter(
     "tempo_agents_tokens",
     "Tokens reported by models, by model and direction (input, output)",
     ["model", "direction"],
+    registry=RUN_METRICS,
+)
+
+
+COST = Counter(
+    "tempo_agents_cost_usd",
+    "What model steps cost in US dollars (the price table's prices), by agent and model",
+    ["agent", "model"],
+    registry=RUN_METRICS,
+)
+BUDGET_STOPS = Counter(
+    "tempo_agents_budget_stops",
+    "Model steps not sent to the model because a budget limit was reached, by scope, period and policy",
+    ["agent", "scope", "period", "policy"],
     registry=RUN_METRICS,
 )
 

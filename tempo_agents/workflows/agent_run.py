@@ -34,6 +34,9 @@ from tempo_agents.workflows.child_payloads import CHILD_SUSPENDED_SIGNAL, ChildS
 from tempo_agents.workflows.child_tools import ChildCalls
 from tempo_agents.workflows.payloads import (
     Answer,
+    BudgetAnswer,
+    BudgetState,
+    BudgetWait,
     CarriedState,
     FinishInput,
     HandoffAccepted,
@@ -70,6 +73,10 @@ REFUSED_RESUMES_RUN_ANEW = "refused-resumes-run-anew"
 """Patch id: runs started before it ran the answer that followed a refused one (``resume-rejected``) with the default
 activity options (the refused resume had taken the tool's) and under the refused answer's keys (so a local or
 retried activity could find the refused outcome and answer with it). Asked when a tool refuses an answer."""
+
+BUDGET_WAITS = "budget-waits"
+"""Patch id: a run whose budget policy is ``wait`` waits for a person when a model step finds a limit reached,
+then runs the step again (or ends). Asked only when that happens, so other histories carry no marker."""
 
 WAIT_FOR_CANCELLATION = workflow.ActivityCancellationType.WAIT_CANCELLATION_COMPLETED
 """A cancelled run journals ``abort`` only once its running model step and tools have stopped."""
@@ -114,6 +121,10 @@ class AgentRunWorkflow:
         self._refused_signals = 0
         self._model_step_running: int | None = None
         self._child_calls = ChildCalls()
+        self._budget_waits = carried.budget_waits
+        self._budget_wait: BudgetWait | None = None
+        self._budget_answer: BudgetAnswer | None = None
+        self._budget_answered: str | None = None
 
     # Queries --------------------------------------------------------------------------------
 
@@ -180,7 +191,39 @@ class AgentRunWorkflow:
             pending=self.pending(),
             tasks=self._tasks.tasks,
             answers=self._calls.answers(),
+            budget=self.budget(),
         )
+
+    @workflow.query(name="budget")
+    def budget(self) -> BudgetState:
+        """The run's budget (raised by people's answers), its memory, and whether it waits for a raise."""
+        memory = self._run_input.options.memory
+        return BudgetState(
+            budget=self._run_input.options.budget,
+            thread=memory.thread if memory is not None else None,
+            resource=memory.resource if memory is not None else None,
+            waiting=self._budget_wait,
+        )
+
+    @workflow.update(name="budget")
+    async def answer_budget(self, answer: BudgetAnswer) -> ResumeAccepted:
+        """Raise the budget of a run that waits for it (the step runs again) or end the run.
+
+        The journal shows the wait before the workflow hears of the model step that found the limit: an answer
+        that arrives while a model step runs waits for it, then is decided."""
+        await workflow.wait_condition(lambda: self._model_step_running is None)
+        wait = self._budget_wait
+        if wait is None or wait.stop.wait_id is None or self._budget_answer is not None:
+            raise _not_waiting_for_budget()
+        self._budget_answer = answer
+        return ResumeAccepted(tool_call_id=wait.stop.wait_id, after_key=keys.finish(self._segments.current))
+
+    @answer_budget.validator
+    def _validate_budget_answer(self, answer: BudgetAnswer) -> None:
+        if answer.action == "raise" and answer.budget is None:
+            raise ApplicationError("raising a budget needs the new budget", type="InvalidBudget", non_retryable=True)
+        if self._model_step_running is None and (self._budget_wait is None or self._budget_answer is not None):
+            raise _not_waiting_for_budget()
 
     # Resume: an update (validated, acknowledged) and a signal (fire-and-forget), one path -----
 
@@ -249,7 +292,7 @@ class AgentRunWorkflow:
         try:
             while True:
                 step = self._step
-                result = await self._model_step(step, new_messages)
+                result = await self._budgeted_step(step, new_messages)
                 new_messages = []
                 self._usage = self._usage + result.usage
                 self._projects_tasks = result.projects_tasks
@@ -304,6 +347,58 @@ class AgentRunWorkflow:
             await self._abort()
             raise
 
+    async def _budgeted_step(self, step: int, new_messages: list[Message]) -> ModelStepResult:
+        """A model step; when it finds a budget limit reached and the policy waits, wait for a person and run
+        it again with the raised budget (or end the run: the result then says ``budget-exceeded``)."""
+        result = await self._model_step(step, new_messages)
+        while result.budget_stop is not None and result.budget_stop.wait_id is not None:
+            if not workflow.patched(BUDGET_WAITS):
+                break
+            answer = await self._wait_for_budget(result)
+            if answer.action == "end":
+                return result.model_copy(update={"closed_segment": False, "budget_stop": None})
+            result = await self._model_step(step, new_messages)
+        return result
+
+    async def _wait_for_budget(self, result: ModelStepResult) -> BudgetAnswer:
+        stop = result.budget_stop
+        assert stop is not None and stop.wait_id is not None
+        if result.closed_segment:
+            self._segments.close()
+        elif self._segments.is_open:  # a run on the path where the finish activity ends every segment
+            self._outbox.step_finish = StepFinishNote(
+                step=stop.step, reason="suspended", usage=Usage(), is_continued=False, segment=self._segments.current
+            )
+            await self._finish_segment("suspended")
+        self._budget_wait = BudgetWait(stop=stop, since=workflow.now())
+        self._set_status("suspended")
+        await workflow.wait_condition(lambda: self._budget_answer is not None)
+        answer, self._budget_answer = self._budget_answer, None
+        assert answer is not None
+        self._budget_wait = None
+        self._budget_answered = stop.wait_id
+        self._budget_waits += 1
+        run_id = self._run_input.run_id
+        if answer.action == "raise":
+            options = self._run_input.options.model_copy(update={"budget": answer.budget})
+            self._run_input = self._run_input.model_copy(update={"options": options})
+        if self._segments.open_next():
+            self._outbox.records.append(constructors.start(run_id, self._run_input.agent_id, self._segments.current))
+        data: dict[str, Any] = {"waitId": stop.wait_id, "action": answer.action, "answeredBy": answer.answered_by}
+        if answer.budget is not None:
+            data["budget"] = answer.budget.to_wire()
+        self._outbox.records.append(
+            JournalRecord(
+                chunk=constructors.data_chunk(run_id, "data-budget-answered", data),
+                key=f"budget-answered:{stop.wait_id}",
+            )
+        )
+        self._set_status("running")
+        if self._segments.journals_resume_start:
+            records, self._outbox.records = self._outbox.records, []
+            await self._journal(records)
+        return answer
+
     async def _model_step(self, step: int, new_messages: list[Message]) -> ModelStepResult:
         run_input = self._run_input
         signals = self._tasks.refresh_signals() if self._projects_tasks else []
@@ -322,6 +417,9 @@ class AgentRunWorkflow:
                 mode=self._mode,
                 state_signals=signals,
                 close=close,
+                now=workflow.now(),
+                budget_waits=self._budget_waits,
+                budget_answered=self._budget_answered,
             ),
             options=options,
             result_type=ModelStepResult,
@@ -329,6 +427,7 @@ class AgentRunWorkflow:
             summary=f"model step {step}",
         )
         self._model_step_running = None
+        self._budget_answered = None
         return result
 
     def _call_input(self, step: int, call: ToolCallRequest, **resumed: Any) -> ToolCallInput:
@@ -516,6 +615,7 @@ class AgentRunWorkflow:
                     state_signals=self._tasks.signals,
                     projects_tasks=self._projects_tasks,
                     answers=self._calls.carried_answers(),
+                    budget_waits=self._budget_waits,
                 ),
             }
         )
@@ -581,6 +681,10 @@ class AgentRunWorkflow:
             workflow.upsert_search_attributes([search_attributes.STATUS.value_set(status)])
             if status == "suspended" or self._segments.memo_on_every_status:
                 workflow.upsert_memo({"pending": [call.to_wire() for call in self.pending()]})
+
+
+def _not_waiting_for_budget() -> ApplicationError:
+    return ApplicationError("run is not waiting for its budget", type=NOT_SUSPENDED, non_retryable=True)
 
 
 def _keeps_resumed_options() -> bool:

@@ -13,6 +13,7 @@ from pydantic import ConfigDict, Field, model_validator
 
 from tempo_agents._wire import WireModel
 from tempo_agents.activity_options import ActivityOptions
+from tempo_agents.budgets.limits import Budget, BudgetStop
 from tempo_agents.journal.outbox import JournalOutbox, JournalRecord, StepFinishNote, legacy_outbox
 from tempo_agents.models.messages import Message
 from tempo_agents.models.model import ToolChoice
@@ -68,6 +69,8 @@ class RunOptions(WireModel):
     """Appended to the agent's instructions (a sub-agent's run, given ``instructions`` by its parent)."""
     fork: ForkOrigin | None = None
     """Set on a fork (``App.fork``): the run and step it was forked from."""
+    budget: Budget | None = None
+    """Limits on tokens and cost (the App's, the agent's and the run's merged); checked before each model step."""
 
 
 MAX_CARRIED_ANSWERS = 100
@@ -102,6 +105,8 @@ class CarriedState(WireModel):
     projects_tasks: bool = False
     answers: list[Answer] = Field(default_factory=list)
     """The latest answers (``MAX_CARRIED_ANSWERS``), so the ``answers`` query outlives continue-as-new."""
+    budget_waits: int = 0
+    """How often the run waited for its budget (names the next wait)."""
 
     _legacy = model_validator(mode="before")(legacy_outbox)
 
@@ -179,6 +184,13 @@ class ModelStepInput(WireModel):
     """Rendered state signals (task-list snapshot and deltas) shown to the model after the transcript."""
     close: SegmentClose | None = None
     """How to end the run's segment when the model calls no tool (the run is done)."""
+    now: datetime | None = None
+    """The workflow's time when it started the step: the budget's day and month are this time's (``None``:
+    the activity's clock, for steps scheduled before budgets)."""
+    budget_waits: int = 0
+    """How often the run waited for its budget to be raised: names the next wait (``budget-<step>-<n>``)."""
+    budget_answered: str | None = None
+    """The budget wait an answer ended just now: the step removes it from the store's waiting calls."""
 
     _legacy = model_validator(mode="before")(legacy_outbox)
 
@@ -197,6 +209,8 @@ class ModelStepResult(WireModel):
     """Whether the agent shows the task list to the model (it has a TaskSignalProvider)."""
     closed_segment: bool = False
     """The step ended the segment (``close`` of the input was used)."""
+    budget_stop: BudgetStop | None = None
+    """A budget limit was reached: the model was not called (``finish_reason`` is ``budget-exceeded``)."""
 
 
 class Resolution(WireModel):
@@ -309,6 +323,32 @@ class ResumeRequest(WireModel):
     """Who answers (a principal name): kept with the answer and shown as ``answeredBy`` in its chunk."""
 
 
+class BudgetAnswer(WireModel):
+    """The ``budget`` update: a person's answer to a run that waits for its budget to be raised."""
+
+    action: Literal["raise", "end"]
+    budget: Budget | None = None
+    """``raise``: the run's budget from now on (it replaces the run's; give every limit it should keep)."""
+    answered_by: str | None = None
+
+
+class BudgetWait(WireModel):
+    """What a run waiting for its budget shows (the ``budget`` query): the limit reached and the wait's id."""
+
+    stop: BudgetStop
+    since: datetime
+
+
+class BudgetState(WireModel):
+    """The ``budget`` query: the run's budget, its memory (whose thread and resource it counts under) and
+    the wait for a person, if any."""
+
+    budget: Budget | None
+    thread: str | None = None
+    resource: str | None = None
+    waiting: BudgetWait | None = None
+
+
 class ResumeAccepted(WireModel):
     """The ``resume`` update's result: the call it answered and the chunk the resumed stream follows."""
 
@@ -410,3 +450,5 @@ class RunSnapshot(WireModel):
     tasks: list[TaskItem]
     answers: list[Answer] | None
     """``None`` only when a worker from before the ``answers`` query was asked figure by figure."""
+    budget: BudgetState | None = None
+    """``None`` only when a worker from before budgets answered."""

@@ -21,6 +21,7 @@ from temporalio.worker import Replayer
 from tempo_agents.worker import TempoAgentsPlugin
 from tempo_agents.workflows.activity_calls import LOCAL_ACTIVITIES
 from tempo_agents.workflows.agent_run import (
+    BUDGET_WAITS,
     REFUSED_RESUMES_RUN_ANEW,
     RESUMED_CALLS_KEEP_OPTIONS,
     SEGMENTS_CLOSED_BY_ACTIVITIES,
@@ -73,8 +74,11 @@ def test_history_takes_its_path(path: Path) -> None:
     if version == "v1":
         assert patches == [] and "tempo_agents.finish_run" in text
     elif version == "v2":
-        cancelled = path.stem == "v2-cancel-waiting"  # a cancelled run ends with the finish activity on every path
-        assert patches == [SEGMENTS_CLOSED_BY_ACTIVITIES] and ("tempo_agents.finish_run" in text) == cancelled
+        # A cancelled run, and one its budget's answer ended, end with the finish activity on every path.
+        finished = path.stem in ("v2-cancel-waiting", "v2-budget-ended")
+        waited = path.stem in ("v2-budget-raised", "v2-budget-ended")  # a budget wait, behind its patch
+        assert patches == [SEGMENTS_CLOSED_BY_ACTIVITIES, *([BUDGET_WAITS] if waited else [])]
+        assert ("tempo_agents.finish_run" in text) == finished
     else:
         assert patches[:2] == [SEGMENTS_CLOSED_BY_ACTIVITIES, LOCAL_ACTIVITIES] and local
         assert set(patches[2:]) <= {RESUMED_CALLS_KEEP_OPTIONS, REFUSED_RESUMES_RUN_ANEW}
@@ -120,6 +124,25 @@ def test_parent_with_child_histories_are_committed() -> None:
     assert child[0].workflow_execution_started_event_attributes.parent_workflow_execution.workflow_id == (
         "sub-agent-parent"
     )
+
+
+def test_budget_histories_are_committed() -> None:
+    """Runs with budgets: one finished by its limit (no new command), one that waited and was raised by the
+    ``budget`` update (its step ran again), one whose wait the person ended."""
+    histories = Path(__file__).parents[1] / "histories"
+    for name, updates, model_steps in (("finish", 0, 3), ("raised", 1, 5), ("ended", 1, 3)):
+        events = load(histories / f"v2-budget-{name}.json").events
+        accepted = [e for e in events if e.HasField("workflow_execution_update_accepted_event_attributes")]
+        assert [
+            e.workflow_execution_update_accepted_event_attributes.accepted_request.input.name for e in accepted
+        ] == ["budget"] * updates
+        steps = [
+            e for e in events if e.activity_task_scheduled_event_attributes.activity_type.name.endswith("model_step")
+        ]
+        assert len(steps) == model_steps
+        completed = events[-1].workflow_execution_completed_event_attributes
+        reason = json.loads(completed.result.payloads[0].data)["finishReason"]
+        assert reason == ("stop" if name == "raised" else "budget-exceeded")
 
 
 def test_a_history_of_a_refused_answer_is_committed() -> None:

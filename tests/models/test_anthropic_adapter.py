@@ -141,7 +141,11 @@ async def test_tool_use_blocks_stream_their_fragmented_input(server: AnthropicSe
     assert tool_events[-3:] == [
         ToolInputEnd(tool_call_id="toolu_B"),
         ToolCallEvent(tool_call_id="toolu_B", tool_name="get_weather", args_text=oslo),
-        FinishEvent(finish_reason="tool-calls", usage=Usage(input_tokens=135, output_tokens=42, total_tokens=177)),
+        FinishEvent(
+            finish_reason="tool-calls",
+            usage=Usage(input_tokens=135, output_tokens=42, total_tokens=177),
+            cached_input_tokens=100,  # the cache reads among the input tokens, priced lower by budgets
+        ),
     ]
     assert server.requests[0].json["tools"] == [
         {"name": "get_weather", "description": "Weather in a city", "input_schema": WEATHER.input_schema}

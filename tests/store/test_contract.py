@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 
 from tempo_agents.store import ChunkWrite, Store, TranscriptEntry, open_store
-from tempo_agents.store.base import SavedOutcome, WaitingCall, WaitingChange, WaitingRuns
+from tempo_agents.store.base import SavedOutcome, UsageCharge, WaitingCall, WaitingChange, WaitingRuns
 from tempo_agents.store.transcript_cache import TranscriptCache
 from tests.conftest import STORES, fresh_store_url
 
@@ -202,6 +202,22 @@ async def test_record_keeps_a_result_its_chunk_and_its_outcome_together(store: S
     assert await store.record("r", [], []) == []
 
 
+async def test_usage_counters_add_up_in_the_transaction_of_their_outcome(store: Store) -> None:
+    step = [UsageCharge("run:r", "total", 120, 1_500), UsageCharge("resource:t", "day:2026-12-02", 120, 1_500)]
+    await store.record("r", [], [ChunkWrite(chunk("tool-call", 1), "call")], SavedOutcome("step:0", {}), charges=step)
+    await store.record("r", [], [], SavedOutcome("step:1", {}), charges=[UsageCharge("run:r", "total", 80, 2_500)])
+    counted = await store.usage_counters(
+        [("run:r", "total"), ("resource:t", "day:2026-12-02"), ("resource:t", "day:2026-12-03")]
+    )
+    assert counted == {("run:r", "total"): (200, 4_000), ("resource:t", "day:2026-12-02"): (120, 1_500)}
+    assert await store.usage_counters([]) == {}
+    big = UsageCharge("resource:t", "total", 3_000_000_000, 9_000_000_000_000)  # past 32 bits
+    await store.record("r", [], [], charges=[big, big])
+    assert await store.usage_counters([("resource:t", "total")]) == {
+        ("resource:t", "total"): (6_000_000_000, 18_000_000_000_000)
+    }
+
+
 async def test_thread_messages_and_state(store: Store) -> None:
     await store.append_thread_messages("t", "u", "run-1", [{"m": 1}, {"m": 2}])
     await store.append_thread_messages("t", "u", "run-2", [{"m": 3}])
@@ -276,7 +292,7 @@ async def test_writer_processes_appending_to_one_run_at_once_get_contiguous_offs
 _KILLED_MID_TRANSACTION = """
 import asyncio, inspect, sys, time
 from tempo_agents.store import ChunkWrite, TranscriptEntry, open_store
-from tempo_agents.store.base import SavedOutcome, WaitingCall, WaitingChange, WaitingRuns
+from tempo_agents.store.base import SavedOutcome, UsageCharge, WaitingCall, WaitingChange, WaitingRuns
 
 url = sys.argv[1]
 module = sys.modules[type(open_store(url)).__module__]
@@ -306,6 +322,7 @@ async def main():
         [TranscriptEntry(0, "tool-0000", 1, {"half": True})],
         [ChunkWrite({"half": 1}), ChunkWrite({"half": 2}, "result")],
         SavedOutcome("call", {"half": True}),
+        charges=[UsageCharge("run:r", "total", 100, 100)],
     )
 
 asyncio.run(main())
@@ -327,6 +344,7 @@ async def test_a_writer_killed_mid_transaction_leaves_nothing_half_written(store
     assert [e.chunk for e in await store.read_chunks("r")] == [chunk("start", 0), chunk("text-delta", 1)]
     assert await store.offset_of("r", "result") is None
     assert await store.saved_outcome("r", "call") is None
+    assert await store.usage_counters([("run:r", "total")]) == {}
     assert await store.get_transcript("r") == []
     assert await store.append_chunks("r", [ChunkWrite(chunk("text-delta", 2))]) == [2]
 

@@ -35,12 +35,12 @@ class WorkerProcesses:
 
 
 def app_in_worker_processes(
-    directory: Path, temporal_env: WorkflowEnvironment, source: str, module: str
+    directory: Path, temporal_env: WorkflowEnvironment, source: str, module: str, store: str | None = None
 ) -> WorkerProcesses:
     """Write ``source`` (which defines ``app``) as ``<module>.py`` in ``directory`` and import it as the client, with
-    a store file in ``directory`` and a task queue of its own."""
+    a store file in ``directory`` (or the ``store`` URL given) and a task queue of its own."""
     (directory / f"{module}.py").write_text(textwrap.dedent(source))
-    store = f"sqlite:///{directory / 'store.db'}"
+    store = store or f"sqlite:///{directory / 'store.db'}"
     task_queue = f"tq-{uuid.uuid4()}"
     address = temporal_env.client.service_client.config.target_host
     command = [

@@ -56,6 +56,7 @@ class StreamDecoder:
         self._blocks: dict[int, _Block] = {}
         self._call_names: dict[str, str] = {}
         self._input_tokens = 0
+        self._cached_input_tokens = 0
         self._output_tokens = 0
         self._stop_reason: str | None = None
         self.finish: FinishEvent | None = None
@@ -93,13 +94,14 @@ class StreamDecoder:
                 total_tokens=self._input_tokens + self._output_tokens,
             )
             reason = FINISH_REASONS.get(self._stop_reason or "", "other")
-            self.finish = FinishEvent(finish_reason=reason, usage=usage)
+            self.finish = FinishEvent(finish_reason=reason, usage=usage, cached_input_tokens=self._cached_input_tokens)
         return []  # ping and unknown events
 
     def _usage(self, usage: Mapping[str, Any]) -> None:
         parts = ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
         if any(isinstance(usage.get(name), int) for name in parts):
             self._input_tokens = sum(usage.get(name) or 0 for name in parts)
+            self._cached_input_tokens = usage.get("cache_read_input_tokens") or 0
         if isinstance(usage.get("output_tokens"), int):
             self._output_tokens = usage["output_tokens"]
 

@@ -60,6 +60,7 @@ class StreamState:
         self._by_id: dict[str, _ToolCall] = {}
         self._finish_reason: str | None = None
         self._usage: Usage | None = None
+        self._cached_input_tokens = 0
         self._response_id: str | None = None
         self._sources: dict[str, dict[str, Any]] = {}
         self._sse = SSEDecoder()
@@ -131,6 +132,7 @@ class StreamState:
         usage = chunk.get("usage")
         if isinstance(usage, dict):
             self._usage = usage_of(usage)
+            self._cached_input_tokens = cached_input_tokens_of(usage)
         for choice in chunk.get("choices") or ():
             if not isinstance(choice, dict) or choice.get("index", 0) not in (0, None):
                 continue
@@ -252,8 +254,19 @@ class StreamState:
         reason = _FINISH_REASONS.get(self._finish_reason or "", "other")
         if self._calls and reason in ("stop", "other"):
             reason = "tool-calls"  # some servers say "stop" after tool calls
-        events.append(FinishEvent(finish_reason=reason, usage=self._usage or Usage()))
+        events.append(
+            FinishEvent(
+                finish_reason=reason, usage=self._usage or Usage(), cached_input_tokens=self._cached_input_tokens
+            )
+        )
         return events
+
+
+def cached_input_tokens_of(raw: dict[str, Any]) -> int:
+    """The prompt tokens read from the provider's cache (``prompt_tokens_details.cached_tokens``)."""
+    details = raw.get("prompt_tokens_details") or raw.get("input_tokens_details")
+    cached = details.get("cached_tokens") if isinstance(details, dict) else None
+    return cached if isinstance(cached, int) and not isinstance(cached, bool) and cached > 0 else 0
 
 
 def usage_of(raw: dict[str, Any]) -> Usage:

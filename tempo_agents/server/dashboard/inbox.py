@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections import OrderedDict
 from typing import Any, Literal
 
+from tempo_agents.activities.budget_gate import is_budget_wait
 from tempo_agents.agent.app import App
 from tempo_agents.agent.waiting_runs import WaitingRun, waiting_page
 from tempo_agents.errors import ConfigurationError
@@ -18,7 +19,7 @@ from tempo_agents.workflows.payloads import PendingCall
 
 __all__ = ["ItemKind", "inbox_page", "item_kind"]
 
-ItemKind = Literal["question", "approval", "input"]
+ItemKind = Literal["question", "approval", "input", "budget"]
 _SKIP = "skip:"
 _ASKED_KEPT = 2000
 _asked: OrderedDict[tuple[int, str, str, str | None], dict[str, Any]] = OrderedDict()
@@ -37,7 +38,10 @@ async def _what_was_asked(app: App, run_id: str, tool_call_id: str, suspended_at
 
 
 def item_kind(call: PendingCall) -> ItemKind:
-    """How the inbox asks for the answer: an ``ask_user`` question, an approval, or a form from the resume schema."""
+    """How the inbox asks for the answer: an ``ask_user`` question, an approval, a run that waits for its budget
+    to be raised, or a form from the resume schema."""
+    if is_budget_wait(call.tool_name, call.tool_call_id):
+        return "budget"
     if call.requires_approval:
         return "approval"
     if call.tool_id == ask_user_tool.id:

@@ -7,6 +7,7 @@ across every suspension and resume until its workflow closes.
 
 from __future__ import annotations
 
+import asyncio
 import re
 from typing import Annotated, Any
 
@@ -14,11 +15,21 @@ from fastapi import APIRouter, Header, Query, Request
 from fastapi.responses import JSONResponse
 from pydantic import ValidationError
 from starlette.responses import StreamingResponse
-from temporalio.client import WorkflowExecutionStatus
+from temporalio.client import WorkflowExecutionStatus, WorkflowQueryFailedError
 
+from tempo_agents.agent.budget_usage import BudgetRefusedError
 from tempo_agents.agent.stream import AgentStream
+from tempo_agents.errors import ConfigurationError
 from tempo_agents.models.messages import Message, normalize_messages
-from tempo_agents.server.bodies import MAX_OFFSET, RunDeclineBody, RunForkBody, RunResumeBody, RunToolCallBody
+from tempo_agents.server.auth import principal
+from tempo_agents.server.bodies import (
+    MAX_OFFSET,
+    RunBudgetBody,
+    RunDeclineBody,
+    RunForkBody,
+    RunResumeBody,
+    RunToolCallBody,
+)
 from tempo_agents.server.dependencies import PRINTABLE, AppDep
 from tempo_agents.server.errors import ApiError
 from tempo_agents.server.resuming import describe_run, http_command, resume_run
@@ -179,6 +190,37 @@ async def decline(app: AppDep, run_id: str, body: RunDeclineBody, request: Reque
     command = http_command(request, "decline", run_id, body.tool_call_id, reason=body.reason)
     _, resumed = await resume_run(app, None, command)
     return _accepted(resumed, body.tool_call_id)
+
+
+@router.get("/{run_id}/budget", summary="A run's usage and remaining budget (run, thread, resource; day, month)")
+async def budget_usage(app: AppDep, run_id: str) -> dict[str, Any]:
+    await describe_run(app, run_id)
+    try:
+        usage = await asyncio.wait_for(app.budget_usage(run_id), timeout=10)
+    except (WorkflowQueryFailedError, TimeoutError) as error:  # a worker from before budgets, or none at all
+        message = "no worker answered within 10 s" if isinstance(error, TimeoutError) else error.message
+        raise ApiError(503, f"the run's budget cannot be read: {message}") from None
+    return usage.to_wire()
+
+
+@router.post("/{run_id}/budget", summary="Raise the budget of a run that waits for it, or end the run")
+async def answer_budget(app: AppDep, run_id: str, body: RunBudgetBody, request: Request) -> dict[str, Any]:
+    await describe_run(app, run_id)
+    if (body.action == "raise") != (body.budget is not None):
+        issue = "raise needs budget" if body.action == "raise" else "end takes no budget"
+        raise ApiError(400, "Invalid request body", issues=[{"field": "budget", "message": issue}])
+    try:
+        resumed = await app.answer_budget(
+            run_id, budget=body.budget, end=body.action == "end", answered_by=principal(request)
+        )
+    except ValidationError as error:
+        issues = [
+            {"field": ".".join(["budget", *(str(p) for p in e["loc"])]), "message": e["msg"]} for e in error.errors()
+        ]
+        raise ApiError(400, "Invalid request body", issues=issues) from None
+    except (BudgetRefusedError, ConfigurationError) as error:
+        raise ApiError(409, str(error)) from None
+    return {"runId": run_id, "accepted": True, "action": body.action, "offset": resumed.offset}
 
 
 @router.post("/{run_id}/cancel", summary="Cancel a running run", status_code=202)

@@ -2,7 +2,7 @@
 // resume JSON schema. Every form posts to /api/inbox/answer; the server's validation errors are shown beside
 // their fields and the form keeps what was typed.
 
-import { ApiError, post } from "./api.js";
+import { ApiError, get, post } from "./api.js";
 import { fieldId, h, jsonBlock, visible, when } from "./dom.js";
 
 // ---- schema → fields -------------------------------------------------------------------------------------
@@ -306,11 +306,67 @@ function schemaForm(item, form, send) {
   });
 }
 
+// ---- a run waiting for its budget ------------------------------------------------------------------------
+
+// The run's budget with the limit that was reached set to `limit` (the answer replaces the run's whole budget).
+function raisedBudget(budget, stop, limit) {
+  const metric = stop.metric === "cost_usd" ? "costUsd" : "tokens";
+  const raised = JSON.parse(JSON.stringify(budget || {}));
+  if (stop.scope === "run") raised.run = { ...(raised.run || {}), [metric]: limit };
+  else {
+    raised[stop.scope] = { ...(raised[stop.scope] || {}) };
+    raised[stop.scope][stop.period] = { ...(raised[stop.scope][stop.period] || {}), [metric]: limit };
+  }
+  return raised;
+}
+
+function budgetForm(item, form, onAnswered) {
+  const stop = item.suspendPayload || {};
+  const cost = stop.metric === "cost_usd";
+  const unit = cost ? "US dollars" : "tokens";
+  const period = stop.period === "total" ? "" : ` for ${stop.periodKey}`;
+  form.append(h("p", { class: "budget-text" }, visible(`The ${stop.scope} budget${period} is reached: ${stop.used} of ${stop.limit} ${unit} used.`)));
+  const id = fieldId("limit");
+  const input = h("input", { id, type: "text", inputmode: "decimal", name: "limit", value: String(stop.limit * 2) });
+  const error = h("span", { class: "field-error", role: "alert" });
+  form.append(h("div", { class: "field", dataset: { path: "budget" } }, h("label", { for: id }, `New limit (${unit})`), input, error));
+  form.addEventListener("submit", (event) => event.preventDefault());
+  const send = async (action) => {
+    const limit = Number(input.value.trim());
+    if (action === "raise" && (input.value.trim() === "" || !Number.isFinite(limit) || limit < 0 || (!cost && !Number.isInteger(limit)))) {
+      error.textContent = cost ? "a number of dollars, 0 or more" : "a whole number of tokens, 0 or more";
+      return;
+    }
+    error.textContent = "";
+    const controls = form.querySelectorAll("button, input");
+    for (const el of controls) el.disabled = true;
+    form.setAttribute("aria-busy", "true");
+    const path = `/api/runs/${encodeURIComponent(item.runId)}/budget`;
+    try {
+      const body = { action };
+      if (action === "raise") body.budget = raisedBudget((await get(path)).budget, stop, limit);
+      await post(path, body);
+      form.closest("[data-item]")?.setAttribute("data-answered", "true");
+      form.replaceChildren(h("p", { class: "answered", role: "status" }, action === "raise" ? "Budget raised" : "Run ended"));
+      onAnswered?.(item, {});
+    } catch (failure) {
+      for (const el of controls) el.disabled = false;
+      form.querySelector(".form-error").textContent = failure instanceof ApiError ? failure.message : String(failure);
+    } finally {
+      form.removeAttribute("aria-busy");
+    }
+  };
+  form.append(h("div", { class: "actions" },
+    h("button", { type: "button", class: "primary", onclick: () => send("raise") }, "Raise limit"),
+    h("button", { type: "button", class: "danger", onclick: () => send("end") }, "End run")));
+}
+
 // The form answering `item` (an inbox item or a run's pending call with its runId).
 export function answerForm(item, { onAnswered } = {}) {
   const form = h("form", { class: "answer", novalidate: true, "aria-label": `Answer ${item.toolName}` });
   const send = submitter(item, form, onAnswered);
-  if (item.kind === "approval" || item.requiresApproval) approvalForm(item, form, send);
+  if (item.kind === "budget") budgetForm(item, form, onAnswered);
+  else if (item.kind === "approval" || item.requiresApproval) approvalForm(item, form, send);
   else if (item.kind === "question" || item.toolId === "ask_user") questionForm(item, form, send);
   else schemaForm(item, form, send);
   form.append(h("p", { class: "form-error", role: "alert" }));

@@ -77,11 +77,11 @@ function asked(item) {
     item.leadText ? h("div", { class: "lead" }, h("span", { class: "label" }, "The model said"), shown(item.leadText, { tag: "span", attrs: { class: "value" }, limit: ASKED_LIMIT })) : null);
 }
 
-const KIND_LABEL = { question: "Question", approval: "Approval", input: "Input needed" };
+const KIND_LABEL = { question: "Question", approval: "Approval", input: "Input needed", budget: "Budget" };
 
 function card(item) {
   const childApproval = item.kind === "approval" && /^agent-/.test(item.toolName || "") && item.suspendPayload?.toolName;
-  const shown = item.kind !== "question" && !childApproval && item.suspendPayload !== null && item.suspendPayload !== undefined;
+  const shown = item.kind !== "question" && item.kind !== "budget" && !childApproval && item.suspendPayload !== null && item.suspendPayload !== undefined;
   const subject = shown ? h("div", { class: "suspend-payload" }, readable(item.suspendPayload)) : null;
   return h(
     "article",

@@ -81,6 +81,34 @@ export function runView(root, runId, { signal, session }) {
   const pending = h("div", { class: "pending" });
   const waiting = h("section", { class: "waiting", "aria-labelledby": "waiting-title", hidden: true },
     h("h2", { id: "waiting-title" }, "Waiting for people"), pending);
+  const budgetRows = h("div", { class: "budget-rows" });
+  const budgetWait = h("div", { class: "budget-wait" });
+  const budgetBox = h("section", { class: "budget", "aria-labelledby": "budget-title", hidden: true },
+    h("h2", { id: "budget-title" }, "Budget"), budgetWait, budgetRows);
+  let shownBudgetWait = null;
+  // Usage and what remains of each counter the run spends from (run, thread, resource; total, day, month); while
+  // the run waits for its budget, the form that raises it or ends the run.
+  function showBudget(budget) {
+    budgetBox.hidden = !budget || !(budget.counters || []).length;
+    if (!budget) return;
+    const dollars = (n) => `$${Number(n).toFixed(4)}`;
+    const of = (used, limit, show) => (limit === undefined ? show(used) : `${show(used)} of ${show(limit)}`);
+    const left = (c) => [c.remainingTokens !== undefined ? `${c.remainingTokens} tokens` : null,
+      c.remainingCostUsd !== undefined ? dollars(c.remainingCostUsd) : null].filter(Boolean).join(" · ") || "no limit";
+    budgetRows.replaceChildren(h("table", { class: "budget-table" },
+      h("thead", {}, h("tr", {}, ["Counter", "Tokens", "Cost", "Left"].map((t) => h("th", { scope: "col" }, t)))),
+      h("tbody", {}, (budget.counters || []).map((c) => h("tr", { dataset: { scope: c.scope, period: c.period } },
+        h("td", {}, `${c.scope} · ${c.period === "total" ? "total" : c.periodKey}`),
+        h("td", { class: "num" }, of(c.tokens, c.limitTokens, String)),
+        h("td", { class: "num" }, of(c.costUsd, c.limitCostUsd, dollars)),
+        h("td", { class: "num" }, left(c)))))));
+    const wait = budget.waiting;
+    const key = wait ? wait.stop.waitId : null;
+    if (key === shownBudgetWait) return;
+    shownBudgetWait = key;
+    budgetWait.replaceChildren(...(wait ? [h("div", { class: "item", dataset: { item: itemKey(runId, key) } },
+      answerForm({ runId, toolCallId: key, toolName: "budget", kind: "budget", suspendPayload: wait.stop }))] : []));
+  }
   const steps = h("div", { class: "steps" });
   const openedSteps = new Set(); // the steps whose input is open stay open when the table is drawn again
   new MutationObserver(() => { waiting.hidden = !pending.children.length; }).observe(pending, { childList: true });
@@ -136,6 +164,7 @@ export function runView(root, runId, { signal, session }) {
       scheduledBy,
       facts,
       waiting, // what waits for the person comes first (on a phone, before the whole conversation)
+      budgetBox,
       h("h2", {}, "Timeline"), timeline,
       h("details", { class: "operator" }, h("summary", {}, h("h2", {}, "Model steps: input, latency, tokens")), steps),
       h("div", { class: "run-grid" },
@@ -225,6 +254,7 @@ export function runView(root, runId, { signal, session }) {
       );
       // No heading over nothing (the observer above keeps it so when an item is dismissed).
     }
+    showBudget(run.budget);
     if (tasksSeen === null) tasks.replaceChildren(taskList(run.tasks)); // else the journal's latest is shown
   }
   let timelineData = null;
