@@ -23,6 +23,7 @@ from tempo_agents.agent import (
 from tempo_agents.agent.budget_usage import BudgetRefusedError, BudgetUsage
 from tempo_agents.agent.delegation import DelegationComplete, DelegationHooks, DelegationStart
 from tempo_agents.agent.events import EventRun
+from tempo_agents.agent.run_control import RollbackResult
 from tempo_agents.agent.run_queries import RunQueries
 from tempo_agents.agent.schedules import AgentSchedule, ScheduledRun, ScheduleView
 from tempo_agents.agent.webhook_source_file import load_webhook_sources
@@ -35,6 +36,7 @@ from tempo_agents.errors import (
     ModelError,
     ResumeError,
     ResumeValidationError,
+    RunFinishedError,
     RunNotFoundError,
     StoreBusyError,
     StoreUnavailableError,
@@ -58,6 +60,7 @@ from tempo_agents.tools import (
 )
 from tempo_agents.worker import TempoAgentsPlugin
 from tempo_agents.workflows.payloads import ResumeRequest
+from tempo_agents.workflows.steering import InterruptRequest, SteerAccepted, SteerRequest
 from tempo_agents.workflows.tool_suspension import wait_for_resume
 
 if TYPE_CHECKING:
@@ -105,6 +108,7 @@ __all__ = [
     "EventRun",
     "FileAgentError",
     "GenerateResult",
+    "InterruptRequest",
     "McpServerUnavailableError",
     "McpToolError",
     "Model",
@@ -115,6 +119,8 @@ __all__ = [
     "ResumeError",
     "ResumeRequest",
     "ResumeValidationError",
+    "RollbackResult",
+    "RunFinishedError",
     "RunNotFoundError",
     "RunQueries",
     "ScheduleView",
@@ -122,6 +128,8 @@ __all__ = [
     "ScriptedModel",
     "ScriptedResponse",
     "ScriptedToolCall",
+    "SteerAccepted",
+    "SteerRequest",
     "StoreBusyError",
     "StoreUnavailableError",
     "TaskSignalProvider",

@@ -43,6 +43,17 @@ class RunNotFoundError(TempoAgentsError):
     code = "RUN_NOT_FOUND"
 
 
+class RunFinishedError(TempoAgentsError):
+    """A steer or an interrupt for a run that finishes (or finished) without another model step; nothing was
+    delivered, so its sender may start a new run instead. ``run_id`` names the run."""
+
+    code = "RUN_FINISHED"
+
+    def __init__(self, message: str, *, run_id: str) -> None:
+        super().__init__(message)
+        self.run_id = run_id
+
+
 class ResumeError(TempoAgentsError):
     """A resume, approval or decline was refused; the run is unchanged and stays as it was.
 
@@ -112,3 +123,14 @@ class StoreBusyError(StoreUnavailableError):
     Retryable like :class:`StoreUnavailableError` (and answered 503 over HTTP)."""
 
     code = "STORE_BUSY"
+
+
+class ThreadBusyError(TempoAgentsError):
+    """A message sent with the ``reject`` strategy to a thread whose run is active: nothing started.
+    ``active_run_id`` is the run that holds the thread."""
+
+    code = "THREAD_BUSY"
+
+    def __init__(self, message: str, *, active_run_id: str | None) -> None:
+        super().__init__(message)
+        self.active_run_id = active_run_id

@@ -12,9 +12,18 @@ from tempo_agents.activities.child_relay import run_child_relay
 from tempo_agents.activities.finish_run import run_finish
 from tempo_agents.activities.handoff import CallHandoff
 from tempo_agents.activities.model_step import run_model_step
+from tempo_agents.activities.thread_runs import remove_rolled_back, runs_waiting
 from tempo_agents.activities.tool_call import run_tool_call
 from tempo_agents.store.base import ChunkWrite
-from tempo_agents.workflows.activity_names import CHILD_RELAY, FINISH_RUN, JOURNAL, MODEL_STEP, TOOL_CALL
+from tempo_agents.workflows.activity_names import (
+    CHILD_RELAY,
+    FINISH_RUN,
+    JOURNAL,
+    MODEL_STEP,
+    THREAD_ROLLBACK,
+    THREAD_RUNS_WAITING,
+    TOOL_CALL,
+)
 from tempo_agents.workflows.payloads import (
     ChildRelayInput,
     ChildRelayResult,
@@ -25,6 +34,7 @@ from tempo_agents.workflows.payloads import (
     ToolCallInput,
     ToolCallResult,
 )
+from tempo_agents.workflows.thread_payloads import RunsWaitingQuery
 
 if TYPE_CHECKING:
     from tempo_agents.agent.registry import Registry
@@ -59,5 +69,21 @@ class AgentActivities:
         writes = [ChunkWrite(record.chunk, record.key) for record in journal_input.records]
         await run_activity(self._registry.store.append_chunks(journal_input.run_id, writes))
 
+    @activity.defn(name=THREAD_RUNS_WAITING)
+    async def thread_runs_waiting(self, query: RunsWaitingQuery) -> list[str]:
+        return await run_activity(runs_waiting(self._registry.store, activity.info().task_queue, query))
+
+    @activity.defn(name=THREAD_ROLLBACK)
+    async def thread_rollback(self, query: RunsWaitingQuery) -> None:
+        await run_activity(remove_rolled_back(self._registry.store, query))
+
     def all(self) -> list[Callable[..., Any]]:
-        return [self.model_step, self.tool_call, self.child_relay, self.finish_run, self.journal]
+        return [
+            self.model_step,
+            self.tool_call,
+            self.child_relay,
+            self.finish_run,
+            self.journal,
+            self.thread_runs_waiting,
+            self.thread_rollback,
+        ]

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 from temporalio.client import Client, WorkflowExecutionStatus, WorkflowQueryFailedError
 from temporalio.common import SearchAttributePair, TypedSearchAttributes
 from temporalio.contrib.pydantic import pydantic_data_converter
+from temporalio.exceptions import WorkflowAlreadyStartedError
 from temporalio.service import RPCError, RPCStatusCode, TLSConfig
 from temporalio.worker import Worker
 
@@ -24,29 +25,41 @@ from tempo_agents.agent.hooks import ToolHooks
 from tempo_agents.agent.local_activities import workflow_task_timeout
 from tempo_agents.agent.registry import Registry
 from tempo_agents.agent.resume import ANSWER_METHODS, send_resume, stream_after
+from tempo_agents.agent.run_control import RollbackResult, interrupt_run, rollback_run, steer_run
 from tempo_agents.agent.run_queries import RunQueries
 from tempo_agents.agent.schedules import AgentSchedule, ScheduleView, create_schedule, list_schedules
 from tempo_agents.agent.start_chunk import journal_start
 from tempo_agents.agent.stream import AgentStream, Follow, GenerateResult, RunClosedProbe
 from tempo_agents.agent.suspended_runs import SuspendedRun, SuspendedRuns, SuspendedToolCall
+from tempo_agents.agent.threads import ThreadSnapshot, cancel_queued, read_thread, send_to_thread, thread_view
 from tempo_agents.agent.waiting_runs import waiting_page
 from tempo_agents.agent.webhook_sources import WebhookSource
 from tempo_agents.budgets.limits import Budget, merge_budgets
 from tempo_agents.budgets.prices import ModelPrice, PriceTable
-from tempo_agents.errors import ConfigurationError, RunNotFoundError
+from tempo_agents.errors import ConfigurationError, RunNotFoundError, ThreadBusyError
 from tempo_agents.forks.compare import compare_runs
-from tempo_agents.models.messages import MessageInput, normalize_messages
+from tempo_agents.models.messages import Message, MessageInput, normalize_messages
 from tempo_agents.models.model import Model
 from tempo_agents.store.base import Store
 from tempo_agents.tools.tool import Tool
 from tempo_agents.workflows import search_attributes
+from tempo_agents.workflows.activity_names import AGENT_RUN_WORKFLOW
 from tempo_agents.workflows.agent_run import AgentRunWorkflow
 from tempo_agents.workflows.payloads import BudgetAnswer, PendingCall, ResumeRequest, RunInput, RunOptions
+from tempo_agents.workflows.steering import SteerAccepted
+from tempo_agents.workflows.thread_payloads import (
+    DEFAULT_THREAD_STRATEGY,
+    THREAD_STRATEGIES,
+    ThreadRun,
+    ThreadStrategy,
+)
 
 if TYPE_CHECKING:
     from tempo_agents.worker.plugin import TempoAgentsPlugin
 
 DEFAULT_TASK_QUEUE = "tempo-agents"
+THREAD_STRATEGY_OPTION = "thread_strategy"
+"""The run option naming what a message does when its thread has an active run (``ThreadStrategy``)."""
 PENDING_SETTLE_SECONDS = 5.0
 """How long :meth:`App.pending` waits for running calls to settle when nothing is pending yet."""
 EAGER_STARTS_IN_FLIGHT = 2
@@ -55,6 +68,10 @@ run's first workflow task back in the start's own answer, to a worker of this pr
 starts are few (one round trip, no dispatch through the task queue). When many overlap, each eager answer is
 slower to come back (start RPC p95 89 ms against 58 ms at 20 clients, ``bench/vs_reference.py``), so the rest
 go through the task queue: the first chunk of a run under load comes about a third sooner."""
+
+
+def _seconds(timeout: timedelta | None) -> float | None:
+    return None if timeout is None else timeout.total_seconds()
 
 
 class App:
@@ -248,6 +265,11 @@ class App:
             raise ConfigurationError(
                 f'agent "{agent.id}" declares no modes, so a run cannot start in mode "{merged["mode"]}"'
             )
+        strategy = merged.pop(THREAD_STRATEGY_OPTION, None)
+        if strategy is not None and strategy not in THREAD_STRATEGIES:
+            raise ConfigurationError(
+                f'run option thread_strategy must be one of {", ".join(THREAD_STRATEGIES)}, got "{strategy}"'
+            )
         if merged.get("auto_resume_suspended_tools") and merged.get("memory") is None:
             raise ConfigurationError(
                 'auto_resume_suspended_tools needs memory: pass memory={"thread": ..., "resource": ...}'
@@ -283,9 +305,18 @@ class App:
             attributes.append(SearchAttributePair(search_attributes.FORK_OF, run_options.fork.run_id))
         return run_input, attributes
 
-    async def stream(self, agent_id: str, messages: MessageInput, **options: Any) -> AgentStream:
-        """Start a run of an agent as a workflow and return its stream."""
-        return await self._start_run(self.agent(agent_id), messages, options)
+    async def stream(
+        self, agent_id: str, messages: MessageInput, *, sent_by: str | None = None, **options: Any
+    ) -> AgentStream:
+        """Start a run of an agent as a workflow and return its stream.
+
+        A run with ``memory`` goes through its thread's workflow, which keeps one run active per thread:
+        ``thread_strategy`` (``enqueue`` by default, ``reject``, ``interrupt``, ``rollback``, ``steer``) says what
+        the message does when another run holds the thread (README, "Threads"); ``stream.thread_outcome`` tells what
+        happened, and ``reject`` raises :class:`ThreadBusyError` naming the active run. ``sent_by`` names the sender
+        of a steered message.
+        """
+        return await self._start_run(self.agent(agent_id), messages, options, sent_by)
 
     async def fork(
         self,
@@ -363,12 +394,24 @@ class App:
             )
         return compared
 
-    async def _start_run(self, agent: Agent, messages: MessageInput, options: Mapping[str, Any]) -> AgentStream:
+    async def _start_run(
+        self, agent: Agent, messages: MessageInput, options: Mapping[str, Any], sent_by: str | None = None
+    ) -> AgentStream:
         run_input, attributes = self.prepare_run(agent, messages, options)
         run_id = run_input.run_id
         fork = run_input.options.fork
         fork_of = None if fork is None else (fork.run_id, fork.step)
         memo = {} if fork is None else {FORK_MEMO: {"runId": fork.run_id, "step": fork.step}}
+        if run_input.options.memory is not None:
+            strategy = options.get(THREAD_STRATEGY_OPTION) or agent.default_options.get(THREAD_STRATEGY_OPTION)
+            run = ThreadRun(
+                run_input=run_input,
+                task_queue=self.task_queue,
+                search_attributes={pair.key.name: pair.value for pair in attributes},
+                task_timeout_seconds=_seconds(workflow_task_timeout(agent)),
+                memo=memo,
+            )
+            return await self._send_to_thread(run, strategy or DEFAULT_THREAD_STRATEGY, sent_by, fork_of)
         start_run = self._start_workflow(run_input, attributes, workflow_task_timeout(agent), memo)
         if options.get("run_id") or agent.default_options.get("run_id"):
             # A run id chosen by the caller may be taken: journal nothing until the run exists.
@@ -380,6 +423,63 @@ class App:
             _, start = await asyncio.gather(start_run, journal_start(self.store, run_id, agent.id, fork_of))
         known = start if start is not None and start.offset == 0 else None  # the stream need not read it back
         return AgentStream(self.store, run_id, probe=self._run_closed_probe(run_id), known=known)
+
+    async def _send_to_thread(
+        self, run: ThreadRun, strategy: ThreadStrategy, sent_by: str | None, fork_of: tuple[str, int] | None
+    ) -> AgentStream:
+        """A run on a memory thread: its thread's workflow decides what the message does (ARCHITECTURE.md)."""
+        outcome = await send_to_thread(self.client, self.task_queue, run, strategy, sent_by)
+        memory = run.run_input.options.memory
+        assert memory is not None
+        if outcome.outcome == "rejected":
+            raise ThreadBusyError(
+                f'thread "{memory.thread}" has an active run "{outcome.active_run_id}"; nothing was started '
+                "(thread_strategy reject)",
+                active_run_id=outcome.active_run_id,
+            )
+        if outcome.outcome == "duplicate":
+            raise WorkflowAlreadyStartedError(run.run_id, AGENT_RUN_WORKFLOW)
+        known = None
+        if outcome.outcome == "started":
+            start = await journal_start(self.store, run.run_id, run.run_input.agent_id, fork_of)
+            known = start if start is not None and start.offset == 0 else None
+        offset = 0
+        if outcome.outcome == "steered":
+            offset = await self._journal_end(outcome.run_id)
+        probe = self._thread_run_probe(outcome.run_id, memory.thread, memory.resource)
+        stream = AgentStream(self.store, outcome.run_id, offset=offset, probe=probe, known=known)
+        stream.thread_outcome = outcome
+        return stream
+
+    async def _journal_end(self, run_id: str) -> int:
+        offset = 0
+        while batch := await self.store.read_chunks(run_id, offset, 1000):
+            offset = batch[-1].offset + 1
+        return offset
+
+    def _thread_run_probe(self, run_id: str, thread_id: str, resource_id: str) -> RunClosedProbe:
+        """As :meth:`_run_closed_probe`, for a run its thread may still hold in its queue (no workflow yet)."""
+        closed = self._run_closed_probe(run_id)
+
+        async def probe() -> str | None:
+            try:
+                return await closed()
+            except RunNotFoundError:
+                view = await thread_view(self.client, self.task_queue, thread_id, resource_id)
+                ended = [entry.status for entry in view.done if entry.run_id == run_id]
+                return ended[-1] if ended else None
+
+        return probe
+
+    async def thread(self, thread_id: str, *, resource_id: str) -> ThreadSnapshot:
+        """A memory thread as it stands: its runs (active, queued in the order they will run, done) and its messages
+        in the order its runs wrote them."""
+        return await read_thread(self.client, self.task_queue, self.store, thread_id, resource_id)
+
+    async def cancel_queued_run(self, thread_id: str, run_id: str, *, resource_id: str) -> bool:
+        """Take a queued run out of its thread's queue before it starts (its stream then ends); ``False`` when it is
+        not queued there."""
+        return await cancel_queued(self.client, self.task_queue, thread_id, resource_id, run_id)
 
     async def _start_workflow(
         self,
@@ -680,6 +780,30 @@ class App:
         """Cancel a run: its running tools see ``ctx.cancelled``, the journal gets ``abort`` and a ``finish``
         with reason ``aborted``, and the workflow ends as cancelled."""
         await self.client.get_workflow_handle(run_id).cancel()
+
+    async def steer(
+        self, run_id: str, message: str | Message | dict[str, Any], *, sent_by: str | None = None
+    ) -> SteerAccepted:
+        """Deliver a user message into a running run, without starting a new one: the model sees it at the run's next
+        model step (``status="delivered"``, ``step``), or, while the run waits for a person, at the step after the
+        answer (``status="kept"``). The journal shows it as a ``data-user-message`` chunk naming ``sent_by``.
+
+        Raises :class:`~tempo_agents.errors.RunFinishedError` when the run ends (or ended) without another model
+        step: nothing was delivered; start a new run on the thread with the message instead."""
+        (steered,) = normalize_messages(message)
+        return await steer_run(self.client, run_id, steered, sent_by=sent_by)
+
+    async def interrupt(self, run_id: str, *, by_run_id: str = "", requested_by: str | None = None) -> None:
+        """Stop a run at its next step boundary, keeping what it did: it finishes with reason ``interrupted`` and
+        saves its messages to its thread. A run waiting for a person stops at once (its waiting calls end with a
+        tool error). ``by_run_id``: the run that asked (a thread's next run); ``requested_by``: the person. Raises
+        :class:`~tempo_agents.errors.RunFinishedError` when the run has closed."""
+        await interrupt_run(self.client, run_id, by_run_id=by_run_id, requested_by=requested_by)
+
+    async def rollback(self, run_id: str) -> RollbackResult:
+        """Cancel a run, wait until it has closed, and remove its messages from its memory thread: the next run on the
+        thread does not see them. The journal is kept and ends with a ``data-rolled-back`` chunk."""
+        return await rollback_run(self.client, self.store, run_id)
 
     async def pending(self, run_id: str, *, settle_seconds: float = PENDING_SETTLE_SECONDS) -> list[PendingCall]:
         """The calls a run waits on (its ``pending`` query).

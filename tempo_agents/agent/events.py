@@ -24,17 +24,20 @@ from temporalio.common import (
     WorkflowIDReusePolicy,
 )
 from temporalio.exceptions import WorkflowAlreadyStartedError
+from temporalio.service import RPCError, RPCStatusCode
 
 from tempo_agents.agent.agent import Agent
 from tempo_agents.agent.local_activities import workflow_task_timeout
 from tempo_agents.agent.start_chunk import journal_start
+from tempo_agents.agent.threads import send_to_thread
 from tempo_agents.agent.webhook_sources import WebhookSource, event_id_of, verify_source_delivery
 from tempo_agents.agent.webhooks import DEFAULT_TOLERANCE, WebhookRefusedError, verify_webhook
-from tempo_agents.errors import ConfigurationError
+from tempo_agents.errors import ConfigurationError, ThreadBusyError
 from tempo_agents.models.messages import MessageInput
 from tempo_agents.store.base import Store
 from tempo_agents.workflows.agent_run import AgentRunWorkflow
 from tempo_agents.workflows.payloads import RunInput
+from tempo_agents.workflows.thread_payloads import DEFAULT_THREAD_STRATEGY, ThreadRun, ThreadStrategy
 
 __all__ = ["ALL_AGENTS", "EventApp", "EventRun", "EventTemplate", "receive_event", "receive_source_event"]
 
@@ -136,6 +139,8 @@ async def start_event_run(
     closed) and starts nothing."""
     run_input, attributes = app.prepare_run(agent, message, options)
     run_input = run_input.model_copy(update={"run_id": run_id})
+    if run_input.options.memory is not None:
+        return await _send_event_to_thread(app, agent, run_input, attributes, memo, options.get("thread_strategy"))
     try:
         await app.client.start_workflow(
             AgentRunWorkflow.run,
@@ -170,3 +175,44 @@ async def receive_source_event(
     message = render_event(app, agent, source.template, payload)
     memo = {"event": event_id, "eventSource": source.name}
     return await start_event_run(app, agent, f"webhook-{source.name}-{event_id}", message, memo, options)
+
+
+async def _send_event_to_thread(
+    app: EventApp,
+    agent: Agent,
+    run_input: RunInput,
+    attributes: list[SearchAttributePair[str]],
+    memo: Mapping[str, str],
+    strategy: ThreadStrategy | None,
+) -> EventRun:
+    """An event's run on a memory thread goes through the thread's workflow like any message to the thread (it waits
+    its turn, or is refused, by ``thread_strategy``). Once per event id: a run that exists, or that the thread's
+    workflow holds (queued, or sent by a racing delivery), is a duplicate."""
+    run_id = run_input.run_id
+    try:
+        await app.client.get_workflow_handle(run_id).describe()
+    except RPCError as error:
+        if error.status != RPCStatusCode.NOT_FOUND:
+            raise
+    else:
+        return EventRun(run_id=run_id, duplicate=True)
+    timeout = workflow_task_timeout(agent)
+    run = ThreadRun(
+        run_input=run_input,
+        task_queue=app.task_queue,
+        search_attributes={pair.key.name: pair.value for pair in attributes},
+        task_timeout_seconds=None if timeout is None else timeout.total_seconds(),
+        memo=dict(memo),
+    )
+    outcome = await send_to_thread(app.client, app.task_queue, run, strategy or DEFAULT_THREAD_STRATEGY)
+    if outcome.outcome == "duplicate":
+        return EventRun(run_id=run_id, duplicate=True)
+    if outcome.outcome == "rejected":
+        raise ThreadBusyError(
+            f'the thread has an active run "{outcome.active_run_id}"; the event started nothing (thread_strategy '
+            "reject)",
+            active_run_id=outcome.active_run_id,
+        )
+    if outcome.outcome == "started":
+        await journal_start(app.store, run_id, agent.id)
+    return EventRun(run_id=run_id, duplicate=False)

@@ -26,6 +26,7 @@ from tempo_agents.journal.chunks import (
 )
 from tempo_agents.models.usage import Usage
 from tempo_agents.store.base import Store
+from tempo_agents.workflows.thread_payloads import ThreadOutcome
 
 Follow = Literal["segment", "run"]
 """How far a stream reads: to the next ``finish`` chunk, or to the end of the run across suspensions."""
@@ -80,6 +81,8 @@ class AgentStream:
         """``known``: the chunk at ``offset``, already in hand (the ``start`` its client just journaled)."""
         self.run_id = run_id
         self.offset = offset
+        self.thread_outcome: ThreadOutcome | None = None
+        """For a run sent to a memory thread: what its thread did with the message (started, queued, steered...)."""
         self.follow = follow
         self._store = store
         self._probe = probe

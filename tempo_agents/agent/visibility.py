@@ -6,6 +6,7 @@ from collections.abc import Sequence
 
 from tempo_agents.workflows import search_attributes
 from tempo_agents.workflows.activity_names import AGENT_RUN_WORKFLOW
+from tempo_agents.workflows.thread_payloads import THREAD_WORKFLOW_ID_PREFIX
 
 
 def quote(value: str) -> str:
@@ -13,8 +14,9 @@ def quote(value: str) -> str:
     return "'" + value.replace("\\", "\\\\").replace("'", "\\'") + "'"
 
 
-TOP_RUNS = "ParentWorkflowId IS NULL"
-"""Runs that are not a sub-agent's: a sub-agent's waiting call is shown, and answered, on its top run."""
+TOP_RUNS = f"(ParentWorkflowId IS NULL OR ParentWorkflowId STARTS_WITH {quote(THREAD_WORKFLOW_ID_PREFIX)})"
+"""Runs that are not a sub-agent's: a sub-agent's waiting call is shown, and answered, on its top run. A thread's run
+is a child of its thread's workflow, and a top run."""
 
 
 def waiting_clauses() -> list[str]:

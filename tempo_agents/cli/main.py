@@ -13,7 +13,7 @@ from collections.abc import Callable, Coroutine, Sequence
 from typing import Any, NoReturn
 
 from tempo_agents import __version__
-from tempo_agents.cli import run, schedule, serve, store, worker
+from tempo_agents.cli import run, schedule, serve, store, thread, worker
 from tempo_agents.cli._console import CliError, err, exit_now, one_line
 from tempo_agents.cli.api import command as api
 from tempo_agents.cli.demo import command as demo
@@ -35,6 +35,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_command(commands)
     serve.add_command(commands)
     schedule.add_command(commands)
+    thread.add_command(commands)
     api.add_command(commands)
     store.add_commands(commands)
     demo.add_command(commands)

@@ -5,13 +5,15 @@ from __future__ import annotations
 import argparse
 import sys
 from datetime import timedelta
+from typing import Any
 
 from tempo_agents.agent.app import App
 from tempo_agents.cli._console import CliError, err, out
 from tempo_agents.cli._options import add_app_options, add_server_options, connection_options
 from tempo_agents.cli.app_loading import configure_app, connect, load_app
 from tempo_agents.cli.printing import ChunkPrinter
-from tempo_agents.errors import ConfigurationError
+from tempo_agents.errors import ConfigurationError, ThreadBusyError
+from tempo_agents.workflows.thread_payloads import DEFAULT_THREAD_STRATEGY, THREAD_STRATEGIES
 
 
 def add_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -26,6 +28,13 @@ def add_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
     add_server_options(run)
     add_app_options(run, required=True)
     run.add_argument("--offsets", action="store_true", help="show every chunk with its journal offset")
+    run.add_argument("--thread", metavar="ID", help="memory thread of the run (with --resource)")
+    run.add_argument("--resource", metavar="ID", help="memory resource of the run (with --thread)")
+    run.add_argument(
+        "--thread-strategy",
+        choices=THREAD_STRATEGIES,
+        help=f"when the thread has an active run: {', '.join(THREAD_STRATEGIES)} (default {DEFAULT_THREAD_STRATEGY})",
+    )
     run.set_defaults(handler=cmd_run)
 
 
@@ -36,14 +45,32 @@ async def cmd_run(args: argparse.Namespace) -> int:
         app.agent(args.agent)
     except ConfigurationError as error:
         raise CliError(error.message, 2) from None
+    if (args.thread is None) != (args.resource is None):
+        raise CliError("--thread and --resource go together", 2)
+    if args.thread_strategy is not None and args.thread is None:
+        raise CliError("--thread-strategy needs --thread and --resource", 2)
+    options: dict[str, Any] = {}
+    if args.thread is not None:
+        options["memory"] = {"thread": args.thread, "resource": args.resource}
+    if args.thread_strategy is not None:
+        options["thread_strategy"] = args.thread_strategy
     await connect(app, args.address, args.namespace, **connection_options(args))
     if not await _has_pollers(app):
         err(
             f"warning: no worker is polling task queue '{app.task_queue}' right now; the run waits until one does "
             f"(tempo-agents worker --app {args.app} --address {args.address})"
         )
-    stream = await app.agent(args.agent).stream(args.prompt)
-    out(f"run {stream.run_id} (agent {args.agent})")
+    try:
+        stream = await app.agent(args.agent).stream(args.prompt, **options)
+    except ThreadBusyError as error:
+        raise CliError(error.message, 1) from None
+    outcome = stream.thread_outcome
+    if outcome is not None and outcome.outcome == "queued":
+        out(f"run {stream.run_id} (agent {args.agent}) queued at {outcome.position} behind {outcome.active_run_id}")
+    elif outcome is not None and outcome.outcome == "steered":
+        out(f"message steered into run {stream.run_id}")
+    else:
+        out(f"run {stream.run_id} (agent {args.agent})")
     printer = ChunkPrinter(sys.stdout, offsets=args.offsets)
     async for chunk in stream.full_stream:
         printer.write(chunk)

@@ -44,6 +44,9 @@ class StreamBody(_Body):
     model_settings: dict[str, Any] | None = None
     provider_options: dict[str, Any] | None = None
     client_tools: dict[str, Any] | None = None
+    thread_strategy: Literal["reject", "enqueue", "interrupt", "rollback", "steer"] | None = Field(
+        default=None, description="what the message does when its memory thread has an active run (default enqueue)"
+    )
     budget: dict[str, Any] | None = Field(
         default=None, description="limits on tokens and cost ({run, thread, resource, onExceeded}; ours)"
     )
@@ -95,6 +98,12 @@ class RunForkBody(_Body):
     model_settings: dict[str, Any] | None = None
     request_context: dict[str, Any] | None = None
     memory: dict[str, Any] | None = None
+
+
+class RunSteerBody(_Body):
+    """``POST /runs/:runId/steer``: a user message for the run's next model step."""
+
+    message: Any = Field(description="a string, or one {role, content} message")
 
 
 class ToolExecuteBody(_Body):

@@ -20,8 +20,10 @@ from tempo_agents.errors import (
     ConfigurationError,
     ResumeError,
     ResumeValidationError,
+    RunFinishedError,
     RunNotFoundError,
     StoreUnavailableError,
+    ThreadBusyError,
     ToolNotFoundError,
 )
 from tempo_agents.workflows import resume_errors
@@ -111,6 +113,10 @@ def api_error_from(error: Exception) -> ApiError | None:
         return ApiError(resume_error_status(error.code), error.message, code=error.code)
     if isinstance(error, RunNotFoundError):
         return ApiError(404, error.message)
+    if isinstance(error, ThreadBusyError):
+        return ApiError(409, error.message, code=error.code, activeRunId=error.active_run_id)
+    if isinstance(error, RunFinishedError):
+        return ApiError(409, error.message, code=error.code, runId=error.run_id)
     if isinstance(error, ToolNotFoundError):
         return ApiError(404, "Tool not found")
     if isinstance(error, ConfigurationError):
@@ -179,7 +185,15 @@ async def _on_unexpected(_: Request, error: Exception) -> JSONResponse:
 
 def install_error_handlers(api: FastAPI) -> None:
     """Answer every error as JSON ``{"error": ...}``."""
-    for kind in (ApiError, ResumeError, RunNotFoundError, ToolNotFoundError, ConfigurationError):
+    for kind in (
+        ApiError,
+        ResumeError,
+        RunNotFoundError,
+        RunFinishedError,
+        ThreadBusyError,
+        ToolNotFoundError,
+        ConfigurationError,
+    ):
         api.add_exception_handler(kind, _on_api_error)
     api.add_exception_handler(RequestValidationError, _on_validation_error)
     api.add_exception_handler(HTTPException, _on_http_exception)

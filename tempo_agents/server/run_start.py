@@ -16,7 +16,7 @@ from tempo_agents.models.messages import Message, normalize_messages
 from tempo_agents.server.bodies import StreamBody
 from tempo_agents.server.errors import ApiError
 
-__all__ = ["MAX_RUN_ID_BYTES", "StartRequest", "run_id_problem", "start_request", "start_run"]
+__all__ = ["MAX_RUN_ID_BYTES", "StartRequest", "run_id_problem", "start_request", "start_run", "thread_headers"]
 
 MAX_RUN_ID_BYTES = 1000
 """The longest run id (in UTF-8 bytes): a run's id is its workflow id, which Temporal limits to 1,000 by default."""
@@ -113,6 +113,8 @@ def start_request(app: App, agent: Agent, body: StreamBody) -> StartRequest:
         options["tool_choice"] = body.tool_choice
     if body.active_tools is not None:
         options["active_tools"] = body.active_tools
+    if body.thread_strategy is not None:
+        options["thread_strategy"] = body.thread_strategy
     if body.require_tool_approval is not None:
         options["require_tool_approval"] = body.require_tool_approval
     if body.budget is not None:
@@ -131,11 +133,13 @@ def start_request(app: App, agent: Agent, body: StreamBody) -> StartRequest:
     return StartRequest(messages, options)
 
 
-async def start_run(app: App, agent: Agent, request: StartRequest) -> AgentStream:
+async def start_run(app: App, agent: Agent, request: StartRequest, sent_by: str | None = None) -> AgentStream:
     """Start the run; a run id that is already taken is the caller's mistake (409).
 
     Temporal would accept a closed workflow's id again, but a run's journal is addressed by its id,
-    so a taken id is refused whether its run is still going or not.
+    so a taken id is refused whether its run is still going or not. A run on a memory thread whose active run
+    holds it and whose ``threadStrategy`` is ``reject`` is a 409 naming that run (``activeRunId``); ``sent_by``
+    (the principal) is who a steered message names.
     """
     run_id = request.options.get("run_id")
     if run_id is not None:
@@ -147,6 +151,21 @@ async def start_run(app: App, agent: Agent, request: StartRequest) -> AgentStrea
         else:
             raise ApiError(409, f'a run with id "{run_id}" already exists')
     try:
-        return await app.stream(agent.id, request.messages, **request.options)
+        return await app.stream(agent.id, request.messages, sent_by=sent_by, **request.options)
     except WorkflowAlreadyStartedError:
         raise ApiError(409, f'a run with id "{request.options.get("run_id")}" already exists') from None
+
+
+def thread_headers(stream: AgentStream) -> dict[str, str]:
+    """For a run sent to a memory thread, what the thread did with it: ``x-thread-outcome`` (``started``,
+    ``queued``, ``steered``), ``x-run-id`` (the run the stream follows) and, when another run holds the thread,
+    ``x-thread-active-run`` and ``x-thread-position`` (1: next)."""
+    outcome = stream.thread_outcome
+    if outcome is None:
+        return {}
+    headers = {"x-thread-outcome": outcome.outcome, "x-run-id": outcome.run_id}
+    if outcome.active_run_id is not None:
+        headers["x-thread-active-run"] = outcome.active_run_id
+    if outcome.position is not None:
+        headers["x-thread-position"] = str(outcome.position)
+    return headers

@@ -15,6 +15,7 @@ from temporalio.service import RPCError, RPCStatusCode
 from tempo_agents.agent.app import App
 from tempo_agents.agent.budget_usage import read_usage
 from tempo_agents.agent.forking import FORK_MEMO
+from tempo_agents.agent.run_control import rolled_back
 from tempo_agents.agent.run_queries import RunQueries
 from tempo_agents.agent.schedules import SCHEDULE_MEMO, SCHEDULED_BY
 from tempo_agents.agent.visibility import TOP_RUNS, quote, runs_query
@@ -25,6 +26,7 @@ from tempo_agents.server.pending_view import iso, pending_view
 from tempo_agents.server.resuming import describe_run
 from tempo_agents.workflows import search_attributes
 from tempo_agents.workflows.payloads import Answer, BudgetState, RunSnapshot
+from tempo_agents.workflows.thread_payloads import THREAD_WORKFLOW_ID_PREFIX
 
 __all__ = ["RUN_STATUSES", "list_runs", "page_cursor", "page_token", "run_detail", "run_status", "run_summary"]
 
@@ -182,6 +184,7 @@ async def run_detail(app: App, run_id: str) -> dict[str, Any]:
         "taskQueue": description.task_queue,
         "historyLength": description.history_length,
         "children": await child_runs(app.store, run_id),
+        "rolledBack": await rolled_back(app.store, run_id) if description.close_time is not None else None,
     }
     memo = await description.memo()
     origin = memo.get(FORK_MEMO)
@@ -195,7 +198,9 @@ async def run_detail(app: App, run_id: str) -> dict[str, Any]:
             raise
         detail["forks"] = []
     parent = description.parent_id
-    if parent:  # a child run (its id is `<parent run id>-<tool call id>`): pages link back to the call
+    if parent and not parent.startswith(
+        THREAD_WORKFLOW_ID_PREFIX
+    ):  # a child run (its id is `<parent run id>-<tool call id>`): pages link back to the call
         detail["parentRunId"] = parent
         if run_id.startswith(f"{parent}-"):
             detail["parentToolCallId"] = run_id[len(parent) + 1 :]

@@ -134,7 +134,8 @@ def stream_response(
     with_ids: bool = False,
     heartbeat: float = HEARTBEAT_SECONDS,
     skip: frozenset[str] = frozenset(),
+    headers: dict[str, str] | None = None,
 ) -> StreamingResponse:
     """A 200 ``text/event-stream`` response that sends the stream's chunks as they are journaled
-    (except the types in ``skip``)."""
-    return EventStream(_events(stream, to_wire, with_ids, heartbeat, skip), headers=SSE_HEADERS)
+    (except the types in ``skip``), with ``headers`` beside the event stream's own."""
+    return EventStream(_events(stream, to_wire, with_ids, heartbeat, skip), headers={**SSE_HEADERS, **(headers or {})})

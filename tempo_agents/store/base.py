@@ -301,6 +301,11 @@ class Store(ABC):
         """Record the messages a run added to a memory thread (idempotent per run)."""
 
     @abstractmethod
+    async def remove_run_from_thread(self, thread_id: str, resource_id: str, run_id: str) -> int:
+        """Remove the messages ``run_id`` added to a memory thread (a rolled-back run); how many were removed. The
+        thread's other messages keep their order."""
+
+    @abstractmethod
     async def get_thread_messages(self, thread_id: str, resource_id: str) -> list[dict[str, Any]]:
         """Every message of a memory thread, oldest first."""
 

@@ -713,6 +713,16 @@ class PostgresStore(Store):
         if messages:
             await self._run(op)
 
+    async def remove_run_from_thread(self, thread_id: str, resource_id: str, run_id: str) -> int:
+        async def op(conn: _Conn, attempt: _Attempt) -> int:
+            cursor = await conn.execute(
+                "DELETE FROM tempo_agents.thread_messages WHERE thread_id = %s AND resource_id = %s AND run_id = %s",
+                (thread_id, resource_id, run_id),
+            )
+            return int(cursor.rowcount)
+
+        return await self._run(op)
+
     async def get_thread_messages(self, thread_id: str, resource_id: str) -> list[dict[str, Any]]:
         async def op(conn: _Conn, attempt: _Attempt) -> list[dict[str, Any]]:
             cursor = await conn.execute(

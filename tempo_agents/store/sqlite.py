@@ -456,6 +456,16 @@ class SQLiteStore(Store):
 
         await self._run(work)
 
+    async def remove_run_from_thread(self, thread_id: str, resource_id: str, run_id: str) -> int:
+        def work(db: sqlite3.Connection) -> int:
+            cursor = db.execute(
+                "DELETE FROM thread_messages WHERE thread_id = ? AND resource_id = ? AND run_id = ?",
+                (thread_id, resource_id, run_id),
+            )
+            return int(cursor.rowcount)
+
+        return await self._run(work)
+
     async def get_thread_messages(self, thread_id: str, resource_id: str) -> list[dict[str, Any]]:
         def work(db: sqlite3.Connection) -> list[dict[str, Any]]:
             rows = db.execute(

@@ -14,6 +14,7 @@ from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxR
 from tempo_agents.activities.agent_activities import AgentActivities
 from tempo_agents.agent.auto_resume import SuspendedCallHandoff, SuspendedRunFinder
 from tempo_agents.workflows.agent_run import AgentRunWorkflow
+from tempo_agents.workflows.thread import ThreadWorkflow
 
 if TYPE_CHECKING:
     from tempo_agents.activities.handoff import CallHandoff
@@ -91,7 +92,7 @@ class TempoAgentsPlugin(SimplePlugin):
             "tempo_agents.TempoAgentsPlugin",
             data_converter=pydantic_data_converter,
             activities=activities,
-            workflows=[AgentRunWorkflow, *workflow_tools],
+            workflows=[AgentRunWorkflow, ThreadWorkflow, *workflow_tools],
             workflow_runner=sandbox_runner(),
         )
 

@@ -8,3 +8,7 @@ TOOL_CALL = "tempo_agents.tool_call"
 FINISH_RUN = "tempo_agents.finish_run"
 JOURNAL = "tempo_agents.journal"
 CHILD_RELAY = "tempo_agents.child_relay"
+
+THREAD_WORKFLOW = "tempo_agents.thread"
+THREAD_RUNS_WAITING = "tempo_agents.thread_runs_waiting"
+THREAD_ROLLBACK = "tempo_agents.thread_rollback"

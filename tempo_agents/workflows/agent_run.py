@@ -58,6 +58,19 @@ from tempo_agents.workflows.payloads import (
 from tempo_agents.workflows.resume_errors import AGENT_MISMATCH, NOT_SUSPENDED
 from tempo_agents.workflows.search_attributes import RunStatus
 from tempo_agents.workflows.segments import Segments
+from tempo_agents.workflows.steering import (
+    INTERRUPT,
+    INTERRUPTED,
+    RUN_FINISHED,
+    STEER,
+    STEERING_PATCH,
+    InterruptRequest,
+    SteerAccepted,
+    SteerRequest,
+    Steers,
+    interrupted_call_message,
+    interrupted_record,
+)
 from tempo_agents.workflows.task_state import TaskState
 from tempo_agents.workflows.waiting_calls import WaitingCalls
 
@@ -125,6 +138,11 @@ class AgentRunWorkflow:
         self._budget_wait: BudgetWait | None = None
         self._budget_answer: BudgetAnswer | None = None
         self._budget_answered: str | None = None
+        self._steers = Steers(carried.steers)
+        self._interrupt: InterruptRequest | None = None
+        self._continuing = False
+        """The run continues as new: queued steers are carried to the next run."""
+        self._ended_interrupted = False
 
     # Queries --------------------------------------------------------------------------------
 
@@ -169,6 +187,11 @@ class AgentRunWorkflow:
     def children(self) -> dict[str, str]:
         """The child run id of each call that runs (or waits) as a child workflow, by tool call id."""
         return self._child_calls.running()
+
+    @workflow.query(name="steers_received")
+    def steers_received(self) -> int:
+        """How many steers the run has received (delivered, kept or refused)."""
+        return self._steers.received
 
     @workflow.signal(name=CHILD_SUSPENDED_SIGNAL)
     def child_suspended(self, suspension: ChildSuspension) -> None:
@@ -259,6 +282,45 @@ class AgentRunWorkflow:
             )
             self._notes.append(JournalRecord(chunk=chunk, key=f"resume-signal-refused:{self._refused_signals}"))
 
+    # Steering and interrupting the running run ---------------------------------------------
+
+    @workflow.update(name=STEER)
+    async def steer(self, request: SteerRequest) -> SteerAccepted:
+        """Deliver a user message into the run: the model sees it at the next model step. Returns once a step has
+        it (``delivered``), or at once when the run waits for a person (``kept`` for the step after the answer);
+        fails with ``run-finished`` when the run ends without another step (the sender starts a new run)."""
+        position = self._steers.receive(request, awaited=True)
+        await workflow.wait_condition(
+            lambda: self._steers.settled(position) or self._status == "suspended" or self._continuing
+        )
+        step = self._steers.delivered_at(position)
+        if step is None and self._steers.settled(position):
+            raise _run_finished()
+        self._steers.answered(position)
+        if step is not None:
+            return SteerAccepted(position=position, status="delivered", step=step)
+        return SteerAccepted(position=position, status="kept")
+
+    @steer.validator
+    def _validate_steer(self, request: SteerRequest) -> None:
+        if self._steers.closed:
+            raise _run_finished()
+
+    @workflow.signal(name=STEER)
+    def steer_signal(self, request: SteerRequest) -> None:
+        """The same as the ``tempo_agents.steer`` update, for callers that cannot wait for an answer; a steer the
+        run cannot take is listed in its result's ``undelivered_steers``."""
+        if self._steers.closed:
+            self._steers.refuse_late(request)
+        else:
+            self._steers.receive(request)
+
+    @workflow.signal(name=INTERRUPT)
+    def interrupt(self, request: InterruptRequest) -> None:
+        """Stop at the next step boundary (at once when the run waits for a person), keeping what the run did."""
+        if self._interrupt is None:
+            self._interrupt = request
+
     @workflow.update(name="handoff")
     async def handoff(self, request: HandoffRequest) -> HandoffAccepted:
         """Give a suspended call to a later run of the thread (auto-resume); this run then ends."""
@@ -314,25 +376,38 @@ class AgentRunWorkflow:
                 self._step = step + 1
                 await self._wait_for_people(step_note)
                 called_tools = bool(result.tool_calls) or result.answered_calls > 0
-                if self._handed_off:
+                if self._ended_interrupted:
+                    reason = INTERRUPTED
+                elif self._handed_off:
                     reason = "handed-off"
                 elif not called_tools:
                     reason = result.finish_reason
                 elif self._step >= options.max_steps:
                     reason = "length"
+                elif self._interrupted() and self._interrupt is not None:
+                    reason = INTERRUPTED
+                    self._outbox.records.append(interrupted_record(run_input.run_id, self._interrupt, self._step))
                 else:
                     reason = ""
                 if reason:
+                    self._steers.close()
                     self._set_status("completed")
                     if self._segments.is_open:
                         self._outbox.step_finish = step_note.model_copy(update={"segment": self._segments.current})
                         await self._finish_segment(reason)
                     await workflow.wait_condition(workflow.all_handlers_finished)
-                    return RunResult(run_id=run_input.run_id, finish_reason=reason, usage=self._usage, steps=self._step)
+                    return RunResult(
+                        run_id=run_input.run_id,
+                        finish_reason=reason,
+                        usage=self._usage,
+                        steps=self._step,
+                        undelivered_steers=self._steers.undelivered(),
+                    )
                 self._outbox.step_finish = step_note.model_copy(
                     update={"is_continued": True, "segment": self._segments.current}
                 )
                 if workflow.info().is_continue_as_new_suggested():
+                    self._continuing = True
                     await workflow.wait_condition(workflow.all_handlers_finished)
                     workflow.continue_as_new(self._continued_input())
         except ActivityError as error:
@@ -340,6 +415,7 @@ class AgentRunWorkflow:
                 await self._abort()
                 raise asyncio.CancelledError() from error
             message = _failure_message(error)
+            self._steers.close()
             self._set_status("failed")
             await self._finish_segment("error", error=message, abandoned_step=self._model_step_running)
             raise ApplicationError(message, type="AgentRunFailed", non_retryable=True) from None
@@ -404,6 +480,8 @@ class AgentRunWorkflow:
         signals = self._tasks.refresh_signals() if self._projects_tasks else []
         close = self._segments.model_step_close(step + 1, self._usage)
         options = run_input.model_step_activity or MODEL_STEP_DEFAULTS
+        if self._steers.any_queued and workflow.patched(STEERING_PATCH):
+            self._steers.deliver(run_input.run_id, step, self._outbox)
         self._model_step_running = step
         result = await activity_calls.execute(
             MODEL_STEP,
@@ -510,16 +588,20 @@ class AgentRunWorkflow:
         call = call_input.call
         attempts = (call.activity or TOOL_CALL_DEFAULTS).maximum_attempts
         message = constructors.tool_stopped_message(call.tool_name, attempts, _failure_message(error))
+        self._end_call_with_error(call_input.step, call.tool_call_id, call.tool_name, call.args, call.index, message)
+
+    def _end_call_with_error(
+        self, step: int, tool_call_id: str, tool_name: str, args: Any, index: int, message: str
+    ) -> None:
+        """End a call with a tool error the model reads: its chunk and its transcript entry, in the outbox."""
         run_id = self._run_input.run_id
-        self._outbox.records.append(
-            constructors.tool_error(run_id, call_input.step, call.tool_call_id, call.tool_name, call.args, message)
-        )
-        part = ToolResultPart(tool_call_id=call.tool_call_id, tool_name=call.tool_name, result=message, is_error=True)
+        self._outbox.records.append(constructors.tool_error(run_id, step, tool_call_id, tool_name, args, message))
+        part = ToolResultPart(tool_call_id=tool_call_id, tool_name=tool_name, result=message, is_error=True)
         self._outbox.transcript.append(
             TranscriptRecord(
-                step=call_input.step,
-                part=f"tool-{call.index:04d}",
-                position=1 + call.index,
+                step=step,
+                part=f"tool-{index:04d}",
+                position=1 + index,
                 message=Message(role="tool", content=[part]).to_wire(),
             )
         )
@@ -534,6 +616,9 @@ class AgentRunWorkflow:
                     )
                     await self._finish_segment("suspended")
                 while not self._calls.any_resolved:
+                    if self._interrupted():
+                        await self._end_interrupted_while_waiting()
+                        return
                     await self._sleep_until_answered()
                     records, self._notes = self._notes, []
                     await self._journal(records)
@@ -575,15 +660,41 @@ class AgentRunWorkflow:
                 reason_if_done,
             )
 
+    def _interrupted(self) -> bool:
+        """Whether an interrupt ends the run now. An interrupt that reached a run before workers knew of it was
+        ignored then, and is ignored on replay (its history has no patch marker here)."""
+        if self._interrupt is not None and not workflow.patched(STEERING_PATCH):
+            self._interrupt = None
+        return self._interrupt is not None
+
+    async def _end_interrupted_while_waiting(self) -> None:
+        """Interrupted while waiting for a person: the waiting calls end with a tool error (a later run of the thread
+        reads a result for every call), the end goes into a segment of its own, as a cancellation's does."""
+        assert self._interrupt is not None
+        run_id = self._run_input.run_id
+        if self._segments.open_next():
+            self._outbox.records.append(constructors.start(run_id, self._run_input.agent_id, self._segments.current))
+        for call in self._calls.abandon():
+            message = interrupted_call_message(call.tool_name)
+            self._end_call_with_error(call.step, call.tool_call_id, call.tool_name, call.args, call.index, message)
+        self._outbox.records.append(interrupted_record(run_id, self._interrupt, self._step))
+        self._ended_interrupted = True
+        self._steers.close()
+        self._set_status("completed")
+        await self._finish_segment(INTERRUPTED)
+
     async def _sleep_until_answered(self) -> None:
         calls = self._calls
-        while not calls.any_resolved and not self._notes:
+        while not calls.any_resolved and not self._notes and self._interrupt is None:
             deadline = calls.next_deadline()
             timeout = None if deadline is None else max(timedelta(0), deadline - workflow.now())
             try:
                 await workflow.wait_condition(
                     lambda: bool(
-                        calls.any_resolved or self._notes or self._child_calls.closed_alone(calls.waiting_ids())
+                        calls.any_resolved
+                        or self._notes
+                        or self._interrupt is not None
+                        or self._child_calls.closed_alone(calls.waiting_ids())
                     ),
                     timeout=timeout,
                 )
@@ -616,6 +727,7 @@ class AgentRunWorkflow:
                     projects_tasks=self._projects_tasks,
                     answers=self._calls.carried_answers(),
                     budget_waits=self._budget_waits,
+                    steers=self._steers.carried() if self._steers.received else None,
                 ),
             }
         )
@@ -629,6 +741,7 @@ class AgentRunWorkflow:
                 constructors.start(self._run_input.run_id, self._run_input.agent_id, self._segments.current)
             )
         self._outbox.records.append(constructors.abort(self._run_input.run_id, self._segments.current))
+        self._steers.close()
         self._set_status("failed")
         await self._finish_segment("aborted")
 
@@ -685,6 +798,14 @@ class AgentRunWorkflow:
 
 def _not_waiting_for_budget() -> ApplicationError:
     return ApplicationError("run is not waiting for its budget", type=NOT_SUSPENDED, non_retryable=True)
+
+
+def _run_finished() -> ApplicationError:
+    return ApplicationError(
+        "The run finishes without another model step: start a new run with this message.",
+        type=RUN_FINISHED,
+        non_retryable=True,
+    )
 
 
 def _keeps_resumed_options() -> bool:

@@ -20,6 +20,7 @@ from tempo_agents.models.model import ToolChoice
 from tempo_agents.models.usage import Usage
 from tempo_agents.tasks import TaskItem, TaskSignalState
 from tempo_agents.workflows.child_payloads import ChildOutcome, ChildStart
+from tempo_agents.workflows.steering import SteerRequest, SteerState
 
 
 class MemoryRef(WireModel):
@@ -107,6 +108,8 @@ class CarriedState(WireModel):
     """The latest answers (``MAX_CARRIED_ANSWERS``), so the ``answers`` query outlives continue-as-new."""
     budget_waits: int = 0
     """How often the run waited for its budget (names the next wait)."""
+    steers: SteerState | None = None
+    """Steers received while the run's last step ran, for its next step (``None``: none were ever received)."""
 
     _legacy = model_validator(mode="before")(legacy_outbox)
 
@@ -408,6 +411,9 @@ class RunResult(WireModel):
     usage: Usage
     steps: int
     error: str | None = None
+    undelivered_steers: list[SteerRequest] = Field(default_factory=list)
+    """Steers the run received but ended without showing to the model (it took no further step): whoever sent them
+    starts a new run with them."""
 
 
 class JournalInput(WireModel):

@@ -256,6 +256,13 @@ class WaitingCalls:
         self._answered = {call_id: self._waiting.pop(call_id) for call_id in batch}
         return [(waiting, batch[call_id]) for call_id, waiting in self._answered.items()]
 
+    def abandon(self) -> list[PendingCall]:
+        """The run stops waiting (it was interrupted): every waiting call, answered or not, is dropped."""
+        abandoned = list(self._waiting.values())
+        self._waiting = {}
+        self._resolutions = {}
+        return abandoned
+
     def resumed_options(self, call_id: str) -> ActivityOptions | None:
         """The activity options a taken-up call runs with (``None``: the defaults)."""
         options = self._options.pop(call_id, None)

@@ -3,7 +3,8 @@ resource's counter before it calls the model and adds to it when it commits, so 
 is crossed can each finish, and the resource never spends more than the limit plus those steps (README, "Budgets").
 
 The race is forced: each run's first step passes its check, then waits inside the model until all four have
-arrived, so all four are in flight before any commits.
+arrived, so all four are in flight before any commits; each run's tool then waits until all four first steps have
+committed, so the second steps all check after the limit was crossed.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from pathlib import Path
 from tempo_agents import Agent, App, ScriptedModel, ScriptedResponse, ScriptedToolCall, Usage, create_tool
 
 ARRIVED = Path(__file__).with_name("arrived")
+LOOKED_UP = Path(__file__).with_name("looked-up")
 STEP = Usage(input_tokens=60, output_tokens=40, total_tokens={STEP_TOKENS})
 
 
@@ -42,7 +44,13 @@ async def respond(request):
     return ScriptedResponse(tool_calls=[ScriptedToolCall("lookup", {{"n": request.step}})], usage=STEP)
 
 
-async def lookup(data: dict) -> str:
+async def lookup(data: dict, ctx) -> str:
+    # A tool runs after its step committed: waiting here for all {RUNS} keeps every second step's check after
+    # every first step's count, so what passes a check is the first steps alone, however the machine schedules.
+    LOOKED_UP.mkdir(exist_ok=True)
+    (LOOKED_UP / ctx.run_id).touch()
+    while len(list(LOOKED_UP.iterdir())) < {RUNS}:
+        await asyncio.sleep(0.02)
     return "found"
 
 

@@ -27,8 +27,11 @@ from tempo_agents.workflows.agent_run import (
     SEGMENTS_CLOSED_BY_ACTIVITIES,
 )
 from tempo_agents.workflows.payloads import RunInput, RunResult
+from tempo_agents.workflows.steering import STEERING_PATCH
 
 HISTORIES = sorted((Path(__file__).parents[1] / "histories").glob("*.json"))
+RUN_HISTORIES = [path for path in HISTORIES if not path.stem.startswith("thread-")]
+"""Histories of ``AgentRunWorkflow`` (``thread-*`` are of ``ThreadWorkflow``)."""
 
 
 def load(path: Path) -> WorkflowHistory:
@@ -52,14 +55,14 @@ def _markers(path: Path, name: str) -> list[Any]:
     ]
 
 
-@pytest.mark.parametrize("path", HISTORIES, ids=lambda p: p.stem)
+@pytest.mark.parametrize("path", RUN_HISTORIES, ids=lambda p: p.stem)
 def test_history_takes_its_path(path: Path) -> None:
     """The v2 and v3 histories carry the segments patch marker and no finish activity (activities end segments;
     ``v2-cancel-waiting``, cancelled while it waited for an approval, is ended by the finish activity);
     the older ones have neither. Only v3 histories ran local activities, behind their patch (and a resumed local
     call behind the resumed-calls patch; an answer after a refused one behind the refused-resumes patch)."""
     text = path.read_text()
-    version = path.stem.split("-")[0] if path.stem.startswith(("v2-", "v3-")) else "v1"
+    version = path.stem.split("-")[0] if path.stem.startswith(("v2-", "v3-", "v4-")) else "v1"
     patches = [
         json.loads(payload.data)["id"]
         for marker in _markers(path, "core_patch")
@@ -73,6 +76,9 @@ def test_history_takes_its_path(path: Path) -> None:
     ]
     if version == "v1":
         assert patches == [] and "tempo_agents.finish_run" in text
+    elif version == "v4":  # steered and interrupted runs: the steering patch, asked only once a steer or interrupt came
+        assert patches == [SEGMENTS_CLOSED_BY_ACTIVITIES, STEERING_PATCH]
+        assert ("tempo_agents.finish_run" in text) == path.stem.startswith("v4-interrupt")
     elif version == "v2":
         # A cancelled run, and one its budget's answer ended, end with the finish activity on every path.
         finished = path.stem in ("v2-cancel-waiting", "v2-budget-ended")
@@ -145,6 +151,31 @@ def test_budget_histories_are_committed() -> None:
         assert reason == ("stop" if name == "raised" else "budget-exceeded")
 
 
+def test_steered_and_interrupted_histories_are_committed_and_a_steer_rides_in_one_activity_input() -> None:
+    """A steer is in the history twice: in its update, and in the input of the one model step that delivered it (its
+    outbox), never again in later inputs; an interrupted run's last activity is the finish activity."""
+    folder = Path(__file__).parents[1] / "histories"
+    events = load(folder / "v4-steer.json").events
+    inputs = [
+        b"".join(p.data for p in e.activity_task_scheduled_event_attributes.input.payloads)
+        for e in events
+        if e.HasField("activity_task_scheduled_event_attributes")
+    ]
+    for text in (b"Then delete it", b"Say when done"):
+        assert sum(1 for data in inputs if text in data) == 1
+    updates = [e for e in events if e.HasField("workflow_execution_update_accepted_event_attributes")]
+    assert len(updates) == 3  # two steers and the approval
+    for name in ("v4-interrupt", "v4-interrupt-waiting"):
+        interrupted = load(folder / f"{name}.json").events
+        assert any(e.HasField("workflow_execution_signaled_event_attributes") for e in interrupted)
+        scheduled = [
+            e.activity_task_scheduled_event_attributes.activity_type.name
+            for e in interrupted
+            if e.HasField("activity_task_scheduled_event_attributes")
+        ]
+        assert scheduled[-1] == "tempo_agents.finish_run"
+
+
 def test_a_history_of_a_refused_answer_is_committed() -> None:
     """A local tool refused an answer, then ran the next one: three local tool calls (the suspension, the refused
     resume, the answered one), none through the task queue."""
@@ -171,3 +202,25 @@ def test_a_fork_history_is_committed() -> None:
         e for e in events if e.activity_task_scheduled_event_attributes.activity_type.name.endswith("tool_call")
     ]
     assert len(tool_calls) == 2
+
+
+def test_a_thread_history_is_committed() -> None:
+    """A thread's workflow: started by the update that sent its first message, its run started as a child (abandoned
+    if the thread's workflow closes), a second queued, a third queued and cancelled, a fourth refused; when the first
+    run ended, continued as new carrying the second in its queue."""
+    events = load(Path(__file__).parents[1] / "histories" / "thread-queue.json").events
+    assert events[0].workflow_execution_started_event_attributes.workflow_type.name == "tempo_agents.thread"
+    updates = [e for e in events if e.HasField("workflow_execution_update_completed_event_attributes")]
+    assert len(updates) == 5  # four sends (two ran, one was taken out of the queue, one refused) and the cancel
+    children = [e for e in events if e.HasField("start_child_workflow_execution_initiated_event_attributes")]
+    assert [c.start_child_workflow_execution_initiated_event_attributes.workflow_id for c in children] == [
+        "thread-run-1"
+    ]
+    assert all(c.start_child_workflow_execution_initiated_event_attributes.parent_close_policy == 2 for c in children)
+    continued = events[-1].workflow_execution_continued_as_new_event_attributes
+    carried = json.loads(continued.input.payloads[0].data)
+    assert [queued["runInput"]["runId"] for queued in carried["queue"]] == ["thread-run-2"]
+    assert [(done["runId"], done["status"]) for done in carried["done"]] == [
+        ("thread-run-3", "removed"),
+        ("thread-run-1", "COMPLETED"),
+    ]

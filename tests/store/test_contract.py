@@ -231,6 +231,18 @@ async def test_thread_messages_and_state(store: Store) -> None:
     assert await store.get_thread_state("t", "tasks") == [{"id": "b"}]
 
 
+async def test_a_rolled_back_run_is_removed_from_its_thread_and_the_rest_keeps_its_order(store: Store) -> None:
+    await store.append_thread_messages("t", "u", "run-1", [{"m": 1}, {"m": 2}])
+    await store.append_thread_messages("t", "u", "run-2", [{"m": 3}, {"m": 4}])
+    await store.append_thread_messages("t", "other", "run-2", [{"m": 9}])  # the same run id on another resource
+    assert await store.remove_run_from_thread("t", "u", "run-2") == 2
+    assert await store.remove_run_from_thread("t", "u", "run-2") == 0  # done already: nothing left
+    assert await store.get_thread_messages("t", "u") == [{"m": 1}, {"m": 2}]
+    assert await store.get_thread_messages("t", "other") == [{"m": 9}]
+    await store.append_thread_messages("t", "u", "run-3", [{"m": 5}])
+    assert await store.get_thread_messages("t", "u") == [{"m": 1}, {"m": 2}, {"m": 5}]
+
+
 async def test_unicode_and_nested_json_come_back_unchanged(store: Store) -> None:
     body = {"type": "text-delta", "payload": {"text": "héllo ✓ 𝄞", "nested": [1, 2.5, None, True, {"z": 1, "a": 2}]}}
     await store.append_chunks("r", [ChunkWrite(body)])

@@ -88,6 +88,15 @@ def add_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
     decline.add_argument("--tool-call-id")
     decline.add_argument("--reason")
     _command(run, "cancel", _run_cancel, "cancel a run").add_argument("run_id", metavar="RUN")
+    steer = _command(run, "steer", _run_steer, "send a message into a running run's next model step")
+    steer.add_argument("run_id", metavar="RUN")
+    steer.add_argument("message", metavar="MESSAGE")
+    _command(run, "interrupt", _run_interrupt, "stop a run at its next step boundary").add_argument(
+        "run_id", metavar="RUN"
+    )
+    _command(run, "rollback", _run_rollback, "cancel a run and remove its messages from its thread").add_argument(
+        "run_id", metavar="RUN"
+    )
     fork = _command(run, "fork", _run_fork, "start a new run from a run's transcript at a step, with edits")
     fork.add_argument("run_id", metavar="RUN")
     fork.add_argument("--at-step", type=int, help="the model step the fork asks again (default: the last good one)")
@@ -333,6 +342,34 @@ async def _run_decline(client: ApiClient, args: argparse.Namespace, output: Outp
 async def _run_cancel(client: ApiClient, args: argparse.Namespace, output: Output) -> int:
     result = await client.request("POST", f"runs/{args.run_id}/cancel")
     output.result(result, lambda d: f"cancel requested for run {d['runId']}")
+    return 0
+
+
+async def _run_steer(client: ApiClient, args: argparse.Namespace, output: Output) -> int:
+    result = await client.request("POST", f"runs/{args.run_id}/steer", json_body={"message": args.message})
+    output.result(
+        result,
+        lambda d: (
+            f"delivered into step {d['step'] + 1} of run {d['runId']}"
+            if d["status"] == "delivered"
+            else f"kept for run {d['runId']}: the model reads it at the step after the waiting call is answered"
+        ),
+    )
+    return 0
+
+
+async def _run_interrupt(client: ApiClient, args: argparse.Namespace, output: Output) -> int:
+    result = await client.request("POST", f"runs/{args.run_id}/interrupt")
+    output.result(result, lambda d: f"interrupt requested for run {d['runId']}")
+    return 0
+
+
+async def _run_rollback(client: ApiClient, args: argparse.Namespace, output: Output) -> int:
+    result = await client.request("POST", f"runs/{args.run_id}/rollback")
+    output.result(
+        result,
+        lambda d: f"rolled back run {d['runId']}: {d['removedMessages']} messages removed from thread {d['threadId']}",
+    )
     return 0
 
 

@@ -16,12 +16,13 @@ from fastapi import APIRouter, Query, Request
 from starlette.responses import StreamingResponse
 
 from tempo_agents.agent.agent import Agent
+from tempo_agents.server.auth import principal
 from tempo_agents.server.bodies import ApproveBody, DeclineBody, ObserveBody, ResumeBody, StreamBody
 from tempo_agents.server.dependencies import PRINTABLE, AppDep, RequestContextDep, find_agent
 from tempo_agents.server.errors import ApiError
 from tempo_agents.server.pending_view import iso, shown_call
 from tempo_agents.server.resuming import ResumeCommand, describe_run, http_command, resume_run, run_agent
-from tempo_agents.server.run_start import start_request, start_run
+from tempo_agents.server.run_start import start_request, start_run, thread_headers
 from tempo_agents.server.shapes import agent_details, chunk_wire, full_output
 from tempo_agents.server.sse import SSE_RESPONSES, EventStream, stream_response
 
@@ -51,16 +52,16 @@ async def get_agent(app: AppDep, agent_id: str, _: RequestContextDep) -> dict[st
     response_class=EventStream,
     responses=SSE_RESPONSES,
 )
-async def stream(app: AppDep, agent_id: str, body: StreamBody) -> StreamingResponse:
+async def stream(app: AppDep, agent_id: str, body: StreamBody, request: Request) -> StreamingResponse:
     agent = find_agent(app, agent_id)
-    started = await start_run(app, agent, start_request(app, agent, body))
-    return stream_response(started, chunk_wire)
+    started = await start_run(app, agent, start_request(app, agent, body), principal(request))
+    return stream_response(started, chunk_wire, headers=thread_headers(started))
 
 
 @router.post("/{agent_id}/generate", summary="Start a run and answer with its result")
-async def generate(app: AppDep, agent_id: str, body: StreamBody) -> dict[str, Any]:
+async def generate(app: AppDep, agent_id: str, body: StreamBody, request: Request) -> dict[str, Any]:
     agent = find_agent(app, agent_id)
-    started = await start_run(app, agent, start_request(app, agent, body))
+    started = await start_run(app, agent, start_request(app, agent, body), principal(request))
     return full_output(await started.result())
 
 

@@ -28,6 +28,7 @@ from tempo_agents.server.bodies import (
     RunDeclineBody,
     RunForkBody,
     RunResumeBody,
+    RunSteerBody,
     RunToolCallBody,
 )
 from tempo_agents.server.dependencies import PRINTABLE, AppDep
@@ -221,6 +222,41 @@ async def answer_budget(app: AppDep, run_id: str, body: RunBudgetBody, request: 
     except (BudgetRefusedError, ConfigurationError) as error:
         raise ApiError(409, str(error)) from None
     return {"runId": run_id, "accepted": True, "action": body.action, "offset": resumed.offset}
+
+
+@router.post("/{run_id}/steer", summary="Deliver a user message into the running run's next model step")
+async def steer(app: AppDep, run_id: str, body: RunSteerBody, request: Request) -> dict[str, Any]:
+    try:
+        messages = normalize_messages(body.message)
+    except (ValidationError, TypeError, ValueError) as error:
+        raise ApiError(400, "message must be a string or one {role, content} message") from error
+    if len(messages) != 1 or messages[0].role != "user" or not messages[0].text:
+        raise ApiError(400, "message must be one user message with text")
+    await describe_run(app, run_id)
+    accepted = await app.steer(run_id, messages[0], sent_by=principal(request))
+    return {"runId": run_id, **accepted.to_wire()}
+
+
+@router.post(
+    "/{run_id}/interrupt", summary="Stop the run at its next step boundary, keeping what it did", status_code=202
+)
+async def interrupt(app: AppDep, run_id: str, request: Request) -> JSONResponse:
+    await describe_run(app, run_id)
+    await app.interrupt(run_id, requested_by=principal(request))
+    return JSONResponse({"runId": run_id, "interruptRequested": True}, status_code=202)
+
+
+@router.post("/{run_id}/rollback", summary="Cancel the run and remove its messages from its memory thread")
+async def rollback(app: AppDep, run_id: str) -> dict[str, Any]:
+    await describe_run(app, run_id)
+    done = await app.rollback(run_id)
+    return {
+        "runId": run_id,
+        "status": done.status,
+        "threadId": done.thread_id,
+        "resourceId": done.resource_id,
+        "removedMessages": done.removed_messages,
+    }
 
 
 @router.post("/{run_id}/cancel", summary="Cancel a running run", status_code=202)

@@ -1,5 +1,6 @@
 // The dashboard's entry: sign-in when the server has tokens, the live feed, and the views by location hash
-// (#/inbox, #/runs, #/runs/<runId>, #/compare/<runA>/<runB>, #/schedules).
+// (#/inbox, #/runs, #/runs/<runId>, #/compare/<runA>/<runB>, #/schedules,
+// #/threads/<threadId>?resourceId=<resourceId>).
 
 import { ApiError, get, onTokenNeeded, setToken, token } from "./api.js";
 import { answeredView } from "./answered.js";
@@ -10,6 +11,7 @@ import { inboxView } from "./inbox.js";
 import { runView } from "./run.js";
 import { runsView } from "./runs.js";
 import { schedulesView } from "./schedules.js";
+import { threadView } from "./thread.js";
 
 const dialog = document.getElementById("token-dialog");
 const tokenForm = document.getElementById("token-form");
@@ -43,17 +45,20 @@ function route() {
   current = new AbortController();
   const signal = current.signal;
   const main = document.getElementById("main");
-  const hash = location.hash.replace(/^#\/?/, "");
+  const [hash, search] = location.hash.replace(/^#\/?/, "").split("?");
   const [section, ...rest] = hash.split("/");
   for (const link of document.querySelectorAll("nav a[data-section]")) {
-    if (link.dataset.section === (section === "compare" ? "runs" : section || "inbox")) link.setAttribute("aria-current", "page");
+    if (link.dataset.section === (section === "compare" || section === "threads" ? "runs" : section || "inbox")) link.setAttribute("aria-current", "page");
     else link.removeAttribute("aria-current");
   }
   let shown;
   if (section === "runs" && rest.length) shown = runView(main, decodeURIComponent(rest.join("/")), { signal, session });
   else if (section === "runs") shown = runsView(main, { signal });
   else if (section === "compare" && rest.length === 2) shown = compareView(main, decodeURIComponent(rest[0]), decodeURIComponent(rest[1]), { signal });
-  else if (section === "answered") shown = answeredView(main, { signal });
+  else if (section === "threads" && rest.length) {
+    const resourceId = new URLSearchParams(search || "").get("resourceId") || "";
+    shown = threadView(main, decodeURIComponent(rest.join("/")), resourceId, { signal });
+  } else if (section === "answered") shown = answeredView(main, { signal });
   else if (section === "schedules") shown = schedulesView(main, { signal });
   else shown = inboxView(main, { signal });
   Promise.resolve(shown).catch((error) => {

@@ -226,6 +226,27 @@ export class Conversation {
       }
       default:
         if (chunk.type === "data-task-updated") break; // shown as the task list
+        if (chunk.type === "data-user-message") { // a message sent into the running run (a steer)
+          const d = chunk.data || {};
+          this.el.append(h("div", { class: "msg user steer", dataset: { position: String(d.position ?? "") } },
+            h("div", { class: "who" }, `user${d.sentBy ? ` · sent by ${d.sentBy}` : ""} · into step ${(d.step ?? 0) + 1}`),
+            shown(d.text || "", { tag: "p", attrs: { class: "text" } })));
+          this.message = null;
+          break;
+        }
+        if (chunk.type === "data-interrupted") {
+          const d = chunk.data || {};
+          const by = d.requestedBy ? ` by ${d.requestedBy}` : d.byRunId ? ` by run ${d.byRunId}` : "";
+          this.el.append(h("div", { class: "segment-end run-interrupted", role: "status" }, visible(`Interrupted${by}: the run kept what it did and took no further step.`)));
+          this.message = null;
+          break;
+        }
+        if (chunk.type === "data-rolled-back") {
+          const d = chunk.data || {};
+          const removed = d.threadId ? ` ${d.removedMessages} message${d.removedMessages === 1 ? "" : "s"} removed from thread ${d.threadId}.` : "";
+          this.el.append(h("div", { class: "segment-end run-rolled-back", role: "status" }, visible(`Rolled back: the run was cancelled and its messages taken off its thread.${removed}`)));
+          break;
+        }
         if (chunk.type === "data-child-run" && chunk.data?.toolCallId) {
           this.child(this.tool({ toolCallId: chunk.data.toolCallId, toolName: chunk.data.toolName }), chunk.data, chunk.data.childRunId);
           break;

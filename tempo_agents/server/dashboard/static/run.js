@@ -7,6 +7,7 @@ import { Conversation } from "./conversation.js";
 import { duration, findItem, h, itemKey, visible, when } from "./dom.js";
 import { answerForm, markAnswered } from "./forms.js";
 import { renderTimeline } from "./timeline.js";
+import { threadLink } from "./thread.js";
 
 const TASK_TOOLS = /^task_/;
 
@@ -145,6 +146,75 @@ export function runView(root, runId, { signal, session }) {
       alert(error.message);
     }
   } }, "Retry from last good step");
+  // Steer, interrupt, roll back: what a person may do to the run while it works (the thread's active run).
+  function confirmDialog(id, title, text, keepLabel, actLabel) {
+    return h("dialog", { class: "confirm", "aria-labelledby": `${id}-title` },
+      h("form", { method: "dialog" },
+        h("h2", { id: `${id}-title` }, title),
+        h("p", {}, text),
+        h("div", { class: "actions" },
+          h("button", { value: "keep", class: "primary" }, keepLabel),
+          h("button", { value: id, class: "danger" }, actLabel))));
+  }
+  const interruptDialog = confirmDialog("interrupt", "Interrupt this run?",
+    "The run stops after the step at work now, keeping what it did; a call waiting for a person is closed.",
+    "Keep running", "Interrupt run");
+  const rollbackDialog = confirmDialog("rollback", "Roll this run back?",
+    "The run is cancelled and its messages are removed from its thread: the next run on the thread will not see them. Its journal stays here.",
+    "Keep it", "Roll back run");
+  const interrupt = h("button", { type: "button", class: "interrupt", onclick: () => interruptDialog.showModal() }, "Interrupt…");
+  const rollback = h("button", { type: "button", class: "danger rollback", onclick: () => rollbackDialog.showModal() }, "Roll back…");
+  const controlNote = h("p", { class: "control-note", role: "status", hidden: true });
+  function note(text, kind = "") {
+    controlNote.textContent = text;
+    controlNote.className = `control-note ${kind}`;
+    controlNote.hidden = false;
+  }
+  interruptDialog.addEventListener("close", async () => {
+    if (interruptDialog.returnValue !== "interrupt") return;
+    try {
+      await post(`/api/runs/${encodeURIComponent(runId)}/interrupt`);
+      note("Interrupt requested: the run stops at its next step boundary.");
+    } catch (error) {
+      note(error.message, "error");
+    }
+  });
+  rollbackDialog.addEventListener("close", async () => {
+    if (rollbackDialog.returnValue !== "rollback") return;
+    note("Rolling back…");
+    try {
+      const done = await post(`/api/runs/${encodeURIComponent(runId)}/rollback`);
+      note(done.threadId
+        ? `Rolled back: ${done.removedMessages} message${done.removedMessages === 1 ? "" : "s"} removed from thread ${done.threadId}.`
+        : "Rolled back (the run had no thread).");
+    } catch (error) {
+      note(error.message, "error");
+    }
+  });
+  const steerText = h("textarea", { id: "steer-text", rows: 2, required: true, placeholder: "A message the model reads at its next step" });
+  const steerSend = h("button", { type: "submit", class: "primary" }, "Send");
+  const steerForm = h("form", { class: "steer", "aria-labelledby": "steer-title", hidden: true },
+    h("h2", { id: "steer-title" }, h("label", { for: "steer-text" }, "Send to the run")),
+    steerText,
+    h("div", { class: "actions" }, steerSend));
+  steerForm.addEventListener("submit", async (event) => {
+    event.preventDefault();
+    const text = steerText.value.trim();
+    if (!text) return;
+    steerSend.disabled = true;
+    note("Sending… (delivered when the step at work ends)");
+    try {
+      const sent = await post(`/api/runs/${encodeURIComponent(runId)}/steer`, { message: text });
+      steerText.value = "";
+      note(sent.status === "delivered"
+        ? `Delivered: the model reads it at step ${sent.step + 1}.`
+        : "Kept: the model reads it at the step after the waiting call is answered.");
+    } catch (error) {
+      note(error.status === 409 ? `Not delivered: ${error.message}` : error.message, "error");
+    } finally {
+      steerSend.disabled = false;
+    }
+  });
   cancelDialog.addEventListener("close", async () => {
     if (cancelDialog.returnValue !== "cancel") return;
     try {
@@ -158,13 +228,15 @@ export function runView(root, runId, { signal, session }) {
     : null;
   root.replaceChildren(
     h("section", { class: "run", "aria-labelledby": "run-title" },
-      h("div", { class: "title-row" }, h("h1", { id: "run-title", tabindex: "-1" }, "Run ", h("code", {}, runId)), statusBadge, uiLink, cancel, retry),
+      h("div", { class: "title-row" }, h("h1", { id: "run-title", tabindex: "-1" }, "Run ", h("code", {}, runId)), statusBadge, uiLink, interrupt, rollback, cancel, retry),
+      controlNote,
       parentLink,
       lineage,
       scheduledBy,
       facts,
       waiting, // what waits for the person comes first (on a phone, before the whole conversation)
       budgetBox,
+      steerForm,
       h("h2", {}, "Timeline"), timeline,
       h("details", { class: "operator" }, h("summary", {}, h("h2", {}, "Model steps: input, latency, tokens")), steps),
       h("div", { class: "run-grid" },
@@ -173,6 +245,8 @@ export function runView(root, runId, { signal, session }) {
         h("aside", { class: "col side" },
           h("h2", {}, "Tasks"), tasks))),
     cancelDialog,
+    interruptDialog,
+    rollbackDialog,
   );
 
   let shownPending = "";
@@ -185,16 +259,26 @@ export function runView(root, runId, { signal, session }) {
     statusBadge.textContent = run.status;
     statusBadge.className = `status ${run.status}`;
     root.querySelector(".run").dataset.status = run.status;
-    cancel.hidden = !(run.status === "running" || run.status === "suspended");
+    const active = run.status === "running" || run.status === "suspended";
+    cancel.hidden = !active;
+    interrupt.hidden = !active;
+    steerForm.hidden = !active;
+    rollback.hidden = Boolean(run.parentRunId) || !run.threadId || Boolean(run.rolledBack); // a run on a memory thread (a child's messages are its parent's)
+    if (run.rolledBack && controlNote.hidden) { // the journal's last chunk, after the finish a stream ends at
+      const r = run.rolledBack;
+      note(`Rolled back: ${r.removedMessages} message${r.removedMessages === 1 ? "" : "s"} removed from thread ${r.threadId}.`);
+    }
     retry.hidden = !(run.status === "failed" || run.status === "cancelled" || run.status === "timed-out" || run.status === "terminated");
     const usage = run.usage || {};
     facts.replaceChildren(
-      ...[["Agent", run.agentId], ["Thread", run.threadId], ["Resource", run.resourceId], ["Mode", run.mode],
+      ...[["Agent", run.agentId], ["Thread", run.threadId && run.resourceId
+        ? h("a", { href: threadLink(run.threadId, run.resourceId), class: "thread-link" }, visible(run.threadId)) : run.threadId],
+        ["Resource", run.resourceId], ["Mode", run.mode],
         // A running run's step counter counts the steps whose calls have ended: the step at work is the next one.
         run.status === "running" && run.step !== null ? ["Step", `${run.step + 1} (running)`] : ["Steps", run.step], ["Tokens", usage.totalTokens !== undefined ? `${usage.totalTokens} (${usage.inputTokens ?? 0} in, ${usage.outputTokens ?? 0} out)` : null],
         ["Started", when(run.startedAt)], ["Closed", when(run.closedAt)]]
         .filter(([, v]) => v !== null && v !== undefined && v !== "")
-        .map(([k, v]) => h("div", { class: "fact" }, h("dt", {}, k), h("dd", {}, visible(String(v))))),
+        .map(([k, v]) => h("div", { class: "fact" }, h("dt", {}, k), h("dd", {}, v instanceof Node ? v : visible(String(v))))),
     );
     const parent = run.parentRunId;
     if (parent && parentLink.hidden) {

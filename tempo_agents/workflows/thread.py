@@ -1,0 +1,249 @@
+"""``ThreadWorkflow``: one per memory thread, it owns the thread's queue so that at most one run is active on it.
+
+Every message sent to a thread (``App.stream`` with ``memory``, HTTP, the CLI, an event) reaches this workflow as
+the ``thread_send`` update, with update-with-start (conflict policy USE_EXISTING): whichever client, on whichever
+host, sends first, Temporal orders the updates and each gets a defined outcome (``ThreadOutcome``). The workflow
+starts each run as a child workflow (parent close policy ABANDON: a run outlives anything that happens to its thread's
+workflow) with the run id its sender chose, learns of its end from the child's completion, and only then starts
+the next queued run: a run's messages are saved to the thread before its workflow ends, so a queued run never sees
+half of another's. Its history stays short: it continues as new between runs, when none is active (so no child
+handle is lost), carrying its queue, which is data; a thread whose next message always arrives before its run ends
+is never idle, and still continues as new. ARCHITECTURE.md, "Threads".
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from datetime import timedelta
+
+import pydantic
+from temporalio import workflow
+from temporalio.common import SearchAttributeKey, SearchAttributePair, TypedSearchAttributes, WorkflowIDReusePolicy
+from temporalio.exceptions import (
+    CancelledError,
+    ChildWorkflowError,
+    FailureError,
+    TerminatedError,
+    TimeoutError,
+    WorkflowAlreadyStartedError,
+)
+
+from tempo_agents.errors import TempoAgentsError
+from tempo_agents.workflows.activity_names import (
+    AGENT_RUN_WORKFLOW,
+    THREAD_ROLLBACK,
+    THREAD_RUNS_WAITING,
+    THREAD_WORKFLOW,
+)
+from tempo_agents.workflows.thread_payloads import (
+    CANCEL_QUEUED_UPDATE,
+    INTERRUPT_SIGNAL,
+    MAX_DONE_RUNS,
+    SEND_UPDATE,
+    STEER_SIGNAL,
+    VIEW_QUERY,
+    RunsWaitingQuery,
+    ThreadMessage,
+    ThreadOutcome,
+    ThreadRun,
+    ThreadRunEntry,
+    ThreadState,
+    ThreadView,
+)
+
+CONTINUE_AFTER_EVENTS = 2000
+"""An idle thread's workflow continues as new past this many history events (or when Temporal suggests it)."""
+
+_WAITING_CHECK_TIMEOUT = timedelta(seconds=30)
+
+
+def _ended_status(error: ChildWorkflowError) -> str:
+    cause = error.cause
+    if isinstance(cause, CancelledError):
+        return "CANCELED"
+    if isinstance(cause, TerminatedError):
+        return "TERMINATED"
+    if isinstance(cause, TimeoutError):
+        return "TIMED_OUT"
+    return "FAILED"
+
+
+@workflow.defn(name=THREAD_WORKFLOW, failure_exception_types=[TempoAgentsError, pydantic.ValidationError])
+class ThreadWorkflow:
+    """A memory thread's queue of runs (see the module's text)."""
+
+    @workflow.init
+    def __init__(self, state: ThreadState) -> None:
+        self._thread_id = state.thread_id
+        self._resource_id = state.resource_id
+        self._done: list[ThreadRunEntry] = list(state.done)
+        self._active: dict[str, ThreadRun] = {}
+        self._queue: list[ThreadRun] = list(state.queue)
+        self._handles: dict[str, asyncio.Task[None]] = {}
+        self._rolled_back: set[str] = set()
+        """Active runs cancelled by a ``rollback`` message: their messages leave the thread before the next run."""
+
+    @workflow.run
+    async def run(self, state: ThreadState) -> None:
+        while True:
+            await workflow.wait_condition(lambda: self._startable() or self._should_continue())
+            if self._should_continue():
+                await workflow.wait_condition(workflow.all_handlers_finished)
+                if not self._active:
+                    workflow.continue_as_new(
+                        ThreadState(
+                            thread_id=self._thread_id, resource_id=self._resource_id, done=self._done, queue=self._queue
+                        )
+                    )
+            elif self._startable():
+                self._start(self._queue.pop(0))
+
+    def _idle(self) -> bool:
+        return not self._active and not self._queue
+
+    def _startable(self) -> bool:
+        return not self._active and bool(self._queue)
+
+    def _should_continue(self) -> bool:
+        """Between runs (none active; some may be queued: they travel in the input) and the history is long."""
+        info = workflow.info()
+        return not self._active and (
+            info.is_continue_as_new_suggested() or info.get_current_history_length() > CONTINUE_AFTER_EVENTS
+        )
+
+    def _start(self, run: ThreadRun) -> None:
+        self._active[run.run_id] = run
+        self._handles[run.run_id] = asyncio.create_task(self._run_child(run))
+
+    async def _run_child(self, run: ThreadRun) -> None:
+        status = "COMPLETED"
+        try:
+            attributes = [
+                SearchAttributePair(SearchAttributeKey.for_keyword(name), value)
+                for name, value in run.search_attributes.items()
+            ]
+            handle = await workflow.start_child_workflow(
+                AGENT_RUN_WORKFLOW,
+                run.run_input,
+                id=run.run_id,
+                task_queue=run.task_queue,
+                search_attributes=TypedSearchAttributes(attributes),
+                task_timeout=None if run.task_timeout_seconds is None else timedelta(seconds=run.task_timeout_seconds),
+                memo=run.memo or None,
+                parent_close_policy=workflow.ParentClosePolicy.ABANDON,
+                id_reuse_policy=WorkflowIDReusePolicy.REJECT_DUPLICATE,
+            )
+            try:
+                await handle
+            except ChildWorkflowError as error:
+                status = _ended_status(error)
+        except WorkflowAlreadyStartedError:
+            status = "not-started"
+        if run.run_id in self._rolled_back:  # its messages leave the thread before the next run reads it
+            self._rolled_back.discard(run.run_id)
+            await workflow.execute_activity(
+                THREAD_ROLLBACK,
+                RunsWaitingQuery(thread_id=self._thread_id, resource_id=self._resource_id, run_ids=[run.run_id]),
+                start_to_close_timeout=_WAITING_CHECK_TIMEOUT,
+            )
+        self._active.pop(run.run_id, None)
+        self._handles.pop(run.run_id, None)
+        self._record_done(
+            ThreadRunEntry(run_id=run.run_id, agent_id=run.run_input.agent_id, state="done", status=status)
+        )
+
+    def _record_done(self, entry: ThreadRunEntry) -> None:
+        self._done.append(entry)
+        del self._done[:-MAX_DONE_RUNS]
+
+    def _known(self, run_id: str) -> bool:
+        return (
+            run_id in self._active
+            or any(queued.run_id == run_id for queued in self._queue)
+            or any(done.run_id == run_id for done in self._done)
+        )
+
+    @workflow.update(name=SEND_UPDATE)
+    async def send(self, message: ThreadMessage) -> ThreadOutcome:
+        """A new message: started, queued, rejected or steered (``ThreadOutcome``), decided here, in arrival order."""
+        run = message.run
+        if self._known(run.run_id):
+            return ThreadOutcome(outcome="duplicate", run_id=run.run_id)
+        if self._idle():
+            self._start(run)
+            return ThreadOutcome(outcome="started", run_id=run.run_id)
+        active_id = next(iter(self._active), None)
+        if active_id is not None and run.run_input.options.auto_resume_suspended_tools:
+            # A run that waits for a person still holds the thread, but a new message may resume its waiting call:
+            # the new run starts beside it and takes the call over (the waiting run then ends).
+            waiting = await workflow.execute_activity(
+                THREAD_RUNS_WAITING,
+                RunsWaitingQuery(thread_id=self._thread_id, resource_id=self._resource_id, run_ids=list(self._active)),
+                result_type=list[str],
+                start_to_close_timeout=_WAITING_CHECK_TIMEOUT,
+            )
+            if self._active and set(self._active) <= set(waiting):
+                self._start(run)
+                return ThreadOutcome(outcome="started", run_id=run.run_id, active_run_id=active_id)
+            if self._idle():
+                self._start(run)
+                return ThreadOutcome(outcome="started", run_id=run.run_id)
+            active_id = next(iter(self._active), None)
+        strategy = message.strategy
+        if strategy == "reject":
+            return ThreadOutcome(outcome="rejected", run_id=run.run_id, active_run_id=active_id)
+        if strategy == "steer" and active_id is not None:
+            target = workflow.get_external_workflow_handle(active_id)
+            try:
+                for sent in run.run_input.messages:
+                    await target.signal(STEER_SIGNAL, {"message": sent, "sent_by": message.sent_by})
+            except FailureError:  # the run closed meanwhile: the message becomes a run of its own, in turn
+                pass
+            else:
+                return ThreadOutcome(outcome="steered", run_id=active_id, active_run_id=active_id)
+        elif strategy in ("interrupt", "rollback") and active_id is not None:
+            self._queue.insert(0, run)
+            for running in list(self._active):
+                target = workflow.get_external_workflow_handle(running)
+                with contextlib.suppress(FailureError):  # it closed meanwhile: nothing to stop
+                    if strategy == "interrupt":
+                        await target.signal(INTERRUPT_SIGNAL, {"by_run_id": run.run_id})
+                    else:
+                        self._rolled_back.add(running)
+                        await target.cancel()
+            return ThreadOutcome(outcome="queued", run_id=run.run_id, active_run_id=active_id, position=1)
+        if self._idle():
+            self._start(run)
+            return ThreadOutcome(outcome="started", run_id=run.run_id)
+        self._queue.append(run)
+        return ThreadOutcome(outcome="queued", run_id=run.run_id, active_run_id=active_id, position=len(self._queue))
+
+    @workflow.update(name=CANCEL_QUEUED_UPDATE)
+    def cancel_queued(self, run_id: str) -> bool:
+        """Take a queued run out of the queue (it never runs; listed as done, ``removed``); ``False`` when it is not
+        queued (it started already, or was never sent here)."""
+        for index, queued in enumerate(self._queue):
+            if queued.run_id == run_id:
+                del self._queue[index]
+                self._record_done(
+                    ThreadRunEntry(run_id=run_id, agent_id=queued.run_input.agent_id, state="done", status="removed")
+                )
+                return True
+        return False
+
+    @workflow.query(name=VIEW_QUERY)
+    def view(self) -> ThreadView:
+        """The thread's runs: active, queued (in the order they will run) and the last ``MAX_DONE_RUNS`` done."""
+        return ThreadView(
+            thread_id=self._thread_id,
+            resource_id=self._resource_id,
+            active=[
+                ThreadRunEntry(run_id=r.run_id, agent_id=r.run_input.agent_id, state="active")
+                for r in self._active.values()
+            ],
+            queued=[
+                ThreadRunEntry(run_id=r.run_id, agent_id=r.run_input.agent_id, state="queued") for r in self._queue
+            ],
+            done=list(self._done),
+        )

@@ -1,0 +1,115 @@
+"""Threads over HTTP and from events: ``threadStrategy`` in a stream's body (409 naming the active run for
+``reject``, the queue position in headers for ``enqueue``), ``GET /api/threads/{threadId}`` (runs and messages),
+``DELETE /api/threads/{threadId}/queue/{runId}``, and webhooks that name a thread, which wait their turn on it and
+start once however often they are delivered."""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import json
+import time
+
+from tempo_agents.agent.webhooks import sign_webhook
+from tests.conftest import AppFactory, running_worker
+from tests.support.http_api import served
+from tests.support.thread_agents import Gate, gated_agent
+
+MEMORY = {"thread": "t1", "resource": "u1"}
+SECRET = "whsec_" + base64.b64encode(b"a key of thirty-two bytes, or so").decode()
+
+
+async def test_strategies_thread_view_and_queue_over_http(make_app: AppFactory) -> None:
+    gate = Gate()
+    app = make_app([gated_agent(gate)])
+    async with running_worker(app), served(app) as http:
+        first = await app.stream("chat", "one", memory=MEMORY)
+        refused = await http.post(
+            "/agents/chat/generate", json={"messages": "two", "memory": MEMORY, "threadStrategy": "reject"}
+        )
+        assert refused.status_code == 409
+        assert refused.json()["activeRunId"] == first.run_id
+        assert refused.json()["code"] == "THREAD_BUSY"
+        bad = await http.post("/agents/chat/stream", json={"messages": "x", "memory": MEMORY, "threadStrategy": "no"})
+        assert bad.status_code == 400
+
+        async with http.stream(
+            "POST", "/agents/chat/stream", json={"messages": "three", "memory": MEMORY, "runId": "third"}
+        ) as queued:
+            assert queued.status_code == 200
+            assert queued.headers["x-thread-outcome"] == "queued"
+            assert queued.headers["x-run-id"] == "third"
+            assert queued.headers["x-thread-active-run"] == first.run_id
+            assert queued.headers["x-thread-position"] == "1"
+        fourth = await app.stream("chat", "four", memory=MEMORY, run_id="fourth")
+
+        view = (await http.get("/threads/t1", params={"resourceId": "u1"})).json()
+        assert view["runs"]["active"] == [{"runId": first.run_id, "agentId": "chat", "state": "active"}]
+        assert [r["runId"] for r in view["runs"]["queued"]] == ["third", "fourth"]
+        assert view["messages"] == []
+
+        removed = await http.delete("/threads/t1/queue/third", params={"resourceId": "u1"})
+        assert removed.status_code == 200 and removed.json() == {"runId": "third", "removed": True}
+        again = await http.delete("/threads/t1/queue/third", params={"resourceId": "u1"})
+        assert again.status_code == 404
+
+        gate.open()
+        assert await fourth.text == "four after 2"
+        for _ in range(200):
+            view = (await http.get("/threads/t1", params={"resourceId": "u1"})).json()
+            if not view["runs"]["active"]:
+                break
+            await asyncio.sleep(0.05)
+        assert [(r["runId"], r["status"]) for r in view["runs"]["done"]] == [
+            ("third", "removed"),
+            (first.run_id, "COMPLETED"),
+            ("fourth", "COMPLETED"),
+        ]
+        assert [m["role"] for m in view["messages"]] == ["user", "assistant", "user", "assistant"]
+        assert view["messages"][3]["content"][0]["text"] == "four after 2"
+        unknown = (await http.get("/threads/nobody", params={"resourceId": "u1"})).json()
+        assert unknown["runs"] == {"active": [], "queued": [], "done": []} and unknown["messages"] == []
+
+
+def _delivery(webhook_id: str) -> tuple[bytes, dict[str, str]]:
+    body = json.dumps({"alert": "disk full"}).encode()
+    sent = int(time.time())
+    return body, {
+        "content-type": "application/json",
+        "webhook-id": webhook_id,
+        "webhook-timestamp": str(sent),
+        "webhook-signature": sign_webhook(SECRET, webhook_id, sent, body),
+    }
+
+
+async def test_an_event_on_a_busy_thread_waits_its_turn_and_runs_once(make_app: AppFactory) -> None:
+    gate = Gate()
+    app = make_app([gated_agent(gate)], event_secrets={"chat": SECRET})
+    async with running_worker(app), served(app) as http:
+        first = await app.stream("chat", "one", memory=MEMORY)
+        body, headers = _delivery("evt-1")
+        ready = asyncio.Event()
+
+        async def deliver() -> tuple[int, dict[str, object]]:
+            await ready.wait()
+            answer = await http.post("/agents/chat/events?thread=t1&resource=u1", content=body, headers=headers)
+            return answer.status_code, answer.json()
+
+        deliveries = [asyncio.create_task(deliver()) for _ in range(2)]
+        await asyncio.sleep(0)
+        ready.set()  # the same event delivered twice at once
+        answers = await asyncio.gather(*deliveries)
+        assert sorted(status for status, _ in answers) == [200, 202]
+        assert {a["runId"] for _, a in answers} == {"event-chat-evt-1"}
+        assert sorted(bool(a["duplicate"]) for _, a in answers) == [False, True]
+        thread = await app.thread("t1", resource_id="u1")
+        assert [r.run_id for r in thread.queued] == ["event-chat-evt-1"]
+        gate.open()
+        assert await app.attach("event-chat-evt-1").text == '{"alert": "disk full"} after 2'
+        assert await first.text == "one after 1"
+        late, _ = await asyncio.gather(
+            http.post("/agents/chat/events?thread=t1&resource=u1", content=body, headers=headers), asyncio.sleep(0)
+        )
+        assert (late.status_code, late.json()["duplicate"]) == (200, True)
+    messages = await app.store.get_thread_messages("t1", "u1")
+    assert [m["role"] for m in messages] == ["user", "assistant", "user", "assistant"]

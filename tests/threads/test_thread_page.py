@@ -1,0 +1,54 @@
+"""The dashboard's thread view in a real headless Chromium: linked from a run's page, it shows the active run, the
+queue in order (a queued run removed from it with a click), the runs done, and the thread's messages in order."""
+
+from __future__ import annotations
+
+from playwright.async_api import expect
+
+from tests.conftest import AppFactory, running_worker
+from tests.support.browser import chromium, dashboard_server, shoot, signed_in_page
+from tests.support.thread_agents import Gate, gated_agent
+
+MEMORY = {"thread": "support-42", "resource": "acme"}
+
+
+async def test_the_thread_view_shows_and_edits_the_queue(make_app: AppFactory) -> None:
+    gate = Gate()
+    app = make_app([gated_agent(gate)])
+    async with running_worker(app), dashboard_server(app) as server, chromium() as browser:
+        first = await app.stream("chat", "My order has not arrived.", memory=MEMORY, run_id="first-run")
+        await app.stream("chat", "It was order 1187.", memory=MEMORY, run_id="second-run")
+        await app.stream("chat", "Never mind, it is here.", memory=MEMORY, run_id="third-run")
+
+        _, page = await signed_in_page(browser, server, None, path=f"/#/runs/{first.run_id}")
+        await page.locator("a.thread-link").click(timeout=15_000)
+        await expect(page).to_have_url(f"{server.url}/#/threads/support-42?resourceId=acme")
+        await expect(page.locator(".active-runs li")).to_have_attribute("data-run-id", "first-run")
+        queued = page.locator(".queued-runs li")
+        await expect(queued).to_have_count(2)
+        await expect(queued.nth(0)).to_contain_text("second-run")
+        await expect(queued.nth(1)).to_contain_text("chat · position 2")
+        await shoot(page, "thread")
+
+        await queued.nth(0).get_by_role("button", name="Remove from queue").click()
+        await expect(queued).to_have_count(1)
+        await expect(queued.nth(0)).to_contain_text("chat · position 1")
+        removed = page.locator('.done-runs li[data-run-id="second-run"]')
+        await expect(removed).to_have_attribute("data-status", "removed")
+
+        gate.open()
+        done = page.locator(".done-runs li")
+        await expect(done).to_have_count(3, timeout=30_000)
+        await expect(page.locator(".queued-runs")).to_contain_text("Nothing is queued.")
+        await expect(page.locator(".active-runs")).to_contain_text("No run is active.")
+        messages = page.locator(".thread-messages li")
+        await expect(messages).to_have_text(
+            [
+                "userMy order has not arrived.",
+                "assistantMy order has not arrived. after 1",
+                "userNever mind, it is here.",
+                "assistantNever mind, it is here. after 2",
+            ]
+        )
+        await page.locator('.done-runs li[data-run-id="third-run"] a').click()
+        await expect(page).to_have_url(f"{server.url}/#/runs/third-run")
