@@ -126,11 +126,17 @@ async def waiting_page(
     return WaitingPage(runs=runs, total=kept.total - len(closed) + len(older))
 
 
+_CLOSED_BATCH = 200
+"""Run ids asked about in one visibility query: a listing of every waiting run (thousands) is asked in batches, so
+no query grows with the number of waiting runs."""
+
+
 async def _closed(client: Client, task_queue: str, run_ids: list[str]) -> set[str]:
     """Which of the runs have closed (visibility: a run that closed a moment ago may still look open; a run
     closes with its waits dropped unless it was terminated)."""
-    if not run_ids:
-        return set()
-    ids = ", ".join(quote(run_id) for run_id in run_ids)
-    query = runs_query(task_queue, clauses=[f"WorkflowId IN ({ids})", _CLOSED])
-    return {execution.id async for execution in client.list_workflows(query)}
+    closed: set[str] = set()
+    for start in range(0, len(run_ids), _CLOSED_BATCH):
+        ids = ", ".join(quote(run_id) for run_id in run_ids[start : start + _CLOSED_BATCH])
+        query = runs_query(task_queue, clauses=[f"WorkflowId IN ({ids})", _CLOSED])
+        closed |= {execution.id async for execution in client.list_workflows(query)}
+    return closed

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -145,6 +145,22 @@ def waiting_filter(
             clauses.append(f"{column} = {mark}")
             values.append(value)
     return clauses, values
+
+
+WAITING_ORDER = "ORDER BY suspended_at DESC, run_id"
+"""The order the stores read waiting calls in for a page: the index on ``(task_queue, suspended_at)`` gives it
+without sorting every waiting call, and a run's first call in it is its newest, so the runs come newest suspension
+first (ties by run id) as their calls are read: a page reads the calls of the runs up to its end, not every run's."""
+
+
+def first_runs(run_ids: Iterable[str], wanted: int | None) -> list[str]:
+    """The distinct run ids of ``run_ids`` in the order first seen, at most ``wanted`` (``None``: all)."""
+    found: dict[str, None] = {}
+    for run_id in run_ids:
+        if wanted is not None and len(found) >= wanted:
+            break
+        found.setdefault(run_id, None)
+    return list(found)
 
 
 def group_waiting(run_ids: Sequence[str], rows: Sequence[Sequence[Any]]) -> list[list[WaitingCall]]:

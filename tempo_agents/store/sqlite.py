@@ -106,6 +106,7 @@ CREATE TABLE IF NOT EXISTS waiting_calls (
     PRIMARY KEY (run_id, tool_call_id)
 );
 CREATE INDEX IF NOT EXISTS waiting_calls_queue ON waiting_calls (task_queue, suspended_at);
+CREATE INDEX IF NOT EXISTS waiting_calls_runs ON waiting_calls (task_queue, run_id);
 CREATE TABLE IF NOT EXISTS child_runs (
     run_id TEXT PRIMARY KEY
 );
@@ -512,12 +513,10 @@ class SQLiteStore(Store):
             try:
                 total = int(db.execute(f"SELECT COUNT(DISTINCT run_id) FROM waiting_calls WHERE {where}", values)
                             .fetchone()[0])  # fmt: skip
-                runs = db.execute(
-                    f"SELECT run_id FROM waiting_calls WHERE {where} GROUP BY run_id "
-                    "ORDER BY MAX(suspended_at) DESC, run_id LIMIT ? OFFSET ?",
-                    [*values, -1 if limit is None else limit, skip],
-                ).fetchall()
-                ids = [row[0] for row in runs]
+                calls = db.execute(f"SELECT run_id FROM waiting_calls WHERE {where} {base.WAITING_ORDER}", values)
+                wanted = None if limit is None else skip + limit
+                ids = base.first_runs((row[0] for row in calls), wanted)[skip:]  # reads the calls up to the page's end
+                calls.close()
                 rows = db.execute(
                     f"SELECT {base.WAITING_COLUMNS} FROM waiting_calls WHERE run_id IN (SELECT value FROM json_each(?))"
                     " ORDER BY suspended_at, tool_call_id",

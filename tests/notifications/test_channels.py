@@ -12,17 +12,22 @@ from typing import Any
 
 import pytest
 
-from tempo_agents import Agent, ScriptedModel, ScriptedResponse, ScriptedToolCall, create_tool
+from tempo_agents import Agent, AnswerLinks, ScriptedModel, ScriptedResponse, ScriptedToolCall, create_tool
 from tempo_agents.errors import ConfigurationError
 from tempo_agents.notifications import EmailChannel, NotificationSettings, SlackChannel, WebhookChannel
 from tempo_agents.notifications.config_file import load_notification_settings
 from tests.conftest import AppFactory, running_worker
 from tests.support.notification_receivers import WebhookReceiver, smtp_server, webhook_receiver
 
+LINKS = AnswerLinks(["link-secret-for-tests"], base_url="https://agents.example.test")
+LINK_PREFIX = "https://agents.example.test/api/answer-links/"
 
-def links(run_id: str, tool_call_id: str, round: int, args: Any) -> dict[str, str]:
-    base = f"https://agents.example.test/answer/{run_id}/{tool_call_id}/{round}"
-    return {"approve": f"{base}/approve", "decline": f"{base}/decline"}
+
+def link_claims(url: str) -> tuple[str, str, int, str, str]:
+    """What a one-click link in a message answers: its run, call, round, answer and principal."""
+    assert url.startswith(LINK_PREFIX)
+    claims = LINKS.verify(url.removeprefix(LINK_PREFIX))
+    return (claims.run_id, claims.tool_call_id, claims.round, claims.choice.name, claims.principal)
 
 
 async def wait_for(predicate: Any, timeout: float = 60) -> None:
@@ -64,7 +69,7 @@ async def test_slack_and_email_of_a_tool_and_the_agents_own_channel(
             ]
         )
         agent = Agent(id="payer", model=model, tools={"pay": pay}, notify=["ops"])
-        app = make_app([agent], notifications=settings, answer_links=links)
+        app = make_app([agent], notifications=settings, answer_links=LINKS)
         async with running_worker(app):
             stream = await app.agent("payer").stream("pay F-12")
             await stream.result()
@@ -81,11 +86,16 @@ async def test_slack_and_email_of_a_tool_and_the_agents_own_channel(
     assert [block["type"] for block in slack["blocks"]] == ["section", "section", "actions"]
     assert "hidden" in slack["blocks"][1]["text"]["text"] and "DE00" not in json.dumps(slack)
     buttons = slack["blocks"][2]["elements"]
-    assert [(b["type"], b["text"]["text"], b["url"]) for b in buttons] == [
-        ("button", "Approve", f"https://agents.example.test/answer/{run_id}/call_0_0/0/approve"),
-        ("button", "Decline", f"https://agents.example.test/answer/{run_id}/call_0_0/0/decline"),
-        ("button", "Open in dashboard", f"https://agents.example.test/#/runs/{run_id}"),
+    assert [(b["type"], b["text"]["text"]) for b in buttons] == [
+        ("button", "Approve"),
+        ("button", "Decline"),
+        ("button", "Open in dashboard"),
     ]
+    assert [link_claims(b["url"]) for b in buttons[:2]] == [
+        (run_id, "call_0_0", 0, "approve", "answer-link"),
+        (run_id, "call_0_0", 0, "decline", "answer-link"),
+    ]
+    assert buttons[2]["url"] == f"https://agents.example.test/#/runs/{run_id}"
     assert json.loads(chat.deliveries[1][2])["text"] == f"Answered (approve) by lin: pay in run {run_id} (payer)"
     envelope, mail = mails[0]
     assert envelope.mail_from == "agents@example.test" and envelope.rcpt_tos == ["a@x"]
@@ -93,7 +103,8 @@ async def test_slack_and_email_of_a_tool_and_the_agents_own_channel(
     assert mail.get_content_type() == "multipart/alternative"
     parts = {part.get_content_type(): part.get_content() for part in mail.iter_parts()}
     assert set(parts) == {"text/plain", "text/html"}
-    assert f"Approve: https://agents.example.test/answer/{run_id}/call_0_0/0/approve" in parts["text/plain"]
+    approve_line = next(line for line in parts["text/plain"].splitlines() if line.startswith("Approve: "))
+    assert link_claims(approve_line.removeprefix("Approve: ")) == (run_id, "call_0_0", 0, "approve", "answer-link")
     assert "<a href='https://agents.example.test/#/runs/" in parts["text/html"]
     assert "DE00" not in parts["text/plain"] + parts["text/html"]
     assert chat.url not in caplog.text  # a Slack incoming-webhook URL is a credential: never logged

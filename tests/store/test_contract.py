@@ -528,6 +528,29 @@ async def test_an_escalation_readdresses_the_waiting_call_with_its_chunk(store: 
     assert runs[0] == [waiting("r2", "c1", at=3.0)]
 
 
+async def test_pages_of_waiting_runs_list_every_run_once_by_its_newest_wait(store: Store) -> None:
+    # 30 runs waiting on one call each, and one run waiting on 41: its newest wait the newest of all, its 40 others
+    # between r14's and r15's, so a page past them must read on through the calls of a run it listed already.
+    for n in range(30):
+        await store.record(f"r{n:02d}", [], [], waiting=WaitingChange(waits=[waiting(f"r{n:02d}", "c", at=float(n))]))
+    many = [waiting("many", f"c{k:02d}", at=14.5 + k / 1000) for k in range(40)]
+    await store.record("many", [], [], waiting=WaitingChange(waits=[*many, waiting("many", "new", at=100.0)]))
+    newest_first = ["many", *(f"r{n:02d}" for n in reversed(range(30)))]
+
+    everything = await store.waiting_runs("q")
+    assert [calls[0].run_id for calls in everything.runs] == newest_first
+    assert everything.total == 31 and len(everything.runs[0]) == 41
+    for per_page in (1, 7, 31):
+        seen: list[str] = []
+        for skip in range(0, 31, per_page):
+            page = await store.waiting_runs("q", limit=per_page, skip=skip)
+            assert page.total == 31
+            seen += [calls[0].run_id for calls in page.runs]
+        assert seen == newest_first
+    [[last]] = (await store.waiting_runs("q", limit=1, skip=30)).runs
+    assert last.run_id == "r00"
+
+
 async def test_an_older_sqlite_store_keeps_waiting_calls_once_opened(tmp_path: Path) -> None:
     path = tmp_path / "old.db"
     with sqlite3.connect(path) as db:  # a store file from before waiting calls were kept, with a sub-agent's link

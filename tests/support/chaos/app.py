@@ -57,6 +57,16 @@ LOCAL_TOOLS = ("beta",)
 scenario has local activities in the mix (``alpha`` stays an activity)."""
 LOCAL_MODEL_STEPS = ("chaos-suspend",)
 """Agents whose model steps are local activities too."""
+PARENT_AGENT = "chaos-parent"
+"""A parent whose first step delegates to the sub-agent ``chaos`` (the plain script, as a child run), then answers
+:data:`PARENT_ANSWER`."""
+DELEGATE_CALL = "delegate_0"
+PARENT_ANSWER = "The sub-agent ran every step."
+
+
+def child_run_id(parent_run_id: str) -> str:
+    """The run id of a ``chaos-parent`` run's child (``<run id>-<tool call id>``)."""
+    return f"{parent_run_id}-{DELEGATE_CALL}"
 
 
 def step_text(step: int) -> str:
@@ -143,9 +153,12 @@ async def approve(data: ToolIn, ctx: ToolContext) -> Any:
 
 
 class LoggedScriptedModel(ScriptedModel):
-    """A :class:`ScriptedModel` that logs when each step's stream starts and ends."""
+    """A :class:`ScriptedModel` that logs when each step's stream starts and ends. It keeps none of the requests a
+    :class:`ScriptedModel` records for tests (its last 1,000, each with the run's messages): over a soak's hour they
+    would fill a worker's memory for nothing any check reads."""
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
+        self.requests.clear()
         common = {"kind": "model", "run": request.run_id, "call": f"step-{request.step}", "phase": "first"}
         attempt = activity.info().attempt if activity.in_activity() else None
         log_event(ev="start", **common, attempt=None, activityAttempt=attempt)
@@ -172,6 +185,13 @@ def _script(agent_id: str) -> Any:
     return respond
 
 
+def _parent_script(request: ModelRequest) -> ScriptedResponse:
+    if request.step == 0:
+        call = ScriptedToolCall("agent-chaos", {"prompt": "run every step"}, id=DELEGATE_CALL)
+        return ScriptedResponse(text="Handing the steps to the sub-agent. ", tool_calls=[call])
+    return ScriptedResponse(text=PARENT_ANSWER)
+
+
 _SHORT = ActivityOptions(local=True)
 
 
@@ -194,7 +214,13 @@ def build_app(store: str = "sqlite:///.tempo-agents/chaos.db", task_queue: str =
         )
         for agent_id in AGENT_IDS
     ]
-    return App(agents=agents, store=store, task_queue=task_queue)
+    parent = Agent(
+        id=PARENT_AGENT,
+        model=LoggedScriptedModel(_parent_script, delta_delay=DELTA_DELAY),
+        agents={"chaos": agents[0]},
+        default_options={"max_steps": 3},
+    )
+    return App(agents=[*agents, parent], store=store, task_queue=task_queue)
 
 
 app = build_app()

@@ -233,16 +233,17 @@ API_READY_MARK = "HTTP API at "
 
 
 class ApiProcess:
-    """``tempo-agents serve`` for the chaos App in a subprocess (another "host": it shares the store and the
-    Temporal server with the workers, nothing else). Nothing kills it; readers attach to runs through it."""
+    """``tempo-agents serve`` for the chaos App in a subprocess (``python -m tests.support.chaos.serve``): another
+    "host", which shares the store and the Temporal server with the workers, nothing else. Nothing kills it; readers
+    attach to runs through it."""
 
     def __init__(self, *, address: str, store_url: str, task_queue: str, log_path: Path) -> None:
         self.log_path = log_path
         env = {**os.environ, "PYTHONUNBUFFERED": "1"}
         env.pop(EXEC_LOG_ENV, None)  # the API server executes nothing
         env["PYTHONPATH"] = os.pathsep.join(p for p in (str(REPO_ROOT), env.get("PYTHONPATH", "")) if p)
-        command = [sys.executable, "-m", "tempo_agents.cli", "serve", "--app", "tests.support.chaos.app:app"]
-        command += ["--address", address, "--store", store_url, "--task-queue", task_queue]
+        command = [sys.executable, "-m", "tests.support.chaos.serve", "--address", address]
+        command += ["--store", store_url, "--task-queue", task_queue]
         command += ["--api-host", "127.0.0.1", "--api-port", "0"]
         with log_path.open("wb") as log:
             self.process = subprocess.Popen(
