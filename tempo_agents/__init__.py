@@ -30,7 +30,7 @@ from tempo_agents.agent.run_queries import RunQueries
 from tempo_agents.agent.schedules import AgentSchedule, ScheduledRun, ScheduleView
 from tempo_agents.agent.webhook_source_file import load_webhook_sources
 from tempo_agents.agent.webhook_sources import WebhookSource
-from tempo_agents.agent.webhooks import WebhookRefusedError, sign_webhook
+from tempo_agents.agent.webhooks import WebhookRefusedError, sign_webhook, verify_webhook
 from tempo_agents.agent.workflow_tools import WorkflowTool
 from tempo_agents.answer_links import AnswerLinks, Choice, approval_choices, option_choices
 from tempo_agents.budgets import Budget, BudgetLimits, ModelPrice, PeriodLimits, PriceTable
@@ -51,6 +51,7 @@ from tempo_agents.file_agents import FileAgentError
 from tempo_agents.models import Model, ScriptedModel, ScriptedResponse, ScriptedToolCall, Usage
 from tempo_agents.models.anthropic import anthropic
 from tempo_agents.models.openai_compatible import local_model, openai_compatible
+from tempo_agents.notifications import EmailChannel, NotificationSettings, SlackChannel, WebhookChannel
 from tempo_agents.signals import TaskSignalProvider
 from tempo_agents.tools import (
     Tool,
@@ -112,6 +113,7 @@ __all__ = [
     "DelegationComplete",
     "DelegationHooks",
     "DelegationStart",
+    "EmailChannel",
     "EventRun",
     "FileAgentError",
     "GenerateResult",
@@ -121,6 +123,7 @@ __all__ = [
     "Model",
     "ModelError",
     "ModelPrice",
+    "NotificationSettings",
     "PeriodLimits",
     "PriceTable",
     "ResumeError",
@@ -135,6 +138,7 @@ __all__ = [
     "ScriptedModel",
     "ScriptedResponse",
     "ScriptedToolCall",
+    "SlackChannel",
     "SteerAccepted",
     "SteerRequest",
     "StoreBusyError",
@@ -150,6 +154,7 @@ __all__ = [
     "ToolNameCollisionError",
     "ToolNotFoundError",
     "Usage",
+    "WebhookChannel",
     "WebhookRefusedError",
     "WebhookSource",
     "WorkflowTool",
@@ -168,6 +173,7 @@ __all__ = [
     "otlp_tracer_provider",
     "sign_webhook",
     "submit_plan_tool",
+    "verify_webhook",
     "wait_for_resume",
     "web_fetch_tool",
     "web_search_tool",
