@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import pytest
 from temporalio.testing import WorkflowEnvironment
 
 from tests.conftest import AppFactory, running_worker
@@ -31,6 +32,7 @@ def data(stdout: str) -> Any:
     return json.loads(stdout)["data"]
 
 
+@pytest.mark.timeout(300)  # about twenty CLI processes, each importing the package: minutes on a loaded machine
 async def test_api_cli_tools_agents_and_runs(make_app: AppFactory) -> None:
     app = make_app([parity_agent()], tools=[t for t in parity_agent().tools.values()])
     async with served(app) as http, running_worker(app):
