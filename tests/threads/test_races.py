@@ -1,18 +1,22 @@
 """Races forced from outside: clients in two processes, every one ready before any sends, send to one thread at
-once under each strategy. Per strategy the outcome is exact, the thread's messages are in the order its runs ran, and
-no message is lost or doubled."""
+once under each strategy. Per strategy the outcome is exact, the thread's messages are in the order its runs ran (or,
+steered, in the order the active run received them), and no message is lost or doubled."""
 
 from __future__ import annotations
 
 import asyncio
 import collections
+from typing import Any
 
 import pytest
 from temporalio.testing import WorkflowEnvironment
 
-from tempo_agents import App
+from tempo_agents import Agent, App, ScriptedModel, ScriptedResponse, ScriptedToolCall, ToolContext, create_tool
 from tempo_agents.agent.threads import ThreadSnapshot
-from tests.conftest import AppFactory, running_worker
+from tempo_agents.models.model import ModelRequest
+from tempo_agents.workflows.payloads import RunResult
+from tempo_agents.workflows.steering import STEER
+from tests.conftest import AppFactory, closed_history, running_worker
 from tests.support.thread_agents import Gate, answer_of, gated_agent
 from tests.support.thread_clients import Race, race_from_processes
 
@@ -124,3 +128,80 @@ async def test_jumping_race_runs_every_message_once_each_seeing_all_before(
     assert [text for role, text in texts if role == "assistant"] == [
         answer_of(user, n) for n, user in enumerate(users, start=1)
     ]  # each run saw every message before it
+
+
+class WorkingRun:
+    """An agent whose first model step calls ``work``, a tool that holds the run until ``gate`` is set (``working``
+    says it has begun), and whose second answers with every user message it was shown, joined by ``" | "``. A steer
+    that arrives while ``work`` runs therefore always meets another model step: none can come as the run takes its
+    last one (``run-finished``, ``undelivered_steers``). ``seen`` holds, per model step, the roles of the messages
+    the model was shown and the user messages' texts."""
+
+    def __init__(self) -> None:
+        self.working = asyncio.Event()
+        self.gate = asyncio.Event()
+        self.seen: dict[int, tuple[list[str], list[str]]] = {}
+
+    def agent(self) -> Agent:
+        async def work(data: dict[str, Any], ctx: ToolContext) -> str:
+            self.working.set()
+            await self.gate.wait()
+            return "worked"
+
+        def script(request: ModelRequest) -> ScriptedResponse:
+            users = [m.text for m in request.messages if m.role == "user"]
+            self.seen[request.step] = ([m.role for m in request.messages], users)  # a retried step sees the same
+            if request.step == 0:
+                return ScriptedResponse(tool_calls=[ScriptedToolCall("work", {}, id="w")])
+            return ScriptedResponse(text=" | ".join(users))
+
+        tool = create_tool(id="work", description="Works until released", execute=work)
+        return Agent(id="chat", model=ScriptedModel(script), tools={"work": tool})
+
+
+async def test_steer_race_delivers_every_message_once_into_the_active_run(
+    make_app: AppFactory, temporal_env: WorkflowEnvironment
+) -> None:
+    """While the active run's tool works, every client steers at once: each message goes into that run (no run of
+    its own), its model sees all of them once at its next step, in the order the run received them, and the thread
+    keeps them in that order."""
+    working = WorkingRun()
+    app = make_app([working.agent()])
+    async with running_worker(app):
+        active = await app.stream("chat", "start", memory={"thread": "busy", "resource": "everyone"})
+        await asyncio.wait_for(working.working.wait(), 120)  # the run is in its tool: past its first model step
+        results = await asyncio.to_thread(race_from_processes, _race(app, temporal_env, "steer"), MESSAGES)
+        assert collections.Counter(r["outcome"] for r in results) == {"steered": len(SENT)}
+        assert {r["runId"] for r in results} == {r["activeRunId"] for r in results} == {active.run_id}
+        assert sorted(r["message"] for r in results) == sorted(SENT)
+        # Each "steered" answer came after the signal was in the run's history: all of them wait for its next step.
+        working.gate.set()
+        result = await active.result()
+        run = await temporal_env.client.get_workflow_handle(active.run_id, result_type=RunResult).result()
+        view = await _finished(app, 1)
+        history = await closed_history(temporal_env.client, active.run_id)
+    converter = temporal_env.client.data_converter.payload_converter
+    signaled = [
+        e.workflow_execution_signaled_event_attributes
+        for e in history.events
+        if e.HasField("workflow_execution_signaled_event_attributes")
+    ]
+    arrived = [
+        converter.from_payloads(s.input.payloads, [dict])[0]["message"]["content"][0]["text"]
+        for s in signaled
+        if s.signal_name == STEER
+    ]  # the order the run received the steers, from its history
+    assert run.finish_reason == "stop" and run.steps == 2 and run.undelivered_steers == []
+    steers = [c.model_dump(by_alias=True)["data"] for c in result.chunks if c.type == "data-user-message"]
+    assert [s["position"] for s in steers] == list(range(1, len(SENT) + 1))  # journaled in the order received
+    assert {s["step"] for s in steers} == {1}  # all at the step after the one they arrived during
+    received = [s["text"] for s in steers]
+    assert received == arrived  # in the order the run received them
+    assert sorted(received) == sorted(SENT)  # every message once
+    assert working.seen[0] == (["user"], ["start"])
+    assert working.seen[1] == (["user", "assistant", "tool", *["user"] * len(SENT)], ["start", *received])
+    assert result.text == " | ".join(["start", *received])
+    assert [(d.run_id, d.status) for d in view.done] == [(active.run_id, "COMPLETED")]  # none started a run
+    assert [text for role, text in await _texts(app) if role == "user"] == ["start", *received]
+    messages = await app.store.get_thread_messages("busy", "everyone")
+    assert [m["role"] for m in messages] == ["user", "assistant", "tool", *["user"] * len(SENT), "assistant"]
