@@ -7,7 +7,13 @@ from typing import TYPE_CHECKING, Any
 
 from temporalio.exceptions import ApplicationError
 
-from tempo_agents.activities._running import attempt, is_local, may_have_run_before, saved_or_counted_start
+from tempo_agents.activities._running import (
+    attempt,
+    is_local,
+    may_have_run_before,
+    saved_or_counted_start,
+    start_fence,
+)
 from tempo_agents.activities.budget_gate import (
     StepCounters,
     check_budget,
@@ -85,14 +91,17 @@ async def run_model_step(registry: Registry, step_input: ModelStepInput) -> Mode
     store = registry.store
     run_id = step_input.run_id
     step = step_input.step
-    journal = RunJournal(store, run_id)
     this_attempt = attempt()
     rerun = may_have_run_before()
     local = is_local()
+    fence = None
     if local:  # a lost worker's local step starts again at attempt 1: its starts are counted in the store
         saved, this_attempt = await saved_or_counted_start(store, run_id, keys.model_step_outcome(step))
+        # A start whose workflow task timed out may still run beside the next: only the newest start writes.
+        fence = start_fence(keys.model_step_outcome(step), this_attempt)
     else:
         saved = await store.saved_outcome(run_id, keys.model_step_outcome(step)) if rerun else None
+    journal = RunJournal(store, run_id, fence)
     if saved is not None:
         return await _closed_if_done(registry, journal, step_input, ModelStepResult.model_validate(saved))
     if local:
@@ -245,7 +254,9 @@ async def run_model_step(registry: Registry, step_input: ModelStepInput) -> Mode
     outcome = SavedOutcome(keys.model_step_outcome(step), step_result.model_dump(mode="json", by_alias=True))
     cost = step_cost(registry, model, finish, agent.id)
     charges = step_counters.charges(spends_tokens(finish.usage), cost)
-    await store.record(run_id, [entry, *error_entries], [*buffered, *chunk_writes], outcome, charges=charges)
+    await store.record(
+        run_id, [entry, *error_entries], [*buffered, *chunk_writes], outcome, charges=charges, fence=journal.fence
+    )
     transcript.apply([entry, *error_entries], transcript.revision)  # what this step added: no read back to end a run
     return await _closed_if_done(registry, journal, step_input, step_result, transcript)
 
