@@ -97,8 +97,8 @@ async def run_model_step(registry: Registry, step_input: ModelStepInput) -> Mode
     fence = None
     if local:  # a lost worker's local step starts again at attempt 1: its starts are counted in the store
         saved, this_attempt = await saved_or_counted_start(store, run_id, keys.model_step_outcome(step))
-        # A start whose workflow task timed out may still run beside the next: only the newest start writes.
-        fence = start_fence(keys.model_step_outcome(step), this_attempt)
+        if saved is None:  # a start whose workflow task timed out may still run beside the next: the newest writes
+            fence = start_fence(keys.model_step_outcome(step), this_attempt)
     else:
         saved = await store.saved_outcome(run_id, keys.model_step_outcome(step)) if rerun else None
     journal = RunJournal(store, run_id, fence)
