@@ -9,6 +9,7 @@ from temporalio import activity
 
 from tempo_agents.activities._running import run_activity
 from tempo_agents.activities.child_relay import run_child_relay
+from tempo_agents.activities.escalation import escalated_calls
 from tempo_agents.activities.finish_run import run_finish
 from tempo_agents.activities.handoff import CallHandoff
 from tempo_agents.activities.model_step import run_model_step
@@ -68,7 +69,8 @@ class AgentActivities:
     @activity.defn(name=JOURNAL)
     async def journal(self, journal_input: JournalInput) -> None:
         writes = [ChunkWrite(record.chunk, record.key) for record in journal_input.records]
-        await run_activity(self._registry.store.append_chunks(journal_input.run_id, writes))
+        escalated = escalated_calls(journal_input.alarms)
+        await run_activity(self._registry.store.record(journal_input.run_id, (), writes, waiting=escalated))
         if journal_input.alarms and journal_input.agent_id is not None:
             await run_activity(
                 notify_alarms(self._registry, journal_input.run_id, journal_input.agent_id, journal_input.alarms)

@@ -138,12 +138,20 @@ def _answered_event(registry: Registry, call_input: ToolCallInput, resolution: R
         call=CallView(
             tool_call_id=call.tool_call_id,
             tool_name=call.tool_name,
-            kind="approval" if resolution.action in ("approve", "decline") else "suspension",
+            kind=_answered_kind(registry, call_input, resolution),
             round=answered_round,
         ),
         answer=AnswerView(action=resolution.action, answered_by=resolution.answered_by, expired=resolution.expired),
         links=notifier.links(run_id),
     )
+
+
+def _answered_kind(registry: Registry, call_input: ToolCallInput, resolution: Resolution) -> CallKind:
+    """The answered (or expired) call's kind, as its waiting events named it."""
+    if resolution.action in ("approve", "decline"):
+        return "approval"
+    tool = registry.agent(call_input.agent_id).tools.get(call_input.call.tool_name)
+    return "question" if tool is not None and tool.id == ASK_USER_TOOL else "suspension"
 
 
 async def notify_alarms(registry: Registry, run_id: str, agent_id: str, alarms: list[CallAlarm]) -> None:

@@ -76,12 +76,29 @@ class WaitingCall:
 
 
 @dataclass(frozen=True)
+class ReaddressedCall:
+    """A waiting call re-addressed to other ``approvers`` (an escalation), in the round it waits in."""
+
+    tool_call_id: str
+    round: int
+    approvers: Sequence[str]
+    escalated: bool = True
+
+    def body_patch(self) -> str:
+        """The fields of the stored call (its ``PendingCall`` wire form) that change, as a JSON object."""
+        return to_json({"approvers": list(self.approvers), "escalated": self.escalated})
+
+
+@dataclass(frozen=True)
 class WaitingChange:
     """What a write changes in the calls its run waits on: ``waits`` start waiting (or wait again), the calls
-    named in ``answered`` no longer do."""
+    named in ``answered`` no longer do, and the calls in ``readdressed`` get new approvers if they still wait in
+    that round (nothing is listed for a call that no longer waits; when, where and in which thread it waits is
+    kept)."""
 
     waits: Sequence[WaitingCall] = ()
     answered: Sequence[str] = ()
+    readdressed: Sequence[ReaddressedCall] = ()
 
 
 @dataclass(frozen=True)

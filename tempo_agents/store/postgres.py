@@ -834,6 +834,12 @@ async def _change_waiting(
                 + ", ".join(f"{column} = excluded.{column}" for column in _WAITING_UPDATED),
                 [waiting_row(call) for call in waiting.waits],
             )
+        if waiting.readdressed:
+            await cursor.executemany(
+                "UPDATE tempo_agents.waiting_calls SET body = (body::jsonb || %s::jsonb)::text "
+                "WHERE run_id = %s AND tool_call_id = %s AND round = %s",
+                [(call.body_patch(), run_id, call.tool_call_id, call.round) for call in waiting.readdressed],
+            )
 
 
 async def _record_in(

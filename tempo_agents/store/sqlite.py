@@ -630,6 +630,10 @@ def _change_waiting(
         f"INSERT OR REPLACE INTO waiting_calls ({base.WAITING_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
         [base.waiting_row(call) for call in waiting.waits],
     )
+    db.executemany(
+        "UPDATE waiting_calls SET body = json_patch(body, ?) WHERE run_id = ? AND tool_call_id = ? AND round = ?",
+        [(call.body_patch(), run_id, call.tool_call_id, call.round) for call in waiting.readdressed],
+    )
 
 
 def _put_transcript(db: sqlite3.Connection, run_id: str, entries: Sequence[TranscriptEntry]) -> None:

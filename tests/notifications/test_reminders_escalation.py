@@ -1,5 +1,7 @@
 """Reminders and escalation of a waiting call measured on workflow time, over days skipped by the time-skipping
-dev server, and a receiver that is down for an hour of skipped time and then gets every event, in order."""
+dev server, and a receiver that is down for an hour of skipped time and then gets every event, in order. An
+escalated call is in the inbox of whom it was escalated to as soon as the escalation is journaled (also with no
+notifications configured), and an ``ask_user`` question is called a question by every event about it."""
 
 from __future__ import annotations
 
@@ -18,6 +20,8 @@ from temporalio.testing import WorkflowEnvironment
 from tempo_agents import Agent, App, ScriptedModel, ScriptedResponse, ScriptedToolCall, create_tool
 from tempo_agents.notifications import NotificationSettings, WebhookChannel
 from tempo_agents.notifications.delivery_payloads import delivery_workflow_id
+from tempo_agents.server.dashboard.inbox import inbox_page
+from tempo_agents.tools import ask_user_tool
 from tempo_agents.workflows import search_attributes
 from tempo_agents.workflows.payloads import PendingCall
 from tests.conftest import closed_history, running_worker, temporal_binary
@@ -57,7 +61,7 @@ def refund_agent(agent_id: str, **tool_options: Any) -> Agent:
     return Agent(id=agent_id, model=model, tools={"refund": tool})
 
 
-def make_app(env: WorkflowEnvironment, tmp_path: Path, agent: Agent, settings: NotificationSettings) -> App:
+def make_app(env: WorkflowEnvironment, tmp_path: Path, agent: Agent, settings: NotificationSettings | None) -> App:
     return App(
         agents=[agent],
         store=f"sqlite:///{tmp_path / 's.db'}",
@@ -202,4 +206,91 @@ async def test_run_options_set_reminders_and_escalation(skipping_env: WorkflowEn
         ("call.reminder", 2, None),
         ("call.expired", None, None),
         ("run.finished", None, None),
+    ]
+
+
+async def test_an_escalated_call_waits_for_whom_it_was_escalated_to_in_the_inbox(
+    skipping_env: WorkflowEnvironment, tmp_path: Path
+) -> None:
+    agent = refund_agent(
+        "inbox", approvers=["ada"], escalate_after=timedelta(hours=8), escalate_to=["lin", "group:leads"]
+    )
+    app = make_app(skipping_env, tmp_path, agent, None)  # no notifications: the escalation does not need them
+    async with running_worker(app):
+        stream = await app.agent("inbox").stream("refund order 7")
+
+        async def escalation_journaled() -> bool:
+            return "data-call-escalated" in [e.chunk["type"] for e in await app.store.read_chunks(stream.run_id)]
+
+        deadline = asyncio.get_running_loop().time() + 90
+        while not await escalation_journaled():
+            assert asyncio.get_running_loop().time() < deadline, "no escalation"
+            await asyncio.sleep(0.1)
+        # read right after the note: the store changed the waiting call in the note's transaction
+        lin = await inbox_page(app, agent=None, per_page=10, cursor=None, principal="lin")
+        lead = await inbox_page(app, agent=None, per_page=10, cursor=None, principal="kim", groups=["leads"])
+        ada = await inbox_page(app, agent=None, per_page=10, cursor=None, principal="ada")
+        answer = await app.approve_tool_call("inbox", run_id=stream.run_id, answered_by="lin")
+        assert (await answer.result()).finish_reason == "stop"
+        after = await inbox_page(app, agent=None, per_page=10, cursor=None, principal="lin", groups=["leads"])
+
+    [lead_item] = lead["items"]
+    assert (lead_item["runId"], lead_item["toolCallId"], lead_item["kind"]) == (stream.run_id, "call_0_0", "approval")
+    assert (lead_item["waitingForMe"], lead_item["mayAnswer"]) == (True, True)
+    assert lead_item["approvers"] == ["lin", "group:leads"]
+    assert [(i["waitingForMe"], i["mayAnswer"]) for i in lin["items"]] == [(True, True)]
+    [ada_item] = ada["items"]
+    assert (ada_item["waitingForMe"], ada_item["mayAnswer"]) == (False, False)
+    assert after["items"] == []
+
+
+async def test_a_question_is_called_a_question_by_every_event(
+    skipping_env: WorkflowEnvironment, tmp_path: Path
+) -> None:
+    receiver = WebhookReceiver()
+    with webhook_receiver(receiver):
+        settings = NotificationSettings(channels=[WebhookChannel(name="ops", url=receiver.url)])
+        question = ScriptedToolCall("ask_user", {"question": "Which order?"})
+        model = ScriptedModel([ScriptedResponse(tool_calls=[question]), ScriptedResponse(text="Done.")])
+        agent = Agent(id="asker", model=model, tools={"ask_user": ask_user_tool})
+        app = make_app(skipping_env, tmp_path, agent, settings)
+        async with running_worker(app):
+            stream = await app.agent("asker").stream(
+                "refund an order", remind_every_seconds=3 * 3600, escalate_after_seconds=4 * 3600, escalate_to=["lin"]
+            )
+            await wait_for(lambda: "call.escalated" in [e["type"] for e in receiver.events])
+            done = await app.resume_generate("asker", "Order 7", run_id=stream.run_id, answered_by="lin")
+            await wait_for(lambda: "run.finished" in [e["type"] for e in receiver.events])
+
+    assert done.finish_reason == "stop"
+    calls = [(e["type"], e["call"]["kind"]) for e in receiver.events if "call" in e]
+    assert calls == [
+        ("call.waiting", "question"),
+        ("call.reminder", "question"),
+        ("call.escalated", "question"),
+        ("call.answered", "question"),
+    ]
+
+
+async def test_an_expired_question_is_called_a_question(skipping_env: WorkflowEnvironment, tmp_path: Path) -> None:
+    receiver = WebhookReceiver()
+    with webhook_receiver(receiver):
+        settings = NotificationSettings(channels=[WebhookChannel(name="ops", url=receiver.url)])
+        question = ScriptedToolCall("ask_user", {"question": "Which order?"})
+        model = ScriptedModel([ScriptedResponse(tool_calls=[question]), ScriptedResponse(text="Done.")])
+        agent = Agent(
+            id="unanswered", model=model, tools={"ask_user": ask_user_tool}, suspend_expires_in=timedelta(days=1)
+        )
+        app = make_app(skipping_env, tmp_path, agent, settings)
+        async with running_worker(app):
+            stream = await app.agent("unanswered").stream("refund an order")
+            # ask_user asks again once its question expired (ctx.expired): the second wait follows the expiry
+            await wait_for(lambda: [e["type"] for e in receiver.events].count("call.waiting") == 2)
+            await app.client.get_workflow_handle(stream.run_id).terminate("the test saw what it reads")
+
+    calls = [(e["type"], e["call"]["kind"], e["call"]["round"]) for e in receiver.events if "call" in e]
+    assert calls[:3] == [
+        ("call.waiting", "question", 0),
+        ("call.expired", "question", 0),
+        ("call.waiting", "question", 1),
     ]

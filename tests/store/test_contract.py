@@ -24,6 +24,7 @@ import pytest
 from tempo_agents.errors import SupersededStartError
 from tempo_agents.store import ChunkWrite, Store, TranscriptEntry, open_store
 from tempo_agents.store.base import (
+    ReaddressedCall,
     SavedOutcome,
     StartFence,
     UsageCharge,
@@ -341,7 +342,14 @@ async def test_writer_processes_appending_to_one_run_at_once_get_contiguous_offs
 _KILLED_MID_TRANSACTION = """
 import asyncio, inspect, sys, time
 from tempo_agents.store import ChunkWrite, TranscriptEntry, open_store
-from tempo_agents.store.base import SavedOutcome, UsageCharge, WaitingCall, WaitingChange, WaitingRuns
+from tempo_agents.store.base import (
+    ReaddressedCall,
+    SavedOutcome,
+    UsageCharge,
+    WaitingCall,
+    WaitingChange,
+    WaitingRuns,
+)
 
 url = sys.argv[1]
 module = sys.modules[type(open_store(url)).__module__]
@@ -519,6 +527,36 @@ async def test_waiting_calls_are_kept_with_their_chunk_and_dropped_with_the_answ
     await store.append_chunks("r9", [ChunkWrite(link, key="child")])  # r3 is a sub-agent's run: its top run answers
     assert listed(await store.waiting_runs("q")) == [["r1/c1"]]
     assert await store.waiting_kept_since() > 0
+
+
+async def test_an_escalation_readdresses_the_waiting_call_with_its_chunk(store: Store) -> None:
+    waits = WaitingChange(
+        waits=[waiting("r1", "c1", at=1.0, rnd=1), waiting("r1", "c2", at=2.0), waiting("r2", "c1", at=3.0)]
+    )
+    await store.record("r1", [], [], waiting=waits)
+    note = ChunkWrite({"type": "data-call-escalated", "data": {"toolCallId": "c1"}}, key="call-escalated:c1:1")
+    escalation = WaitingChange(readdressed=[ReaddressedCall("c1", 1, ["lead", "group:finance"])])
+    await store.record("r1", [], [note], waiting=escalation)
+    await store.record("r1", [], [note], waiting=escalation)  # a retried journal activity changes nothing more
+
+    [calls_r2, calls_r1] = (await store.waiting_runs("q")).runs
+    by_id = {call.tool_call_id: call for call in calls_r1}
+    kept = waiting("r1", "c1", at=1.0, rnd=1)
+    assert by_id["c1"].call == {**kept.call, "approvers": ["lead", "group:finance"], "escalated": True}
+    assert (by_id["c1"].suspended_at, by_id["c1"].thread_id, by_id["c1"].resource_id) == (1.0, "t", "u")
+    assert by_id["c2"] == waiting("r1", "c2", at=2.0)  # the run's other call and other runs' calls are untouched
+    assert calls_r2 == [waiting("r2", "c1", at=3.0)]
+    assert [e.chunk["type"] for e in await store.read_chunks("r1")] == ["data-call-escalated"]
+
+    stale = [ReaddressedCall("c1", 0, ["late"]), ReaddressedCall("c9", 1, ["late"])]
+    await store.record("r1", [], [], waiting=WaitingChange(readdressed=stale))  # an older round, an unknown call
+    await store.record("r3", [], [], waiting=WaitingChange(readdressed=[ReaddressedCall("c1", 0, ["late"])]))
+    await store.record("r1", [], [ChunkWrite({"type": "tool-result"})], waiting=WaitingChange(answered=["c2"]))
+    await store.record("r1", [], [], waiting=WaitingChange(readdressed=[ReaddressedCall("c2", 0, ["late"])]))
+    runs = (await store.waiting_runs("q")).runs
+    assert listed(WaitingRuns(runs, 0)) == [["r2/c1"], ["r1/c1"]]  # no row made for calls that do not wait
+    assert runs[1][0].call["approvers"] == ["lead", "group:finance"]
+    assert runs[0] == [waiting("r2", "c1", at=3.0)]
 
 
 async def test_pages_of_waiting_runs_list_every_run_once_by_its_newest_wait(store: Store) -> None:
