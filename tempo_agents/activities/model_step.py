@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 from typing import TYPE_CHECKING, Any
 
@@ -24,6 +25,7 @@ from tempo_agents.activities.budget_gate import (
 )
 from tempo_agents.activities.segment_close import close_segment
 from tempo_agents.activity_options import MODEL_STEP_DEFAULTS
+from tempo_agents.errors import SupersededStartError
 from tempo_agents.forks.origin import seed_fork
 from tempo_agents.journal import constructors, keys
 from tempo_agents.journal.outbox import StepFinishNote
@@ -183,7 +185,10 @@ async def run_model_step(registry: Registry, step_input: ModelStepInput) -> Mode
             await streamed.handle(event)
         await streamed.close_inputs()
     except BaseException:
-        await journal.flush_text()  # what the failed attempt streamed, for the reset to discard
+        # What the failed attempt streamed, for the reset to discard; a superseded start (its workflow task timed
+        # out and the worker cancels it) may not write it, and ends with its own error.
+        with contextlib.suppress(SupersededStartError):
+            await journal.flush_text()
         raise
     buffered = await journal.take_buffered()  # written with the step's last write
     text_parts, calls, finish = streamed.text_parts, streamed.calls, streamed.finish
