@@ -69,7 +69,7 @@ from bench._common import (
 )
 from tempo_agents import Agent, App, ScriptedModel, ScriptedResponse, ScriptedToolCall, ToolContext, create_tool
 from tempo_agents.models.model import ModelRequest
-from tempo_agents.store.base import ChunkWrite, JournalEntry
+from tempo_agents.store.base import ChunkWrite, JournalEntry, StartFence
 from tempo_agents.store.sqlite import SQLiteStore
 from tempo_agents.worker.plugin import PASSTHROUGH_MODULES
 from tempo_agents.workflows import search_attributes
@@ -216,9 +216,11 @@ class CountingStore(SQLiteStore):
         self.reads += 1
         return await super().read_chunks(run_id, offset, limit)
 
-    async def append_chunks(self, run_id: str, writes: Sequence[ChunkWrite]) -> list[int]:
+    async def append_chunks(
+        self, run_id: str, writes: Sequence[ChunkWrite], fence: StartFence | None = None
+    ) -> list[int]:
         self.appends += 1
-        return await super().append_chunks(run_id, writes)
+        return await super().append_chunks(run_id, writes, fence)
 
 
 def build_app(store: CountingStore, task_queue: str, client: Client) -> App:

@@ -134,3 +134,11 @@ class ThreadBusyError(TempoAgentsError):
     def __init__(self, message: str, *, active_run_id: str | None) -> None:
         super().__init__(message)
         self.active_run_id = active_run_id
+
+
+class SupersededStartError(TempoAgentsError):
+    """A write of a local activity's start was refused: a later start of the same call was counted meanwhile
+    (its workflow task timed out while this start still ran, and the next task started the call again). The
+    superseded start stops here; the later one owns the call's journal and outcome."""
+
+    code = "SUPERSEDED_START"

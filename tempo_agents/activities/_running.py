@@ -12,7 +12,7 @@ from temporalio.exceptions import ApplicationError
 
 from tempo_agents.activity_options import PROVIDER_ATTEMPTS
 from tempo_agents.errors import ConfigurationError, ModelError, StoreUnavailableError
-from tempo_agents.store.base import Store
+from tempo_agents.store.base import StartFence, Store
 from tempo_agents.store.patience import waiting_for_store
 
 _T = TypeVar("_T")
@@ -112,4 +112,14 @@ async def saved_or_counted_start(store: Store, run_id: str, key: str) -> tuple[d
     they survive the worker: the count is the attempt number the work sees, and a start past
     ``maximum_attempts`` stops it (ARCHITECTURE.md, "Local activities").
     """
-    return await store.saved_or_counted(run_id, key, f"{key}:starts")
+    return await store.saved_or_counted(run_id, key, _starts_key(key))
+
+
+def start_fence(key: str, start: int) -> StartFence:
+    """The fence of the writes of start ``start`` (from :func:`saved_or_counted_start` with ``key``): refused once
+    a later start is counted (ARCHITECTURE.md, "Local activities")."""
+    return StartFence(_starts_key(key), start)
+
+
+def _starts_key(key: str) -> str:
+    return f"{key}:starts"

@@ -131,7 +131,7 @@ async def stop_step(
     waiting = None
     if stop.wait_id is not None:
         waiting = WaitingChange(waits=[_waiting_call(step_input, stop)])
-    await store.record(run_id, [], [*writes, ChunkWrite(chunk, key)], waiting=waiting)
+    await store.record(run_id, [], [*writes, ChunkWrite(chunk, key)], waiting=waiting, fence=journal.fence)
     BUDGET_STOPS.labels(agent=step_input.agent_id, scope=stop.scope, period=stop.period, policy=stop.policy).inc()
     result = ModelStepResult(finish_reason=BUDGET_EXCEEDED, usage=Usage(), budget_stop=stop)
     close = step_input.close

@@ -2,12 +2,19 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 from typing import TYPE_CHECKING, Any
 
 from temporalio.exceptions import ApplicationError
 
-from tempo_agents.activities._running import attempt, is_local, may_have_run_before, saved_or_counted_start
+from tempo_agents.activities._running import (
+    attempt,
+    is_local,
+    may_have_run_before,
+    saved_or_counted_start,
+    start_fence,
+)
 from tempo_agents.activities.budget_gate import (
     StepCounters,
     check_budget,
@@ -18,6 +25,7 @@ from tempo_agents.activities.budget_gate import (
 )
 from tempo_agents.activities.segment_close import close_segment
 from tempo_agents.activity_options import MODEL_STEP_DEFAULTS
+from tempo_agents.errors import SupersededStartError
 from tempo_agents.forks.origin import seed_fork
 from tempo_agents.journal import constructors, keys
 from tempo_agents.journal.outbox import StepFinishNote
@@ -85,14 +93,17 @@ async def run_model_step(registry: Registry, step_input: ModelStepInput) -> Mode
     store = registry.store
     run_id = step_input.run_id
     step = step_input.step
-    journal = RunJournal(store, run_id)
     this_attempt = attempt()
     rerun = may_have_run_before()
     local = is_local()
+    fence = None
     if local:  # a lost worker's local step starts again at attempt 1: its starts are counted in the store
         saved, this_attempt = await saved_or_counted_start(store, run_id, keys.model_step_outcome(step))
+        if saved is None:  # a start whose workflow task timed out may still run beside the next: the newest writes
+            fence = start_fence(keys.model_step_outcome(step), this_attempt)
     else:
         saved = await store.saved_outcome(run_id, keys.model_step_outcome(step)) if rerun else None
+    journal = RunJournal(store, run_id, fence)
     if saved is not None:
         return await _closed_if_done(registry, journal, step_input, ModelStepResult.model_validate(saved))
     if local:
@@ -174,7 +185,10 @@ async def run_model_step(registry: Registry, step_input: ModelStepInput) -> Mode
             await streamed.handle(event)
         await streamed.close_inputs()
     except BaseException:
-        await journal.flush_text()  # what the failed attempt streamed, for the reset to discard
+        # What the failed attempt streamed, for the reset to discard; a superseded start (its workflow task timed
+        # out and the worker cancels it) may not write it, and ends with its own error.
+        with contextlib.suppress(SupersededStartError):
+            await journal.flush_text()
         raise
     buffered = await journal.take_buffered()  # written with the step's last write
     text_parts, calls, finish = streamed.text_parts, streamed.calls, streamed.finish
@@ -245,7 +259,9 @@ async def run_model_step(registry: Registry, step_input: ModelStepInput) -> Mode
     outcome = SavedOutcome(keys.model_step_outcome(step), step_result.model_dump(mode="json", by_alias=True))
     cost = step_cost(registry, model, finish, agent.id)
     charges = step_counters.charges(spends_tokens(finish.usage), cost)
-    await store.record(run_id, [entry, *error_entries], [*buffered, *chunk_writes], outcome, charges=charges)
+    await store.record(
+        run_id, [entry, *error_entries], [*buffered, *chunk_writes], outcome, charges=charges, fence=journal.fence
+    )
     transcript.apply([entry, *error_entries], transcript.revision)  # what this step added: no read back to end a run
     return await _closed_if_done(registry, journal, step_input, step_result, transcript)
 

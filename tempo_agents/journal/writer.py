@@ -10,7 +10,7 @@ from typing import Any
 from tempo_agents.journal import constructors, keys
 from tempo_agents.journal.chunks import ChunkSource, StepFinishPayload, StepOutput, StepResult, ToolCallPayload
 from tempo_agents.journal.outbox import StepFinishNote
-from tempo_agents.store.base import ChunkWrite, Store
+from tempo_agents.store.base import ChunkWrite, StartFence, Store
 from tempo_agents.store.transcript_cache import RunTranscript
 from tempo_agents.tools.context import check_custom_chunk
 
@@ -19,11 +19,16 @@ TEXT_FLUSH_SECONDS = 0.008
 
 
 class RunJournal:
-    """Appends chunks to one run's journal; text deltas are batched into few writes."""
+    """Appends chunks to one run's journal; text deltas are batched into few writes.
 
-    def __init__(self, store: Store, run_id: str) -> None:
+    A journal of one start of a local activity carries its ``fence``: once a later start of the same call is
+    counted, every write through it is refused (``SupersededStartError``) and the superseded start stops.
+    """
+
+    def __init__(self, store: Store, run_id: str, fence: StartFence | None = None) -> None:
         self.store = store
         self.run_id = run_id
+        self.fence = fence
         self._text: list[ChunkWrite] = []
         self._last_flush = 0.0
         self._timer: asyncio.TimerHandle | None = None
@@ -34,7 +39,7 @@ class RunJournal:
 
     async def write(self, writes: Sequence[ChunkWrite]) -> None:
         await self.flush_text()
-        await self.store.append_chunks(self.run_id, writes)
+        await self.store.append_chunks(self.run_id, writes, self.fence)
 
     def write_soon(self, writes: Sequence[ChunkWrite]) -> None:
         """Write chunks within ``TEXT_FLUSH_SECONDS``, together with whatever streams by then (a step's
@@ -88,7 +93,7 @@ class RunJournal:
         self._last_flush = time.monotonic()
         if self._text:
             batch, self._text = self._text, []
-            await self.store.append_chunks(self.run_id, batch)
+            await self.store.append_chunks(self.run_id, batch, self.fence)
 
 
 class JournalToolWriter:

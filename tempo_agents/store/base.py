@@ -8,6 +8,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from tempo_agents.errors import SupersededStartError
+
 
 @dataclass(frozen=True)
 class JournalEntry:
@@ -33,6 +35,26 @@ class SavedOutcome:
 
     key: str
     value: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class StartFence:
+    """The writes of one start of a local activity: refused (``SupersededStartError``) once a later start of the
+    same call has been counted under ``counter_key`` (``Store.saved_or_counted``), so a start whose workflow task
+    timed out while it still ran cannot write into the journal beside the start that replaced it."""
+
+    counter_key: str
+    start: int
+
+    def check(self, run_id: str, counted: dict[str, Any] | None) -> None:
+        """Raise ``SupersededStartError`` when ``counted`` (the count saved under ``counter_key``) names a later
+        start than this one."""
+        newest = 0 if counted is None else int(counted["starts"])
+        if newest > self.start:
+            raise SupersededStartError(
+                f"Start {self.start} of {self.counter_key.removesuffix(':starts')} of run {run_id} was superseded "
+                f"by start {newest}: its writes are refused."
+            )
 
 
 @dataclass(frozen=True)
@@ -220,11 +242,14 @@ class Store(ABC):
 
     url: str
 
-    async def append_chunks(self, run_id: str, writes: Sequence[ChunkWrite]) -> list[int]:
-        """Append chunks to a run's journal in order; returns the offset each one holds."""
+    async def append_chunks(
+        self, run_id: str, writes: Sequence[ChunkWrite], fence: StartFence | None = None
+    ) -> list[int]:
+        """Append chunks to a run's journal in order; returns the offset each one holds. With a ``fence``, as
+        :meth:`record`."""
         if not writes:
             return []
-        return await self.record(run_id, (), writes)
+        return await self.record(run_id, (), writes, fence=fence)
 
     @abstractmethod
     async def read_chunks(self, run_id: str, offset: int = 0, limit: int = 1000) -> list[JournalEntry]:
@@ -251,12 +276,14 @@ class Store(ABC):
         outcome: SavedOutcome | None = None,
         waiting: WaitingChange | None = None,
         charges: Sequence[UsageCharge] = (),
+        fence: StartFence | None = None,
     ) -> list[int]:
         """Store transcript entries, append chunks, save an outcome, change the run's waiting calls and add to
         usage counters in one transaction (a result and its chunk together; a model step's usage with its saved
         outcome, so a retried step answers from the outcome and is counted once). Writes that end the run
         (:func:`ends_run`) also remove every call it waited on; a child-run link (:data:`CHILD_RUN_CHUNK`) is
-        kept."""
+        kept. With a ``fence``, the transaction first reads the fence's start count (ordered with the count's own
+        transaction) and writes nothing, raising ``SupersededStartError``, when a later start was counted."""
 
     @abstractmethod
     async def usage_counters(self, counters: Sequence[tuple[str, str]]) -> dict[tuple[str, str], tuple[int, int]]:

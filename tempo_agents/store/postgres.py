@@ -58,6 +58,7 @@ from tempo_agents.store.base import (
     ChunkWrite,
     JournalEntry,
     SavedOutcome,
+    StartFence,
     Store,
     TranscriptEntry,
     UsageCharge,
@@ -198,6 +199,8 @@ MIGRATIONS: tuple[str, ...] = (
 """Schema versions, in order: version N is ``MIGRATIONS[N - 1]``. Append; never edit one that shipped."""
 
 _OUTCOME = "SELECT body FROM tempo_agents.outcomes WHERE run_id = %s AND key = %s"
+_FENCE = _OUTCOME + " FOR SHARE"
+"""A start's count read by the writes it fences (``StartFence``), locked until they commit."""
 _WAITING_SLACK = 16
 """Waiting calls read past a page's end at first, for runs that wait on several calls."""
 _CHARGE = """
@@ -502,9 +505,16 @@ class PostgresStore(Store):
         outcome: SavedOutcome | None = None,
         waiting: WaitingChange | None = None,
         charges: Sequence[UsageCharge] = (),
+        fence: StartFence | None = None,
     ) -> list[int]:
         async def op(conn: _Conn, attempt: _Attempt) -> tuple[list[int], int]:
             async with conn.transaction():
+                if fence is not None:
+                    # FOR SHARE: a start being counted (it updates this row) and these writes take turns, and
+                    # the count read is the newest committed one.
+                    cursor = await conn.execute(_FENCE, (run_id, fence.counter_key))
+                    counted = await cursor.fetchone()
+                    fence.check(run_id, None if counted is None else json.loads(counted[0]))
                 done = await _record_in(conn, run_id, entries, writes, outcome, charges)
                 await _change_waiting(conn, run_id, writes, waiting)
                 attempt.committing = True

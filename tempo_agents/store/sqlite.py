@@ -292,10 +292,14 @@ class SQLiteStore(Store):
         outcome: SavedOutcome | None = None,
         waiting: base.WaitingChange | None = None,
         charges: Sequence[base.UsageCharge] = (),
+        fence: base.StartFence | None = None,
     ) -> list[int]:
         def work(db: sqlite3.Connection) -> list[int]:
             db.execute("BEGIN IMMEDIATE")
             try:
+                if fence is not None:  # writers take turns (BEGIN IMMEDIATE): the count read here is the newest
+                    counted = db.execute(_OUTCOME, (run_id, fence.counter_key)).fetchone()
+                    fence.check(run_id, None if counted is None else json.loads(counted[0]))
                 offsets = _record_in(db, run_id, entries, writes, outcome, charges)
                 _change_waiting(db, run_id, writes, waiting)
             except BaseException:

@@ -41,8 +41,8 @@ STEP = Usage(input_tokens=60, output_tokens=40, total_tokens=100)
 _record = SQLiteStore.record
 
 
-async def record(self, run_id, entries, writes, outcome=None, waiting=None, charges=()):
-    offsets = await _record(self, run_id, entries, writes, outcome, waiting, charges)
+async def record(self, run_id, entries, writes, outcome=None, waiting=None, charges=(), fence=None):
+    offsets = await _record(self, run_id, entries, writes, outcome, waiting, charges, fence)
     if outcome is not None and outcome.key == keys.model_step_outcome(1) and not KILLED.exists():
         KILLED.write_text("after the commit of step 1")
         os.kill(os.getpid(), signal.SIGKILL)  # committed; Temporal never hears of the result

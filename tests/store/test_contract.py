@@ -21,10 +21,12 @@ from pathlib import Path
 
 import pytest
 
+from tempo_agents.errors import SupersededStartError
 from tempo_agents.store import ChunkWrite, Store, TranscriptEntry, open_store
 from tempo_agents.store.base import (
     ReaddressedCall,
     SavedOutcome,
+    StartFence,
     UsageCharge,
     WaitingCall,
     WaitingChange,
@@ -154,6 +156,35 @@ async def test_a_local_start_is_counted_until_its_outcome_is_saved(store: Store)
     assert await store.saved_outcome("r", "tool-call:0:c:r0:starts") == {"starts": 2}
     counts = await asyncio.gather(*(store.saved_or_counted("r", "step:1", "step:1:starts") for _ in range(5)))
     assert sorted(counts, key=lambda c: c[1]) == [(None, n) for n in range(1, 6)]
+
+
+async def test_a_fenced_start_writes_until_a_later_start_is_counted_then_nothing(store: Store) -> None:
+    """``record(..., fence=...)`` of a local activity's start: its writes go in while it is the newest start
+    counted; once a later start is counted, every write of it is refused whole (no chunk, no transcript entry, no
+    outcome, no charge) with ``SupersededStartError``, and the later start's writes go in."""
+    first = StartFence("step:5:starts", (await store.saved_or_counted("r", "step:5", "step:5:starts"))[1])
+    entry = TranscriptEntry(5, "assistant", 0, {"role": "assistant", "content": [{"n": 1}]})
+    assert await store.append_chunks("r", [ChunkWrite(chunk("step-start", 0), "start:5")], first) == [0]
+    assert await store.record("r", [], [ChunkWrite(chunk("text-delta", 1))], fence=first) == [1]
+    second = StartFence("step:5:starts", (await store.saved_or_counted("r", "step:5", "step:5:starts"))[1])
+    assert (first.start, second.start) == (1, 2)
+    with pytest.raises(SupersededStartError):
+        await store.append_chunks("r", [ChunkWrite(chunk("text-delta", 2))], first)
+    with pytest.raises(SupersededStartError):
+        await store.record(
+            "r",
+            [entry],
+            [ChunkWrite(chunk("text-delta", 3))],
+            SavedOutcome("step:5", {"text": "old"}),
+            charges=[UsageCharge("run:r", "all", 10, 1)],
+            fence=first,
+        )
+    assert [e.chunk["payload"]["n"] for e in await store.read_chunks("r")] == [0, 1]
+    assert await store.get_transcript("r") == []
+    assert await store.saved_outcome("r", "step:5") is None
+    assert await store.usage_counters([("run:r", "all")]) == {}
+    assert await store.record("r", [entry], [ChunkWrite(chunk("text-delta", 4))], fence=second) == [2]
+    assert await store.append_chunks("r", [ChunkWrite(chunk("other", 5))]) == [3]  # writes without a fence go on
 
 
 async def test_the_transcript_cache_keeps_order_through_late_and_rewritten_entries(store: Store) -> None:
