@@ -76,6 +76,24 @@ async def temporal_env() -> AsyncIterator[WorkflowEnvironment]:
         await env.shutdown()
 
 
+@pytest.fixture(scope="module")
+async def skipping_env() -> AsyncIterator[WorkflowEnvironment]:
+    """A time-skipping dev server of the test module's own: deadlines, reminders and budget periods of days pass
+    in moments of workflow time."""
+    env = await WorkflowEnvironment.start_time_skipping_v2(
+        dev_server_existing_path=temporal_binary(),
+        dev_server_extra_args=["--dynamic-config-value", "frontend.WorkflowTimeSkippingEnabled=true"],
+        data_converter=pydantic_data_converter,
+        search_attributes=search_attributes.ALL,
+        ui=False,
+        dev_server_log_level="error",
+    )
+    try:
+        yield env
+    finally:
+        await env.shutdown()
+
+
 @pytest.fixture
 def client(temporal_env: WorkflowEnvironment) -> Client:
     return temporal_env.client

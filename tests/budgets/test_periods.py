@@ -4,38 +4,18 @@ time (handed to the model step), not the worker's clock."""
 from __future__ import annotations
 
 import uuid
-from collections.abc import AsyncIterator
 from datetime import UTC, timedelta
 from pathlib import Path
 from typing import Any
 
-import pytest
-from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.testing import WorkflowEnvironment
 
 from tempo_agents import Agent, App, ScriptedModel, ScriptedResponse, ScriptedToolCall, ToolContext, Usage, create_tool
 from tempo_agents.budgets import period_keys
-from tempo_agents.workflows import search_attributes
 from tempo_agents.workflows.activity_names import MODEL_STEP
-from tests.conftest import running_worker, temporal_binary
+from tests.conftest import running_worker
 
 STEP = Usage(input_tokens=70, output_tokens=30, total_tokens=100)
-
-
-@pytest.fixture(scope="module")
-async def skipping_env() -> AsyncIterator[WorkflowEnvironment]:
-    env = await WorkflowEnvironment.start_time_skipping_v2(
-        dev_server_existing_path=temporal_binary(),
-        dev_server_extra_args=["--dynamic-config-value", "frontend.WorkflowTimeSkippingEnabled=true"],
-        data_converter=pydantic_data_converter,
-        search_attributes=search_attributes.ALL,
-        ui=False,
-        dev_server_log_level="error",
-    )
-    try:
-        yield env
-    finally:
-        await env.shutdown()
 
 
 async def wait_days(data: dict[str, Any], ctx: ToolContext) -> Any:

@@ -7,14 +7,11 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from collections.abc import AsyncIterator
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
-import pytest
 from temporalio.client import WorkflowHandle
-from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.testing import WorkflowEnvironment
 
 from tempo_agents import Agent, App, ScriptedModel, ScriptedResponse, ScriptedToolCall, create_tool
@@ -22,28 +19,11 @@ from tempo_agents.notifications import NotificationSettings, WebhookChannel
 from tempo_agents.notifications.delivery_payloads import delivery_workflow_id
 from tempo_agents.server.dashboard.inbox import inbox_page
 from tempo_agents.tools import ask_user_tool
-from tempo_agents.workflows import search_attributes
 from tempo_agents.workflows.payloads import PendingCall
-from tests.conftest import closed_history, running_worker, temporal_binary
+from tests.conftest import closed_history, running_worker
 from tests.support.notification_receivers import WebhookReceiver, settled_deliveries, webhook_receiver
 
 SECRET = "whsec_c2tpcHBpbmctdGltZS1zZWNyZXQtMTIzNDU2Nzg="
-
-
-@pytest.fixture(scope="module")
-async def skipping_env() -> AsyncIterator[WorkflowEnvironment]:
-    env = await WorkflowEnvironment.start_time_skipping_v2(
-        dev_server_existing_path=temporal_binary(),
-        dev_server_extra_args=["--dynamic-config-value", "frontend.WorkflowTimeSkippingEnabled=true"],
-        data_converter=pydantic_data_converter,
-        search_attributes=search_attributes.ALL,
-        ui=False,
-        dev_server_log_level="error",
-    )
-    try:
-        yield env
-    finally:
-        await env.shutdown()
 
 
 def refund_agent(agent_id: str, **tool_options: Any) -> Agent:

@@ -4,35 +4,15 @@ from __future__ import annotations
 
 import time
 import uuid
-from collections.abc import AsyncIterator
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
-import pytest
-from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.testing import WorkflowEnvironment
 
 from tempo_agents import Agent, App, ScriptedModel, ScriptedResponse, ScriptedToolCall, ToolContext, create_tool
 from tempo_agents.journal.chunks import DataChunk, ToolOutputDeniedChunk
-from tempo_agents.workflows import search_attributes
-from tests.conftest import closed_history, running_worker, temporal_binary
-
-
-@pytest.fixture(scope="module")
-async def skipping_env() -> AsyncIterator[WorkflowEnvironment]:
-    env = await WorkflowEnvironment.start_time_skipping_v2(
-        dev_server_existing_path=temporal_binary(),
-        dev_server_extra_args=["--dynamic-config-value", "frontend.WorkflowTimeSkippingEnabled=true"],
-        data_converter=pydantic_data_converter,
-        search_attributes=search_attributes.ALL,
-        ui=False,
-        dev_server_log_level="error",
-    )
-    try:
-        yield env
-    finally:
-        await env.shutdown()
+from tests.conftest import closed_history, running_worker
 
 
 def make_app(env: WorkflowEnvironment, tmp_path: Path, agent: Agent) -> App:
