@@ -12,6 +12,7 @@ import logging
 import signal
 import time
 import uuid
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -27,7 +28,6 @@ from tempo_agents import (
     ScriptedResponse,
     WebhookSource,
     load_webhook_sources,
-    sign_webhook,
 )
 from tempo_agents.errors import ConfigurationError
 from tempo_agents.models.model import ModelRequest
@@ -35,6 +35,7 @@ from tempo_agents.workflows.payloads import RunResult
 from tests.conftest import AppFactory, running_worker
 from tests.support.cli_processes import read_until, start_cli, stop_cli
 from tests.support.http_api import served
+from tests.support.webhook_deliveries import signed_delivery
 
 SECRET = "whsec_" + base64.b64encode(b"tracker key: thirty-two bytes ok").decode()
 TOKEN = "ci-token-5b1f0e9d8c7a"
@@ -49,17 +50,8 @@ def render_build(payload: Any) -> str:
     return f"Build {payload['build']['id']} {payload['build']['status']}"
 
 
-def signed(
-    payload: Any, *, webhook_id: str, secret: str = SECRET, sent: int | None = None
-) -> tuple[bytes, dict[str, str]]:
-    body = json.dumps(payload).encode()
-    timestamp = int(time.time()) if sent is None else sent
-    return body, {
-        "content-type": "application/json",
-        "webhook-id": webhook_id,
-        "webhook-timestamp": str(timestamp),
-        "webhook-signature": sign_webhook(secret, webhook_id, timestamp, body),
-    }
+signed = partial(signed_delivery, secret=SECRET)
+"""A delivery of a payload signed with this file's secret (``secret=`` for another)."""
 
 
 def build(build_id: int, status: str = "failed") -> bytes:

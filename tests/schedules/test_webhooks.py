@@ -4,8 +4,8 @@ finishes; forged, replayed (old timestamp) and malformed deliveries start nothin
 from __future__ import annotations
 
 import base64
-import json
 import time
+from functools import partial
 from typing import Any
 
 from temporalio.client import Client
@@ -16,6 +16,7 @@ from tempo_agents.models.model import ModelRequest
 from tempo_agents.workflows.payloads import RunResult
 from tests.conftest import AppFactory, running_worker
 from tests.support.http_api import served
+from tests.support.webhook_deliveries import signed_delivery
 
 SECRET = "whsec_" + base64.b64encode(b"a key of thirty-two bytes, or so").decode()
 TOKENS = {"tok-ops": "ops"}
@@ -30,17 +31,8 @@ def render_ticket(payload: Any) -> str:
     return f"New ticket #{payload['id']} from {payload['customer']}: {payload['subject']}"
 
 
-def delivery(
-    payload: Any, *, webhook_id: str, secret: str = SECRET, sent: int | None = None
-) -> tuple[bytes, dict[str, str]]:
-    body = json.dumps(payload).encode()
-    timestamp = int(time.time()) if sent is None else sent
-    return body, {
-        "content-type": "application/json",
-        "webhook-id": webhook_id,
-        "webhook-timestamp": str(timestamp),
-        "webhook-signature": sign_webhook(secret, webhook_id, timestamp, body),
-    }
+delivery = partial(signed_delivery, secret=SECRET)
+"""A delivery of a payload signed with this file's secret (``secret=`` for another)."""
 
 
 async def runs_of_agent(client: Client, task_queue: str) -> list[str]:
