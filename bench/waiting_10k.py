@@ -14,10 +14,11 @@ resumed with an answer and finishes. Its worker is a subprocess (``tempo-agents 
    one waiting: runs per second, and the worker's resident memory before and with every run waiting (per run).
    The baseline: a hand-written Temporal workflow doing the same wait (``bench/_waiting_bare.py``: two no-op
    activities, a wait for a signal, two more) with its own worker subprocess, started and seen waiting the same way.
-2. **Reading the waiting runs**: ``list_suspended_runs`` (every run), ``GET /api/inbox`` (a page), the dashboard
-   feed's poll (what every open dashboard costs every 0.5 s), ``GET /api/dashboard/runs?status=suspended``;
-   the API server in this process. In a real Chromium (``tests/support/browser.py``, unless ``--no-browser``): the
-   inbox's first paint (fresh and reload) and the runs table's filter answer.
+2. **Reading the waiting runs**: ``list_suspended_runs`` (every run, and a page), ``GET /api/inbox`` (a page),
+   ``GET /api/agents/:agentId/suspended-runs`` (a page), the dashboard feed's poll (what every open dashboard costs
+   every 0.5 s), ``GET /api/dashboard/runs?status=suspended``; the API server in this process. In a real
+   Chromium (``tests/support/browser.py``, unless ``--no-browser``): the inbox's first paint (fresh and reload) and
+   the runs table's filter answer.
 3. **Restart**: the worker (SIGTERM) and the dev server stopped, the server started again on its data file, a new
    worker; the time until every run answers a query (``pending``), counted from the restart.
 4. **Resume**: every run answered (``resume_stream``), at most ``--concurrency`` at once, and awaited; then every
@@ -70,6 +71,8 @@ REPO = Path(__file__).resolve().parent.parent
 WORKER_READY = "polling task queue"
 QUERY_PATIENCE = 3600.0
 """After the restart, how long a run may take to answer a query before it counts as never answering."""
+PAGE = 50
+"""The page size of the paged listings measured (``list_suspended_runs(limit=...)``, the suspended-runs route)."""
 SETTLE_SECONDS = 5.0
 """Pause before reading a worker's memory (its last tasks finish, the allocator settles)."""
 
@@ -270,6 +273,7 @@ async def _measure(
 async def _reads(args: argparse.Namespace, app: Any, figures: dict[str, Any]) -> None:
     listing = await _timed(5, lambda: app.list_suspended_runs(agent_id=AGENT_ID))
     listed = await app.list_suspended_runs(agent_id=AGENT_ID)
+    listing_page = await _timed(20, lambda: app.list_suspended_runs(agent_id=AGENT_ID, limit=PAGE))
     feed = await _timed(
         20,
         lambda: asyncio.gather(
@@ -283,13 +287,18 @@ async def _reads(args: argparse.Namespace, app: Any, figures: dict[str, Any]) ->
             inbox = await _timed(20, lambda: http.get("/api/inbox"))
             first = (await http.get("/api/inbox")).json()
             table = await _timed(10, lambda: http.get("/api/dashboard/runs", params={"status": "suspended"}))
+            route = f"/api/agents/{AGENT_ID}/suspended-runs"
+            route_page = await _timed(20, lambda: http.get(route, params={"perPage": PAGE, "page": 1}))
         _say(
-            f"list_suspended_runs ({listed.total} runs) {_ms(listing)}; GET /api/inbox {_ms(inbox)} "
-            f"(total {first.get('total')}); feed poll {_ms(feed)}; runs table (suspended) {_ms(table)}"
+            f"list_suspended_runs ({listed.total} runs) {_ms(listing)}, a page of {PAGE} {_ms(listing_page)}; "
+            f"GET /api/inbox {_ms(inbox)} (total {first.get('total')}); GET {route}?perPage={PAGE}&page=1 "
+            f"{_ms(route_page)}; feed poll {_ms(feed)}; runs table (suspended) {_ms(table)}"
         )
         figures["reads"] = {
             "listSuspendedRuns": listing,
             "listed": listed.total,
+            "listSuspendedRunsPage": listing_page,
+            "suspendedRunsRoutePage": route_page,
             "inbox": inbox,
             "inboxTotal": first.get("total"),
             "feedPoll": feed,
@@ -424,6 +433,8 @@ def _report(args: argparse.Namespace, figures: dict[str, Any]) -> None:
     line += f" worker +{figures['worker']['perRunKb']:.1f}KB/run"
     line += f" (bare +{bare['perRunKb']:.1f}KB/run)" if bare else ""
     line += f" list_suspended_runs p50={quantile(reads['listSuspendedRuns'], 0.5) * 1000:.0f}ms"
+    if reads.get("listSuspendedRunsPage"):
+        line += f" (a page of {PAGE}: {quantile(reads['listSuspendedRunsPage'], 0.5) * 1000:.0f}ms)"
     line += f" inbox p50={quantile(reads['inbox'], 0.5) * 1000:.0f}ms"
     line += f" feed-poll p50={quantile(reads['feedPoll'], 0.5) * 1000:.0f}ms"
     if browser:

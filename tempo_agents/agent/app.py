@@ -863,14 +863,33 @@ class App:
             await asyncio.sleep(0.02)
 
     async def list_suspended_runs(
-        self, *, thread_id: str | None = None, resource_id: str | None = None, agent_id: str | None = None
+        self,
+        *,
+        thread_id: str | None = None,
+        resource_id: str | None = None,
+        agent_id: str | None = None,
+        limit: int | None = None,
+        offset: int = 0,
     ) -> SuspendedRuns:
-        """Runs of this App waiting for a person, read from the store, which records a wait with the chunk that
-        journals it (``waiting_runs.py``): a run is listed as soon as its suspension can be read.
+        """Runs of this App waiting for a person, the most recent suspension first, read from the store, which
+        records a wait with the chunk that journals it (``waiting_runs.py``): a run is listed as soon as its
+        suspension can be read. ``limit`` and ``offset`` page through them (the store reads only the page:
+        with thousands waiting, a page costs what a page of a few does); ``total`` counts every one.
 
         Sub-agents' runs are left out: their waiting calls are listed on their top run, which is answered."""
+        if limit is not None and limit < 1:
+            raise ValueError(f"limit must be at least 1, not {limit}")
+        if offset < 0:
+            raise ValueError(f"offset must not be negative, not {offset}")
         page = await waiting_page(
-            self.store, self.client, self.task_queue, agent_id=agent_id, thread_id=thread_id, resource_id=resource_id
+            self.store,
+            self.client,
+            self.task_queue,
+            agent_id=agent_id,
+            thread_id=thread_id,
+            resource_id=resource_id,
+            limit=limit,
+            skip=offset,
         )
         runs = [
             SuspendedRun(

@@ -11,6 +11,7 @@ from temporalio.exceptions import ApplicationError
 from temporalio.service import RPCError, RPCStatusCode
 
 from tempo_agents._wire import WireModel
+from tempo_agents.agent.update_resends import execute_update_resending
 from tempo_agents.budgets.counters import counters
 from tempo_agents.budgets.limits import NANOS_PER_USD, Budget, Period, Scope
 from tempo_agents.errors import TempoAgentsError
@@ -112,10 +113,9 @@ async def run_usage(client: Client, store: Store, run_id: str) -> BudgetUsage:
 async def send_budget_answer(client: Client, run_id: str, answer: BudgetAnswer) -> ResumeAccepted:
     """The ``budget`` update: raise the run's budget or end the run; refused when the run does not wait."""
     try:
-        accepted: ResumeAccepted = await client.get_workflow_handle(run_id).execute_update(
-            BUDGET_UPDATE, answer, id=f"budget:{uuid.uuid4()}", result_type=ResumeAccepted
-        )
-        return accepted
+        handle = client.get_workflow_handle(run_id)
+        update_id = f"budget:{uuid.uuid4()}"
+        return await execute_update_resending(handle, BUDGET_UPDATE, answer, id=update_id, result_type=ResumeAccepted)
     except WorkflowUpdateFailedError as error:
         cause = error.cause
         if isinstance(cause, ApplicationError):

@@ -15,6 +15,7 @@ from temporalio.exceptions import ApplicationError
 from temporalio.service import RPCError, RPCStatusCode
 
 from tempo_agents.agent.stream import AgentStream, Follow
+from tempo_agents.agent.update_resends import execute_update_resending
 from tempo_agents.errors import ResumeError, ResumeValidationError
 from tempo_agents.store.base import Store
 from tempo_agents.workflows import resume_errors
@@ -86,11 +87,8 @@ async def send_resume(
     handle = app.client.get_workflow_handle(run_id)
     request = request.model_copy(update={"agent_id": agent_id})
     try:
-        accepted = await handle.execute_update(
-            "resume",
-            request,
-            id=f"resume:{idempotency_key or uuid.uuid4()}",
-            result_type=ResumeAccepted,
+        accepted = await execute_update_resending(
+            handle, "resume", request, id=f"resume:{idempotency_key or uuid.uuid4()}", result_type=ResumeAccepted
         )
     except WorkflowUpdateFailedError as error:
         cause = error.cause

@@ -18,6 +18,7 @@ from temporalio.exceptions import ApplicationError
 from temporalio.service import RPCError, RPCStatusCode
 
 from tempo_agents.agent.forking import origin_input
+from tempo_agents.agent.update_resends import execute_update_resending
 from tempo_agents.errors import RunFinishedError, RunNotFoundError
 from tempo_agents.journal import constructors
 from tempo_agents.models.messages import Message
@@ -48,14 +49,6 @@ class RollbackResult:
     """How the run closed (``CANCELED``, or ``COMPLETED`` … when it had closed before the rollback)."""
 
 
-UNPROCESSED_UPDATE = "UnprocessedUpdate"
-"""The failure type of an update the server rejected because the workflow task that carried it ended without the
-workflow seeing it (seen when a new worker takes over a run whose worker was killed): nothing was delivered."""
-
-UNPROCESSED_RESENDS = 5
-"""How many times a steer is sent when the server keeps rejecting it unprocessed."""
-
-
 async def steer_run(client: Client, run_id: str, message: Message, *, sent_by: str | None = None) -> SteerAccepted:
     """Deliver ``message`` into the running run ``run_id`` (the ``tempo_agents.steer`` update).
 
@@ -64,24 +57,20 @@ async def steer_run(client: Client, run_id: str, message: Message, *, sent_by: s
     (or ended) without another model step: nothing was delivered, so the caller may start a new run with it."""
     handle = client.get_workflow_handle(run_id)
     request = SteerRequest(message=message, sent_by=sent_by)
-    for sent in range(1, UNPROCESSED_RESENDS + 1):
-        try:
-            accepted = await handle.execute_update(
-                STEER, request, id=f"steer-{uuid.uuid4()}", result_type=SteerAccepted
-            )
-            return SteerAccepted.model_validate(accepted)
-        except WorkflowUpdateFailedError as error:
-            cause = error.cause
-            if isinstance(cause, ApplicationError) and cause.type == RUN_FINISHED:
-                raise RunFinishedError(cause.message, run_id=run_id) from None
-            if isinstance(cause, ApplicationError) and cause.type == UNPROCESSED_UPDATE and sent < UNPROCESSED_RESENDS:
-                continue  # the server dropped it before the workflow saw it (a worker taking over): send it again
-            raise
-        except RPCError as error:
-            if error.status == RPCStatusCode.NOT_FOUND:
-                await _closed_or_missing(client, run_id)
-            raise
-    raise AssertionError("unreachable: the last send returns or raises")
+    try:
+        accepted = await execute_update_resending(
+            handle, STEER, request, id=f"steer-{uuid.uuid4()}", result_type=SteerAccepted
+        )
+        return SteerAccepted.model_validate(accepted)
+    except WorkflowUpdateFailedError as error:
+        cause = error.cause
+        if isinstance(cause, ApplicationError) and cause.type == RUN_FINISHED:
+            raise RunFinishedError(cause.message, run_id=run_id) from None
+        raise
+    except RPCError as error:
+        if error.status == RPCStatusCode.NOT_FOUND:
+            await _closed_or_missing(client, run_id)
+        raise
 
 
 async def interrupt_run(client: Client, run_id: str, *, by_run_id: str = "", requested_by: str | None = None) -> None:

@@ -211,6 +211,19 @@ def test_slow_or_missing_recovery_breaks_guarantee_3(tmp_path: Path) -> None:
     assert "never resumed" in never.report().violations[0].message
 
 
+def test_work_taken_over_before_its_worker_was_killed_is_not_lost(tmp_path: Path) -> None:
+    """A starved worker's model step is started again elsewhere (its workflow task timed out) and the starved worker
+    is killed later: the step went on, nothing waits for a recovery."""
+    log = Log(tmp_path / "exec.log")
+    log.line("start", "w0.0", kind="model", call="step-3")
+    log.line("start", "w1.1", kind="model", call="step-3")
+    log.line("end", "w1.1", kind="model", call="step-3", outcome="result")
+    log.kill("w0.0", saved=False)
+    report = log.report()
+    assert report.violations == []
+    assert [r.seconds for r in report.recoveries] == [0.0]
+
+
 def test_without_a_bound_a_late_recovery_is_timed_but_a_missing_one_still_breaks_guarantee_3(tmp_path: Path) -> None:
     """The tests' mode: how late the work starts again depends on the machine, that it starts again does not."""
     log = Log(tmp_path / "exec.log")

@@ -44,8 +44,10 @@ def test_two_minutes_of_mixed_work_under_worker_kills_lose_nothing_and_leak_noth
     kinds = {"plain", "answer-api", "answer-dashboard", "parent", "cancel-waiting", "cancel-running"}
     assert set(figures["runsByKind"]) == kinds
     judged = {(s["process"], s["measure"]) for s in verdict["slopes"]}
-    for process in ("dev-server", "api", "worker-steady"):
+    for process in ("api", "worker-steady"):
         assert {(process, "rss_mb"), (process, "fds"), (process, "threads")} <= judged
+    assert {("dev-server", "fds"), ("dev-server", "threads")} <= judged
+    assert [(s["process"], s["measure"]) for s in verdict["reportedSlopes"]] == [("dev-server", "rss_mb")]
     assert {("api", "tasks"), ("worker-steady", "tasks")} <= judged  # the Python processes report their tasks
     assert verdict["flat"], [s for s in verdict["slopes"] if not s["flat"]]
     assert len(figures["samples"]) >= 10

@@ -8,6 +8,7 @@ import sqlite3
 import time
 
 import psycopg
+import pytest
 
 from tempo_agents.server.run_views import page_cursor
 from tempo_agents.store import Store
@@ -68,6 +69,13 @@ async def test_the_inbox_pages_waiting_runs_from_the_store(make_app: AppFactory)
         assert bad.status_code == 400
         listing = (await http.get("/agents/assistant/suspended-runs", params={"perPage": 1, "page": 2})).json()
         assert listing["total"] == 3 and [run["runId"] for run in listing["runs"]] == [started[0]["runId"]]
+        pages = [await app.list_suspended_runs(limit=2, offset=offset) for offset in (0, 2, 4)]
+        assert [page.total for page in pages] == [3, 3, 3]
+        assert [[run.run_id for run in page.runs] for page in pages] == [newest_first[:2], newest_first[2:], []]
+        with pytest.raises(ValueError, match="limit must be at least 1"):
+            await app.list_suspended_runs(limit=0)
+        with pytest.raises(ValueError, match="offset must not be negative"):
+            await app.list_suspended_runs(offset=-1)
 
 
 async def test_a_terminated_run_leaves_the_listings(make_app: AppFactory) -> None:

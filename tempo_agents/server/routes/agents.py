@@ -136,13 +136,19 @@ async def suspended_runs(
     page: Annotated[int, Query(ge=0)] = 0,
 ) -> dict[str, Any]:
     agent = find_agent(app, agent_id)
-    found = await app.list_suspended_runs(thread_id=thread_id, resource_id=resource_id, agent_id=agent.id)
     since, until = _utc(from_date), _utc(to_date)
-    runs = [run for run in found.runs if _within(_utc(run.suspended_at), since, until)]
-    runs.sort(key=lambda run: _utc(run.suspended_at) or _EARLIEST, reverse=True)
-    total = len(runs)
-    if per_page is not None:
-        runs = runs[page * per_page : (page + 1) * per_page]
+    if since is None and until is None:  # the store reads the page alone, however many runs wait
+        limit, offset = (None, 0) if per_page is None else (per_page, page * per_page)
+        found = await app.list_suspended_runs(
+            thread_id=thread_id, resource_id=resource_id, agent_id=agent.id, limit=limit, offset=offset
+        )
+        runs, total = found.runs, found.total
+    else:
+        found = await app.list_suspended_runs(thread_id=thread_id, resource_id=resource_id, agent_id=agent.id)
+        runs = [run for run in found.runs if _within(_utc(run.suspended_at), since, until)]
+        total = len(runs)
+        if per_page is not None:
+            runs = runs[page * per_page : (page + 1) * per_page]
     shown = []
     for run in runs:
         calls = []
@@ -169,9 +175,6 @@ async def suspended_runs(
         item["toolCalls"] = calls
         shown.append(item)
     return {"runs": shown, "total": total}
-
-
-_EARLIEST = datetime.min.replace(tzinfo=UTC)
 
 
 def _utc(moment: datetime | None) -> datetime | None:

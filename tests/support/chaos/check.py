@@ -294,8 +294,11 @@ def check_executions(
             )
             if not interrupted:
                 continue
+            # The same work started on another worker after the kill, or before it: a worker the machine starved
+            # (a workflow task timed out) is taken over while it still runs, and killed later. A tool started twice
+            # that way is guarantee 1's concurrent duplicate; the work itself went on.
             again = next(
-                (e for e in by_key[execution.key] if e.start_index >= index and e.worker != kill.name),
+                (e for e in by_key[execution.key] if e.start_index > execution.start_index and e.worker != kill.name),
                 None,
             )
             if again is None:

@@ -253,6 +253,9 @@ class Verdict:
     report: Report
     slopes: list[Slope] = field(default_factory=list)
     drifts: list[Drift] = field(default_factory=list)
+    reported: list[Slope] = field(default_factory=list)
+    """Slopes shown beside the verdict but not deciding it: the Temporal dev server's memory, which grows with the
+    workflows it keeps (every closed run stays until the namespace's retention), a process that is not ours."""
 
     @property
     def nothing_lost(self) -> bool:
@@ -285,5 +288,6 @@ class Verdict:
             "toolExecutions": self.report.tool_executions,
             "reExecutionsOfSaved": self.report.re_executions_of_saved,
             "slopes": [s.to_json() for s in self.slopes],
+            "reportedSlopes": [s.to_json() for s in self.reported],
             "drift": [d.to_json() for d in self.drifts],
         }
