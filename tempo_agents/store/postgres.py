@@ -88,6 +88,9 @@ CHANNEL = "tempo_agents_journal"
 _MIGRATION_LOCK = 0x7465_6D70_6F5F_6167  # "tempo_ag": the advisory lock migrations run under
 _NOTIFY_TIMEOUT = 1.0
 """How often the listening thread looks up from its connection to see whether it should stop."""
+UNLISTENED_POLL_SECONDS = 1.0
+"""While the process's listening connection is down (an outage, or the first moments of the process), how often
+a tailing reader re-reads instead of waiting to be notified."""
 
 PROBE_SECONDS = 0.25
 """While the database cannot be reached, how often a probe tries to connect."""
@@ -562,15 +565,19 @@ class PostgresStore(Store):
         if self._listener is None:
             self._listener = _Listener.acquire(self._conninfo, self.display_url)
         listener = self._listener
-        if not listener.ready.is_set():
-            await asyncio.to_thread(listener.ready.wait, min(timeout, self.connect_timeout))
         waiter = Waiter.here(offset)
         listener.add(run_id, waiter)
         try:
             # Registered first, then checked: a commit before the check is seen by it, one after is notified.
+            # While the listening connection is not up, a commit after the check is not notified: the reader
+            # re-reads every UNLISTENED_POLL_SECONDS, and the listener wakes every reader once it is back.
+            # (Nothing here holds a thread: an outage with many readers must not fill the loop's executor.)
+            listening = listener.ready.is_set()
             if await self._latest_offset(run_id) >= offset:
                 return
-            await asyncio.wait_for(waiter.future, timeout=timeout)
+            await asyncio.wait_for(
+                waiter.future, timeout=timeout if listening else min(timeout, UNLISTENED_POLL_SECONDS)
+            )
         except TimeoutError:
             pass
         finally:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import http.client
 import json
+import threading
 import time
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
@@ -151,6 +152,49 @@ async def test_an_operation_that_may_wait_goes_on_when_the_database_is_back(
     page = MetricsExposition().render().decode()
     assert f"tempo_agents_store_outages_total {float(outages)}" in page
     assert "tempo_agents_store_unreachable_seconds_total " in page
+
+
+TAILING_READERS = 40
+"""Readers tailing one run each through an outage: far more than the event loop's default executor has threads."""
+
+
+async def test_readers_tailing_through_an_outage_hold_no_thread_and_each_gets_its_next_chunk(
+    durable_server: PostgresServer,
+) -> None:
+    store = PostgresStore(durable_server.create_database(), retry_seconds=RETRY_SECONDS)
+    runs = [f"tail-{n}" for n in range(TAILING_READERS)]
+    for run in runs:
+        await store.append_chunks(run, [ChunkWrite({"n": 0}, "k0")])
+
+    async def tail(run: str) -> list[Any]:
+        """What a route streaming the run does: wait for the next chunk, read it, and go on through failures."""
+        while True:
+            try:
+                await store.wait_for_chunks(run, 1, timeout=1.0)
+                if found := await store.read_chunks(run, 1):
+                    return [entry.chunk for entry in found]
+            except StoreUnavailableError:
+                continue
+
+    readers = [asyncio.create_task(tail(run)) for run in runs]
+    assert await asyncio.to_thread(lambda: "warm") == "warm"  # the executor's one thread, used by halt below
+    await asyncio.sleep(1.5)  # every reader listening
+    threads = threading.active_count()
+    await asyncio.to_thread(durable_server.halt, "fast")
+    try:
+        await asyncio.sleep(OUTAGE_SECONDS)
+        assert not any(reader.done() for reader in readers)
+        # The readers hold no thread, so the process's executor answers at once and no thread was added.
+        assert await asyncio.wait_for(asyncio.to_thread(lambda: "free"), 2.0) == "free"
+        assert threading.active_count() <= threads
+    finally:
+        await asyncio.to_thread(durable_server.start_again)
+    with waiting_for_store(GIVE_UP_SECONDS):
+        for run in runs:
+            await store.append_chunks(run, [ChunkWrite({"n": 1}, "k1")])
+    tails = await asyncio.wait_for(asyncio.gather(*readers), GIVE_UP_SECONDS)
+    assert tails == [[{"n": 1}]] * TAILING_READERS
+    await store.close()
 
 
 # Runs, HTTP and durable streams through an outage ---------------------------------------------------------------
