@@ -68,7 +68,7 @@ from tempo_agents.workflows.payloads import RunResult
 from tests.support.chaos.app import PARENT_AGENT, child_run_id
 from tests.support.chaos.check import Kill, RunOutcome, check, check_stream, saved_outcomes
 from tests.support.chaos.harness import ChaosWorld, ServerChaos, connect
-from tests.support.chaos.task_census import CENSUS_DIR_ENV, read_census
+from tests.support.chaos.task_census import CENSUS_DIR_ENV, read_census, read_thread_names
 from tests.support.postgres_server import PostgresServer, find_bindir
 from tests.support.soak.check import Bounds, Verdict, check_cancelled, check_parent, drift, percentile, slopes
 from tests.support.soak.processes import busiest_processes, load_average, process_figures, tree_rss_mb
@@ -450,7 +450,8 @@ class Soak:
 
     # Samples ------------------------------------------------------------------------------------
 
-    def _processes(self) -> dict[str, int]:
+    def processes(self) -> dict[str, int]:
+        """The processes sampled, by role: this one, the dev server, the API server and both workers."""
         pool = self.world.pool
         found = {"soak": os.getpid()}
         dev = self.server.server._process if self.server.server is not None else None
@@ -480,7 +481,7 @@ class Soak:
     async def sample(self) -> None:
         while True:
             row: dict[str, Any] = {"t": round(self.now(), 1), "load": load_average(), "processes": {}}
-            for name, pid in self._processes().items():
+            for name, pid in self.processes().items():
                 figures = process_figures(pid)
                 if figures is None:
                     continue
@@ -599,7 +600,7 @@ async def soak(args: argparse.Namespace) -> int:
     work = Path(args.keep) if args.keep else Path(tempfile.mkdtemp(prefix="soak-"))
     work.mkdir(parents=True, exist_ok=True)
     os.environ[CENSUS_DIR_ENV] = str(work / "census")  # the workers and the API server count their tasks
-    machine = {
+    machine: dict[str, Any] = {
         "cpus": os.cpu_count(),
         "loadAtStart": load_average(),
         "busiestAtStart": busiest_processes(),
@@ -640,6 +641,11 @@ async def soak(args: argparse.Namespace) -> int:
             task.cancel()
         machine["loadAtEnd"] = load_average()
         machine["busiestAtEnd"] = busiest_processes()
+        machine["pythonThreadsAtEnd"] = {  # by name: what a rising thread count is made of
+            name: read_thread_names(runner.census, pid)
+            for name, pid in runner.processes().items()
+            if name not in ("soak", "dev-server")
+        }
         verdict = await runner.verdict()
     finally:
         await runner.http.aclose()

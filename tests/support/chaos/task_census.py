@@ -2,15 +2,19 @@
 
 ``$CHAOS_CENSUS_DIR`` set: :func:`install_from_env` makes every event loop the process creates (``asyncio.run``
 asks the policy) report its number of tasks every :data:`CENSUS_SECONDS` to ``<dir>/<pid>.tasks``, one line
-``<unix time> <tasks>`` rewritten in place. The count runs on the loop itself (handed over with
-``call_soon_threadsafe``), so it never reads the loop's task set from another thread. ``bench/soak.py`` reads the
-files next to what ``/proc`` says of each process.
+``<unix time> <tasks>`` rewritten in place, and its Python threads by name (their numbers dropped) to
+``<dir>/<pid>.threads`` as JSON, so a rising thread count can be named. The count runs on the loop itself (handed
+over with ``call_soon_threadsafe``), so it never reads the loop's task set from another thread. ``bench/soak.py``
+reads the files next to what ``/proc`` says of each process.
 """
 
 from __future__ import annotations
 
 import asyncio
+import collections
+import json
 import os
+import re
 import threading
 import time
 from pathlib import Path
@@ -32,11 +36,25 @@ def read_census(directory: Path, pid: int) -> int | None:
     return int(text[1]) if len(text) == 2 else None
 
 
-def _write(path: Path) -> None:
-    count = len(asyncio.all_tasks())
-    temporary = path.with_suffix(".tmp")
-    temporary.write_text(f"{time.time():.3f} {count}\n")
+def read_thread_names(directory: Path, pid: int) -> dict[str, int] | None:
+    """The Python threads of the process ``pid`` by name, as it last wrote them, or ``None``."""
+    try:
+        names = json.loads(census_path(directory, pid).with_suffix(".threads").read_text())
+    except (OSError, ValueError):
+        return None
+    return {str(name): int(count) for name, count in names.items()}
+
+
+def _replace(path: Path, text: str) -> None:
+    temporary = path.with_suffix(path.suffix + ".tmp")
+    temporary.write_text(text)
     temporary.replace(path)
+
+
+def _write(path: Path) -> None:
+    _replace(path, f"{time.time():.3f} {len(asyncio.all_tasks())}\n")
+    names = collections.Counter(re.sub(r"\d+$", "", thread.name) for thread in threading.enumerate())
+    _replace(path.with_suffix(".threads"), json.dumps(dict(sorted(names.items()))))
 
 
 def _report(loop: asyncio.AbstractEventLoop, path: Path) -> None:
