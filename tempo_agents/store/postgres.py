@@ -88,9 +88,6 @@ CHANNEL = "tempo_agents_journal"
 _MIGRATION_LOCK = 0x7465_6D70_6F5F_6167  # "tempo_ag": the advisory lock migrations run under
 _NOTIFY_TIMEOUT = 1.0
 """How often the listening thread looks up from its connection to see whether it should stop."""
-UNLISTENED_POLL_SECONDS = 1.0
-"""While the process's listening connection is down (an outage, or the first moments of the process), how often
-a tailing reader re-reads instead of waiting to be notified."""
 
 PROBE_SECONDS = 0.25
 """While the database cannot be reached, how often a probe tries to connect."""
@@ -565,19 +562,15 @@ class PostgresStore(Store):
         if self._listener is None:
             self._listener = _Listener.acquire(self._conninfo, self.display_url)
         listener = self._listener
+        if not listener.ready.is_set():  # waited for on this loop: an outage with many readers holds no thread
+            await listener.until_ready(min(timeout, self.connect_timeout))
         waiter = Waiter.here(offset)
         listener.add(run_id, waiter)
         try:
             # Registered first, then checked: a commit before the check is seen by it, one after is notified.
-            # While the listening connection is not up, a commit after the check is not notified: the reader
-            # re-reads every UNLISTENED_POLL_SECONDS, and the listener wakes every reader once it is back.
-            # (Nothing here holds a thread: an outage with many readers must not fill the loop's executor.)
-            listening = listener.ready.is_set()
             if await self._latest_offset(run_id) >= offset:
                 return
-            await asyncio.wait_for(
-                waiter.future, timeout=timeout if listening else min(timeout, UNLISTENED_POLL_SECONDS)
-            )
+            await asyncio.wait_for(waiter.future, timeout=timeout)
         except TimeoutError:
             pass
         finally:
@@ -933,6 +926,8 @@ class _Listener:
         self._stopping = False
         self._lock = threading.Lock()
         self._waiters: dict[str, list[Waiter]] = {}
+        self._ready_waiters: list[Waiter] = []
+        """Readers waiting for the listening connection to be up (:meth:`until_ready`)."""
         self._thread = threading.Thread(target=self._listen, name="tempo-agents-pg-listen", daemon=True)
 
     @classmethod
@@ -954,6 +949,20 @@ class _Listener:
                     del self._instances[self.url]
         if self._stopping:
             self.wake_all()
+
+    async def until_ready(self, timeout: float) -> None:
+        """Return once the listening connection is up, or after ``timeout`` seconds (on the caller's loop)."""
+        waiter = Waiter.here(0)
+        with self._lock:
+            self._ready_waiters.append(waiter)
+        try:
+            if not self.ready.is_set():  # set before the waiter was added: nobody would wake it
+                await asyncio.wait_for(waiter.future, timeout=timeout)
+        except TimeoutError:
+            pass
+        finally:
+            with self._lock:
+                self._ready_waiters = [w for w in self._ready_waiters if w is not waiter]
 
     def add(self, run_id: str, waiter: Waiter) -> None:
         with self._lock:
@@ -984,9 +993,11 @@ class _Listener:
         wake(due)
 
     def wake_all(self) -> None:
+        """Wake every reader: those waiting for a chunk, and those waiting for the connection to be up."""
         with self._lock:
             due = [w for waiters in self._waiters.values() for w in waiters]
             self._waiters.clear()
+            due += self._ready_waiters
         wake(due)
 
     def _listen(self) -> None:
