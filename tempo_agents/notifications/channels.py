@@ -88,7 +88,10 @@ class NotificationSettings(BaseModel):
     ``default``: the channels of agents and tools that name none (``None``: every channel). ``public_url``: where
     people open the dashboard (each event links to ``<public_url>/#/runs/<run id>``). ``retry_for``: how long a
     delivery is retried (backoff from ``first_retry`` doubling up to ``longest_retry_interval``) before it is
-    recorded as failed.
+    recorded as failed. ``attempt_timeout``: how long one attempt may take in all (connecting, sending, waiting
+    for the receiver's answer; any length, the HTTP client's and the mail server's timeouts follow it); an attempt
+    still unanswered then gives up and abandons its request (its connection closed), so the receiver gets the event
+    from the retry and never once more, late, from the attempt that timed out.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")

@@ -2,15 +2,23 @@
 
 The channel is looked up by name in the worker's settings, where its secrets are; the event carries none. Each
 attempt is counted (``tempo_agents_notification_deliveries``) and logged without secrets or bodies.
+
+An attempt has the delivery's ``attempt_timeout`` (the activity's start-to-close timeout) in all, whatever it is:
+the HTTP request's own timeouts and the mail server's follow it. An attempt still unanswered a moment before that
+gives up on its own: the request is abandoned (its connection closed; a mail's SMTP session cut), so a receiver
+that was only slow gets the event from the retry, not once more late from the attempt that timed out.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
 import smtplib
+import socket
 import ssl
+import threading
 import time
 import weakref
 from collections.abc import Callable
@@ -36,6 +44,10 @@ logger = logging.getLogger("tempo_agents.notifications")
 
 CHANNEL_MISSING = "ChannelMissing"
 
+_GIVE_UP_BEFORE = 1.0
+"""How long before the attempt's timeout an attempt gives up by itself (at most, and at most a tenth of it), so it
+is reported with its reason rather than as a timeout."""
+
 
 class NotificationDeliveries:
     """The delivery activity, bound to a worker's notification settings."""
@@ -53,15 +65,18 @@ class NotificationDeliveries:
         except ConfigurationError as error:
             raise ApplicationError(str(error), type=CHANNEL_MISSING, non_retryable=True) from None
         event = delivery.event
+        budget = self._attempt_seconds()
         try:
-            if isinstance(channel, WebhookChannel):
-                status = await self._webhook(channel, event)
-            elif isinstance(channel, SlackChannel):
-                body = json.dumps(slack_message(event), ensure_ascii=False).encode()
-                status = await _post(channel.url, body)
-            else:
-                status = await _email(channel, event)
-        except _DeliveryRefused as refused:
+            async with asyncio.timeout(budget):
+                if isinstance(channel, WebhookChannel):
+                    status = await self._webhook(channel, event, budget)
+                elif isinstance(channel, SlackChannel):
+                    body = json.dumps(slack_message(event), ensure_ascii=False).encode()
+                    status = await _post(channel.url, body, budget)
+                else:
+                    status = await _email(channel, event, budget)
+        except (_DeliveryRefused, TimeoutError) as error:
+            refused = error if isinstance(error, _DeliveryRefused) else _abandoned(budget)
             NOTIFICATION_DELIVERIES.labels(channel.name, event.type, "failed-attempt").inc()
             logger.warning(
                 "notification %s (%s) to %s: attempt %d failed: %s",
@@ -76,18 +91,29 @@ class NotificationDeliveries:
         logger.info("notification %s (%s) delivered to %s on attempt %d", event.id, event.type, channel.name, attempt)
         return DeliveryOutcome(attempt=attempt, status_code=status)
 
-    async def _webhook(self, channel: WebhookChannel, event: NotificationEvent) -> int:
+    def _attempt_seconds(self) -> float:
+        """How long this attempt may take: its start-to-close timeout (the settings' ``attempt_timeout`` when the
+        delivery was handed over), less a moment to report why it gave up."""
+        timeout = activity.info().start_to_close_timeout or self._settings.attempt_timeout
+        seconds = timeout.total_seconds()
+        return seconds - min(_GIVE_UP_BEFORE, seconds / 10)
+
+    async def _webhook(self, channel: WebhookChannel, event: NotificationEvent, budget: float) -> int:
         body = event.model_dump_json(by_alias=True, exclude_none=True).encode()
         timestamp = int(self._clock())
         headers = {"content-type": "application/json", "webhook-id": event.id, "webhook-timestamp": str(timestamp)}
         secrets = [secret for secret in channel.secrets]
         if secrets:
             headers["webhook-signature"] = signature_header(secrets, event.id, timestamp, body)
-        return await _post(channel.url, body, headers)
+        return await _post(channel.url, body, budget, headers)
 
 
 class _DeliveryRefused(Exception):
     """An attempt that did not go through (the reason names no secret)."""
+
+
+def _abandoned(budget: float) -> _DeliveryRefused:
+    return _DeliveryRefused(f"no answer within {budget:g} s: the attempt gave up and abandoned its request")
 
 
 _clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, httpx.AsyncClient] = weakref.WeakKeyDictionary()
@@ -99,13 +125,20 @@ def _client() -> httpx.AsyncClient:
     loop = asyncio.get_running_loop()
     client = _clients.get(loop)
     if client is None or client.is_closed:
-        client = _clients[loop] = httpx.AsyncClient(timeout=httpx.Timeout(20.0))
+        client = _clients[loop] = httpx.AsyncClient()
     return client
 
 
-async def _post(url: str, body: bytes, headers: dict[str, str] | None = None) -> int:
+async def _post(url: str, body: bytes, budget: float, headers: dict[str, str] | None = None) -> int:
+    """POST ``body``; ``budget``: the attempt's seconds, which the client's own timeouts follow. Cancelled (the
+    attempt gave up), the request is dropped with its connection."""
     try:
-        response = await _client().post(url, content=body, headers=headers or {"content-type": "application/json"})
+        response = await _client().post(
+            url,
+            content=body,
+            headers=headers or {"content-type": "application/json"},
+            timeout=httpx.Timeout(budget),
+        )
     except httpx.HTTPError as error:
         raise _DeliveryRefused(f"{type(error).__name__}: the receiver could not be reached") from None
     if not 200 <= response.status_code < 300:
@@ -113,20 +146,55 @@ async def _post(url: str, body: bytes, headers: dict[str, str] | None = None) ->
     return response.status_code
 
 
-async def _email(channel: EmailChannel, event: NotificationEvent) -> int:
+class _SmtpSession:
+    """One attempt's SMTP session, run in a thread, which the attempt can cut when it gives up: nothing is sent
+    once it is cut, and a session in the middle of its exchange loses its connection."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._smtp: smtplib.SMTP | None = None
+        self._cut = False
+
+    def opened(self, smtp: smtplib.SMTP) -> None:
+        with self._lock:
+            self._smtp = smtp
+            if self._cut:
+                raise smtplib.SMTPServerDisconnected("the attempt gave up")
+
+    def check(self) -> None:
+        with self._lock:
+            if self._cut:
+                raise smtplib.SMTPServerDisconnected("the attempt gave up")
+
+    def cut(self) -> None:
+        with self._lock:
+            self._cut = True
+            sock = self._smtp.sock if self._smtp is not None else None
+        if sock is not None:
+            with contextlib.suppress(OSError):  # wakes the thread's blocked read or write, which then fails
+                sock.shutdown(socket.SHUT_RDWR)
+
+
+async def _email(channel: EmailChannel, event: NotificationEvent, budget: float) -> int:
     message = email_message(event, channel.sender, channel.to)
+    session = _SmtpSession()
 
     def send() -> None:
         smtp_class = smtplib.SMTP_SSL if channel.use_tls else smtplib.SMTP
-        with smtp_class(channel.host, channel.port, timeout=20) as smtp:
+        with smtp_class(channel.host, channel.port, timeout=budget) as smtp:
+            session.opened(smtp)
             if channel.starttls:
                 smtp.starttls(context=ssl.create_default_context())
             if channel.username is not None and channel.password is not None:
                 smtp.login(channel.username, channel.password)
+            session.check()
             smtp.send_message(message)
 
     try:
         await asyncio.to_thread(send)
+    except asyncio.CancelledError:
+        session.cut()  # the thread cannot be cancelled: its session is cut, so it sends nothing late
+        raise
     except (OSError, smtplib.SMTPException) as error:
         raise _DeliveryRefused(f"{type(error).__name__}: the mail server did not take the message") from None
     return 250

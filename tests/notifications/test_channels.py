@@ -17,7 +17,13 @@ from tempo_agents.errors import ConfigurationError
 from tempo_agents.notifications import EmailChannel, NotificationSettings, SlackChannel, WebhookChannel
 from tempo_agents.notifications.config_file import load_notification_settings
 from tests.conftest import AppFactory, running_worker
-from tests.support.notification_receivers import WebhookReceiver, smtp_server, webhook_receiver
+from tests.support.notification_receivers import (
+    Mailbox,
+    WebhookReceiver,
+    settled_deliveries,
+    smtp_server,
+    webhook_receiver,
+)
 
 LINKS = AnswerLinks(["link-secret-for-tests"], base_url="https://agents.example.test")
 LINK_PREFIX = "https://agents.example.test/api/answer-links/"
@@ -169,3 +175,31 @@ def test_a_channel_an_agent_names_must_exist(make_app: AppFactory) -> None:
     agent = Agent(id="typo", model=ScriptedModel([]), notify=["opps"])
     with pytest.raises(ConfigurationError, match=r"agent \"typo\" names notification channel\(s\) \['opps'\]"):
         make_app([agent], notifications=NotificationSettings(channels=[WebhookChannel(name="ops", url="u")]))
+
+
+async def test_a_mail_attempt_that_timed_out_is_cut_so_no_late_copy_arrives(make_app: AppFactory) -> None:
+    # the mail server holds the first message longer than an attempt may take, then takes it only if the sender
+    # is still connected: an attempt that timed out must not deliver it late, beside its retry's copy
+    mailbox = Mailbox()
+    mailbox.hang, mailbox.hang_first = 8.0, 1
+    with smtp_server(mailbox) as (smtp_port, mails):
+        settings = NotificationSettings(
+            channels=[EmailChannel(name="mail", host="127.0.0.1", port=smtp_port, sender="a@x", to=["b@x"])],
+            attempt_timeout=timedelta(seconds=2),
+            first_retry=timedelta(milliseconds=100),
+        )
+        agent = Agent(
+            id="mailer",
+            model=ScriptedModel([ScriptedResponse(tool_calls=[ScriptedToolCall("ship", {"to": "ada"})])]),
+            tools={"ship": create_tool(id="ship", description="Ships", execute=lambda d: "ok", require_approval=True)},
+        )
+        app = make_app([agent], notifications=settings)
+        async with running_worker(app):
+            stream = await app.agent("mailer").stream("ship")
+            assert (await stream.result()).finish_reason == "suspended"
+            records = await settled_deliveries(app, stream.run_id, 1)
+            await wait_for(lambda: mailbox.held == 1)  # the held message has ended, one way or the other
+
+    assert [(r.event_type, r.status, r.attempts) for r in records] == [("call.waiting", "delivered", 2)]
+    assert mailbox.abandoned == 1
+    assert [str(mail["Subject"]).strip().split(":")[0] for _, mail in mails] == ["Approval needed"]  # one copy, the retry's

@@ -129,3 +129,49 @@ async def test_a_hanging_receiver_neither_blocks_nor_slows_the_run(make_app: App
     assert len(set(receiver.ids())) == 3
     assert [r.status for r in records] == ["delivered"] * 3
     assert records[0].attempts >= 2  # its first attempt timed out on the hanging receiver
+
+
+async def test_an_attempt_that_timed_out_is_abandoned_so_a_slow_receiver_gets_no_late_duplicate(
+    make_app: AppFactory,
+) -> None:
+    # the first request is held longer than an attempt may take; the receiver then takes it only if the sender
+    # still waits for the answer, as a receiver that commits a delivery only when it can answer does
+    receiver = WebhookReceiver()
+    receiver.hang, receiver.hang_first, receiver.accept_after_hang = 8.0, 1, True
+    with webhook_receiver(receiver):
+        settings = NotificationSettings(
+            channels=[WebhookChannel(name="ops", url=receiver.url)],
+            attempt_timeout=timedelta(seconds=2),
+            first_retry=timedelta(milliseconds=100),
+        )
+        app = make_app([approval_agent("slow")], notifications=settings)
+        async with running_worker(app):
+            stream = await app.agent("slow").stream("delete ada")
+            assert (await stream.result()).finish_reason == "suspended"
+            records = await settled_deliveries(app, stream.run_id, 1)
+            await wait_for(lambda: receiver.held == 1)  # the held request has ended, one way or the other
+
+    assert [(r.event_type, r.status, r.attempts) for r in records] == [("call.waiting", "delivered", 2)]
+    assert receiver.abandoned == 1  # the attempt that timed out hung up on its request
+    assert [e["type"] for e in receiver.events] == ["call.waiting"]  # delivered once: by the retry, never late
+    assert [status for status, _, _ in receiver.deliveries] == [204]
+
+
+async def test_an_attempt_timeout_above_twenty_seconds_is_honoured(make_app: AppFactory) -> None:
+    receiver = WebhookReceiver()
+    receiver.hang, receiver.hang_first, receiver.accept_after_hang = 22.0, 1, True  # answers after 22 s
+    with webhook_receiver(receiver):
+        settings = NotificationSettings(
+            channels=[WebhookChannel(name="ops", url=receiver.url)],
+            attempt_timeout=timedelta(seconds=30),
+            first_retry=timedelta(milliseconds=100),
+        )
+        app = make_app([approval_agent("patient")], notifications=settings)
+        async with running_worker(app):
+            stream = await app.agent("patient").stream("delete ada")
+            assert (await stream.result()).finish_reason == "suspended"
+            records = await settled_deliveries(app, stream.run_id, 1)
+
+    # the first attempt waited the 22 s for its answer: one attempt, one delivery
+    assert [(r.event_type, r.status, r.attempts) for r in records] == [("call.waiting", "delivered", 1)]
+    assert (receiver.abandoned, [status for status, _, _ in receiver.deliveries]) == (0, [204])

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+import select
+import socket
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -31,8 +33,10 @@ class WebhookReceiver:
     """What the receiver got: ``deliveries`` (every request, verified or not) and ``events`` (the verified bodies).
 
     ``fail_first``: answer 500 to that many requests first. ``down``: answer 503 while set. ``hang_first``: hold
-    that many requests ``hang`` seconds each, then answer 504 (the sender has given up on them by then).
-    ``secrets``: verify against these (empty: no verification)."""
+    that many requests ``hang`` seconds each, then answer 504 (the sender has given up on them by then), or, with
+    ``accept_after_hang``, take them as any other if the sender is still connected (a receiver that commits a
+    delivery only when it can answer it); ``abandoned`` counts the held requests whose sender had hung up, and
+    ``held`` those that ended either way. ``secrets``: verify against these (empty: no verification)."""
 
     def __init__(self, secrets: list[str] | None = None, fail_first: int = 0) -> None:
         self.secrets = secrets or []
@@ -40,6 +44,9 @@ class WebhookReceiver:
         self.down = False
         self.hang = 0.0
         self.hang_first = 0
+        self.accept_after_hang = False
+        self.abandoned = 0
+        self.held = 0
         self.clock: Callable[[], datetime] = lambda: datetime.now(UTC)
         """The receiver's idea of now, which signatures are checked against."""
         self.tolerance = timedelta(minutes=5)
@@ -49,14 +56,18 @@ class WebhookReceiver:
         self._lock = threading.Lock()
         self.url = ""
 
-    def answer(self, headers: dict[str, str], body: bytes) -> int:
+    def answer(self, headers: dict[str, str], body: bytes, connected: Callable[[], bool] = lambda: True) -> int:
         with self._lock:
             hung = self.hang_first > 0
             self.hang_first -= hung
         if hung:
             time.sleep(self.hang)
         with self._lock:
-            if hung:
+            self.held += hung
+            if hung and self.accept_after_hang and not connected():
+                self.abandoned += 1
+                return 504  # nobody reads it: the sender hung up
+            if hung and not self.accept_after_hang:
                 status = 504
             elif self.down:
                 status = 503
@@ -87,13 +98,18 @@ def webhook_receiver(receiver: WebhookReceiver) -> Iterator[WebhookReceiver]:
     class Handler(BaseHTTPRequestHandler):
         def do_POST(self) -> None:
             body = self.rfile.read(int(self.headers.get("content-length", "0")))
-            status = receiver.answer({k.lower(): v for k, v in self.headers.items()}, body)
+            status = receiver.answer({k.lower(): v for k, v in self.headers.items()}, body, self._connected)
             self.send_response(status)
             self.send_header("content-length", "0")
             self.end_headers()
 
         def log_message(self, format: str, *args: Any) -> None:
             pass
+
+        def _connected(self) -> bool:
+            """Whether the sender still holds the connection (a closed one reads as empty at once)."""
+            readable, _, _ = select.select([self.connection], [], [], 0)
+            return not readable or self.connection.recv(1, socket.MSG_PEEK) != b""
 
     port = free_port()
     server = ThreadingHTTPServer(("127.0.0.1", port), Handler)
@@ -107,11 +123,31 @@ def webhook_receiver(receiver: WebhookReceiver) -> Iterator[WebhookReceiver]:
         server.server_close()
 
 
-class _Mailbox:
+class Mailbox:
+    """What a test's SMTP server accepted (``messages``). ``hang_first``: hold that many messages ``hang`` seconds
+    before answering, then take each only if the sender is still connected; ``held`` counts the held messages
+    that ended, ``abandoned`` those whose sender had hung up."""
+
     def __init__(self) -> None:
         self.messages: list[tuple[Envelope, EmailMessage]] = []
+        self.hang = 0.0
+        self.hang_first = 0
+        self.held = 0
+        self.abandoned = 0
 
     async def handle_DATA(self, server: SMTP, session: Session, envelope: Envelope) -> str:
+        if self.hang_first > 0:
+            self.hang_first -= 1
+            try:
+                await asyncio.sleep(self.hang)
+                if server.transport is None or server.transport.is_closing():
+                    self.abandoned += 1
+                    return "451 nobody waits for this answer"
+            except asyncio.CancelledError:  # the connection was lost while the message was held
+                self.abandoned += 1
+                raise
+            finally:
+                self.held += 1
         content = envelope.original_content or b""
         message = message_from_bytes(content, _class=EmailMessage, policy=policy.default)
         self.messages.append((envelope, message))
@@ -119,9 +155,9 @@ class _Mailbox:
 
 
 @contextmanager
-def smtp_server() -> Iterator[tuple[int, list[tuple[Envelope, EmailMessage]]]]:
-    """A real SMTP server (aiosmtpd) on 127.0.0.1: its port and the messages it accepted."""
-    mailbox = _Mailbox()
+def smtp_server(mailbox: Mailbox | None = None) -> Iterator[tuple[int, list[tuple[Envelope, EmailMessage]]]]:
+    """A real SMTP server (aiosmtpd) on 127.0.0.1: its port and the messages it accepted (into ``mailbox``)."""
+    mailbox = mailbox or Mailbox()
     port = free_port()
     controller = Controller(mailbox, hostname="127.0.0.1", port=port)
     controller.start()
