@@ -23,6 +23,7 @@ from tempo_agents.journal.writer import RunJournal
 from tempo_agents.models.messages import Message, ToolResultPart
 from tempo_agents.store.base import ChunkWrite, SavedOutcome, TranscriptEntry, WaitingCall, WaitingChange
 from tempo_agents.telemetry.metrics import SUSPENDED_AT_FIELD
+from tempo_agents.tools.displayed_call import displayed_call
 from tempo_agents.tools.suspension import APPROVAL_RESUME_SCHEMA, schema_string
 from tempo_agents.tools.transform import Slot, project
 from tempo_agents.workflows.child_payloads import CHILD_RUN_CHUNK, ChildStart
@@ -90,9 +91,13 @@ class CallRecord:
             **payload,
         )
 
-    async def shown_args(self) -> Any:
-        args = self.input.call.args
-        return await self.shown("input", args, input=args)
+    async def shown_args(self, *, approval: bool = False) -> Any:
+        """The call's arguments as clients may see them (``approval``: in its approval, or its decline)."""
+        call = self.input.call
+        shown = await displayed_call(
+            self._transform, tool_name=call.tool_name, tool_call_id=call.tool_call_id, args=call.args, approval=approval
+        )
+        return shown.args
 
     async def result(
         self,
@@ -134,7 +139,8 @@ class CallRecord:
         if expired:
             approval["expired"] = True
         denied = self.journal.chunk(
-            "tool-output-denied", {**self.base, "args": self.input.call.args, "approval": approval, **self._answer}
+            "tool-output-denied",
+            {**self.base, "args": await self.shown_args(approval=True), "approval": approval, **self._answer},
         )
         return await self.result(reason, reason, before=[ChunkWrite(denied, self._outcome_key("tool-output-denied"))])
 

@@ -5,7 +5,8 @@ the saved outcome, so a worker lost after the store's write still sends it); an 
 the resumed call's activity; a reminder or an escalation by the journal activity the workflow runs for its notes;
 the run's end by the activity that writes its last ``finish``. Each event's id comes from the run, the call, its
 round and the event's type (``events.event_id``), so retries hand over the same event, which the delivery
-workflow takes once. Arguments and payloads go through the display transforms, as every client sees them.
+workflow takes once. Arguments and payloads go through the display transforms, as every client sees them
+(``tools/displayed_call.py``).
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from tempo_agents.notifications.events import (
     RunEnd,
     event_id,
 )
-from tempo_agents.tools.transform import Slot, project
+from tempo_agents.tools.displayed_call import displayed_call
 from tempo_agents.workflows.payloads import CallAlarm, PendingCall, Resolution, ToolCallInput, ToolCallResult
 
 if TYPE_CHECKING:
@@ -48,28 +49,21 @@ def _channels(registry: Registry, agent_id: str, tool_name: str | None) -> list[
 
 async def _call_view(registry: Registry, agent_id: str, call: PendingCall) -> CallView:
     """The call as clients see it: its arguments and payload through the agent's and tool's display transforms."""
-    transform = registry.agent(agent_id).transform_for(call.tool_name)
-    names = {"tool_name": call.tool_name, "tool_call_id": call.tool_call_id}
-    slot: Slot = "approval" if call.requires_approval else "input"
-    args = await project(transform, "display", slot, call.args, input=call.args, **names)
-    payload = None
-    if call.suspend_payload is not None:
-        payload = await project(
-            transform,
-            "display",
-            "suspend",
-            call.suspend_payload,
-            input=call.args,
-            suspend_payload=call.suspend_payload,
-            **names,
-        )
+    shown = await displayed_call(
+        registry.agent(agent_id).transform_for(call.tool_name),
+        tool_name=call.tool_name,
+        tool_call_id=call.tool_call_id,
+        args=call.args,
+        suspend_payload=call.suspend_payload,
+        approval=call.requires_approval,
+    )
     return CallView(
         tool_call_id=call.tool_call_id,
         tool_name=call.tool_name,
         kind=_kind(call),
         round=call.round,
-        args=args,
-        suspend_payload=payload,
+        args=shown.args,
+        suspend_payload=shown.suspend_payload,
         expires_at=call.expires_at,
         approvers=call.approvers,
     )

@@ -176,8 +176,7 @@ class _CallStages:
         record = self.record
         if self.resolution is not None or not await _needs_approval(record, self.context):
             return None
-        args = record.input.call.args
-        shown = await record.shown("approval", args, input=args)
+        shown = await record.shown_args(approval=True)
         expires = record.tool.suspend_expires_in or record.agent.suspend_expires_in
         suspension = Suspension(
             kind="approval",

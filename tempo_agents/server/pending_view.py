@@ -6,7 +6,7 @@ from datetime import datetime
 from typing import Any
 
 from tempo_agents.agent.agent import Agent
-from tempo_agents.tools.transform import project
+from tempo_agents.tools.displayed_call import displayed_call
 from tempo_agents.workflows.payloads import PendingCall
 
 __all__ = ["iso", "pending_view", "shown_call"]
@@ -26,34 +26,27 @@ async def shown_call(
     tool_name: str,
     args: Any,
     suspend_payload: Any,
+    approval: bool = False,
 ) -> tuple[Any, Any]:
-    """``(args, suspend_payload)`` projected for display by the tool's (and agent's) transform."""
+    """``(args, suspend_payload)`` projected for display by the tool's (and agent's) transform, as every surface
+    shows them (``tools/displayed_call.py``); ``approval``: the call waits for approval."""
     transform = agent.transform_for(tool_name) if agent is not None else None
-    if transform is None:
-        return args, suspend_payload
-    shown_args = await project(
-        transform, "display", "input", args, tool_name=tool_name, tool_call_id=tool_call_id, input=args
+    shown = await displayed_call(
+        transform,
+        tool_name=tool_name,
+        tool_call_id=tool_call_id,
+        args=args,
+        suspend_payload=suspend_payload,
+        approval=approval,
     )
-    shown_payload = suspend_payload
-    if suspend_payload is not None:
-        shown_payload = await project(
-            transform,
-            "display",
-            "suspend",
-            suspend_payload,
-            tool_name=tool_name,
-            tool_call_id=tool_call_id,
-            input=args,
-            suspend_payload=suspend_payload,
-        )
-    return shown_args, shown_payload
+    return shown.args, shown.suspend_payload
 
 
 async def pending_view(agent: Agent | None, call: PendingCall) -> dict[str, Any]:
     """A pending call for ``GET /runs/:runId``: display-projected payloads and the resume schema."""
     args, payload = await shown_call(
         agent, tool_call_id=call.tool_call_id, tool_name=call.tool_name, args=call.args,
-        suspend_payload=call.suspend_payload,
+        suspend_payload=call.suspend_payload, approval=call.requires_approval,
     )  # fmt: skip
     view: dict[str, Any] = {
         "toolCallId": call.tool_call_id,

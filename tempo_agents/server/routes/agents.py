@@ -155,7 +155,7 @@ async def suspended_runs(
         for call in run.tool_calls:
             args, payload = await shown_call(
                 agent, tool_call_id=call.tool_call_id, tool_name=call.tool_name, args=call.args,
-                suspend_payload=call.suspend_payload,
+                suspend_payload=call.suspend_payload, approval=call.requires_approval,
             )  # fmt: skip
             entry: dict[str, Any] = {
                 "toolCallId": call.tool_call_id,

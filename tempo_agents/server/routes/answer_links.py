@@ -1,10 +1,11 @@
 """``/answer-links/<token>``: one-click answers from a notification (see ``answer_links/``).
 
 The signed link is the credential, so these routes need no bearer token. ``GET`` shows a confirmation page (the
-call, its arguments and the answer the link gives) and never changes anything; the page's button ``POST``s to the
-same URL, which answers that round of that call under the principal the link names, once. A link that is forged,
-expired, for a call no longer waiting in that round (answered, its link used already), whose arguments changed or
-that was re-assigned to others says so and answers nothing. The token never reaches a log line or the journal.
+call, its arguments as the tool's display transforms show them everywhere, and the answer the link gives) and
+never changes anything; the page's button ``POST``s to the same URL, which answers that round of that call under
+the principal the link names, once. A link that is forged, expired, for a call no longer waiting in that round
+(answered, its link used already), whose arguments changed or that was re-assigned to others says so and answers
+nothing. The token never reaches a log line or the journal.
 """
 
 from __future__ import annotations
@@ -17,12 +18,16 @@ from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse
 from temporalio.service import RPCError
 
+from tempo_agents.agent.agent import Agent
 from tempo_agents.agent.app import App
 from tempo_agents.answer_links import AnswerLinks, LinkClaims, LinkRefusedError, args_hash
+from tempo_agents.errors import ConfigurationError
 from tempo_agents.server.dependencies import AppDep
 from tempo_agents.server.errors import api_error_from
+from tempo_agents.server.pending_view import shown_call
 from tempo_agents.server.resuming import ResumeCommand, resume_run
 from tempo_agents.store.base import SavedOutcome
+from tempo_agents.workflows import search_attributes
 from tempo_agents.workflows.payloads import PendingCall
 from tempo_agents.workflows.waiting_calls import may_answer
 
@@ -108,10 +113,25 @@ async def _waiting_call(app: App, claims: LinkClaims, groups: list[str]) -> Pend
     return call
 
 
-def _summary(claims: LinkClaims, call: PendingCall) -> str:
+async def _run_agent(app: App, run_id: str) -> Agent | None:
+    """The agent of the run (its search attribute), whose transforms shape what the page shows."""
+    try:
+        description = await app.client.get_workflow_handle(run_id).describe()
+        return app.agent(description.typed_search_attributes.get(search_attributes.AGENT_ID) or "")
+    except (RPCError, ConfigurationError):
+        return None
+
+
+async def _summary(app: App, claims: LinkClaims, call: PendingCall) -> str:
+    """What the link answers: the call and its arguments as every other view shows them (through the tool's
+    display transforms: a field they hide is hidden here too), and the answer."""
     choice = claims.choice
     answer = _ACTION_WORDS[choice.action] + ("" if choice.action != "resume" else f": {choice.name}")
-    arguments = json.dumps(call.args, indent=2, ensure_ascii=False, sort_keys=True, default=str)
+    args, _ = await shown_call(
+        await _run_agent(app, claims.run_id), tool_call_id=call.tool_call_id, tool_name=call.tool_name,
+        args=call.args, suspend_payload=None, approval=call.requires_approval,
+    )  # fmt: skip
+    arguments = json.dumps(args, indent=2, ensure_ascii=False, sort_keys=True, default=str)
     return (
         f"<p>Tool <strong>{html.escape(call.tool_name)}</strong>, call <code>{html.escape(call.tool_call_id)}</code> "
         f"of run <code>{html.escape(claims.run_id)}</code>.</p>"
@@ -131,7 +151,7 @@ async def confirm(app: AppDep, token: str, request: Request) -> HTMLResponse:
         return _refused(refused.reason, refused.status)
     word = _ACTION_WORDS[claims.choice.action]
     form = f'<form method="post"><button type="submit" id="confirm">{html.escape(word)}</button></form>'
-    return _page(f"{word} this call?", _summary(claims, call) + form)
+    return _page(f"{word} this call?", await _summary(app, claims, call) + form)
 
 
 @router.post("/{token}", response_class=HTMLResponse)
@@ -168,4 +188,5 @@ async def answer(app: AppDep, token: str, request: Request) -> HTMLResponse:
     used = {"principal": claims.principal, "choice": choice.name, "toolCallId": claims.tool_call_id}
     await app.store.record(claims.run_id, [], [], SavedOutcome(_used_key(claims), used))
     word = _ACTION_WORDS[choice.action]
-    return _page("Answered", _summary(claims, call) + f'<p id="done">{html.escape(word)}: sent. Thank you.</p>')
+    done = f'<p id="done">{html.escape(word)}: sent. Thank you.</p>'
+    return _page("Answered", await _summary(app, claims, call) + done)
