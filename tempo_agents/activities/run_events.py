@@ -47,7 +47,20 @@ def _channels(registry: Registry, agent_id: str, tool_name: str | None) -> list[
     return agent.notify
 
 
-async def _call_view(registry: Registry, agent_id: str, call: PendingCall) -> CallView:
+async def _position(
+    registry: Registry, run_id: str, step: int, tool_call_id: str, tool_name: str
+) -> tuple[int | None, int | None]:
+    """The call's place (from 1) among the calls of its tool the model made in the same step, and how many there
+    were; ``(None, None)`` for a lone call. Read from the step's assistant message, so every event of the call (and
+    every retry) names it the same way, whichever of the calls ended first."""
+    message = (await registry.transcripts.get(run_id)).message(step, "assistant")
+    same = [c.tool_call_id for c in message.tool_calls if c.tool_name == tool_name] if message is not None else []
+    if len(same) < 2 or tool_call_id not in same:
+        return None, None
+    return same.index(tool_call_id) + 1, len(same)
+
+
+async def _call_view(registry: Registry, run_id: str, agent_id: str, call: PendingCall) -> CallView:
     """The call as clients see it: its arguments and payload through the agent's and tool's display transforms."""
     shown = await displayed_call(
         registry.agent(agent_id).transform_for(call.tool_name),
@@ -57,11 +70,14 @@ async def _call_view(registry: Registry, agent_id: str, call: PendingCall) -> Ca
         suspend_payload=call.suspend_payload,
         approval=call.requires_approval,
     )
+    position, together = await _position(registry, run_id, call.step, call.tool_call_id, call.tool_name)
     return CallView(
         tool_call_id=call.tool_call_id,
         tool_name=call.tool_name,
         kind=_kind(call),
         round=call.round,
+        position=position,
+        calls_together=together,
         args=shown.args,
         suspend_payload=shown.suspend_payload,
         expires_at=call.expires_at,
@@ -74,7 +90,7 @@ async def _waiting_event(
 ) -> NotificationEvent:
     notifier = registry.notifier
     assert notifier is not None
-    view = await _call_view(registry, agent_id, call)
+    view = await _call_view(registry, run_id, agent_id, call)
     payload = call.suspend_payload
     options = payload.get("options") if isinstance(payload, dict) else None
     linked = LinkedCall(
@@ -109,7 +125,7 @@ async def notify_call(registry: Registry, call_input: ToolCallInput, result: Too
     events: list[NotificationEvent] = []
     resolution = call_input.resolution
     if resolution is not None and result.status != "resume-rejected":
-        events.append(_answered_event(registry, call_input, resolution))
+        events.append(await _answered_event(registry, call_input, resolution))
     if result.status == "suspended" and result.suspension is not None:
         pending = PendingCall.of(call_input, result.suspension, datetime.now(UTC), call_input.round)
         events.append(await _waiting_event(registry, run_id, agent_id, pending, "call.waiting"))
@@ -117,10 +133,11 @@ async def notify_call(registry: Registry, call_input: ToolCallInput, result: Too
         await notifier.send(run_id, events, _channels(registry, agent_id, call.tool_name))
 
 
-def _answered_event(registry: Registry, call_input: ToolCallInput, resolution: Resolution) -> NotificationEvent:
+async def _answered_event(registry: Registry, call_input: ToolCallInput, resolution: Resolution) -> NotificationEvent:
     notifier = registry.notifier
     assert notifier is not None
     call, run_id = call_input.call, call_input.run_id
+    position, together = await _position(registry, run_id, call_input.step, call.tool_call_id, call.tool_name)
     event_type: EventType = "call.expired" if resolution.expired else "call.answered"
     answered_round = max(call_input.round - 1, 0)
     return NotificationEvent(
@@ -134,6 +151,8 @@ def _answered_event(registry: Registry, call_input: ToolCallInput, resolution: R
             tool_name=call.tool_name,
             kind=_answered_kind(registry, call_input, resolution),
             round=answered_round,
+            position=position,
+            calls_together=together,
         ),
         answer=AnswerView(action=resolution.action, answered_by=resolution.answered_by, expired=resolution.expired),
         links=notifier.links(run_id),

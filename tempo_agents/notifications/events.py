@@ -18,7 +18,15 @@ from pydantic import Field
 
 from tempo_agents._wire import WireModel
 
-__all__ = ["AnswerLinkMaker", "CallView", "EventLinks", "NotificationEvent", "dashboard_link", "event_id"]
+__all__ = [
+    "AnswerLinkMaker",
+    "CallView",
+    "EventLinks",
+    "NotificationEvent",
+    "call_label",
+    "dashboard_link",
+    "event_id",
+]
 
 EventType = Literal[
     "call.waiting",
@@ -77,6 +85,11 @@ class CallView(WireModel):
     tool_name: str
     kind: CallKind
     round: int = 0
+    position: int | None = None
+    """Its place (from 1) among the calls of its tool the model made together, in one step; unset when the model
+    made only this one: parallel calls of one tool are told apart by it (and by ``tool_call_id``)."""
+    calls_together: int | None = None
+    """How many calls of its tool the model made together with it (2 or more; unset for a lone call)."""
     args: Any = None
     suspend_payload: Any = None
     expires_at: datetime | None = None
@@ -124,6 +137,14 @@ def event_id(run_id: str, event_type: str, *parts: object) -> str:
     give the same id, whichever attempt computes it."""
     digest = hashlib.sha256("\x1f".join([run_id, event_type, *map(str, parts)]).encode()).hexdigest()
     return f"evt_{digest[:40]}"
+
+
+def call_label(call: CallView) -> str:
+    """The call as a message names it: its tool, and its place among the calls of that tool made together
+    (``delete_file (call 2 of 3)``)."""
+    if call.position is None or call.calls_together is None:
+        return call.tool_name
+    return f"{call.tool_name} (call {call.position} of {call.calls_together})"
 
 
 def dashboard_link(public_url: str | None, run_id: str) -> str | None:

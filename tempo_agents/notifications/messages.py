@@ -7,7 +7,7 @@ import json
 from email.message import EmailMessage
 from typing import Any
 
-from tempo_agents.notifications.events import NotificationEvent
+from tempo_agents.notifications.events import NotificationEvent, call_label
 
 _KIND_TITLES = {"approval": "Approval needed", "question": "Question waiting", "suspension": "Input needed"}
 
@@ -17,7 +17,7 @@ def summary(event: NotificationEvent) -> str:
     call = event.call
     where = f"run {event.run_id} ({event.agent_id})"
     if call is not None:
-        what = f"{call.tool_name}"
+        what = call_label(call)
         if event.type == "call.waiting":
             return f"{_KIND_TITLES[call.kind]}: {what} in {where}"
         if event.type == "call.reminder":
@@ -41,6 +41,8 @@ def details(event: NotificationEvent) -> list[tuple[str, str]]:
     call = event.call
     if call is not None:
         rows.append(("Tool", call.tool_name))
+        together = f", {call.position} of {call.calls_together} {call.tool_name} calls made together"
+        rows.append(("Call", call.tool_call_id + (together if call.position is not None else "")))
         if call.args is not None:
             rows.append(("Arguments", _json(call.args)))
         if call.suspend_payload is not None:

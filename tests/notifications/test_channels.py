@@ -204,3 +204,43 @@ async def test_a_mail_attempt_that_timed_out_is_cut_so_no_late_copy_arrives(make
     assert mailbox.abandoned == 1
     subjects = [str(mail["Subject"]).strip().split(":")[0] for _, mail in mails]
     assert subjects == ["Approval needed"]  # one copy, the retry's
+
+
+async def test_mail_and_slack_tell_parallel_calls_of_one_tool_apart(make_app: AppFactory) -> None:
+    chat = WebhookReceiver()
+    with webhook_receiver(chat), smtp_server() as (smtp_port, mails):
+        settings = NotificationSettings(
+            channels=[
+                SlackChannel(name="chat", url=chat.url),
+                EmailChannel(name="mail", host="127.0.0.1", port=smtp_port, sender="agents@x", to=["ops@x"]),
+            ],
+            first_retry=timedelta(milliseconds=100),
+        )
+        delete = create_tool(
+            id="delete_file", description="Deletes a file", execute=lambda data: "deleted", require_approval=True
+        )
+        calls = [ScriptedToolCall("delete_file", {"path": "same.txt"}, id=f"call-{n}") for n in "abc"]
+        model = ScriptedModel([ScriptedResponse(tool_calls=calls), ScriptedResponse(text="Deleted.")])
+        app = make_app([Agent(id="cleaner", model=model, tools={"delete_file": delete})], notifications=settings)
+        async with running_worker(app):
+            first = await app.agent("cleaner").generate("delete same.txt three times")
+            assert first.finish_reason == "suspended"
+            records = await settled_deliveries(app, first.run_id, 6)
+
+    assert sorted(r.status for r in records) == ["delivered"] * 6
+    run_id = first.run_id
+    expected = {f"Approval needed: delete_file (call {n} of 3) in run {run_id} (cleaner)" for n in (1, 2, 3)}
+    slack = [json.loads(body) for _, _, body in chat.deliveries]
+    assert {message["text"] for message in slack} == expected
+    facts = sorted(line for m in slack for line in m["blocks"][1]["text"]["text"].splitlines() if "*Call:*" in line)
+    assert facts == [
+        f"*Call:* call-{c}, {n} of 3 delete_file calls made together" for n, c in ((1, "a"), (2, "b"), (3, "c"))
+    ]
+    assert {str(mail["Subject"]).strip() for _, mail in mails} == expected
+    plain = [
+        next(p for p in mail.iter_parts() if p.get_content_type() == "text/plain").get_content() for _, mail in mails
+    ]
+    call_lines = sorted(line for text in plain for line in text.splitlines() if line.startswith("Call: "))
+    assert call_lines == [
+        f"Call: call-{c}, {n} of 3 delete_file calls made together" for n, c in ((1, "a"), (2, "b"), (3, "c"))
+    ]
