@@ -54,8 +54,8 @@ class TimedReceiver(WebhookReceiver):
         super().__init__(secrets=[SECRET])
         self.waiting_at: dict[str, float] = {}
 
-    def answer(self, headers: dict[str, str], body: bytes) -> int:
-        status = super().answer(headers, body)
+    def answer(self, headers: dict[str, str], body: bytes, connected: Callable[[], bool] = lambda: True) -> int:
+        status = super().answer(headers, body, connected)
         if status == 204:
             event = self.events[-1]
             if event["type"] == "call.waiting":
