@@ -15,8 +15,17 @@ from tempo_agents.errors import ConfigurationError
 from tempo_agents.models.messages import Message, normalize_messages
 from tempo_agents.server.bodies import StreamBody
 from tempo_agents.server.errors import ApiError
+from tempo_agents.workflows.thread_payloads import ThreadOutcome
 
-__all__ = ["MAX_RUN_ID_BYTES", "StartRequest", "run_id_problem", "start_request", "start_run", "thread_headers"]
+__all__ = [
+    "MAX_RUN_ID_BYTES",
+    "StartRequest",
+    "outcome_headers",
+    "run_id_problem",
+    "start_request",
+    "start_run",
+    "thread_headers",
+]
 
 MAX_RUN_ID_BYTES = 1000
 """The longest run id (in UTF-8 bytes): a run's id is its workflow id, which Temporal limits to 1,000 by default."""
@@ -160,7 +169,12 @@ def thread_headers(stream: AgentStream) -> dict[str, str]:
     """For a run sent to a memory thread, what the thread did with it: ``x-thread-outcome`` (``started``,
     ``queued``, ``steered``), ``x-run-id`` (the run the stream follows) and, when another run holds the thread,
     ``x-thread-active-run`` and ``x-thread-position`` (1: next)."""
-    outcome = stream.thread_outcome
+    return outcome_headers(stream.thread_outcome)
+
+
+def outcome_headers(outcome: ThreadOutcome | None) -> dict[str, str]:
+    """The headers of :func:`thread_headers` for a thread's outcome (none for a threadless run); an event's answer
+    carries them too, with ``duplicate`` for a delivery the thread already holds."""
     if outcome is None:
         return {}
     headers = {"x-thread-outcome": outcome.outcome, "x-run-id": outcome.run_id}
