@@ -20,6 +20,7 @@ from tempo_agents.workflows.thread_payloads import ThreadOutcome
 __all__ = [
     "MAX_RUN_ID_BYTES",
     "StartRequest",
+    "check_model_settings",
     "outcome_headers",
     "run_id_problem",
     "start_request",
@@ -93,7 +94,27 @@ def _memory(raw: dict[str, Any]) -> dict[str, str]:
     return {"thread": thread, "resource": resource}
 
 
+_WHOLE_SETTINGS = frozenset({"maxTokens", "maxOutputTokens", "max_tokens", "seed"})
+_NUMBER_SETTINGS = frozenset({"temperature", "topP", "top_p", "topK", "top_k", "presencePenalty", "frequencyPenalty"})
+
+
+def check_model_settings(settings: dict[str, Any] | None, field: str = "modelSettings") -> None:
+    """Refuse a model setting that must be a number and is not one (a boolean is none, whole counts take integers
+    only), with a 400 naming it."""
+    for key, value in (settings or {}).items():
+        whole = key in _WHOLE_SETTINGS
+        if not whole and key not in _NUMBER_SETTINGS:
+            continue
+        number = isinstance(value, int) if whole else isinstance(value, int | float)
+        if value is not None and (isinstance(value, bool) or not number):
+            expected = "an integer" if whole else "a number"
+            raise ApiError(
+                400, "Invalid request body", issues=[{"field": f"{field}.{key}", "message": f"expected {expected}"}]
+            )
+
+
 def _model_settings(body: StreamBody) -> dict[str, Any]:
+    check_model_settings(body.model_settings)
     settings: dict[str, Any] = {}
     for key, value in (body.model_settings or {}).items():
         settings[_MODEL_SETTINGS.get(key, key)] = value
