@@ -136,3 +136,8 @@ async def test_a_fork_of_a_fork_is_numbered_as_the_api_numbers_it(make_app: AppF
         await expect(page.locator(".compare-table tr.same")).to_have_count(2)
         await expect(page.locator('.fact[data-side="b"]')).to_contain_text(f"forked from {fork.run_id} at step 2")
         await expect(page.locator('.fact[data-side="b"]')).to_contain_text("3 steps")
+
+        await page.goto(f"{server.url}/#/runs")  # the runs table counts the copied steps too
+        row = page.locator(f'.runs tr[data-run-id="{again.run_id}"]')
+        await expect(row.locator(".fork-of")).to_have_text(f" fork of {fork.run_id}", timeout=30_000)
+        await expect(row.locator("td.num").first).to_have_text("3", timeout=15_000)
