@@ -721,9 +721,12 @@ class App:
         ``webhook-id``, ``webhook-timestamp``, ``webhook-signature``, by lower-case name) with one of the agent's
         ``event_secrets``. The JSON ``body`` is rendered into the message by the event template ``template`` (by
         default the one named like the agent; without one, the JSON text). The same ``webhook-id`` delivered again
-        starts nothing and answers the first run (``duplicate=True``). ``options`` are run options (``memory`` ...).
+        starts nothing and answers the first run (``duplicate=True``). ``options`` are run options; the run's
+        thread and resource are the ones the signed body names (``"memory": {"thread": ..., "resource": ...}``),
+        which a ``memory`` option may only repeat.
 
-        Raises :class:`WebhookRefusedError` (``status`` 400 or 401) for a forged, too old or malformed delivery."""
+        Raises :class:`WebhookRefusedError` (``status`` 400 or 401) for a forged, too old or malformed delivery or
+        one sent to another thread than it names, 422 for a payload the template cannot render."""
         return await receive_event(
             self,
             agent_id,

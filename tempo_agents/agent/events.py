@@ -11,6 +11,7 @@ ids is needed, and the uniqueness holds across every API process. A delivery fro
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -27,6 +28,7 @@ from temporalio.exceptions import WorkflowAlreadyStartedError
 from temporalio.service import RPCError, RPCStatusCode
 
 from tempo_agents.agent.agent import Agent
+from tempo_agents.agent.event_memory import EventMemory, bind_event_memory, signed_memory
 from tempo_agents.agent.local_activities import workflow_task_timeout
 from tempo_agents.agent.start_chunk import journal_start
 from tempo_agents.agent.threads import send_to_thread
@@ -37,7 +39,7 @@ from tempo_agents.models.messages import MessageInput
 from tempo_agents.store.base import Store
 from tempo_agents.workflows.agent_run import AgentRunWorkflow
 from tempo_agents.workflows.payloads import RunInput
-from tempo_agents.workflows.thread_payloads import DEFAULT_THREAD_STRATEGY, ThreadRun, ThreadStrategy
+from tempo_agents.workflows.thread_payloads import DEFAULT_THREAD_STRATEGY, ThreadOutcome, ThreadRun, ThreadStrategy
 
 __all__ = ["ALL_AGENTS", "EventApp", "EventRun", "EventTemplate", "receive_event", "receive_source_event"]
 
@@ -46,6 +48,8 @@ EventTemplate = Callable[[Any], MessageInput]
 
 ALL_AGENTS = "*"
 """The key of ``event_secrets`` whose secret every agent accepts."""
+
+_log = logging.getLogger(__name__)
 
 
 class EventApp(Protocol):
@@ -70,10 +74,13 @@ class EventApp(Protocol):
 
 @dataclass(frozen=True)
 class EventRun:
-    """The run an event started (``duplicate``: an earlier delivery of the same event had started it)."""
+    """The run an event started (``duplicate``: an earlier delivery of the same event had started it).
+    ``thread_outcome``: for a run on a memory thread, what its thread did with it (``started``, ``queued`` behind
+    the active run, ``duplicate``); ``None`` for a threadless run, which starts at once."""
 
     run_id: str
     duplicate: bool
+    thread_outcome: ThreadOutcome | None = None
 
 
 def event_secrets_of(app: EventApp, agent_id: str) -> list[str]:
@@ -98,7 +105,37 @@ def render_event(app: EventApp, agent: Agent, template: str | None, payload: Any
             known = ", ".join(sorted(app.event_templates)) or "none"
             raise ConfigurationError(f'no event template "{template}" is registered on the App (registered: {known})')
         return json.dumps(payload, ensure_ascii=False)
-    return render(payload)
+    try:
+        return render(payload)
+    except Exception as error:  # whatever the template raised: this payload cannot be rendered
+        _log.warning("event template %r could not render a payload", name, exc_info=True)
+        raise WebhookRefusedError(422, _unrenderable(name, error)) from None
+
+
+def _unrenderable(template: str, error: Exception) -> str:
+    """Why the template ``template`` could not render a payload, as its sender reads it (a 422: the same payload
+    delivered again fails the same way, so it is not to be retried)."""
+    if isinstance(error, KeyError) and error.args:
+        missing = f'it has no "{error.args[0]}"'
+    else:
+        missing = str(error) or type(error).__name__
+    return f'the event template "{template}" cannot render this payload: {missing}; nothing was started'
+
+
+def _payload(body: bytes) -> Any:
+    """The delivery's JSON body; an empty body, or one that is not JSON, is a 400."""
+    try:
+        return json.loads(body)
+    except (ValueError, UnicodeDecodeError):
+        raise WebhookRefusedError(400, "the delivery's body is not JSON") from None
+
+
+def _with_memory(options: Mapping[str, Any], memory: EventMemory | None) -> dict[str, Any]:
+    """The run options with the memory the delivery is bound to (none: a threadless run)."""
+    bound = {name: value for name, value in options.items() if name != "memory"}
+    if memory is not None:
+        bound["memory"] = memory.option()
+    return bound
 
 
 async def receive_event(
@@ -113,8 +150,11 @@ async def receive_event(
     **options: Any,
 ) -> EventRun:
     """Verify a delivery to ``agent_id`` and start its run once (see the module's text). ``headers`` by lower-case
-    name; ``options`` are run options (``memory`` ...). Raises :class:`WebhookRefusedError` for a delivery that is
-    not verified or whose body is not JSON, :class:`ConfigurationError` when the agent takes no events."""
+    name; ``options`` are run options. The run's thread and resource are the ones the signed body names
+    (``"memory": {"thread": ..., "resource": ...}``); a ``memory`` option may only repeat them. Raises
+    :class:`WebhookRefusedError` for a delivery that is not verified, whose body is not JSON, whose ``memory``
+    option differs from the signed one (400) or that its template cannot render (422), :class:`ConfigurationError`
+    when the agent takes no events."""
     agent = app.agent(agent_id)
     secrets = event_secrets_of(app, agent.id)
     if not secrets:
@@ -122,13 +162,16 @@ async def receive_event(
             f'agent "{agent.id}" takes no events: give it a secret (App(event_secrets={{"{agent.id}": "whsec_..."}}))'
         )
     delivery = verify_webhook(secrets, headers, body, now=now, tolerance=tolerance)
-    try:
-        payload = json.loads(body) if body else None
-    except (ValueError, UnicodeDecodeError):
-        raise WebhookRefusedError(400, "the delivery's body is not JSON") from None
+    payload = _payload(body)
+    memory = bind_event_memory(signed_memory(payload), options.get("memory"), 'its signed body\'s "memory"')
     message = render_event(app, agent, template, payload)
     return await start_event_run(
-        app, agent, f"event-{agent.id}-{delivery.webhook_id}", message, {"event": delivery.webhook_id}, options
+        app,
+        agent,
+        f"event-{agent.id}-{delivery.webhook_id}",
+        message,
+        {"event": delivery.webhook_id},
+        _with_memory(options, memory),
     )
 
 
@@ -167,14 +210,13 @@ async def receive_source_event(
     :func:`receive_event` does."""
     agent = app.agent(source.agent)
     verify_source_delivery(source, headers, body, now=now)
-    try:
-        payload = json.loads(body) if body else None
-    except (ValueError, UnicodeDecodeError):
-        raise WebhookRefusedError(400, "the delivery's body is not JSON") from None
+    payload = _payload(body)
     event_id = event_id_of(source, headers, payload)
+    memory = bind_event_memory(source.memory_of(payload), options.get("memory"), f'the source "{source.name}" says')
     message = render_event(app, agent, source.template, payload)
     memo = {"event": event_id, "eventSource": source.name}
-    return await start_event_run(app, agent, f"webhook-{source.name}-{event_id}", message, memo, options)
+    run_id = f"webhook-{source.name}-{event_id}"
+    return await start_event_run(app, agent, run_id, message, memo, _with_memory(options, memory))
 
 
 async def _send_event_to_thread(
@@ -195,7 +237,7 @@ async def _send_event_to_thread(
         if error.status != RPCStatusCode.NOT_FOUND:
             raise
     else:
-        return EventRun(run_id=run_id, duplicate=True)
+        return EventRun(run_id=run_id, duplicate=True, thread_outcome=ThreadOutcome(outcome="duplicate", run_id=run_id))
     timeout = workflow_task_timeout(agent)
     run = ThreadRun(
         run_input=run_input,
@@ -206,7 +248,7 @@ async def _send_event_to_thread(
     )
     outcome = await send_to_thread(app.client, app.task_queue, run, strategy or DEFAULT_THREAD_STRATEGY)
     if outcome.outcome == "duplicate":
-        return EventRun(run_id=run_id, duplicate=True)
+        return EventRun(run_id=run_id, duplicate=True, thread_outcome=outcome)
     if outcome.outcome == "rejected":
         raise ThreadBusyError(
             f'the thread has an active run "{outcome.active_run_id}"; the event started nothing (thread_strategy '
@@ -215,4 +257,4 @@ async def _send_event_to_thread(
         )
     if outcome.outcome == "started":
         await journal_start(app.store, run_id, agent.id)
-    return EventRun(run_id=run_id, duplicate=False)
+    return EventRun(run_id=run_id, duplicate=False, thread_outcome=outcome)

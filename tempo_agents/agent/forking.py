@@ -16,7 +16,7 @@ from temporalio.service import RPCError, RPCStatusCode
 
 from tempo_agents.agent.visibility import quote, runs_query
 from tempo_agents.errors import ConfigurationError, RunNotFoundError
-from tempo_agents.forks.origin import check_fork_point, last_good_step
+from tempo_agents.forks.origin import check_fork_point, copied_steps, last_good_step
 from tempo_agents.models.messages import MessageInput, normalize_messages
 from tempo_agents.store.base import Store
 from tempo_agents.workflows import search_attributes
@@ -70,16 +70,27 @@ async def plan_fork(
 ) -> ForkPlan:
     """The fork of ``run_id`` at ``at_step`` (default: the last step whose calls all ended): the origin's options
     under ``options``, without its memory thread unless ``memory`` is given (a fork never writes its origin's
-    thread)."""
+    thread).
+
+    Steps are numbered in the conversation: a fork's steps copied from its origin count, so a fork at step k numbers
+    its own steps k, k+1 ..., and a fork of it names them so (README, "Time travel")."""
     origin = await origin_input(client, run_id)
     entries = await store.get_transcript(run_id)
-    step = last_good_step(entries) if at_step is None else at_step
-    if step < 0:
-        raise ConfigurationError(f"at_step must be 0 or more, got {step}")
-    check_fork_point(run_id, entries, step)
+    if at_step is not None and at_step < 0:
+        raise ConfigurationError(f"at_step must be 0 or more, got {at_step}")
+    first = copied_steps(entries)
+    own = last_good_step(entries) if at_step is None else at_step - first
+    if own < 0:
+        source = origin.options.fork.run_id if origin.options.fork is not None else "its origin"
+        raise ConfigurationError(
+            f'step {at_step} of run "{run_id}" was copied from run "{source}": fork that run at step {at_step}, or '
+            f"this one at step {first} or later"
+        )
+    check_fork_point(run_id, entries, own, first)
     fork = ForkOrigin(
         run_id=run_id,
-        step=step,
+        step=own + first,
+        cut=own if first else None,
         reuse=reuse,
         rerun=list(rerun),
         replace_input=None if replace_input is None else normalize_messages(replace_input),

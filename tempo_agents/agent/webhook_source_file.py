@@ -41,6 +41,10 @@ _KEYS = {
     "token_header",
     "event_id_field",
     "tolerance_seconds",
+    "thread",
+    "thread_field",
+    "resource",
+    "resource_field",
 }
 
 
@@ -77,6 +81,7 @@ def _source(name: str, table: Any, env: Mapping[str, str], path: str | Path) -> 
     tolerance = table.get("tolerance_seconds")
     if tolerance is not None and (not isinstance(tolerance, int | float) or isinstance(tolerance, bool)):
         raise ConfigurationError(f"{where}: tolerance_seconds must be a number")
+    tolerance_option = {} if tolerance is None else {"tolerance": timedelta(seconds=tolerance)}
     return WebhookSource(
         name=name,
         agent=agent,
@@ -85,7 +90,11 @@ def _source(name: str, table: Any, env: Mapping[str, str], path: str | Path) -> 
         token_header=_text(table, "token_header", where) or "authorization",
         template=_text(table, "template", where),
         event_id_field=_text(table, "event_id_field", where),
-        **({"tolerance": timedelta(seconds=tolerance)} if tolerance is not None else {}),
+        thread=_text(table, "thread", where),
+        thread_field=_text(table, "thread_field", where),
+        resource=_text(table, "resource", where),
+        resource_field=_text(table, "resource_field", where),
+        **tolerance_option,
     )
 
 

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
+from tempo_agents.agent.event_memory import EventMemory, field_name, payload_field
 from tempo_agents.agent.webhooks import DEFAULT_TOLERANCE, WebhookRefusedError, verify_webhook
 from tempo_agents.errors import ConfigurationError
 
@@ -40,6 +41,10 @@ class WebhookSource:
     is accepted too). ``template`` names an event template of the App (by default the one named like the
     agent, else the payload's JSON text). ``event_id_field`` is the dotted path of the JSON field that carries
     the sender's id for the event (``"delivery.id"``), read when the delivery has no ``webhook-id`` header.
+
+    Where the runs land (their memory thread and resource) is the source's to say, never the URL's: ``thread`` and
+    ``resource`` fixed, or ``thread_field`` and ``resource_field``, dotted paths of payload fields (each pair: one
+    or the other; a thread needs a resource). A source that names neither starts threadless runs.
     """
 
     name: str
@@ -50,6 +55,10 @@ class WebhookSource:
     template: str | None = None
     event_id_field: str | None = None
     tolerance: timedelta = DEFAULT_TOLERANCE
+    thread: str | None = None
+    thread_field: str | None = None
+    resource: str | None = None
+    resource_field: str | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "secrets", _texts(self.secrets))
@@ -63,6 +72,32 @@ class WebhookSource:
             )
         if any(not value for value in (*self.secrets, *self.tokens)):
             raise ConfigurationError(f'webhook source "{self.name}" has an empty secret or token')
+        for fixed, from_field, what in (
+            (self.thread, self.thread_field, "thread"),
+            (self.resource, self.resource_field, "resource"),
+        ):
+            if fixed is not None and from_field is not None:
+                raise ConfigurationError(f'webhook source "{self.name}" takes {what} or {what}_field, not both')
+            if fixed == "" or from_field == "":
+                raise ConfigurationError(f'webhook source "{self.name}" has an empty {what}')
+        names_thread = self.thread is not None or self.thread_field is not None
+        names_resource = self.resource is not None or self.resource_field is not None
+        if names_thread != names_resource:
+            raise ConfigurationError(
+                f'webhook source "{self.name}": a thread and a resource go together (thread or thread_field with '
+                "resource or resource_field)"
+            )
+
+    def memory_of(self, payload: Any) -> EventMemory | None:
+        """The thread and resource of the run a delivery with ``payload`` starts (``None``: a threadless run)."""
+        if self.thread is None and self.thread_field is None:
+            return None
+        thread = self.thread if self.thread_field is None else field_name(payload, self.thread_field, "thread")
+        resource = (
+            self.resource if self.resource_field is None else field_name(payload, self.resource_field, "resource")
+        )
+        assert thread is not None and resource is not None, "checked when the source was made"
+        return EventMemory(thread=thread, resource=resource)
 
     @property
     def verification(self) -> str:
@@ -104,9 +139,7 @@ def event_id_of(source: WebhookSource, headers: Mapping[str, str], payload: Any)
     1 to 200 letters, digits or ``. _ : ~ -`` is replaced by its SHA-256 (so any id de-duplicates)."""
     event_id: Any = headers.get("webhook-id")
     if not event_id and source.event_id_field is not None:
-        event_id = payload
-        for part in source.event_id_field.split("."):
-            event_id = event_id.get(part) if isinstance(event_id, dict) else None
+        event_id = payload_field(payload, source.event_id_field)
     if isinstance(event_id, bool) or not isinstance(event_id, str | int) or event_id == "":
         where = f'nor a "{source.event_id_field}" field' if source.event_id_field else "and the source names no field"
         raise WebhookRefusedError(400, f"the delivery has no event id: no webhook-id header {where}")

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from decimal import Decimal
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import ConfigDict, Field
+from pydantic import ConfigDict, Field, Strict
 
 from tempo_agents._wire import WireModel
 
@@ -23,8 +23,9 @@ class BudgetLimits(WireModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    tokens: int | None = Field(default=None, ge=0)
-    cost_usd: float | None = Field(default=None, ge=0)
+    tokens: Annotated[int, Strict()] | None = Field(default=None, ge=0)
+    cost_usd: Annotated[float, Strict()] | None = Field(default=None, ge=0)
+    """Both strict: ``true`` is no number (an integer cost is a number of dollars)."""
 
     @property
     def cost_nanos(self) -> int | None:

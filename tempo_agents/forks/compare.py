@@ -1,6 +1,7 @@
 """Two runs side by side: their conversations aligned by model step, the first step where they differ, each step's
-tool calls and arguments diffed, and their usage. Read from the store only (a fork's copied steps count as its own,
-so a fork at step k lines up with its origin on steps 0 to k-1).
+tool calls and arguments diffed, and their usage. Read from the store only. Steps are numbered in the conversation,
+as everywhere users see them: a fork's copied steps count as its own, so a fork at step k lines up with its origin
+on steps 0 to k-1, and its ``steps`` count them too.
 """
 
 from __future__ import annotations
@@ -8,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from tempo_agents.forks.origin import canonical
+from tempo_agents.forks.origin import canonical, copied_steps
 from tempo_agents.models.messages import Message
 from tempo_agents.store.base import Store, TranscriptEntry
 
@@ -99,8 +100,9 @@ def align(a: list[dict[str, Any]], b: list[dict[str, Any]]) -> tuple[list[dict[s
     return aligned, first
 
 
-async def run_usage(store: Store, run_id: str) -> dict[str, Any] | None:
-    """The run's usage and steps as its latest ``finish`` says (``None`` before its first segment ended)."""
+async def run_usage(store: Store, run_id: str, first: int = 0) -> dict[str, Any] | None:
+    """The run's usage and steps as its latest ``finish`` says (``None`` before its first segment ended); ``first``:
+    the steps its conversation had before its own (a fork's copied ones), counted in ``steps``."""
     latest: dict[str, Any] | None = None
     offset = 0
     while True:
@@ -110,18 +112,20 @@ async def run_usage(store: Store, run_id: str) -> dict[str, Any] | None:
         for entry in page:
             if entry.chunk.get("type") == "finish":
                 output = entry.chunk.get("payload", {}).get("output", {})
-                latest = {"usage": output.get("usage"), "steps": output.get("steps")}
+                steps = output.get("steps")
+                latest = {"usage": output.get("usage"), "steps": steps + first if isinstance(steps, int) else steps}
         offset = page[-1].offset + 1
 
 
 async def compare_runs(store: Store, a: str, b: str) -> dict[str, Any]:
     """``a`` and ``b`` side by side (``steps``, ``firstDifferentStep``, each run's ``usage``)."""
-    steps, first = align(
-        conversation_steps(await store.get_transcript(a)), conversation_steps(await store.get_transcript(b))
-    )
+    entries_a, entries_b = await store.get_transcript(a), await store.get_transcript(b)
+    steps, first = align(conversation_steps(entries_a), conversation_steps(entries_b))
+    usage_a = await run_usage(store, a, copied_steps(entries_a))
+    usage_b = await run_usage(store, b, copied_steps(entries_b))
     return {
-        "a": {"runId": a, **(await run_usage(store, a) or {"usage": None, "steps": None})},
-        "b": {"runId": b, **(await run_usage(store, b) or {"usage": None, "steps": None})},
+        "a": {"runId": a, **(usage_a or {"usage": None, "steps": None})},
+        "b": {"runId": b, **(usage_b or {"usage": None, "steps": None})},
         "firstDifferentStep": first,
         "steps": steps,
     }

@@ -62,6 +62,12 @@ def step_states(entries: Sequence[TranscriptEntry]) -> list[StepState]:
     ]
 
 
+def copied_steps(entries: Sequence[TranscriptEntry]) -> int:
+    """How many model steps of the run's conversation its transcript copied from its origin (a fork's; 0 for a run
+    that is no fork): the number its own step 0 has in the conversation, as users number steps."""
+    return sum(1 for entry in entries if entry.step == FORK_STEP and entry.message.get("role") == "assistant")
+
+
 def last_good_step(entries: Sequence[TranscriptEntry]) -> int:
     """The step a retry forks at: the number of leading model steps whose calls all ended."""
     good = 0
@@ -72,31 +78,39 @@ def last_good_step(entries: Sequence[TranscriptEntry]) -> int:
     return good
 
 
-def check_fork_point(run_id: str, entries: Sequence[TranscriptEntry], at_step: int) -> None:
+def check_fork_point(run_id: str, entries: Sequence[TranscriptEntry], at_step: int, first: int = 0) -> None:
     """Refuse a fork point past the run's steps, or one that keeps a call that never ended (the model would read a
-    call without its result)."""
+    call without its result). ``at_step`` is the run's own step; ``first`` the number its own step 0 has in the
+    conversation (:func:`copied_steps`), which every step named in a refusal is numbered by."""
     states = step_states(entries)
     if not entries:
         raise ConfigurationError(f'run "{run_id}" has no transcript in this store: nothing to fork')
     known = len(states)
     if at_step > known:
-        raise ConfigurationError(f'run "{run_id}" has {known} model step(s): fork at a step from 0 to {known}')
+        copied = "" if not first else " (step 0 was" if first == 1 else f" (steps 0 to {first - 1} were"
+        copied += " copied from its origin)" if first else ""
+        raise ConfigurationError(
+            f'run "{run_id}" has {first + known} model step(s){copied}: fork at a step from {first} to {first + known}'
+        )
     for state in states[:at_step]:
         if state.unended:
+            shown = state.step + first
             raise ConfigurationError(
-                f'step {state.step} of run "{run_id}" has calls that did not end ({", ".join(state.unended)}): '
-                f"fork at step {state.step} or before (the fork asks the model again at that step)"
+                f'step {shown} of run "{run_id}" has calls that did not end ({", ".join(state.unended)}): '
+                f"fork at step {shown} or before (the fork asks the model again at that step)"
             )
 
 
 async def seed_fork(store: Store, run_id: str, fork: ForkOrigin) -> None:
-    """Copy the origin's transcript before ``fork.step`` into the fork's (``run_id``) under :data:`FORK_STEP`: its
-    thread history, its input (or ``fork.replace_input``), its steps. Idempotent (the same rows every time)."""
+    """Copy the origin's transcript before ``fork.step`` (the origin's own step ``fork.cut`` when it is a fork) into
+    the fork's (``run_id``) under :data:`FORK_STEP`: its thread history, its input (or ``fork.replace_input``), the
+    steps it copied from its own origin, its steps. Idempotent (the same rows every time)."""
+    end = fork.step if fork.cut is None else fork.cut
     origin = await store.get_transcript(fork.run_id)
     replacement = None if fork.replace_input is None else [message.to_wire() for message in fork.replace_input]
     copied: list[dict[str, Any]] = []
     for entry in origin:
-        if entry.step >= fork.step or (entry.step < HISTORY_STEP and entry.step != FORK_STEP):
+        if entry.step >= end or (entry.step < HISTORY_STEP and entry.step != FORK_STEP):
             continue
         if replacement is not None and (entry.step == INPUT_STEP or entry.step >= 0):
             copied.extend(replacement)  # in the input's place: after the history, before the first step
@@ -114,7 +128,7 @@ async def seed_fork(store: Store, run_id: str, fork: ForkOrigin) -> None:
 @dataclass(frozen=True)
 class ReusedOutcome:
     """How a call of the origin with the same tool and arguments ended: what the model read, and whether it was an
-    error."""
+    error. ``step``: the origin's step that made it, numbered in the conversation as users see it."""
 
     tool_call_id: str
     step: int
@@ -128,6 +142,7 @@ async def reusable_outcome(store: Store, fork: ForkOrigin, tool_name: str, args:
     if fork.reuse != "tools" or tool_name in fork.rerun:
         return None
     wanted = canonical(args)
+    first = 0 if fork.cut is None else fork.step - fork.cut  # the conversation's number of the origin's own step 0
     calls: dict[str, int] = {}
     for entry in await store.get_transcript(fork.run_id):
         if entry.step < 0:
@@ -135,7 +150,7 @@ async def reusable_outcome(store: Store, fork: ForkOrigin, tool_name: str, args:
         message = Message.model_validate(entry.message)
         for call in message.tool_calls:
             if call.tool_name == tool_name and canonical(call.args) == wanted:
-                calls[call.tool_call_id] = entry.step
+                calls[call.tool_call_id] = entry.step + first
         for result in message.tool_results:
             if result.tool_call_id in calls and not _is_waiting(result.result):
                 return ReusedOutcome(result.tool_call_id, calls[result.tool_call_id], result.result, result.is_error)

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, Strict
 from pydantic.alias_generators import to_camel
 
 __all__ = [
@@ -20,8 +20,13 @@ __all__ = [
     "RunToolCallBody",
     "StreamBody",
     "ToolExecuteBody",
+    "WholeNumber",
 ]
 
+
+WholeNumber = Annotated[int, Strict()]
+"""A number the API takes as a JSON integer only: ``true``, ``"1"`` and ``1.0`` are refused (pydantic's lax mode takes
+``true`` as 1)."""
 
 MAX_OFFSET = 2**63 - 1
 """The largest journal offset a request may name (both stores keep offsets as signed 64-bit integers)."""
@@ -36,7 +41,7 @@ class StreamBody(_Body):
 
     messages: Any = Field(description="a string, a list of strings, or a list of {role, content} messages")
     run_id: str | None = None
-    max_steps: int | None = Field(default=None, ge=1)
+    max_steps: WholeNumber | None = Field(default=None, ge=1)
     memory: dict[str, Any] | None = None
     request_context: dict[str, Any] | None = None
     tool_choice: Any = None
@@ -90,13 +95,13 @@ class ObserveBody(_Body):
     """``POST /agents/:agentId/observe``: replay from ``offset`` (inclusive), then follow."""
 
     run_id: str
-    offset: int = Field(default=0, ge=0, le=MAX_OFFSET)
+    offset: WholeNumber = Field(default=0, ge=0, le=MAX_OFFSET)
 
 
 class RunForkBody(_Body):
     """``POST /runs/:runId/fork``: where to fork, what to change, which tools to reuse."""
 
-    at_step: int | None = Field(
+    at_step: WholeNumber | None = Field(
         default=None, ge=0, description="the model step the fork asks again (default: the last good one)"
     )
     messages: Any = Field(default=None, description="messages added after the copied steps")
@@ -105,7 +110,7 @@ class RunForkBody(_Body):
     reuse: Literal["none", "tools"] = "none"
     rerun: list[str] = Field(default_factory=list, description="tools that run even when reused")
     instructions: str | None = Field(default=None, description="added to the agent's instructions")
-    max_steps: int | None = Field(default=None, ge=1)
+    max_steps: WholeNumber | None = Field(default=None, ge=1)
     model_settings: dict[str, Any] | None = None
     request_context: dict[str, Any] | None = None
     memory: dict[str, Any] | None = None

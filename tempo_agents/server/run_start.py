@@ -15,8 +15,18 @@ from tempo_agents.errors import ConfigurationError
 from tempo_agents.models.messages import Message, normalize_messages
 from tempo_agents.server.bodies import StreamBody
 from tempo_agents.server.errors import ApiError
+from tempo_agents.workflows.thread_payloads import ThreadOutcome
 
-__all__ = ["MAX_RUN_ID_BYTES", "StartRequest", "run_id_problem", "start_request", "start_run", "thread_headers"]
+__all__ = [
+    "MAX_RUN_ID_BYTES",
+    "StartRequest",
+    "check_model_settings",
+    "outcome_headers",
+    "run_id_problem",
+    "start_request",
+    "start_run",
+    "thread_headers",
+]
 
 MAX_RUN_ID_BYTES = 1000
 """The longest run id (in UTF-8 bytes): a run's id is its workflow id, which Temporal limits to 1,000 by default."""
@@ -84,7 +94,27 @@ def _memory(raw: dict[str, Any]) -> dict[str, str]:
     return {"thread": thread, "resource": resource}
 
 
+_WHOLE_SETTINGS = frozenset({"maxTokens", "maxOutputTokens", "max_tokens", "seed"})
+_NUMBER_SETTINGS = frozenset({"temperature", "topP", "top_p", "topK", "top_k", "presencePenalty", "frequencyPenalty"})
+
+
+def check_model_settings(settings: dict[str, Any] | None, field: str = "modelSettings") -> None:
+    """Refuse a model setting that must be a number and is not one (a boolean is none, whole counts take integers
+    only), with a 400 naming it."""
+    for key, value in (settings or {}).items():
+        whole = key in _WHOLE_SETTINGS
+        if not whole and key not in _NUMBER_SETTINGS:
+            continue
+        number = isinstance(value, int) if whole else isinstance(value, int | float)
+        if value is not None and (isinstance(value, bool) or not number):
+            expected = "an integer" if whole else "a number"
+            raise ApiError(
+                400, "Invalid request body", issues=[{"field": f"{field}.{key}", "message": f"expected {expected}"}]
+            )
+
+
 def _model_settings(body: StreamBody) -> dict[str, Any]:
+    check_model_settings(body.model_settings)
     settings: dict[str, Any] = {}
     for key, value in (body.model_settings or {}).items():
         settings[_MODEL_SETTINGS.get(key, key)] = value
@@ -160,7 +190,12 @@ def thread_headers(stream: AgentStream) -> dict[str, str]:
     """For a run sent to a memory thread, what the thread did with it: ``x-thread-outcome`` (``started``,
     ``queued``, ``steered``), ``x-run-id`` (the run the stream follows) and, when another run holds the thread,
     ``x-thread-active-run`` and ``x-thread-position`` (1: next)."""
-    outcome = stream.thread_outcome
+    return outcome_headers(stream.thread_outcome)
+
+
+def outcome_headers(outcome: ThreadOutcome | None) -> dict[str, str]:
+    """The headers of :func:`thread_headers` for a thread's outcome (none for a threadless run); an event's answer
+    carries them too, with ``duplicate`` for a delivery the thread already holds."""
     if outcome is None:
         return {}
     headers = {"x-thread-outcome": outcome.outcome, "x-run-id": outcome.run_id}

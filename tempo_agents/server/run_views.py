@@ -166,6 +166,12 @@ async def list_runs(
     }
 
 
+def _first_step(fork_of: dict[str, Any] | None) -> int:
+    """The number a run's own step 0 has in its conversation: a fork's is the step it was forked at, else 0."""
+    step = None if fork_of is None else fork_of.get("step")
+    return step if isinstance(step, int) and not isinstance(step, bool) else 0
+
+
 async def run_detail(app: App, run_id: str) -> dict[str, Any]:
     """A run's workflow description and its queries (``status``, ``mode``, ``steps``, ``usage``,
     ``pending``, ``tasks``, ``answers``: who answered which call). A closed run is queried too (a worker
@@ -230,7 +236,8 @@ async def run_detail(app: App, run_id: str) -> dict[str, Any]:
             "status": run_status(description.status, agent_status),
             "runStatus": agent_status,
             "mode": mode,
-            "step": steps,
+            # Steps are numbered in the conversation: a fork's copied steps count (its own go on from its origin's).
+            "step": steps + _first_step(detail["forkOf"]),
             "usage": usage.to_wire(),
             # A closed run waits for nobody, whatever calls it was waiting on when it closed.
             "pending": [] if closed else [await pending_view(agent, call) for call in pending],

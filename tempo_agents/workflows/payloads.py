@@ -9,7 +9,7 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 from typing import Any, Literal
 
-from pydantic import ConfigDict, Field, model_validator
+from pydantic import ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer, model_validator
 
 from tempo_agents._wire import WireModel
 from tempo_agents.activity_options import ActivityOptions
@@ -42,6 +42,21 @@ class ForkOrigin(WireModel):
 
     run_id: str
     step: int = Field(ge=0)
+    """The step the fork asks again, numbered as users see it: in the conversation, where a fork's steps copied from
+    its own origin count (a fork at step k numbers its own steps k, k+1 ...)."""
+    cut: int | None = Field(default=None, ge=0)
+    """When the origin is itself a fork: the origin's own step (its store numbers its own steps from 0) the copy
+    ends before. ``None``: ``step`` (an origin that is no fork, whose own steps are the conversation's)."""
+
+    @model_serializer(mode="wrap")
+    def _cut_only_when_set(self, serialize: SerializerFunctionWrapHandler) -> Any:
+        """A fork of a run that is no fork carries no ``cut``: its input is the one it always was, which workers
+        from before ``cut`` existed decode too."""
+        data = serialize(self)
+        if self.cut is None and isinstance(data, dict):
+            data.pop("cut", None)
+        return data
+
     reuse: Literal["none", "tools"] = "none"
     rerun: list[str] = Field(default_factory=list)
     replace_input: list[Message] | None = None

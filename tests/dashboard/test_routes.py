@@ -111,7 +111,7 @@ async def test_timeline_shows_parallel_calls_in_lanes_and_waits_for_people(make_
         first, second = sorted(tools_bars, key=lambda bar: moment(bar["start"]))
         assert moment(second["start"]) < moment(first["end"])  # the two calls ran at the same time
         assert [bar["label"] for bar in timeline["bars"] if bar["kind"] == "model"] == [
-            "model step 1", "model step 2", "model step 3"
+            "model step 0", "model step 1", "model step 2"
         ]  # fmt: skip
         assert [bar["label"] for bar in timeline["bars"] if bar["kind"] == "tool"].count("confirm") == 2
         [wait] = timeline["waits"]

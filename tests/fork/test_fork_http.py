@@ -84,7 +84,7 @@ async def test_fork_compare_and_lineage_over_http_and_the_cli(make_app: AppFacto
         assert diff["b"]["result"] == {"city": "Oslo", "sky": "snow"}
         assert compared["b"]["forkOf"] == {"runId": original.run_id, "step": 1}
         assert compared["a"]["forkOf"] is None
-        assert compared["a"]["steps"] == 3 and compared["b"]["steps"] == 2
+        assert compared["a"]["steps"] == 3 and compared["b"]["steps"] == 3  # the fork's copied step 0 counts
         assert compared["a"]["durationMs"] >= 0 and compared["b"]["durationMs"] >= 0
         assert compared["a"]["usage"] is not None
 
@@ -148,3 +148,81 @@ async def test_retry_over_http_and_the_cli(make_app: AppFactory, client: Client)
         assert (await app.attach(retried["runId"], follow="run").result()).text == "Paris is clear."
         await closed_history(client, retried["runId"])
     assert executed == {"Paris": 1}
+
+
+async def test_a_fork_of_a_fork_numbers_its_steps_as_the_conversation_does(
+    make_app: AppFactory, client: Client
+) -> None:
+    """Steps are numbered in the conversation, from 0, a fork's copied steps counted: a fork at step 1 asks step 1
+    again and its own steps are 1 and 2, so a fork of it at step 2 is at step 2 in its answer, its detail, compare
+    and the CLI alike."""
+    tools = {"lookup": lookup_tool(collections.Counter())}
+    responses = [
+        ScriptedResponse(text="Paris first.", tool_calls=[call("Paris", "c1")]),
+        ScriptedResponse(text="And Rome.", tool_calls=[call("Rome", "c2")]),
+        ScriptedResponse(text="All clear."),
+    ]
+    edited = [
+        responses[0],
+        ScriptedResponse(text="And Oslo.", tool_calls=[call("Oslo", "c2")]),
+        ScriptedResponse(text="Snow in Oslo."),
+    ]
+    app = make_app(
+        [
+            Agent(id="travel", model=by_turn(responses), tools=tools),
+            Agent(id="travel-v2", model=by_turn(edited), tools=tools),
+        ]
+    )
+    async with served(app) as http, running_worker(app):
+        original = await app.generate("travel", "Weather?")
+        first = await http.post(f"/runs/{original.run_id}/fork", json={"atStep": 1, "agentId": "travel-v2"})
+        assert first.status_code == 201, first.text
+        fork = first.json()["runId"]
+        await app.attach(fork, follow="run").result()
+        await closed_history(client, fork)
+
+        second = await http.post(f"/runs/{fork}/fork", json={"atStep": 2, "messages": "Thanks!"})
+        assert second.status_code == 201, second.text
+        assert second.json()["forkOf"] == {"runId": fork, "step": 2}
+        fork_of_fork = second.json()["runId"]
+        await app.attach(fork_of_fork, follow="run").result()
+        await closed_history(client, fork_of_fork)
+
+        compared = (await http.get("/runs/compare", params={"a": fork, "b": fork_of_fork})).json()
+        assert compared["firstDifferentStep"] == 2
+        assert [s["same"] for s in compared["steps"]] == [True, True, False]
+        assert compared["steps"][2]["b"]["prompt"] == [{"role": "user", "text": "Thanks!"}]
+        assert (compared["a"]["steps"], compared["b"]["steps"]) == (3, 3)  # the copied steps counted
+        assert compared["b"]["forkOf"] == {"runId": fork, "step": 2}
+        with_origin = (await http.get("/runs/compare", params={"a": original.run_id, "b": fork})).json()
+        assert (with_origin["firstDifferentStep"], with_origin["b"]["forkOf"]["step"]) == (1, 1)
+
+        detail = (await http.get(f"/runs/{fork_of_fork}")).json()
+        assert (detail["forkOf"], detail["step"]) == ({"runId": fork, "step": 2}, 3)
+        assert (await http.get(f"/runs/{fork}")).json()["step"] == 3
+
+        copied = await http.post(f"/runs/{fork}/fork", json={"atStep": 0})
+        assert (copied.status_code, copied.json()["error"]) == (
+            400,
+            f'step 0 of run "{fork}" was copied from run "{original.run_id}": fork that run at step 0, or this one '
+            "at step 1 or later",
+        )
+        past = await http.post(f"/runs/{fork}/fork", json={"atStep": 4})
+        assert (past.status_code, past.json()["error"]) == (
+            400,
+            f'run "{fork}" has 3 model step(s) (step 0 was copied from its origin): fork at a step from 1 to 3',
+        )
+
+        url = str(http.base_url)
+        code, out, err = await cli("api", "--url", url, "run", "fork", fork, "--at-step", "2", "--message", "Bye!")
+        assert code == 0, err
+        by_cli = json.loads(out)["data"]
+        assert by_cli["forkOf"] == {"runId": fork, "step": 2}
+        await app.attach(by_cli["runId"], follow="run").result()
+        await closed_history(client, by_cli["runId"])
+        code, out, err = await cli("api", "--url", url, "run", "compare", fork, by_cli["runId"])
+        assert code == 0, err
+        assert json.loads(out)["data"]["firstDifferentStep"] == 2
+        code, out, err = await cli("api", "--url", url, "run", "show", by_cli["runId"])
+        assert code == 0, err
+        assert json.loads(out)["data"]["forkOf"]["step"] == 2 and json.loads(out)["data"]["step"] == 3

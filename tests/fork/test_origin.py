@@ -65,6 +65,10 @@ async def test_steps_fork_points_reuse_and_the_copy(tmp_path: Path) -> None:
         reuse = ForkOrigin(run_id="origin", step=0, reuse="tools")
         found = await reusable_outcome(store, reuse, "search", {"days": 2, "city": "Rome"})  # keys in another order
         assert found is not None and (found.tool_call_id, found.step, found.result) == ("a", 0, {"hotels": 3})
+        # An origin that is itself a fork (two steps copied before its own step 0): its steps as users number them.
+        of_a_fork = ForkOrigin(run_id="origin", step=3, cut=1, reuse="tools")
+        found = await reusable_outcome(store, of_a_fork, "search", {"days": 2, "city": "Rome"})
+        assert found is not None and (found.tool_call_id, found.step) == ("a", 2)
         error = await reusable_outcome(store, reuse, "price", {"id": 1})
         assert error is not None and error.is_error and error.result == "no such hotel"
         assert await reusable_outcome(store, reuse, "search", {"city": "Rome", "days": 3}) is None

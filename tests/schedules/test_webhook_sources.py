@@ -28,6 +28,7 @@ from tempo_agents import (
     ScriptedResponse,
     WebhookSource,
     load_webhook_sources,
+    sign_webhook,
 )
 from tempo_agents.errors import ConfigurationError
 from tempo_agents.models.model import ModelRequest
@@ -181,6 +182,45 @@ async def test_a_token_source_checks_its_header_and_keys_runs_by_the_payloads_ev
         assert " ".join(user_texts(model)).count("Build 981 failed") == 2  # rendered by the source's template
 
 
+async def test_a_payload_its_template_cannot_render_and_an_empty_body_start_nothing(
+    make_app: AppFactory, client: Client
+) -> None:
+    model = ScriptedModel([ScriptedResponse(text="never")])
+    app = make_triage(make_app, model)
+    token = {"x-ci-token": TOKEN}
+    async with running_worker(app), served(app, tokens=TOKENS) as http:
+        # Senders retry a 5xx for hours, and this payload will never render: a 422 naming what is missing.
+        no_status = await http.post("/events/ci", content=b'{"build": {"id": 5}}', headers=token)
+        assert (no_status.status_code, no_status.json()) == (
+            422,
+            {"error": 'the event template "build" cannot render this payload: it has no "status"; nothing was started'},
+        )
+        listed = await http.post("/events/ci", content=b"[1, 2]", headers={**token, "webhook-id": "b-6"})
+        assert (listed.status_code, listed.json()["error"]) == (
+            422,
+            'the event template "build" cannot render this payload: list indices must be integers or slices, not '
+            "str; nothing was started",
+        )
+        body, headers = signed({"subject": "no id"}, webhook_id="msg_no_id")
+        no_id = await http.post("/events/tracker", content=body, headers=headers)
+        assert (no_id.status_code, no_id.json()["error"]) == (
+            422,
+            'the event template "ticket" cannot render this payload: it has no "id"; nothing was started',
+        )
+        # An empty body is not JSON, signed or not.
+        empty, empty_headers = b"", signed({}, webhook_id="msg_empty")[1]
+        empty_headers["webhook-signature"] = sign_webhook(
+            SECRET, "msg_empty", int(empty_headers["webhook-timestamp"]), empty
+        )
+        for answer in (
+            await http.post("/events/tracker", content=empty, headers=empty_headers),
+            await http.post("/events/ci", content=empty, headers={**token, "webhook-id": "b-7"}),
+        ):
+            assert (answer.status_code, answer.json()["error"]) == (400, "the delivery's body is not JSON")
+        assert await runs_on(client, app.task_queue) == []
+        assert model.requests == []
+
+
 async def test_no_secret_in_logs_journal_history_or_answers(
     make_app: AppFactory, client: Client, caplog: pytest.LogCaptureFixture
 ) -> None:
@@ -229,6 +269,8 @@ agent = "triage"
 token_env = "CI_TOKEN"
 token_header = "X-CI-Token"
 event_id_field = "build.id"
+resource = "acme"
+thread_field = "build.branch"
 """
     )
     environ = {"TRACKER_OLD": "whsec_b2xk", "TRACKER_NEW": SECRET, "CI_TOKEN": TOKEN}
@@ -241,6 +283,8 @@ event_id_field = "build.id"
         (TOKEN,), "x-ci-token", "build.id", "token",
     )  # fmt: skip
     assert SECRET not in repr(tracker) and TOKEN not in repr(ci)
+    assert (ci.thread, ci.thread_field, ci.resource, ci.resource_field) == (None, "build.branch", "acme", None)
+    assert (tracker.thread, tracker.resource) == (None, None)  # threadless runs
 
     with pytest.raises(ConfigurationError) as unset:
         load_webhook_sources(path, {"TRACKER_OLD": "a", "TRACKER_NEW": "b"})
@@ -252,6 +296,12 @@ event_id_field = "build.id"
     assert "unknown key(s) token (secrets come from environment variables" in str(literal.value)
     path.write_text('[sources.both]\nagent = "triage"\nsecret_env = "TRACKER_NEW"\ntoken_env = "CI_TOKEN"\n')
     with pytest.raises(ConfigurationError, match="needs exactly one of secrets"):
+        load_webhook_sources(path, environ)
+    path.write_text('[sources.ci]\nagent = "triage"\ntoken_env = "CI_TOKEN"\nthread = "t"\nthread_field = "x"\n')
+    with pytest.raises(ConfigurationError, match='webhook source "ci" takes thread or thread_field, not both'):
+        load_webhook_sources(path, environ)
+    path.write_text('[sources.ci]\nagent = "triage"\ntoken_env = "CI_TOKEN"\nthread = "t"\n')
+    with pytest.raises(ConfigurationError, match="a thread and a resource go together"):
         load_webhook_sources(path, environ)
 
 

@@ -4,6 +4,7 @@ finishes; forged, replayed (old timestamp) and malformed deliveries start nothin
 from __future__ import annotations
 
 import base64
+import json
 import time
 from functools import partial
 from typing import Any
@@ -114,12 +115,40 @@ async def test_forged_replayed_and_malformed_deliveries_start_nothing(make_app: 
         }
         answer = await http.post("/agents/triage/events", content=raw, headers=signed)
         assert (answer.status_code, answer.json()["error"]) == (400, "the delivery's body is not JSON")
+        # Signed, but empty: not JSON either (no run whose message is null).
+        signed["webhook-id"] = "msg_empty"
+        signed["webhook-signature"] = sign_webhook(SECRET, "msg_empty", stamp, b"")
+        answer = await http.post("/agents/triage/events", content=b"", headers=signed)
+        assert (answer.status_code, answer.json()["error"]) == (400, "the delivery's body is not JSON")
         # An agent that was given no secret takes no events: its route keeps needing a token, and says so.
         assert (await http.post("/agents/nobody/events", content=body, headers=headers)).status_code == 401
         with_token = {**headers, **AUTH}
         answer = await http.post("/agents/nobody/events", content=body, headers=with_token)
         assert (answer.status_code, answer.json()["error"]) == (404, "Agent with id nobody not found")
 
+        assert await runs_of_agent(client, app.task_queue) == []
+        assert model.requests == []
+
+
+async def test_a_payload_the_template_cannot_render_is_a_422_and_starts_nothing(
+    make_app: AppFactory, client: Client
+) -> None:
+    model = ScriptedModel([ScriptedResponse(text="never")])
+    app = make_app([triage(model)], event_secrets={"triage": SECRET}, event_templates={"ticket": render_ticket})
+    async with running_worker(app), served(app) as http:
+        body, headers = delivery({"customer": "Acme", "subject": "no id"}, webhook_id="msg_no_id")
+        answer = await http.post("/agents/triage/events?template=ticket", content=body, headers=headers)
+        assert (answer.status_code, answer.json()) == (
+            422,
+            {"error": 'the event template "ticket" cannot render this payload: it has no "id"; nothing was started'},
+        )
+        body, headers = delivery(["a", "list"], webhook_id="msg_list")
+        answer = await http.post("/agents/triage/events?template=ticket", content=body, headers=headers)
+        assert (answer.status_code, answer.json()["error"]) == (
+            422,
+            'the event template "ticket" cannot render this payload: list indices must be integers or slices, not '
+            "str; nothing was started",
+        )
         assert await runs_of_agent(client, app.task_queue) == []
         assert model.requests == []
 
@@ -144,12 +173,13 @@ async def test_an_app_wide_secret_and_the_payload_as_message(make_app: AppFactor
     model = ScriptedModel([ScriptedResponse(text="noted")])
     app = make_app([triage(model)], event_secrets={"*": ["whsec_old", SECRET]})  # rotating: either one verifies
     async with running_worker(app), served(app) as http:
-        body, headers = delivery({"alert": "disk full"}, webhook_id="alert-1")
+        alert = {"alert": "disk full", "memory": {"thread": "ops", "resource": "infra"}}  # signed with the payload
+        body, headers = delivery(alert, webhook_id="alert-1")
         answer = await http.post("/agents/triage/events?thread=ops&resource=infra", content=body, headers=headers)
         assert answer.status_code == 202, answer.text
         run_id = answer.json()["runId"]
         assert await app.attach(run_id).text == "noted"
-        assert '{"alert": "disk full"}' in " ".join(user_texts(model))  # no template: the payload's JSON
+        assert json.dumps(alert) in " ".join(user_texts(model))  # no template: the payload's JSON
         memory = await app.store.get_thread_messages("ops", "infra")
         assert [message["role"] for message in memory] == ["user", "assistant"]
         unknown = await http.post("/agents/triage/events?template=nope", content=body, headers=headers)

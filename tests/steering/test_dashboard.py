@@ -50,7 +50,7 @@ async def test_send_to_the_run_interrupt_and_roll_back_from_the_run_page(make_ap
             await asyncio.sleep(0.05)
         release["Oslo"].set()
         note = page.locator(".control-note")
-        await expect(note).to_have_text("Delivered: the model reads it at step 2.", timeout=15_000)
+        await expect(note).to_have_text("Delivered: the model reads it at step 1.", timeout=15_000)
         steer = page.locator(".conversation .msg.user.steer")
         await expect(steer).to_contain_text("Use Fahrenheit too", timeout=15_000)
         await expect(steer).to_contain_text("sent by alice")

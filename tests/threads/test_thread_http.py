@@ -72,7 +72,7 @@ async def test_strategies_thread_view_and_queue_over_http(make_app: AppFactory) 
 
 
 def _delivery(webhook_id: str) -> tuple[bytes, dict[str, str]]:
-    body = json.dumps({"alert": "disk full"}).encode()
+    body = json.dumps({"alert": "disk full", "memory": MEMORY}).encode()  # the thread is signed with the payload
     sent = int(time.time())
     return body, {
         "content-type": "application/json",
@@ -105,7 +105,7 @@ async def test_an_event_on_a_busy_thread_waits_its_turn_and_runs_once(make_app: 
         thread = await app.thread("t1", resource_id="u1")
         assert [r.run_id for r in thread.queued] == ["event-chat-evt-1"]
         gate.open()
-        assert await app.attach("event-chat-evt-1").text == '{"alert": "disk full"} after 2'
+        assert await app.attach("event-chat-evt-1").text == body.decode() + " after 2"
         assert await first.text == "one after 1"
         late, _ = await asyncio.gather(
             http.post("/agents/chat/events?thread=t1&resource=u1", content=body, headers=headers), asyncio.sleep(0)

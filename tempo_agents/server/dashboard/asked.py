@@ -11,6 +11,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from tempo_agents.forks.origin import copied_steps
 from tempo_agents.journal import keys
 from tempo_agents.models.messages import Message, TextPart, ToolCallPart, ToolResultPart
 from tempo_agents.store.base import HISTORY_STEP, INPUT_STEP, Store, TranscriptEntry
@@ -85,13 +86,14 @@ async def run_steps(store: Store, run_id: str) -> dict[str, Any]:
     steps = []
     sent = history
     new: list[Message] = first
+    copied = copied_steps(entries)  # steps are numbered in the conversation: a fork's go on from its origin's
     for step in range(min(last_step + 1, MAX_STEPS_SHOWN)):
         sent += len(new)
         saved = await store.saved_outcome(run_id, keys.model_step_outcome(step))
         usage = saved.get("usage") if isinstance(saved, dict) else None
         steps.append(
             {
-                "step": step,
+                "step": copied + step,
                 "input": [_summary(message) for message in new],
                 "inputMessages": sent,
                 "historyMessages": history if step == 0 else 0,

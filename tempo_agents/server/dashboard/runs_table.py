@@ -58,6 +58,10 @@ class RunFigures:
                     ),
                     _QUERY_TIMEOUT,
                 )
+            if run.get("forkOf"):  # a fork's copied steps count, as on its page and in compare
+                origin = await self._app.fork_origin(run_id)
+                copied = None if origin is None else origin.get("step")
+                steps += copied if isinstance(copied, int) and not isinstance(copied, bool) else 0
         except (RPCError, TimeoutError, WorkflowFailureError, WorkflowQueryFailedError):
             # One run that cannot answer (no worker, a workflow that cannot replay) never fails the page.
             return {"steps": None, "totalTokens": None, "waitingFor": []}

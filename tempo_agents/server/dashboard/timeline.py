@@ -48,7 +48,8 @@ def _input(event: HistoryEvent) -> dict[str, Any]:
 def _label(kind: str, data: dict[str, Any]) -> tuple[str, str | None]:
     """What a bar says, and the tool call it stands for."""
     if kind == "model":
-        return f"model step {int(data.get('step', 0)) + 1}", None
+        fork = (data.get("options") or {}).get("fork") or {}  # a fork's steps go on from its origin's
+        return f"model step {int(data.get('step', 0)) + int(fork.get('step', 0))}", None
     if kind == "tool":
         call = data.get("call") or {}
         name = call.get("toolName") or call.get("tool_name") or "tool"

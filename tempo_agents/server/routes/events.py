@@ -2,7 +2,10 @@
 
 The delivery's Standard Webhooks signature is its credential, so the route needs no bearer token: a forged
 delivery is a 401, a malformed or too old one a 400, an agent without a secret a 404. A verified delivery answers
-202 with the run id; the same ``webhook-id`` again answers 200 with the same run id and starts nothing.
+202 with the run id; the same ``webhook-id`` again answers 200 with the same run id and starts nothing. A payload
+the template cannot render is a 422 (sending it again would fail the same way). The run's thread and resource are
+the signed body's (``"memory"``): ``?thread=&resource=`` may only repeat them. On a thread, the answer's
+``x-thread-outcome`` says whether the run started or was queued behind the thread's active run.
 """
 
 from __future__ import annotations
@@ -12,12 +15,13 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Query, Request
 from fastapi.responses import JSONResponse
 
-from tempo_agents.agent.events import event_secrets_of
+from tempo_agents.agent.events import EventRun, event_secrets_of
 from tempo_agents.agent.webhooks import WebhookRefusedError
 from tempo_agents.server.dependencies import PRINTABLE, AppDep, find_agent
 from tempo_agents.server.errors import ApiError
+from tempo_agents.server.run_start import outcome_headers
 
-__all__ = ["router"]
+__all__ = ["event_answer", "router"]
 
 router = APIRouter(prefix="/agents", tags=["events"])
 
@@ -32,8 +36,12 @@ async def receive_event(
     agent_id: str,
     request: Request,
     template: Annotated[str | None, Query(description="name of an event template registered on the App")] = None,
-    thread: Annotated[str | None, Query(description="memory thread of the run", pattern=PRINTABLE)] = None,
-    resource: Annotated[str | None, Query(description="memory resource of the run", pattern=PRINTABLE)] = None,
+    thread: Annotated[
+        str | None, Query(description="memory thread of the run: the signed body's, repeated", pattern=PRINTABLE)
+    ] = None,
+    resource: Annotated[
+        str | None, Query(description="memory resource of the run: the signed body's, repeated", pattern=PRINTABLE)
+    ] = None,
 ) -> JSONResponse:
     agent = find_agent(app, agent_id)
     if not event_secrets_of(app, agent.id):
@@ -46,4 +54,14 @@ async def receive_event(
         run = await app.receive_event(agent.id, dict(request.headers), body, template=template, **options)
     except WebhookRefusedError as error:
         raise ApiError(error.status, error.message) from None
-    return JSONResponse({"runId": run.run_id, "duplicate": run.duplicate}, status_code=200 if run.duplicate else 202)
+    return event_answer(run)
+
+
+def event_answer(run: EventRun) -> JSONResponse:
+    """A verified delivery's answer: 202 for a run started (or queued on its thread), 200 for a duplicate, with the
+    thread's outcome in headers (``x-thread-outcome`` ...) when the run is on a thread."""
+    return JSONResponse(
+        {"runId": run.run_id, "duplicate": run.duplicate},
+        status_code=200 if run.duplicate else 202,
+        headers=outcome_headers(run.thread_outcome),
+    )

@@ -34,6 +34,7 @@ from tempo_agents.server.bodies import (
 from tempo_agents.server.dependencies import PRINTABLE, AppDep
 from tempo_agents.server.errors import ApiError
 from tempo_agents.server.resuming import describe_run, http_command, resume_run
+from tempo_agents.server.run_start import check_model_settings
 from tempo_agents.server.run_views import list_runs, run_detail
 from tempo_agents.server.shapes import chunk_wire
 from tempo_agents.server.sse import SSE_RESPONSES, EventStream, stream_response
@@ -86,6 +87,7 @@ def _fork_messages(raw: Any, field: str) -> list[Message] | None:
 @router.post("/{run_id}/fork", summary="Start a new run from a run's transcript at a step, with edits", status_code=201)
 async def fork(app: AppDep, run_id: str, body: RunForkBody) -> JSONResponse:
     await describe_run(app, run_id)
+    check_model_settings(body.model_settings)
     messages = _fork_messages(body.messages, "messages")
     replace_input = _fork_messages(body.replace_input, "replaceInput")
     options: dict[str, Any] = {}

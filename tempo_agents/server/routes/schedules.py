@@ -13,6 +13,7 @@ from temporalio.service import RPCError, RPCStatusCode
 
 from tempo_agents.agent.app import App
 from tempo_agents.agent.schedules import AgentSchedule, ScheduleRequest
+from tempo_agents.server.bodies import WholeNumber
 from tempo_agents.server.dependencies import PRINTABLE, AppDep, find_agent
 from tempo_agents.server.errors import ApiError
 
@@ -32,7 +33,7 @@ class ScheduleBody(ScheduleRequest):
     schedule_id: str | None = Field(default=None, pattern=r"^[A-Za-z0-9._:~-]{1,200}$")
     thread: str | None = Field(default=None, pattern=PRINTABLE)
     resource: str | None = Field(default=None, pattern=PRINTABLE)
-    max_steps: int | None = Field(default=None, ge=1)
+    max_steps: WholeNumber | None = Field(default=None, ge=1)
 
 
 class NoteBody(BaseModel):

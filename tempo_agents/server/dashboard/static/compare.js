@@ -1,5 +1,6 @@
 // Two runs side by side (#/compare/<a>/<b>): their model steps aligned, the first step where they differ marked,
 // each step's tool calls with their arguments diffed, and usage and duration per run. From /api/runs/compare.
+// Steps are numbered as the API numbers them: from 0, a fork's copied steps counted.
 
 import { get } from "./api.js";
 import { duration, h, jsonBlock, visible } from "./dom.js";
@@ -11,7 +12,7 @@ function runLink(runId) {
 function summary(side, run) {
   const usage = run.usage || {};
   const origin = run.forkOf
-    ? h("span", { class: "muted" }, " forked from ", runLink(run.forkOf.runId), ` at step ${run.forkOf.step + 1}`)
+    ? h("span", { class: "muted" }, " forked from ", runLink(run.forkOf.runId), ` at step ${run.forkOf.step}`)
     : null;
   return h("div", { class: "fact", dataset: { side } },
     h("dt", {}, side === "a" ? "Run A" : "Run B"),
@@ -54,12 +55,12 @@ export async function compareView(root, a, b, { signal }) {
     h("h1", { id: "compare-title", tabindex: "-1" }, "Compare runs"),
     h("dl", { class: "facts" }, summary("a", data.a), summary("b", data.b)),
     h("p", { class: "first-difference", role: "status" },
-      first === null ? "The runs are the same at every step." : `The runs differ from step ${first + 1}.`),
+      first === null ? "The runs are the same at every step." : `The runs differ from step ${first}.`),
     h("div", { class: "table-wrap" }, h("table", { class: "compare-table" },
       h("thead", {}, h("tr", {}, ["Step", "Run A", "Run B"].map((c) => h("th", { scope: "col" }, c)))),
       h("tbody", {}, data.steps.flatMap((step) => [
         h("tr", { class: step.same ? "same" : step.step === first ? "first-differing differs" : "differs", dataset: { step: step.step } },
-          h("th", { scope: "row", class: "num" }, String(step.step + 1), step.same ? "" : h("span", { class: "badge" }, "differs")),
+          h("th", { scope: "row", class: "num" }, String(step.step), step.same ? "" : h("span", { class: "badge" }, "differs")),
           sideOfStep(step.a), sideOfStep(step.b)),
         step.same ? null : h("tr", { class: "calls-row" }, h("td", {}), h("td", { colspan: 2 }, callsOf(step))),
       ]))))));

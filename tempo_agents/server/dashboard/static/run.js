@@ -41,7 +41,7 @@ function latencies(timeline) {
   const found = new Map();
   for (const bar of timeline?.bars || []) {
     const match = MODEL_BAR.exec(bar.label);
-    if (bar.kind === "model" && match) found.set(Number(match[1]) - 1, bar.end ? Date.parse(bar.end) - Date.parse(bar.start) : null);
+    if (bar.kind === "model" && match) found.set(Number(match[1]), bar.end ? Date.parse(bar.end) - Date.parse(bar.start) : null);
   }
   return found;
 }
@@ -65,7 +65,7 @@ function stepsTable(data, timeline, opened, forkAt) {
       const ms = took.get(step.step);
       const history = step.historyMessages ? ` (${step.historyMessages} from memory)` : "";
       return h("tr", { dataset: { step: step.step } },
-        h("td", { class: "num" }, String(step.step + 1)),
+        h("td", { class: "num" }, String(step.step)),
         h("td", { class: "num latency" }, ms === undefined ? "—" : ms === null ? "running" : ms < 10_000 ? `${(ms / 1000).toFixed(2)}s` : duration(ms)),
         h("td", { class: "num tokens" }, usage ? `${usage.inputTokens ?? 0} in · ${usage.outputTokens ?? 0} out` : "—"),
         h("td", { class: "model-input" },
@@ -73,7 +73,7 @@ function stepsTable(data, timeline, opened, forkAt) {
             h("summary", {}, `${step.inputMessages} message${step.inputMessages === 1 ? "" : "s"} sent, ${step.input.length} new${history}`),
             h("ol", { class: "input-messages" }, step.input.map(messageLine)))),
         h("td", {}, h("button", { type: "button", class: "small fork-here", onclick: () => forkAt(step.step),
-          "aria-label": `Fork from step ${step.step + 1}` }, "Fork from here")));
+          "aria-label": `Fork from step ${step.step}` }, "Fork from here")));
     }))));
 }
 
@@ -211,7 +211,7 @@ export function runView(root, runId, { signal, session }) {
       const sent = await post(`/api/runs/${encodeURIComponent(runId)}/steer`, { message: text });
       steerText.value = "";
       note(sent.status === "delivered"
-        ? `Delivered: the model reads it at step ${sent.step + 1}.`
+        ? `Delivered: the model reads it at step ${sent.step}.`
         : "Kept: the model reads it at the step after the waiting call is answered.");
     } catch (error) {
       note(error.status === 409 ? `Not delivered: ${error.message}` : error.message, "error");
@@ -278,8 +278,9 @@ export function runView(root, runId, { signal, session }) {
       ...[["Agent", run.agentId], ["Thread", run.threadId && run.resourceId
         ? h("a", { href: threadLink(run.threadId, run.resourceId), class: "thread-link" }, visible(run.threadId)) : run.threadId],
         ["Resource", run.resourceId], ["Mode", run.mode],
-        // A running run's step counter counts the steps whose calls have ended: the step at work is the next one.
-        run.status === "running" && run.step !== null ? ["Step", `${run.step + 1} (running)`] : ["Steps", run.step], ["Tokens", usage.totalTokens !== undefined ? `${usage.totalTokens} (${usage.inputTokens ?? 0} in, ${usage.outputTokens ?? 0} out)` : null],
+        // Steps are numbered from 0, as in the API: a running run's counter counts the steps whose calls have ended,
+        // so it is the number of the step at work.
+        run.status === "running" && run.step !== null ? ["Step", `${run.step} (running)`] : ["Steps", run.step], ["Tokens", usage.totalTokens !== undefined ? `${usage.totalTokens} (${usage.inputTokens ?? 0} in, ${usage.outputTokens ?? 0} out)` : null],
         ["Started", when(run.startedAt)], ["Closed", when(run.closedAt)]]
         .filter(([, v]) => v !== null && v !== undefined && v !== "")
         .map(([k, v]) => h("div", { class: "fact" }, h("dt", {}, k), h("dd", {}, v instanceof Node ? v : visible(String(v))))),
@@ -294,7 +295,7 @@ export function runView(root, runId, { signal, session }) {
     const forks = run.forks || [];
     const runLink = (id) => h("a", { href: `#/runs/${encodeURIComponent(id)}` }, visible(id));
     lineage.replaceChildren(
-      ...(origin ? ["Forked from ", h("span", { class: "fork-origin" }, runLink(origin.runId)), ` at step ${origin.step + 1} · `,
+      ...(origin ? ["Forked from ", h("span", { class: "fork-origin" }, runLink(origin.runId)), ` at step ${origin.step} · `,
         h("a", { href: `#/compare/${encodeURIComponent(origin.runId)}/${encodeURIComponent(runId)}`, class: "compare-link" }, "Compare with origin")] : []),
       ...(forks.length ? [origin ? " · " : "", `Forks (${forks.length}): `,
         ...forks.flatMap((id, n) => [n ? ", " : "", h("span", { class: "fork" }, runLink(id))])] : []),
