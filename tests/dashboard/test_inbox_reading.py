@@ -4,6 +4,7 @@ Answered view while many runs still wait."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from playwright.async_api import Browser, Page, expect
@@ -102,3 +103,61 @@ async def test_after_answering_the_top_card_the_focus_goes_to_the_card_now_at_th
             focused = await page.evaluate("document.activeElement.closest('article.item')?.dataset.item ?? null")
             top = await cards.first.get_attribute("data-item")
             assert focused == top, (keys, focused, top)  # the card now at the top, not the one after it
+
+
+async def test_an_answer_given_elsewhere_stays_on_the_readers_card_saying_who_what_and_when(
+    make_app: AppFactory,
+) -> None:
+    app = make_app([desk_agent()])
+    async with running_worker(app), dashboard_server(app, tokens=TOKENS) as server, chromium() as browser:
+        approved = await settled(app, "delete reports/approved.csv")
+        declined = await settled(app, "delete reports/declined.csv")
+        asked = await settled(app, "question")
+        waiting = await settled(app, "delete reports/waiting.csv")
+        _, bob = await signed_in_page(browser, server, "tok-bob")
+        _, alice = await signed_in_page(browser, server, "tok-alice")
+        for run_id in (approved, declined, asked, waiting):
+            await expect(item(bob, run_id)).to_be_visible(timeout=15_000)
+            await expect(item(alice, run_id)).to_be_visible(timeout=15_000)
+        await expect(bob.locator("#inbox-count")).to_have_text("4")
+
+        # Bob only reads. Alice approves in her browser, answers the question; carol declines through the Python
+        # client (no dashboard): each of Bob's cards stays where it was, saying who answered, what, and when.
+        hh_mm = r"\d\d:\d\d"
+        await item(alice, approved).get_by_role("button", name="Approve").click()
+        mark = item(bob, approved).locator(".answered-mark")
+        await expect(mark).to_have_text(re.compile(rf"^Approved by alice, {hh_mm} Dismiss$"), timeout=10_000)
+        await item(alice, asked).get_by_label("Your answer").fill("Lisbon")
+        await item(alice, asked).get_by_role("button", name="Send").click()
+        await expect(item(bob, asked).locator(".answered-mark")).to_have_text(
+            re.compile(rf"^Answered by alice, {hh_mm}: “Lisbon” Dismiss$"), timeout=10_000
+        )
+        await app.decline_tool_call("desk", run_id=declined, reason="keep it", answered_by="carol")
+        await expect(item(bob, declined).locator(".answered-mark")).to_have_text(
+            re.compile(rf"^Declined by carol, {hh_mm} \(“keep it”\) Dismiss$"), timeout=15_000
+        )
+        await expect(bob.locator("#inbox-count")).to_have_text("1", timeout=15_000)  # the count says what waits
+        cards = bob.locator("article.item")
+        assert [await cards.nth(n).get_attribute("data-run-id") for n in range(4)] == [
+            waiting,
+            asked,
+            declined,
+            approved,
+        ]  # in place: nothing moved under the reader's eyes
+        for run_id in (approved, declined, asked):  # what was asked stays readable, nothing can be sent
+            await expect(
+                item(bob, run_id).locator("form button:enabled, form :is(input, textarea):enabled")
+            ).to_have_count(0)
+            await expect(item(bob, run_id).locator("form .actions")).to_be_hidden()
+            await expect(item(bob, run_id).locator(".waited")).to_have_count(0)
+        await expect(item(bob, approved).locator("form pre")).to_contain_text("reports/approved.csv")
+        await expect(item(bob, asked).locator("form")).to_contain_text("Which city should I book?")
+        await expect(item(bob, waiting).get_by_role("button", name="Approve")).to_be_enabled()
+        await shoot(bob, "inbox-answered-elsewhere", item(bob, approved))
+
+        await item(bob, approved).get_by_role("button", name="Dismiss").click()  # until he dismisses it ...
+        await expect(item(bob, approved)).to_have_count(0)
+        await expect(item(bob, declined)).to_be_visible()
+        await bob.reload()  # ... or moves on
+        await expect(item(bob, waiting)).to_be_visible(timeout=15_000)
+        await expect(cards).to_have_count(1)

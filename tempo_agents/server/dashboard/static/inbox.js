@@ -1,10 +1,11 @@
-// The inbox: every call waiting for a person, newest first, answered in place. Live: an item answered anywhere
-// leaves; when someone was working on it (typed, or pressed a button), it stays, marked "already answered by
-// <who>: <what>" with what was typed kept, until they dismiss it.
+// The inbox: every call waiting for a person, newest first, answered in place. Live: an item answered elsewhere
+// stays where it is, marked the way the run page marks an answered call ("Approved by alice, 14:02"), until the
+// person dismisses it or leaves the page; when they were working on it (typed, or pressed a button), what they
+// typed stays too, with "already answered by <who>: <what>".
 
 import { get, query } from "./api.js";
 import { feed } from "./feed.js";
-import { answerForm, markAnswered } from "./forms.js";
+import { answerForm, answerWords, markAnswered } from "./forms.js";
 import { duration, fieldId, findItem, h, itemKey, readable, shown, since, visible } from "./dom.js";
 
 const PER_PAGE = 25;
@@ -19,15 +20,75 @@ function touched(el) {
   return Boolean(el.querySelector("form[data-dirty], form[aria-busy]")) || el.contains(document.activeElement);
 }
 
-// Who answered the call of `el` and what (from the run's answers), shown on the card for good.
-async function markFromRun(el) {
+// "14:02" today, "3 Dec, 14:02" another day.
+function clock(iso) {
+  const at = new Date(iso || Date.now());
+  const time = at.toLocaleTimeString([], { hour: "2-digit", minute: "2-digit", hourCycle: "h23" });
+  if (at.toDateString() === new Date().toDateString()) return time;
+  return `${at.toLocaleDateString([], { day: "numeric", month: "short" })}, ${time}`;
+}
+
+// What an answer given elsewhere did, by whom and when: "Approved by alice, 14:02".
+export function answerMark(answeredBy, answer) {
+  if (!answer) return "No longer waiting: answered elsewhere, or its run ended";
+  const data = answer?.data;
+  const approved = data && typeof data === "object" && typeof data.approved === "boolean" ? data.approved : null;
+  const action = answer?.action === "approve" || approved === true ? "approve"
+    : answer?.action === "decline" || approved === false ? "decline" : answer?.action;
+  const when = clock(answer?.answeredAt);
+  if (action === "expire") return `Expired, ${when}: nobody answered in time`;
+  const who = answeredBy || "someone else";
+  if (action === "approve") return `Approved by ${who}, ${when}`;
+  if (action === "decline") return `Declined by ${who}, ${when}${answer?.reason ? ` (“${answer.reason}”)` : ""}`;
+  const words = answerWords(answer);
+  return `Answered by ${who}, ${when}${words ? `: ${words}` : ""}`;
+}
+
+// The focus after `card` leaves: the next card's first control (else the one before, else the inbox's heading).
+function focusAfter(card) {
+  let next = card.nextElementSibling;
+  while (next && next.dataset.answered) next = next.nextElementSibling;
+  let previous = card.previousElementSibling;
+  while (!next && previous && previous.dataset.answered) previous = previous.previousElementSibling;
+  return firstControl(next || previous) || document.getElementById("inbox-title");
+}
+
+// Marks `el` as answered elsewhere, for good: who, what and when above the question; its form is disabled and
+// shows only what was asked (or, when someone here was working on it, what they typed too). It leaves when
+// dismissed.
+function markElsewhere(el, answeredBy, answer) {
   el.dataset.answered = "elsewhere";
   const form = el.querySelector("form");
+  if (form && touched(el)) markAnswered(form, answeredBy, answer);
+  else if (form) {
+    for (const control of form.querySelectorAll("button, input, select, textarea")) control.disabled = true;
+    form.classList.add("settled"); // what was asked stays readable; nothing can be sent
+  }
+  for (const stale of el.querySelectorAll(".waited, .deadline")) stale.remove();
+  el.querySelector(".answered-mark")?.remove();
+  const mark = h("p", { class: "answered-mark", role: "status", title: answer?.answeredAt || "" }, visible(answerMark(answeredBy, answer)));
+  if (!el.querySelector(".dismiss")) {
+    const dismiss = h("button", { type: "button", class: "small dismiss" }, "Dismiss");
+    dismiss.addEventListener("click", () => {
+      const target = focusAfter(el);
+      el.remove();
+      target?.focus();
+    });
+    mark.append(" ", dismiss);
+  }
+  el.querySelector("header").after(mark);
+}
+
+// The call of `el` left the page: answered elsewhere (say who, what and when, from the run's answers), or only
+// moved off this page or its run ended unanswered (it leaves, unless someone here was working on it).
+async function markFromRun(el) {
+  el.dataset.answered = "checking";
   let answer = null;
   try {
     const run = await get(`/api/runs/${encodeURIComponent(el.dataset.runId)}`);
     if ((run.pending || []).some((call) => call.toolCallId === el.dataset.toolCallId)) {
-      delete el.dataset.answered; // still waiting (only moved off this page): nothing to say
+      delete el.dataset.answered; // still waiting (only moved off this page)
+      if (!touched(el)) el.remove();
       return;
     }
     const answers = (run.answers || []).filter((a) => a.toolCallId === el.dataset.toolCallId);
@@ -35,7 +96,9 @@ async function markFromRun(el) {
   } catch {
     answer = null;
   }
-  if (form) markAnswered(form, answer?.answeredBy, answer);
+  if (answer) markElsewhere(el, answer.answeredBy, answer);
+  else if (touched(el)) markElsewhere(el, null, null);
+  else el.remove();
 }
 
 function deadline(item) {
@@ -57,14 +120,9 @@ function leave(itemKeyValue) {
   const el = list ? findItem(list, itemKeyValue) : null;
   if (!el) return;
   const hadFocus = el.contains(document.activeElement) || document.activeElement === document.body;
-  let next = el.nextElementSibling;
-  while (next && next.dataset.answered) next = next.nextElementSibling;
-  let previous = el.previousElementSibling;
-  while (!next && previous && previous.dataset.answered) previous = previous.previousElementSibling;
+  const target = focusAfter(el);
   el.remove();
-  if (!hadFocus) return;
-  const target = firstControl(next || previous) || document.getElementById("inbox-title");
-  target?.focus();
+  if (hadFocus) target?.focus();
 }
 
 const ASKED_LIMIT = 600;
@@ -137,23 +195,28 @@ export function inboxView(root, { signal }) {
     state.total = page.total;
     state.next = page.nextCursor;
     const shown = new Map([...list.children].map((el) => [el.dataset.item, el]));
-    const wanted = page.items.map(key);
-    let before = null;
-    for (let i = wanted.length - 1; i >= 0; i -= 1) {
-      let el = shown.get(wanted[i]);
-      if (!el) el = card(page.items[i]);
-      shown.delete(wanted[i]);
-      if (el.nextSibling !== before || el.parentNode !== list) list.insertBefore(el, before);
-      before = el;
+    const wanted = page.items.map((found) => shown.get(key(found)) || card(found));
+    for (const el of wanted) shown.delete(el.dataset.item);
+    // A card no longer listed keeps its place: it stays before the listed card it was before.
+    const wantedSet = new Set(wanted);
+    const before = new Map();
+    let unlisted = [];
+    for (const el of list.children) {
+      if (!wantedSet.has(el)) unlisted.push(el);
+      else if (unlisted.length) {
+        before.set(el, unlisted);
+        unlisted = [];
+      }
+    }
+    const order = [...wanted.flatMap((el) => [...(before.get(el) || []), el]), ...unlisted];
+    let next = null;
+    for (let i = order.length - 1; i >= 0; i -= 1) {
+      if (order[i].nextSibling !== next || order[i].parentNode !== list) list.insertBefore(order[i], next);
+      next = order[i];
     }
     for (const [, el] of shown) {
-      if (el.dataset.answered === "elsewhere") continue; // told who answered: stays until dismissed
-      if (el.dataset.answered === "true") continue; // answered here: leaves in a moment, handing on the focus
-      if (el.dataset.answered !== "true" && touched(el)) {
-        markFromRun(el); // answered elsewhere while someone here worked on it: say who, and what
-        continue;
-      }
-      el.remove();
+      if (el.dataset.answered) continue; // answered here (leaves in a moment), elsewhere (stays until dismissed)
+      markFromRun(el); // answered elsewhere: say who, what and when
     }
     status.textContent = page.total ? `${page.total} waiting run${page.total === 1 ? "" : "s"}` : "Nothing is waiting for you.";
     document.getElementById("inbox-count").textContent = page.total ? String(page.total) : "";
@@ -185,10 +248,9 @@ export function inboxView(root, { signal }) {
     if (event.type === "answered") {
       const el = findItem(list, key(event)) ||
         (event.toolCallId ? null : [...list.children].find((card) => card.dataset.runId === event.runId));
-      if (el && !el.dataset.answered) {
-        const form = el.querySelector("form");
-        if (form && touched(el)) markAnswered(form, event.answeredBy, event.answer);
-        else el.remove();
+      // Answered elsewhere: marked at once (an answer sent from this card is on its way: its own reply decides).
+      if (el && !el.dataset.answered && !el.querySelector("form[aria-busy]")) {
+        markElsewhere(el, event.answeredBy, { ...event.answer, answeredAt: event.answeredAt });
       }
       reload();
     } else if (event.type === "changed" && event.inbox) reload();
