@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+import httpx
 from playwright.async_api import Browser, Page, expect
 
 from tempo_agents import App, ScriptedModel, ScriptedResponse, ScriptedToolCall
@@ -161,3 +162,52 @@ async def test_an_answer_given_elsewhere_stays_on_the_readers_card_saying_who_wh
         await bob.reload()  # ... or moves on
         await expect(item(bob, waiting)).to_be_visible(timeout=15_000)
         await expect(cards).to_have_count(1)
+
+
+async def test_the_answered_view_lists_answers_newest_first_however_many_runs_wait(make_app: AppFactory) -> None:
+    app = make_app([desk_agent()])
+    async with running_worker(app), dashboard_server(app, tokens=TOKENS) as server, chromium() as browser:
+        approved = await settled(app, "delete reports/approved.csv")
+        declined = await settled(app, "delete reports/declined.csv")
+        asked = await settled(app, "question")
+        async with httpx.AsyncClient(base_url=server.url, timeout=30) as http:
+            as_alice = {"authorization": "Bearer tok-alice"}
+            answer = {"runId": approved, "action": "approve"}
+            assert (await http.post("/api/inbox/answer", json=answer, headers=as_alice)).status_code == 200
+            await app.attach(approved, follow="run").result()
+            await app.decline_tool_call("desk", run_id=declined, reason="keep it", answered_by="carol")  # Python
+            await app.attach(declined, follow="run").result()
+            answer = {"runId": asked, "action": "resume", "resumeData": "Lisbon"}
+            assert (
+                await http.post("/api/inbox/answer", json=answer, headers={"authorization": "Bearer tok-bob"})
+            ).is_success
+            await app.attach(asked, follow="run").result()
+            for n in range(30):  # then 30 runs that wait: more than a page of the latest runs
+                await settled(app, f"delete reports/waiting-{n}.csv")
+
+            _, page = await signed_in_page(browser, server, "tok-alice", path="/#/answered")
+            rows = page.locator(".answers-table tbody tr")
+            await expect(rows).to_have_count(3, timeout=15_000)
+            await expect(page.locator(".answered-view [role=status]")).to_have_text("3 answers")
+            shown = [
+                (
+                    await rows.nth(n).get_attribute("data-run-id"),
+                    await rows.nth(n).locator(".answerer").text_content(),
+                    await rows.nth(n).locator(".what").text_content(),
+                )
+                for n in range(3)
+            ]
+            assert shown == [
+                (asked, "bob", "“Lisbon”"),
+                (declined, "carol", "declined (“keep it”)"),
+                (approved, "alice", "approved"),
+            ]
+            await expect(rows.first.locator("td").first).not_to_be_empty()  # when
+            await shoot(page, "answered-while-runs-wait")
+
+            first = (await http.get("/api/inbox/answered", params={"perPage": 2}, headers=as_alice)).json()
+            assert ([i["runId"] for i in first["items"]], first["total"]) == ([asked, declined], 3)
+            rest = await http.get(
+                "/api/inbox/answered", params={"perPage": 2, "cursor": first["nextCursor"]}, headers=as_alice
+            )
+            assert ([i["runId"] for i in rest.json()["items"]], rest.json()["nextCursor"]) == ([approved], None)

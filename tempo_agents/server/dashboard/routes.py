@@ -93,7 +93,7 @@ async def inbox(
     )
 
 
-@router.get("/inbox/answered", summary="Who answered which call, what and when, in a page of the latest runs")
+@router.get("/inbox/answered", summary="Who answered which call, what and when: a page of answers, newest first")
 async def answered(
     app: AppDep,
     agent: Annotated[str | None, Query(description="agent id", pattern=PRINTABLE)] = None,
