@@ -211,3 +211,67 @@ async def test_the_answered_view_lists_answers_newest_first_however_many_runs_wa
                 "/api/inbox/answered", params={"perPage": 2, "cursor": first["nextCursor"]}, headers=as_alice
             )
             assert ([i["runId"] for i in rest.json()["items"]], rest.json()["nextCursor"]) == ([approved], None)
+
+
+async def test_thirty_waiting_calls_are_grouped_identical_ones_folded_behind_a_count_decision_first(
+    make_app: AppFactory,
+) -> None:
+    app = make_app([desk_agent()])
+    async with running_worker(app), dashboard_server(app, tokens=TOKENS) as server, chromium() as browser:
+        for n in range(15):  # one question asked fifteen times, between fifteen different files to delete
+            await settled(app, "question")
+            await settled(app, f"delete reports/{n:02d}.csv")
+        await settled(app, "choose")
+        await settled(app, "choose")
+        _, page = await signed_in_page(browser, server, "tok-alice")
+        cards = page.locator("article.item")
+        await expect(cards).to_have_count(25, timeout=15_000)  # a page: the newest 25 of 32 waiting runs
+        questions = page.locator("article.item.question:has-text('Which city should I book?')")
+        count = await questions.count()
+        deletes = await page.locator("article.item.approval").count()
+        assert (count, deletes) == (11, 12), (count, deletes)
+
+        # Identical calls are one group: its first card shows how many wait alike and its decision, the rest fold.
+        visible = page.locator("article.item:visible")
+        await expect(visible).to_have_count(deletes + 2)  # every file apart; one question; one choice of room
+        head = questions.first.locator(".group-head")
+        await expect(head).to_contain_text(f"{count} waiting alike: the same question from Front desk")
+        kinds = await cards.evaluate_all(
+            "els => els.map(e => e.matches('.question') ? 'q' : e.matches('.approval') ? 'a' : 'c')"
+        )
+        assert "".join(kinds).count("q" * count) == 1  # the group's cards stand together
+        first = questions.first
+        first_form = await first.locator("form").evaluate(
+            "(form) => form.compareDocumentPosition(form.closest('article').querySelector('.asked'))"
+        )
+        assert first_form & 4  # the decision comes before what led to it (DOCUMENT_POSITION_FOLLOWING)
+        await shoot(page, "inbox-grouped", first)
+        tall = await page.evaluate("document.documentElement.scrollHeight")
+
+        await head.get_by_role("button", name=f"Show the other {count - 1}").click()
+        await expect(visible).to_have_count(24)  # the question's group open, the room's still folded
+        await expect(head.get_by_role("button", name="Fold")).to_have_attribute("aria-expanded", "true")
+        await head.get_by_role("button", name="Fold").click()
+        await expect(visible).to_have_count(deletes + 2)
+
+        # Answering the group's card brings out the next one, with the focus in it: one after the other.
+        answered = await first.get_attribute("data-item")
+        await first.get_by_label("Your answer").fill("Lisbon")
+        await first.get_by_role("button", name="Send").click()
+        await expect(page.locator(f"article.item[data-item='{answered}']")).to_have_count(0, timeout=10_000)
+        now_first = questions.first
+        await expect(now_first).to_be_visible()
+        await expect(now_first.locator(".group-head")).to_contain_text(re.compile(r"^\d+ waiting alike"))
+        left = await questions.count()  # the page took in an older run in its place
+        await expect(now_first.locator(".group-head")).to_contain_text(f"{left} waiting alike")
+        await expect(now_first.get_by_label("Your answer")).to_be_focused()
+
+        await page.get_by_label("Group by").select_option("tool")  # by tool: one group per tool
+        await expect(visible).to_have_count(2)
+        await expect(page.locator(".group-head")).to_have_text(
+            [re.compile(r"^\d+ waiting on (ask_user|delete_file)Show the other \d+$")] * 2
+        )
+        await page.get_by_label("Group by").select_option("none")
+        await expect(visible).to_have_count(await cards.count())
+        flat = await page.evaluate("document.documentElement.scrollHeight")
+        assert tall < flat * 0.75, (tall, flat)  # grouped, the page is much shorter than the wall of cards

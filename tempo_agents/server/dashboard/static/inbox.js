@@ -7,8 +7,10 @@ import { get, query } from "./api.js";
 import { feed } from "./feed.js";
 import { answerForm, answerWords, markAnswered } from "./forms.js";
 import { duration, fieldId, findItem, h, itemKey, readable, shown, since, visible } from "./dom.js";
+import { GROUPINGS, alikeKey, regroup, together } from "./inbox_groups.js";
 
 const PER_PAGE = 25;
+const GROUPING_KEY = "tempo-agents-inbox-group";
 const SOON_MS = 15 * 60 * 1000;
 
 function key(item) {
@@ -46,10 +48,11 @@ export function answerMark(answeredBy, answer) {
 
 // The focus after `card` leaves: the next card's first control (else the one before, else the inbox's heading).
 function focusAfter(card) {
+  const skipped = (el) => el.dataset.answered || el.hidden;
   let next = card.nextElementSibling;
-  while (next && next.dataset.answered) next = next.nextElementSibling;
+  while (next && skipped(next)) next = next.nextElementSibling;
   let previous = card.previousElementSibling;
-  while (!next && previous && previous.dataset.answered) previous = previous.previousElementSibling;
+  while (!next && previous && skipped(previous)) previous = previous.previousElementSibling;
   return firstControl(next || previous) || document.getElementById("inbox-title");
 }
 
@@ -57,6 +60,10 @@ function focusAfter(card) {
 // shows only what was asked (or, when someone here was working on it, what they typed too). It leaves when
 // dismissed.
 function markElsewhere(el, answeredBy, answer) {
+  if (el.hidden) { // folded in its group, unread: it only leaves
+    el.remove();
+    return;
+  }
   el.dataset.answered = "elsewhere";
   const form = el.querySelector("form");
   if (form && touched(el)) markAnswered(form, answeredBy, answer);
@@ -115,13 +122,17 @@ function firstControl(card) {
 }
 
 // The card answered here leaves; the focus goes to the next item (or the inbox's heading when none is left).
-function leave(itemKeyValue) {
+// `left()` re-marks the groups once it is gone (the next card of its group comes out of the fold).
+function leave(itemKeyValue, left) {
   const list = document.querySelector(".inbox .items");
   const el = list ? findItem(list, itemKeyValue) : null;
   if (!el) return;
   const hadFocus = el.contains(document.activeElement) || document.activeElement === document.body;
-  const target = focusAfter(el);
-  el.remove();
+  const marker = h("div", { hidden: true, dataset: { answered: "leaving" } }); // where it was, while groups change
+  el.replaceWith(marker);
+  left();
+  const target = focusAfter(marker);
+  marker.remove();
   if (hadFocus) target?.focus();
 }
 
@@ -137,13 +148,17 @@ function asked(item) {
 
 const KIND_LABEL = { question: "Question", approval: "Approval", input: "Input needed", budget: "Budget" };
 
-function card(item) {
+function card(item, left) {
   const childApproval = item.kind === "approval" && /^agent-/.test(item.toolName || "") && item.suspendPayload?.toolName;
   const shown = item.kind !== "question" && item.kind !== "budget" && !childApproval && item.suspendPayload !== null && item.suspendPayload !== undefined;
   const subject = shown ? h("div", { class: "suspend-payload" }, readable(item.suspendPayload)) : null;
   return h(
     "article",
-    { class: `item ${item.kind}`, dataset: { item: key(item), runId: item.runId, toolCallId: item.toolCallId }, "aria-label": `${KIND_LABEL[item.kind]}: ${item.toolName}` },
+    {
+      class: `item ${item.kind}`,
+      dataset: { item: key(item), runId: item.runId, toolCallId: item.toolCallId, kind: item.kind, agentId: item.agentId || "", agentName: item.agentName || item.agentId || "agent", toolName: item.toolName || "", alike: alikeKey(item) },
+      "aria-label": `${KIND_LABEL[item.kind]}: ${item.toolName}`,
+    },
     h("header", {},
       h("span", { class: `badge ${item.kind}` }, KIND_LABEL[item.kind]),
       item.waitingForMe ? h("span", { class: "badge for-me" }, "Waiting for you") : null,
@@ -153,15 +168,15 @@ function card(item) {
       h("span", { class: "waited", title: item.suspendedAt, dataset: { since: item.suspendedAt || "" } }, `waiting ${since(item.suspendedAt)}`),
       deadline(item),
       h("a", { href: `#/runs/${encodeURIComponent(item.runId)}`, class: "run-link" }, "Open run")),
+    subject, // what the person decides comes first; who may answer and what led to it after
+    answerForm(item, { onAnswered: (answered) => setTimeout(() => leave(key(answered), left), 600) }),
     item.approvers?.length ? h("p", { class: "approvers muted" }, "May be answered by ", visible(item.approvers.join(", "))) : null,
     asked(item),
-    subject,
-    answerForm(item, { onAnswered: (answered) => setTimeout(() => leave(key(answered)), 600) }),
   );
 }
 
 export function inboxView(root, { signal }) {
-  const state = { cursors: [null], page: 0, total: 0, next: null };
+  const state = { cursors: [null], page: 0, total: 0, next: null, listed: [] };
   const list = h("div", { class: "items", "aria-live": "polite" });
   const agentId = fieldId("inbox-agent");
   const agent = h("select", { id: agentId, name: "agent" }, h("option", { value: "" }, "every agent"));
@@ -176,28 +191,39 @@ export function inboxView(root, { signal }) {
     list.replaceChildren();
     load();
   });
+  const groupingId = fieldId("inbox-group");
+  const grouping = h("select", { id: groupingId, name: "group" },
+    Object.entries(GROUPINGS).map(([value, label]) => h("option", { value }, label)));
+  grouping.value = GROUPINGS[localStorage.getItem(GROUPING_KEY)] ? localStorage.getItem(GROUPING_KEY) : "alike";
+  const open = new Set(); // the groups opened here
+  const marked = () => regroup(list, grouping.value, open, (groupKey) => {
+    if (open.has(groupKey)) open.delete(groupKey);
+    else open.add(groupKey);
+    marked();
+    list.querySelector(`[data-group="${CSS.escape(groupKey)}"] > .group-head button`)?.focus();
+  });
+  grouping.addEventListener("change", () => {
+    localStorage.setItem(GROUPING_KEY, grouping.value);
+    open.clear();
+    arrange();
+  });
   const status = h("p", { class: "muted", role: "status" });
   const prev = h("button", { type: "button", onclick: () => go(state.page - 1) }, "Newer");
   const next = h("button", { type: "button", onclick: () => go(state.page + 1) }, "Older");
   root.replaceChildren(
     h("section", { class: "inbox", "aria-labelledby": "inbox-title" },
       h("div", { class: "title-row" }, h("h1", { id: "inbox-title", tabindex: "-1" }, "Inbox"), status,
-        h("div", { class: "field inline" }, h("label", { for: agentId }, "Agent"), agent)),
+        h("div", { class: "field inline" }, h("label", { for: agentId }, "Agent"), agent),
+        h("div", { class: "field inline grouping" }, h("label", { for: groupingId }, "Group by"), grouping)),
       list,
       h("nav", { class: "pager", "aria-label": "Inbox pages" }, prev, next)),
   );
   let first = true;
 
-  async function load() {
-    const started = performance.now();
-    const page = await get(`/api/inbox${query({ perPage: PER_PAGE, cursor: state.cursors[state.page], agent: agent.value })}`);
-    if (signal.aborted) return;
-    state.total = page.total;
-    state.next = page.nextCursor;
-    const shown = new Map([...list.children].map((el) => [el.dataset.item, el]));
-    const wanted = page.items.map((found) => shown.get(key(found)) || card(found));
-    for (const el of wanted) shown.delete(el.dataset.item);
-    // A card no longer listed keeps its place: it stays before the listed card it was before.
+  // The listed cards in the page's order, each group's together; a card no longer listed keeps its place (it
+  // stays before the listed card it was before), then the groups are marked.
+  function arrange() {
+    const wanted = together(state.listed.filter((el) => !el.dataset.answered), grouping.value);
     const wantedSet = new Set(wanted);
     const before = new Map();
     let unlisted = [];
@@ -214,9 +240,23 @@ export function inboxView(root, { signal }) {
       if (order[i].nextSibling !== next || order[i].parentNode !== list) list.insertBefore(order[i], next);
       next = order[i];
     }
+    marked();
+  }
+
+  async function load() {
+    const started = performance.now();
+    const page = await get(`/api/inbox${query({ perPage: PER_PAGE, cursor: state.cursors[state.page], agent: agent.value })}`);
+    if (signal.aborted) return;
+    state.total = page.total;
+    state.next = page.nextCursor;
+    const shown = new Map([...list.children].map((el) => [el.dataset.item, el]));
+    const wanted = page.items.map((found) => shown.get(key(found)) || card(found, marked));
+    for (const el of wanted) shown.delete(el.dataset.item);
+    state.listed = wanted;
+    arrange();
     for (const [, el] of shown) {
       if (el.dataset.answered) continue; // answered here (leaves in a moment), elsewhere (stays until dismissed)
-      markFromRun(el); // answered elsewhere: say who, what and when
+      markFromRun(el).finally(marked); // answered elsewhere: say who, what and when
     }
     status.textContent = page.total ? `${page.total} waiting run${page.total === 1 ? "" : "s"}` : "Nothing is waiting for you.";
     document.getElementById("inbox-count").textContent = page.total ? String(page.total) : "";
