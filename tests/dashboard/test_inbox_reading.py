@@ -15,6 +15,7 @@ from tempo_agents.models.model import ModelRequest
 from tempo_agents.server.serving import ApiServer
 from tests.conftest import AppFactory, running_worker
 from tests.support.browser import TOKENS, chromium, dashboard_server, desk_agent, shoot, signed_in_page
+from tests.support.contrast import low_contrast
 
 DESKTOP = {"width": 1440, "height": 900}
 PHONE = {"width": 390, "height": 844}
@@ -155,6 +156,9 @@ async def test_an_answer_given_elsewhere_stays_on_the_readers_card_saying_who_wh
         await expect(item(bob, asked).locator("form")).to_contain_text("Which city should I book?")
         await expect(item(bob, waiting).get_by_role("button", name="Approve")).to_be_enabled()
         await shoot(bob, "inbox-answered-elsewhere", item(bob, approved))
+        for scheme in ("light", "dark"):  # the marks read as well as the rest
+            await bob.emulate_media(color_scheme=scheme)
+            assert not await low_contrast(bob), scheme
 
         await item(bob, approved).get_by_role("button", name="Dismiss").click()  # until he dismisses it ...
         await expect(item(bob, approved)).to_have_count(0)
@@ -246,6 +250,10 @@ async def test_thirty_waiting_calls_are_grouped_identical_ones_folded_behind_a_c
         )
         assert first_form & 4  # the decision comes before what led to it (DOCUMENT_POSITION_FOLLOWING)
         await shoot(page, "inbox-grouped", first)
+        for scheme in ("light", "dark"):
+            await page.emulate_media(color_scheme=scheme)
+            assert not await low_contrast(page), scheme
+        await page.emulate_media(color_scheme="light")
         tall = await page.evaluate("document.documentElement.scrollHeight")
 
         await head.get_by_role("button", name=f"Show the other {count - 1}").click()
