@@ -12,12 +12,13 @@ __all__ = ["kept_answer"]
 
 
 def kept_answer(call_input: ToolCallInput) -> GivenAnswer | None:
-    """The answer the call was resumed with (``None``: not resumed by an answer, or handed off to another run).
+    """The answer a person gave the call (``None``: not resumed by an answer, its deadline passed, or it was handed
+    off to another run: the run's ``answers`` leave those out too).
 
     When is the activity's clock: the server that had the answer accepted keeps its own first, and the store keeps
     the first one given for a call's round."""
     resolution = call_input.resolution
-    if resolution is None or resolution.action == "handoff":
+    if resolution is None or resolution.expired or resolution.action in ("handoff", "expire"):
         return None
     now = datetime.now(UTC)
     answer = Answer(

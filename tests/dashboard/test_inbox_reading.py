@@ -5,6 +5,7 @@ Answered view while many runs still wait."""
 from __future__ import annotations
 
 import re
+from datetime import timedelta
 from typing import Any
 
 import httpx
@@ -283,3 +284,17 @@ async def test_thirty_waiting_calls_are_grouped_identical_ones_folded_behind_a_c
         await expect(visible).to_have_count(await cards.count())
         flat = await page.evaluate("document.documentElement.scrollHeight")
         assert tall < flat * 0.75, (tall, flat)  # grouped, the page is much shorter than the wall of cards
+
+
+async def test_the_answered_view_leaves_out_calls_whose_deadline_passed(make_app: AppFactory) -> None:
+    app = make_app([desk_agent(), desk_agent(id="quick", agents={}, suspend_expires_in=timedelta(seconds=1))])
+    async with running_worker(app), dashboard_server(app) as server, httpx.AsyncClient(base_url=server.url) as http:
+        expired = await settled(app, "delete reports/expired.csv", "quick")
+        await app.attach(expired, follow="run").result()  # declined by its deadline: nobody answered it
+        answered = await settled(app, "delete reports/answered.csv")
+        await app.approve_tool_call("desk", run_id=answered, answered_by="alice")
+        await app.attach(answered, follow="run").result()
+        page = (await http.get("/api/inbox/answered")).json()
+    assert [(item["runId"], item["answeredBy"], item["action"]) for item in page["items"]] == [
+        (answered, "alice", "approve")
+    ]
