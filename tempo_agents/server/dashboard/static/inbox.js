@@ -89,6 +89,7 @@ function markElsewhere(el, answeredBy, answer) {
 // The call of `el` left the page: answered elsewhere (say who, what and when, from the run's answers), or only
 // moved off this page or its run ended unanswered (it leaves, unless someone here was working on it).
 async function markFromRun(el) {
+  const folded = el.hidden; // folded in its group, unread (groups may change while the run is read)
   el.dataset.answered = "checking";
   let answer = null;
   try {
@@ -103,7 +104,8 @@ async function markFromRun(el) {
   } catch {
     answer = null;
   }
-  if (answer) markElsewhere(el, answer.answeredBy, answer);
+  if (folded) el.remove();
+  else if (answer) markElsewhere(el, answer.answeredBy, answer);
   else if (touched(el)) markElsewhere(el, null, null);
   else el.remove();
 }
