@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from tempo_agents.activities.call_record import CallRecord, close_batch_if_last
+from tempo_agents.activities.kept_answer import kept_answer
 from tempo_agents.agent.delegation import DelegationComplete
 from tempo_agents.agent.stream import collect_result
 from tempo_agents.journal import keys
@@ -40,7 +41,9 @@ async def run_child_relay(registry: Registry, relay: ChildRelayInput) -> ChildRe
     call_input = relay.call
     store = registry.store
     if call_input.resolution is not None:  # the parent's call was answered: it no longer waits (tool_call.py too)
-        await store.forget_waiting(call_input.run_id, call_input.call.tool_call_id, call_input.round - 1)
+        await store.forget_waiting(
+            call_input.run_id, call_input.call.tool_call_id, call_input.round - 1, kept_answer(call_input)
+        )
     # a resumed child call carries the parent's outbox
     await write_outbox(store, registry.transcripts, call_input.run_id, call_input.outbox)
     record = CallRecord(registry, call_input)

@@ -19,7 +19,7 @@ import asyncio
 import hashlib
 import json
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any, Literal
 
 from starlette.requests import Request
@@ -34,9 +34,10 @@ from tempo_agents.errors import ConfigurationError
 from tempo_agents.server.auth import principal, principal_groups
 from tempo_agents.server.dependencies import request_id
 from tempo_agents.server.errors import ApiError, resume_error_status
+from tempo_agents.store.base import GivenAnswer
 from tempo_agents.workflows import resume_errors, search_attributes
 from tempo_agents.workflows.activity_names import AGENT_RUN_WORKFLOW
-from tempo_agents.workflows.payloads import PendingCall, ResumeAccepted, ResumeRequest
+from tempo_agents.workflows.payloads import Answer, PendingCall, ResumeAccepted, ResumeRequest
 
 __all__ = ["ResumeAction", "ResumeCommand", "describe_run", "http_command", "idempotency_key", "resume_run"]
 
@@ -205,6 +206,22 @@ async def _stream_after(app: App, run_id: str, answer: ResumeAccepted) -> AgentS
     return stream
 
 
+def _given(command: ResumeCommand, target: PendingCall) -> GivenAnswer:
+    """The accepted answer as the store keeps it (who, what, when: now, as the run's ``answers`` query says it)."""
+    now = datetime.now(UTC)
+    answer = Answer(
+        tool_call_id=target.tool_call_id,
+        tool_name=target.tool_name,
+        action=command.action,
+        answered_by=command.answered_by,
+        answered_at=now,
+        data=command.data if command.action == "resume" else None,
+        reason=command.reason if command.action == "decline" else None,
+        args=command.args if command.action == "approve" else None,
+    )
+    return GivenAnswer(now.timestamp(), answer.to_wire())
+
+
 async def resume_run(app: App, agent: Agent | None, command: ResumeCommand) -> tuple[Agent, AgentStream]:
     """Send the resume (once, however often the request is repeated) and return the resumed stream.
 
@@ -230,5 +247,5 @@ async def resume_run(app: App, agent: Agent | None, command: ResumeCommand) -> t
     key = idempotency_key(command, target.round if target is not None else 0)
     stream = await app.answer(command.run_id, command.request(), agent_id=agent.id, idempotency_key=key)
     if target is not None:  # accepted: listings made from now on leave the call out (its resumed activity agrees)
-        await app.store.forget_waiting(command.run_id, target.tool_call_id, target.round)
+        await app.store.forget_waiting(command.run_id, target.tool_call_id, target.round, _given(command, target))
     return agent, stream

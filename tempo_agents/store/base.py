@@ -110,6 +110,60 @@ class WaitingRuns:
     total: int
 
 
+@dataclass(frozen=True)
+class GivenAnswer:
+    """An accepted answer to a waiting call, handed to :meth:`Store.forget_waiting` to be kept."""
+
+    answered_at: float
+    """Seconds since the epoch."""
+    answer: dict[str, Any]
+    """The answer's wire form (the run's ``answers`` query's: who, what, when)."""
+
+
+@dataclass(frozen=True)
+class AnsweredCall:
+    """A kept answer, with where its call waited (copied from the waiting call it ended)."""
+
+    run_id: str
+    tool_call_id: str
+    task_queue: str
+    agent_id: str
+    thread_id: str | None
+    resource_id: str | None
+    answered_at: float
+    answer: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class AnsweredCalls:
+    """A page of kept answers, newest first, and how many there are in all."""
+
+    answers: list[AnsweredCall]
+    total: int
+
+
+ANSWERED_COLUMNS = "run_id, tool_call_id, task_queue, agent_id, thread_id, resource_id, answered_at, body"
+"""The columns of both stores' ``answered_calls`` table that :func:`answered_call` reads, in its order."""
+
+ANSWERED_ORDER = "ORDER BY answered_at DESC, run_id, tool_call_id, round DESC"
+"""Newest answer first (the index on ``(task_queue, answered_at)`` gives it), ties in a fixed order."""
+
+
+def answered_call(row: Sequence[Any]) -> AnsweredCall:
+    """A row of :data:`ANSWERED_COLUMNS` as an :class:`AnsweredCall`."""
+    run_id, tool_call_id, task_queue, agent_id, thread_id, resource_id, answered_at, body = row
+    return AnsweredCall(
+        run_id=run_id,
+        tool_call_id=tool_call_id,
+        task_queue=task_queue,
+        agent_id=agent_id,
+        thread_id=thread_id,
+        resource_id=resource_id,
+        answered_at=float(answered_at),
+        answer=json.loads(body),
+    )
+
+
 CHILD_RUN_CHUNK = "data-child-run"
 """The chunk that links a call to the child run it started (``data.childRunId``): the store keeps the link, so
 that listings of waiting runs can leave sub-agents' runs out (their calls wait on their top run)."""
@@ -305,8 +359,19 @@ class Store(ABC):
         runs left out, at most ``limit`` (``None``: all) listed, and ``total`` of them in all."""
 
     @abstractmethod
-    async def forget_waiting(self, run_id: str, tool_call_id: str, round: int) -> None:
-        """The call no longer waits in ``round`` (its answer was accepted); a later round's wait is kept."""
+    async def forget_waiting(
+        self, run_id: str, tool_call_id: str, round: int, answer: GivenAnswer | None = None
+    ) -> None:
+        """The call no longer waits in ``round`` (its answer was accepted); a later round's wait is kept. With
+        ``answer``, the answer is kept in the same transaction, with where the call waited (the first one given
+        for a call's round is kept; nothing is kept for a call that no longer waits)."""
+
+    @abstractmethod
+    async def answered_calls(
+        self, task_queue: str, *, agent_id: str | None = None, limit: int | None = None, skip: int = 0
+    ) -> AnsweredCalls:
+        """Answers kept for calls of ``task_queue``'s runs (not child runs: their top run's call is answered),
+        newest first: ``skip`` left out, at most ``limit`` (``None``: all), and ``total`` in all."""
 
     @abstractmethod
     async def waiting_kept_since(self) -> float:

@@ -53,9 +53,13 @@ from tempo_agents.errors import ConfigurationError, StoreBusyError, StoreUnavail
 from tempo_agents.store import pool_size as sizing
 from tempo_agents.store._waiters import Waiter, wake
 from tempo_agents.store.base import (
+    ANSWERED_COLUMNS,
+    ANSWERED_ORDER,
     WAITING_COLUMNS,
     WAITING_ORDER,
+    AnsweredCalls,
     ChunkWrite,
+    GivenAnswer,
     JournalEntry,
     SavedOutcome,
     StartFence,
@@ -64,6 +68,7 @@ from tempo_agents.store.base import (
     UsageCharge,
     WaitingChange,
     WaitingRuns,
+    answered_call,
     child_runs_in,
     ends_run,
     first_runs,
@@ -194,6 +199,22 @@ MIGRATIONS: tuple[str, ...] = (
     # 4: the waiting runs counted from an index, not from every waiting call sorted.
     """
     CREATE INDEX waiting_calls_runs ON tempo_agents.waiting_calls (task_queue, run_id);
+    """,
+    # 5: the answers to waiting calls (who, what, when), kept with where the call waited, newest first.
+    """
+    CREATE TABLE tempo_agents.answered_calls (
+        run_id text NOT NULL,
+        tool_call_id text NOT NULL,
+        round integer NOT NULL,
+        task_queue text NOT NULL,
+        agent_id text NOT NULL,
+        thread_id text,
+        resource_id text,
+        answered_at double precision NOT NULL,
+        body text NOT NULL,
+        PRIMARY KEY (run_id, tool_call_id, round)
+    );
+    CREATE INDEX answered_calls_queue ON tempo_agents.answered_calls (task_queue, answered_at);
     """,
 )
 """Schema versions, in order: version N is ``MIGRATIONS[N - 1]``. Append; never edit one that shipped."""
@@ -655,14 +676,47 @@ class PostgresStore(Store):
 
         return await self._run(op)
 
-    async def forget_waiting(self, run_id: str, tool_call_id: str, round: int) -> None:
+    async def forget_waiting(
+        self, run_id: str, tool_call_id: str, round: int, answer: GivenAnswer | None = None
+    ) -> None:
         async def op(conn: _Conn, attempt: _Attempt) -> None:
-            await conn.execute(
-                "DELETE FROM tempo_agents.waiting_calls WHERE run_id = %s AND tool_call_id = %s AND round <= %s",
-                (run_id, tool_call_id, round),
-            )
+            async with conn.transaction():
+                if answer is not None:
+                    await conn.execute(
+                        "INSERT INTO tempo_agents.answered_calls (run_id, tool_call_id, round, task_queue, agent_id,"
+                        " thread_id, resource_id, answered_at, body) SELECT run_id, tool_call_id, round, task_queue,"
+                        " agent_id, thread_id, resource_id, %s, %s FROM tempo_agents.waiting_calls"
+                        " WHERE run_id = %s AND tool_call_id = %s AND round <= %s ON CONFLICT DO NOTHING",
+                        (answer.answered_at, to_json(answer.answer), run_id, tool_call_id, round),
+                    )
+                await conn.execute(
+                    "DELETE FROM tempo_agents.waiting_calls WHERE run_id = %s AND tool_call_id = %s AND round <= %s",
+                    (run_id, tool_call_id, round),
+                )
 
         await self._run(op)
+
+    async def answered_calls(
+        self, task_queue: str, *, agent_id: str | None = None, limit: int | None = None, skip: int = 0
+    ) -> AnsweredCalls:
+        clauses, values = waiting_filter("%s", task_queue, agent_id, None, None)
+        where = " AND ".join(clauses) + " AND run_id NOT IN (SELECT run_id FROM tempo_agents.child_runs)"
+
+        async def op(conn: _Conn, attempt: _Attempt) -> AnsweredCalls:
+            async with conn.transaction():  # one snapshot: the total and the page agree
+                await conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY")
+                cursor = await conn.execute(f"SELECT COUNT(*) FROM tempo_agents.answered_calls WHERE {where}", values)
+                counted = await cursor.fetchone()
+                cursor = await conn.execute(
+                    f"SELECT {ANSWERED_COLUMNS} FROM tempo_agents.answered_calls WHERE {where} {ANSWERED_ORDER}"
+                    " LIMIT %s OFFSET %s",
+                    [*values, limit, skip],
+                )
+                rows = await cursor.fetchall()
+            total = 0 if counted is None else int(counted[0])
+            return AnsweredCalls(answers=[answered_call(row) for row in rows], total=total)
+
+        return await self._run(op)
 
     async def waiting_kept_since(self) -> float:
         async def op(conn: _Conn, attempt: _Attempt) -> float:

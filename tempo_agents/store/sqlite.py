@@ -107,6 +107,19 @@ CREATE TABLE IF NOT EXISTS waiting_calls (
 );
 CREATE INDEX IF NOT EXISTS waiting_calls_queue ON waiting_calls (task_queue, suspended_at);
 CREATE INDEX IF NOT EXISTS waiting_calls_runs ON waiting_calls (task_queue, run_id);
+CREATE TABLE IF NOT EXISTS answered_calls (
+    run_id TEXT NOT NULL,
+    tool_call_id TEXT NOT NULL,
+    round INTEGER NOT NULL,
+    task_queue TEXT NOT NULL,
+    agent_id TEXT NOT NULL,
+    thread_id TEXT,
+    resource_id TEXT,
+    answered_at REAL NOT NULL,
+    body TEXT NOT NULL,
+    PRIMARY KEY (run_id, tool_call_id, round)
+);
+CREATE INDEX IF NOT EXISTS answered_calls_queue ON answered_calls (task_queue, answered_at);
 CREATE TABLE IF NOT EXISTS child_runs (
     run_id TEXT PRIMARY KEY
 );
@@ -532,14 +545,51 @@ class SQLiteStore(Store):
 
         return await self._read(work)
 
-    async def forget_waiting(self, run_id: str, tool_call_id: str, round: int) -> None:
+    async def forget_waiting(
+        self, run_id: str, tool_call_id: str, round: int, answer: base.GivenAnswer | None = None
+    ) -> None:
         def work(db: sqlite3.Connection) -> None:
-            db.execute(
-                "DELETE FROM waiting_calls WHERE run_id = ? AND tool_call_id = ? AND round <= ?",
-                (run_id, tool_call_id, round),
-            )
+            db.execute("BEGIN IMMEDIATE")
+            try:
+                if answer is not None:
+                    db.execute(
+                        "INSERT OR IGNORE INTO answered_calls (run_id, tool_call_id, round, task_queue, agent_id,"
+                        " thread_id, resource_id, answered_at, body) SELECT run_id, tool_call_id, round, task_queue,"
+                        " agent_id, thread_id, resource_id, ?, ? FROM waiting_calls"
+                        " WHERE run_id = ? AND tool_call_id = ? AND round <= ?",
+                        (answer.answered_at, to_json(answer.answer), run_id, tool_call_id, round),
+                    )
+                db.execute(
+                    "DELETE FROM waiting_calls WHERE run_id = ? AND tool_call_id = ? AND round <= ?",
+                    (run_id, tool_call_id, round),
+                )
+            except BaseException:
+                db.execute("ROLLBACK")
+                raise
+            db.execute("COMMIT")
 
         await self._run(work)
+
+    async def answered_calls(
+        self, task_queue: str, *, agent_id: str | None = None, limit: int | None = None, skip: int = 0
+    ) -> base.AnsweredCalls:
+        clauses, values = base.waiting_filter("?", task_queue, agent_id, None, None)
+        where = " AND ".join(clauses) + " AND run_id NOT IN (SELECT run_id FROM child_runs)"
+
+        def work(db: sqlite3.Connection) -> base.AnsweredCalls:
+            db.execute("BEGIN")
+            try:
+                total = int(db.execute(f"SELECT COUNT(*) FROM answered_calls WHERE {where}", values).fetchone()[0])
+                rows = db.execute(
+                    f"SELECT {base.ANSWERED_COLUMNS} FROM answered_calls WHERE {where} {base.ANSWERED_ORDER}"
+                    " LIMIT ? OFFSET ?",
+                    [*values, -1 if limit is None else limit, skip],
+                ).fetchall()
+            finally:
+                db.execute("COMMIT")
+            return base.AnsweredCalls(answers=[base.answered_call(row) for row in rows], total=total)
+
+        return await self._read(work)
 
     async def waiting_kept_since(self) -> float:
         def work(db: sqlite3.Connection) -> float:

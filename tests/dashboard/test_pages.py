@@ -238,7 +238,9 @@ async def test_two_people_answer_the_same_item_and_one_is_told_it_was_taken(make
             return response.status, await response.json()
 
         outcomes = dict(zip(("alice", "bob"), await asyncio.gather(send(alice), send(bob)), strict=True))
-        await expect(item(watcher, run_id)).to_be_hidden()  # every open dashboard, live (no reload)
+        # Every open dashboard hears of it live (no reload): a reader's card stays, saying who answered, and what.
+        await expect(item(watcher, run_id).locator(".answered-mark")).to_contain_text(re.compile("^Answered by "))
+        await expect(item(watcher, run_id).locator("form button:enabled")).to_have_count(0)  # nothing to send
         assert sorted(status for status, _ in outcomes.values()) == [200, 409], outcomes
         winner = next(name for name, (status, _) in outcomes.items() if status == 200)
         loser = "bob" if winner == "alice" else "alice"

@@ -24,6 +24,7 @@ import pytest
 from tempo_agents.errors import SupersededStartError
 from tempo_agents.store import ChunkWrite, Store, TranscriptEntry, open_store
 from tempo_agents.store.base import (
+    GivenAnswer,
     ReaddressedCall,
     SavedOutcome,
     StartFence,
@@ -343,6 +344,7 @@ _KILLED_MID_TRANSACTION = """
 import asyncio, inspect, sys, time
 from tempo_agents.store import ChunkWrite, TranscriptEntry, open_store
 from tempo_agents.store.base import (
+    GivenAnswer,
     ReaddressedCall,
     SavedOutcome,
     UsageCharge,
@@ -580,6 +582,51 @@ async def test_pages_of_waiting_runs_list_every_run_once_by_its_newest_wait(stor
         assert seen == newest_first
     [[last]] = (await store.waiting_runs("q", limit=1, skip=30)).runs
     assert last.run_id == "r00"
+
+
+def answer(call_id: str, who: str, action: str = "approve") -> dict[str, object]:
+    return {"toolCallId": call_id, "toolName": "confirm", "action": action, "answeredBy": who}
+
+
+async def test_an_answer_is_kept_with_where_its_call_waited_and_listed_newest_first(store: Store) -> None:
+    # 30 runs still waiting, and answers to calls of five others: the answers are listed, whatever still waits.
+    for n in range(30):
+        await store.record(f"w{n:02d}", [], [], waiting=WaitingChange(waits=[waiting(f"w{n:02d}", "c", at=50.0 + n)]))
+    await store.record("r1", [], [], waiting=WaitingChange(waits=[waiting("r1", "c1", at=1.0)]))
+    await store.record(
+        "r2", [], [], waiting=WaitingChange(waits=[waiting("r2", "c1", at=2.0), waiting("r2", "c2", at=2.5, rnd=1)])
+    )
+    await store.record("r3", [], [], waiting=WaitingChange(waits=[waiting("r3", "c1", at=3.0, agent="b", thread=None)]))
+    await store.record("r4", [], [], waiting=WaitingChange(waits=[waiting("r4", "c1", at=4.0)]))
+    await store.record("child", [], [], waiting=WaitingChange(waits=[waiting("child", "c1", at=5.0)]))
+    link = {"type": "data-child-run", "data": {"toolCallId": "c9", "childRunId": "child"}}
+    await store.append_chunks("r1", [ChunkWrite(link, key="child")])
+
+    await store.forget_waiting("r1", "c1", 0, GivenAnswer(10.0, answer("c1", "alice")))
+    await store.forget_waiting("r2", "c2", 1, GivenAnswer(12.0, answer("c2", "bob", "decline")))
+    await store.forget_waiting("r2", "c2", 1, GivenAnswer(13.0, answer("c2", "late")))  # a second forget: kept once
+    await store.forget_waiting("r3", "c1", 0, GivenAnswer(11.0, answer("c1", "carol", "resume")))
+    await store.forget_waiting("r4", "c1", 0)  # no answer given (a run that ended): nothing kept
+    await store.forget_waiting("r9", "c1", 0, GivenAnswer(14.0, answer("c1", "nobody")))  # never waited
+    await store.forget_waiting("child", "c1", 0, GivenAnswer(15.0, answer("c1", "dave")))  # answered via r1
+
+    everything = await store.answered_calls("q")
+    assert [(a.run_id, a.tool_call_id, a.answer["answeredBy"]) for a in everything.answers] == [
+        ("r2", "c2", "bob"),
+        ("r3", "c1", "carol"),
+        ("r1", "c1", "alice"),
+    ]
+    assert everything.total == 3
+    bob = everything.answers[0]
+    assert (bob.task_queue, bob.agent_id, bob.thread_id, bob.resource_id) == ("q", "a", "t", "u")
+    assert (bob.answered_at, bob.answer) == (12.0, answer("c2", "bob", "decline"))
+    assert [a.run_id for a in (await store.answered_calls("q", agent_id="b")).answers] == ["r3"]
+    page = await store.answered_calls("q", limit=1, skip=1)
+    assert ([a.run_id for a in page.answers], page.total) == (["r3"], 3)
+    assert (await store.answered_calls("q", limit=2, skip=2)).answers[0].run_id == "r1"
+    assert (await store.answered_calls("other")).total == 0
+    assert listed(await store.waiting_runs("q", limit=1)) == [["w29/c"]]  # the waits answered are gone, others stay
+    assert (await store.waiting_runs("q")).total == 31  # the 30, and r2 (its c1 still waits)
 
 
 async def test_an_older_sqlite_store_keeps_waiting_calls_once_opened(tmp_path: Path) -> None:

@@ -1,40 +1,43 @@
 """The answered view: who answered which waiting call, what they answered and when, newest first.
 
-Read from the ``answers`` query of a page of the latest runs (a closed run's is answered by a worker replaying
-it); a run that answers no query in time is left out of the page rather than failing it.
+Read from the answers the store keeps (``Store.answered_calls``), a page of answers at a time: however many runs
+still wait, the page lists answers. An answer is kept by whoever ended its call's wait (the server that had it
+accepted, else the resumed call's activity); answers given before the store kept them are not listed.
 """
 
 from __future__ import annotations
 
-import asyncio
 from typing import Any
 
-from temporalio.client import WorkflowQueryFailedError
-from temporalio.service import RPCError
-
 from tempo_agents.agent.app import App
-from tempo_agents.server.run_views import list_runs
+from tempo_agents.server.errors import ApiError
+from tempo_agents.server.run_views import page_cursor, page_token
 
 __all__ = ["answered_page"]
 
-_QUERY_TIMEOUT = 5.0
+_SKIP = "answers:"
 
 
-async def _answers(app: App, run: dict[str, Any]) -> list[dict[str, Any]]:
-    try:
-        answers = await asyncio.wait_for(app.queries(run["runId"]).answers(), _QUERY_TIMEOUT)
-    except (RPCError, WorkflowQueryFailedError, TimeoutError):
-        return []
-    return [
-        {"runId": run["runId"], "agentId": run["agentId"], "threadId": run["threadId"], **answer.to_wire()}
-        for answer in answers
-    ]
+def _skipped(cursor: str | None) -> int:
+    """How many answers earlier pages showed, from the ``nextCursor`` they handed out."""
+    if not cursor:
+        return 0
+    token = page_token(cursor)
+    text = token.decode("ascii", "replace") if token is not None else ""
+    count = text[len(_SKIP) :]
+    if not text.startswith(_SKIP) or not count.isascii() or not count.isdigit():
+        raise ApiError(400, "Invalid query parameters", issues=[{"field": "cursor", "message": "bad cursor"}])
+    return int(count)
 
 
 async def answered_page(app: App, *, agent: str | None, per_page: int, cursor: str | None) -> dict[str, Any]:
-    """The answers given in one page of the latest runs (``runs`` of them, ``nextCursor`` for the next)."""
-    page = await list_runs(app, agent=agent, per_page=per_page, cursor=cursor, top_only=True)
-    found = await asyncio.gather(*(_answers(app, run) for run in page["runs"]))
-    items = [item for items in found for item in items]
-    items.sort(key=lambda item: item.get("answeredAt") or "", reverse=True)
-    return {"items": items, "runs": len(page["runs"]), "nextCursor": page["nextCursor"]}
+    """One page of answers, newest first (``total`` of them in all, ``nextCursor`` for the next page)."""
+    skip = _skipped(cursor)
+    page = await app.store.answered_calls(app.task_queue, agent_id=agent, limit=per_page, skip=skip)
+    items = [
+        {"runId": kept.run_id, "agentId": kept.agent_id, "threadId": kept.thread_id, **kept.answer}
+        for kept in page.answers
+    ]
+    shown = skip + len(items)
+    next_cursor = page_cursor(f"{_SKIP}{shown}".encode()) if shown < page.total else None
+    return {"items": items, "total": page.total, "nextCursor": next_cursor}

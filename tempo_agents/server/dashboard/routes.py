@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import AsyncIterator
+from datetime import UTC, datetime
 from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Query, Request
@@ -92,7 +93,7 @@ async def inbox(
     )
 
 
-@router.get("/inbox/answered", summary="Who answered which call, what and when, in a page of the latest runs")
+@router.get("/inbox/answered", summary="Who answered which call, what and when: a page of answers, newest first")
 async def answered(
     app: AppDep,
     agent: Annotated[str | None, Query(description="agent id", pattern=PRINTABLE)] = None,
@@ -126,6 +127,7 @@ async def answer(app: AppDep, body: AnswerBody, request: Request) -> dict[str, A
             "runId": body.run_id,
             "toolCallId": body.tool_call_id,
             "answeredBy": principal(request),
+            "answeredAt": datetime.now(UTC).isoformat(),
             "answer": {key: value for key, value in what.items() if value is not None},
         }
     )

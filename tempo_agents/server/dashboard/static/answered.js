@@ -1,5 +1,5 @@
-// The answered view: who answered which waiting call, what they answered and when, newest first (from a page
-// of the latest runs at a time).
+// The answered view: who answered which waiting call, what they answered and when, newest first (a page of the
+// answers the store keeps at a time, however many runs still wait).
 
 import { get, query } from "./api.js";
 import { answerWords } from "./forms.js";
@@ -36,9 +36,10 @@ export function answeredView(root, { signal }) {
           h("td", {}, h("code", {}, visible(answer.toolName))),
           h("td", {}, h("a", { href: `#/runs/${encodeURIComponent(answer.runId)}` }, visible(answer.runId))))),
     );
-    status.textContent = page.items.length
-      ? `${page.items.length} answer${page.items.length === 1 ? "" : "s"} in the latest ${page.runs} run${page.runs === 1 ? "" : "s"}`
-      : `No answers in the latest ${page.runs} run${page.runs === 1 ? "" : "s"}.`;
+    const first = state.page * PER_PAGE;
+    status.textContent = !page.total ? "No answers yet."
+      : page.total <= PER_PAGE ? `${page.total} answer${page.total === 1 ? "" : "s"}`
+      : `Answers ${first + 1}–${first + page.items.length} of ${page.total}`;
     prev.disabled = state.page === 0;
     next.disabled = !state.next;
   }

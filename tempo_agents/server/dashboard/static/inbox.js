@@ -1,13 +1,16 @@
-// The inbox: every call waiting for a person, newest first, answered in place. Live: an item answered anywhere
-// leaves; when someone was working on it (typed, or pressed a button), it stays, marked "already answered by
-// <who>: <what>" with what was typed kept, until they dismiss it.
+// The inbox: every call waiting for a person, newest first, answered in place. Live: an item answered elsewhere
+// stays where it is, marked the way the run page marks an answered call ("Approved by alice, 14:02"), until the
+// person dismisses it or leaves the page; when they were working on it (typed, or pressed a button), what they
+// typed stays too, with "already answered by <who>: <what>".
 
 import { get, query } from "./api.js";
 import { feed } from "./feed.js";
-import { answerForm, markAnswered } from "./forms.js";
+import { answerForm, answerWords, markAnswered } from "./forms.js";
 import { duration, fieldId, findItem, h, itemKey, readable, shown, since, visible } from "./dom.js";
+import { GROUPINGS, alikeKey, regroup, together } from "./inbox_groups.js";
 
 const PER_PAGE = 25;
+const GROUPING_KEY = "tempo-agents-inbox-group";
 const SOON_MS = 15 * 60 * 1000;
 
 function key(item) {
@@ -19,15 +22,81 @@ function touched(el) {
   return Boolean(el.querySelector("form[data-dirty], form[aria-busy]")) || el.contains(document.activeElement);
 }
 
-// Who answered the call of `el` and what (from the run's answers), shown on the card for good.
-async function markFromRun(el) {
+// "14:02" today, "3 Dec, 14:02" another day.
+function clock(iso) {
+  const at = new Date(iso || Date.now());
+  const time = at.toLocaleTimeString([], { hour: "2-digit", minute: "2-digit", hourCycle: "h23" });
+  if (at.toDateString() === new Date().toDateString()) return time;
+  return `${at.toLocaleDateString([], { day: "numeric", month: "short" })}, ${time}`;
+}
+
+// What an answer given elsewhere did, by whom and when: "Approved by alice, 14:02".
+export function answerMark(answeredBy, answer) {
+  if (!answer) return "No longer waiting: answered elsewhere, or its run ended";
+  const data = answer?.data;
+  const approved = data && typeof data === "object" && typeof data.approved === "boolean" ? data.approved : null;
+  const action = answer?.action === "approve" || approved === true ? "approve"
+    : answer?.action === "decline" || approved === false ? "decline" : answer?.action;
+  const when = clock(answer?.answeredAt);
+  if (action === "expire") return `Expired, ${when}: nobody answered in time`;
+  const who = answeredBy || "someone else";
+  if (action === "approve") return `Approved by ${who}, ${when}`;
+  if (action === "decline") return `Declined by ${who}, ${when}${answer?.reason ? ` (“${answer.reason}”)` : ""}`;
+  const words = answerWords(answer);
+  return `Answered by ${who}, ${when}${words ? `: ${words}` : ""}`;
+}
+
+// The focus after `card` leaves: the next card's first control (else the one before, else the inbox's heading).
+function focusAfter(card) {
+  const skipped = (el) => el.dataset.answered || el.hidden;
+  let next = card.nextElementSibling;
+  while (next && skipped(next)) next = next.nextElementSibling;
+  let previous = card.previousElementSibling;
+  while (!next && previous && skipped(previous)) previous = previous.previousElementSibling;
+  return firstControl(next || previous) || document.getElementById("inbox-title");
+}
+
+// Marks `el` as answered elsewhere, for good: who, what and when above the question; its form is disabled and
+// shows only what was asked (or, when someone here was working on it, what they typed too). It leaves when
+// dismissed.
+function markElsewhere(el, answeredBy, answer) {
+  if (el.hidden) { // folded in its group, unread: it only leaves
+    el.remove();
+    return;
+  }
   el.dataset.answered = "elsewhere";
   const form = el.querySelector("form");
+  if (form && touched(el)) markAnswered(form, answeredBy, answer);
+  else if (form) {
+    for (const control of form.querySelectorAll("button, input, select, textarea")) control.disabled = true;
+    form.classList.add("settled"); // what was asked stays readable; nothing can be sent
+  }
+  for (const stale of el.querySelectorAll(".waited, .deadline")) stale.remove();
+  el.querySelector(".answered-mark")?.remove();
+  const mark = h("p", { class: "answered-mark", role: "status", title: answer?.answeredAt || "" }, visible(answerMark(answeredBy, answer)));
+  if (!el.querySelector(".dismiss")) {
+    const dismiss = h("button", { type: "button", class: "small dismiss" }, "Dismiss");
+    dismiss.addEventListener("click", () => {
+      const target = focusAfter(el);
+      el.remove();
+      target?.focus();
+    });
+    mark.append(" ", dismiss);
+  }
+  el.querySelector("header").after(mark);
+}
+
+// The call of `el` left the page: answered elsewhere (say who, what and when, from the run's answers), or only
+// moved off this page or its run ended unanswered (it leaves, unless someone here was working on it).
+async function markFromRun(el) {
+  const folded = el.hidden; // folded in its group, unread (groups may change while the run is read)
+  el.dataset.answered = "checking";
   let answer = null;
   try {
     const run = await get(`/api/runs/${encodeURIComponent(el.dataset.runId)}`);
     if ((run.pending || []).some((call) => call.toolCallId === el.dataset.toolCallId)) {
-      delete el.dataset.answered; // still waiting (only moved off this page): nothing to say
+      delete el.dataset.answered; // still waiting (only moved off this page)
+      if (!touched(el)) el.remove();
       return;
     }
     const answers = (run.answers || []).filter((a) => a.toolCallId === el.dataset.toolCallId);
@@ -35,7 +104,10 @@ async function markFromRun(el) {
   } catch {
     answer = null;
   }
-  if (form) markAnswered(form, answer?.answeredBy, answer);
+  if (folded) el.remove();
+  else if (answer) markElsewhere(el, answer.answeredBy, answer);
+  else if (touched(el)) markElsewhere(el, null, null);
+  else el.remove();
 }
 
 function deadline(item) {
@@ -52,19 +124,18 @@ function firstControl(card) {
 }
 
 // The card answered here leaves; the focus goes to the next item (or the inbox's heading when none is left).
-function leave(itemKeyValue) {
+// `left()` re-marks the groups once it is gone (the next card of its group comes out of the fold).
+function leave(itemKeyValue, left) {
   const list = document.querySelector(".inbox .items");
   const el = list ? findItem(list, itemKeyValue) : null;
   if (!el) return;
   const hadFocus = el.contains(document.activeElement) || document.activeElement === document.body;
-  let next = el.nextElementSibling;
-  while (next && next.dataset.answered) next = next.nextElementSibling;
-  let previous = el.previousElementSibling;
-  while (!next && previous && previous.dataset.answered) previous = previous.previousElementSibling;
-  el.remove();
-  if (!hadFocus) return;
-  const target = firstControl(next || previous) || document.getElementById("inbox-title");
-  target?.focus();
+  const marker = h("div", { hidden: true, dataset: { answered: "leaving" } }); // where it was, while groups change
+  el.replaceWith(marker);
+  left();
+  const target = focusAfter(marker);
+  marker.remove();
+  if (hadFocus) target?.focus();
 }
 
 const ASKED_LIMIT = 600;
@@ -79,13 +150,17 @@ function asked(item) {
 
 const KIND_LABEL = { question: "Question", approval: "Approval", input: "Input needed", budget: "Budget" };
 
-function card(item) {
+function card(item, left) {
   const childApproval = item.kind === "approval" && /^agent-/.test(item.toolName || "") && item.suspendPayload?.toolName;
   const shown = item.kind !== "question" && item.kind !== "budget" && !childApproval && item.suspendPayload !== null && item.suspendPayload !== undefined;
   const subject = shown ? h("div", { class: "suspend-payload" }, readable(item.suspendPayload)) : null;
   return h(
     "article",
-    { class: `item ${item.kind}`, dataset: { item: key(item), runId: item.runId, toolCallId: item.toolCallId }, "aria-label": `${KIND_LABEL[item.kind]}: ${item.toolName}` },
+    {
+      class: `item ${item.kind}`,
+      dataset: { item: key(item), runId: item.runId, toolCallId: item.toolCallId, kind: item.kind, agentId: item.agentId || "", agentName: item.agentName || item.agentId || "agent", toolName: item.toolName || "", alike: alikeKey(item) },
+      "aria-label": `${KIND_LABEL[item.kind]}: ${item.toolName}`,
+    },
     h("header", {},
       h("span", { class: `badge ${item.kind}` }, KIND_LABEL[item.kind]),
       item.waitingForMe ? h("span", { class: "badge for-me" }, "Waiting for you") : null,
@@ -95,15 +170,15 @@ function card(item) {
       h("span", { class: "waited", title: item.suspendedAt, dataset: { since: item.suspendedAt || "" } }, `waiting ${since(item.suspendedAt)}`),
       deadline(item),
       h("a", { href: `#/runs/${encodeURIComponent(item.runId)}`, class: "run-link" }, "Open run")),
+    subject, // what the person decides comes first; who may answer and what led to it after
+    answerForm(item, { onAnswered: (answered) => setTimeout(() => leave(key(answered), left), 600) }),
     item.approvers?.length ? h("p", { class: "approvers muted" }, "May be answered by ", visible(item.approvers.join(", "))) : null,
     asked(item),
-    subject,
-    answerForm(item, { onAnswered: (answered) => setTimeout(() => leave(key(answered)), 600) }),
   );
 }
 
 export function inboxView(root, { signal }) {
-  const state = { cursors: [null], page: 0, total: 0, next: null };
+  const state = { cursors: [null], page: 0, total: 0, next: null, listed: [] };
   const list = h("div", { class: "items", "aria-live": "polite" });
   const agentId = fieldId("inbox-agent");
   const agent = h("select", { id: agentId, name: "agent" }, h("option", { value: "" }, "every agent"));
@@ -118,17 +193,57 @@ export function inboxView(root, { signal }) {
     list.replaceChildren();
     load();
   });
+  const groupingId = fieldId("inbox-group");
+  const grouping = h("select", { id: groupingId, name: "group" },
+    Object.entries(GROUPINGS).map(([value, label]) => h("option", { value }, label)));
+  grouping.value = GROUPINGS[localStorage.getItem(GROUPING_KEY)] ? localStorage.getItem(GROUPING_KEY) : "alike";
+  const open = new Set(); // the groups opened here
+  const marked = () => regroup(list, grouping.value, open, (groupKey) => {
+    if (open.has(groupKey)) open.delete(groupKey);
+    else open.add(groupKey);
+    marked();
+    list.querySelector(`[data-group="${CSS.escape(groupKey)}"] > .group-head button`)?.focus();
+  });
+  grouping.addEventListener("change", () => {
+    localStorage.setItem(GROUPING_KEY, grouping.value);
+    open.clear();
+    arrange();
+  });
   const status = h("p", { class: "muted", role: "status" });
   const prev = h("button", { type: "button", onclick: () => go(state.page - 1) }, "Newer");
   const next = h("button", { type: "button", onclick: () => go(state.page + 1) }, "Older");
   root.replaceChildren(
     h("section", { class: "inbox", "aria-labelledby": "inbox-title" },
       h("div", { class: "title-row" }, h("h1", { id: "inbox-title", tabindex: "-1" }, "Inbox"), status,
-        h("div", { class: "field inline" }, h("label", { for: agentId }, "Agent"), agent)),
+        h("div", { class: "field inline" }, h("label", { for: agentId }, "Agent"), agent),
+        h("div", { class: "field inline grouping" }, h("label", { for: groupingId }, "Group by"), grouping)),
       list,
       h("nav", { class: "pager", "aria-label": "Inbox pages" }, prev, next)),
   );
   let first = true;
+
+  // The listed cards in the page's order, each group's together; a card no longer listed keeps its place (it
+  // stays before the listed card it was before), then the groups are marked.
+  function arrange() {
+    const wanted = together(state.listed.filter((el) => !el.dataset.answered), grouping.value);
+    const wantedSet = new Set(wanted);
+    const before = new Map();
+    let unlisted = [];
+    for (const el of list.children) {
+      if (!wantedSet.has(el)) unlisted.push(el);
+      else if (unlisted.length) {
+        before.set(el, unlisted);
+        unlisted = [];
+      }
+    }
+    const order = [...wanted.flatMap((el) => [...(before.get(el) || []), el]), ...unlisted];
+    let next = null;
+    for (let i = order.length - 1; i >= 0; i -= 1) {
+      if (order[i].nextSibling !== next || order[i].parentNode !== list) list.insertBefore(order[i], next);
+      next = order[i];
+    }
+    marked();
+  }
 
   async function load() {
     const started = performance.now();
@@ -137,23 +252,13 @@ export function inboxView(root, { signal }) {
     state.total = page.total;
     state.next = page.nextCursor;
     const shown = new Map([...list.children].map((el) => [el.dataset.item, el]));
-    const wanted = page.items.map(key);
-    let before = null;
-    for (let i = wanted.length - 1; i >= 0; i -= 1) {
-      let el = shown.get(wanted[i]);
-      if (!el) el = card(page.items[i]);
-      shown.delete(wanted[i]);
-      if (el.nextSibling !== before || el.parentNode !== list) list.insertBefore(el, before);
-      before = el;
-    }
+    const wanted = page.items.map((found) => shown.get(key(found)) || card(found, marked));
+    for (const el of wanted) shown.delete(el.dataset.item);
+    state.listed = wanted;
+    arrange();
     for (const [, el] of shown) {
-      if (el.dataset.answered === "elsewhere") continue; // told who answered: stays until dismissed
-      if (el.dataset.answered === "true") continue; // answered here: leaves in a moment, handing on the focus
-      if (el.dataset.answered !== "true" && touched(el)) {
-        markFromRun(el); // answered elsewhere while someone here worked on it: say who, and what
-        continue;
-      }
-      el.remove();
+      if (el.dataset.answered) continue; // answered here (leaves in a moment), elsewhere (stays until dismissed)
+      markFromRun(el).finally(marked); // answered elsewhere: say who, what and when
     }
     status.textContent = page.total ? `${page.total} waiting run${page.total === 1 ? "" : "s"}` : "Nothing is waiting for you.";
     document.getElementById("inbox-count").textContent = page.total ? String(page.total) : "";
@@ -185,10 +290,9 @@ export function inboxView(root, { signal }) {
     if (event.type === "answered") {
       const el = findItem(list, key(event)) ||
         (event.toolCallId ? null : [...list.children].find((card) => card.dataset.runId === event.runId));
-      if (el && !el.dataset.answered) {
-        const form = el.querySelector("form");
-        if (form && touched(el)) markAnswered(form, event.answeredBy, event.answer);
-        else el.remove();
+      // Answered elsewhere: marked at once (an answer sent from this card is on its way: its own reply decides).
+      if (el && !el.dataset.answered && !el.querySelector("form[aria-busy]")) {
+        markElsewhere(el, event.answeredBy, { ...event.answer, answeredAt: event.answeredAt });
       }
       reload();
     } else if (event.type === "changed" && event.inbox) reload();
