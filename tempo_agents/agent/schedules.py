@@ -60,6 +60,7 @@ __all__ = [
     "SCHEDULED_BY",
     "SCHEDULE_MEMO",
     "AgentSchedule",
+    "BackfillOverlapError",
     "ScheduleView",
     "ScheduledRun",
     "SchedulingApp",
@@ -194,7 +195,7 @@ class ScheduleView(WireModel):
 
 RECENT_RUNS = 10
 
-_DEFAULT_OPTIONS = RunOptions().model_dump(mode="json", by_alias=True)
+_DEFAULT_OPTIONS = RunOptions().model_dump(mode="json", by_alias=True, exclude_none=True)
 
 
 async def _action_input(client: Client, action: ScheduleActionStartWorkflow) -> RunInput:
@@ -240,7 +241,7 @@ async def describe_view(client: Client, description: ScheduleDescription, memo: 
         message = _message_text(run_input)
         options = {
             key: value
-            for key, value in run_input.options.model_dump(mode="json", by_alias=True).items()
+            for key, value in run_input.options.model_dump(mode="json", by_alias=True, exclude_none=True).items()
             if value != _DEFAULT_OPTIONS.get(key)
         }
     started = [
@@ -277,6 +278,16 @@ async def describe_view(client: Client, description: ScheduleDescription, memo: 
         created_at=info.created_at,
         updated_at=info.last_updated_at,
     )
+
+
+class BackfillOverlapError(ConfigurationError):
+    """A backfill of a period in which the schedule already has runs."""
+
+    code = "SCHEDULE_BACKFILL_OVERLAP"
+
+
+def _rfc3339(at: datetime) -> str:
+    return at.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def trigger_run_id(schedule_id: str, at: datetime) -> str:
@@ -338,10 +349,27 @@ class AgentSchedule:
         self, start_at: datetime, end_at: datetime, *, overlap: str | ScheduleOverlapPolicy | None = None
     ) -> None:
         """Start the runs that were due between ``start_at`` and ``end_at`` (both included), as if the schedule had
-        run then: one run per due time, named by it."""
+        run then: one run per due time, named by it.
+
+        A period in which the schedule already has runs is refused (:class:`BackfillOverlapError`, naming them):
+        Temporal would start those due times again under the same names, and a run's name is its journal's.
+        """
+        if start_at.tzinfo is None or end_at.tzinfo is None:
+            raise ConfigurationError("a backfill's start and end need a time zone (e.g. 2026-11-02T08:00:00Z)")
         if end_at < start_at:
             raise ConfigurationError("a backfill's end is before its start")
-        await self.handle.backfill(ScheduleBackfill(start_at=start_at, end_at=end_at, overlap=_overlap(overlap)))
+        policy = _overlap(overlap)
+        query = (
+            f"{SCHEDULED_BY.name} = '{self.id}' AND {SCHEDULED_START.name} >= '{_rfc3339(start_at)}'"
+            f" AND {SCHEDULED_START.name} < '{_rfc3339(end_at + timedelta(seconds=1))}'"
+        )
+        existing = [execution.id async for execution in self.app.client.list_workflows(query, limit=5)]
+        if existing:
+            raise BackfillOverlapError(
+                f"schedule {self.id} already has runs due in that period ({', '.join(sorted(existing))}): a "
+                "backfill starts each due time once, so choose a period without them"
+            )
+        await self.handle.backfill(ScheduleBackfill(start_at=start_at, end_at=end_at, overlap=policy))
 
     async def update(self, **changes: Any) -> ScheduleView:
         """Change the schedule in place; what is not named stays as it is, and so do its recent runs, its count of
@@ -430,10 +458,12 @@ class _UpdatePlan:
         if "message" in changes and not changes["message"]:
             raise ConfigurationError("a schedule's runs need a message")
         agent = self.app.agent(current.agent_id)
-        merged = {
-            **current.options.model_dump(exclude_none=True, exclude={"fork"}),
-            **options,
-        }
+        merged = current.options.model_dump(exclude_none=True, exclude={"fork"})
+        for key, value in options.items():
+            if value is None:  # cleared: the agent's (or the run's) default again
+                merged.pop(key, None)
+            else:
+                merged[key] = value
         messages = changes.get("message") or current.messages
         run_input, attributes = self.app.prepare_run(agent, messages, merged)
         return ScheduleActionStartWorkflow(

@@ -15,7 +15,7 @@ from temporalio.service import RPCError, RPCStatusCode
 
 from tempo_agents.agent.app import App
 from tempo_agents.agent.schedule_requests import ScheduleChanges, ScheduleRequest
-from tempo_agents.agent.schedules import AgentSchedule, create_schedule
+from tempo_agents.agent.schedules import AgentSchedule, BackfillOverlapError, create_schedule
 from tempo_agents.server.dependencies import PRINTABLE, AppDep, find_agent
 from tempo_agents.server.errors import ApiError
 
@@ -180,10 +180,18 @@ async def trigger(app: AppDep, schedule_id: str, body: TriggerBody | None = None
     return {"triggered": True, **triggered.model_dump(mode="json", by_alias=True)}
 
 
-@router.post("/{schedule_id}/backfill", summary="Start the runs that were due in a past period", status_code=202)
+@router.post(
+    "/{schedule_id}/backfill",
+    summary="Start the runs that were due in a past period",
+    status_code=202,
+    description="One run per due time; a period in which the schedule already has runs is a 409 naming them.",
+)
 async def backfill(app: AppDep, schedule_id: str, body: BackfillBody) -> dict[str, Any]:
     schedule = await _existing(app, schedule_id)
-    await _checked(schedule.backfill(body.start_at, body.end_at, overlap=body.overlap))
+    try:
+        await _checked(schedule.backfill(body.start_at, body.end_at, overlap=body.overlap))
+    except BackfillOverlapError as error:
+        raise ApiError(409, error.message) from None
     return {
         "scheduleId": schedule.id,
         "backfilled": True,
