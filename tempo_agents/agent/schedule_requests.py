@@ -14,7 +14,13 @@ from pydantic import Field, StrictBool, StrictFloat, StrictInt, StrictStr
 from tempo_agents._wire import WireModel
 from tempo_agents.errors import ConfigurationError
 
-__all__ = ["SCHEDULE_CHANGE_KEYS", "ScheduleChanges", "ScheduleRequest", "ScheduleRunOptions"]
+__all__ = [
+    "SCHEDULE_CHANGE_KEYS",
+    "ScheduleChanges",
+    "ScheduleRequest",
+    "ScheduleRunOptions",
+    "check_numbers",
+]
 
 PositiveSeconds = Annotated[StrictInt | StrictFloat, Field(gt=0)]
 
@@ -22,6 +28,23 @@ SCHEDULE_CHANGE_KEYS = frozenset(
     {"message", "cron", "every", "time_zone", "jitter", "overlap", "catchup_window", "note", "paused"}
 )
 """What a change to a schedule may name besides run options."""
+
+
+_WHOLE = ("max_steps",)
+_SECONDS = ("remind_every_seconds", "escalate_after_seconds")
+
+
+def check_numbers(options: dict[str, Any]) -> None:
+    """The numbers among a schedule's run options, as strict as the HTTP API's: ``True`` is not a step count and
+    ``"2"`` or ``2.5`` is not one either (a ConfigurationError naming the option)."""
+    for name in _WHOLE:
+        value = options.get(name)
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int)):
+            raise ConfigurationError(f"{name} is a whole number, got {value!r}")
+    for name in _SECONDS:
+        value = options.get(name)
+        if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float))):
+            raise ConfigurationError(f"{name} is a number of seconds, got {value!r}")
 
 
 class ScheduleRunOptions(WireModel):

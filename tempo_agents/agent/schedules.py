@@ -48,7 +48,7 @@ from tempo_agents._wire import WireModel
 from tempo_agents.agent.agent import Agent
 from tempo_agents.agent.local_activities import workflow_task_timeout
 from tempo_agents.agent.schedule_cron import calendar_cron
-from tempo_agents.agent.schedule_requests import SCHEDULE_CHANGE_KEYS
+from tempo_agents.agent.schedule_requests import SCHEDULE_CHANGE_KEYS, check_numbers
 from tempo_agents.errors import ConfigurationError
 from tempo_agents.models.messages import MessageInput, TextPart
 from tempo_agents.workflows.activity_names import AGENT_RUN_WORKFLOW
@@ -455,6 +455,7 @@ class _UpdatePlan:
         named = sorted(set(options) & _NOT_OPTIONS)
         if named:
             raise ConfigurationError(f"a schedule's runs cannot take {', '.join(named)}")
+        check_numbers(options)
         if "message" in changes and not changes["message"]:
             raise ConfigurationError("a schedule's runs need a message")
         agent = self.app.agent(current.agent_id)
@@ -511,6 +512,7 @@ async def create_schedule(
     named = sorted(set(run_options) & (_NOT_OPTIONS - {"run_id"}))
     if named:
         raise ConfigurationError(f"a schedule's runs cannot take {', '.join(named)}")
+    check_numbers(run_options)
     agent = app.agent(agent_id)
     run_input, attributes = app.prepare_run(agent, message, run_options)
     run_input = run_input.model_copy(update={"run_id": ""})

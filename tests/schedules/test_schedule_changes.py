@@ -90,6 +90,9 @@ async def test_python_update_keeps_the_schedule_and_its_runs(make_app: AppFactor
                 ({"run_id": "fixed"}, "cannot take run_id"),
                 ({"colour": "blue"}, "unknown run option"),
                 ({"max_steps": 0}, "max_steps"),
+                ({"max_steps": True}, "max_steps is a whole number, got True"),
+                ({"max_steps": 2.5}, "max_steps is a whole number, got 2.5"),
+                ({"remind_every_seconds": True}, "remind_every_seconds is a number of seconds, got True"),
                 ({"message": ""}, "need a message"),
             ):
                 with pytest.raises((ConfigurationError, ValueError), match=message):
