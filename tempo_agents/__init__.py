@@ -27,7 +27,7 @@ from tempo_agents.agent.delegation import DelegationComplete, DelegationHooks, D
 from tempo_agents.agent.events import EventRun
 from tempo_agents.agent.run_control import RollbackResult
 from tempo_agents.agent.run_queries import RunQueries
-from tempo_agents.agent.schedules import AgentSchedule, ScheduledRun, ScheduleView
+from tempo_agents.agent.schedules import AgentSchedule, ScheduledRun, ScheduleView, TriggeredRun
 from tempo_agents.agent.webhook_source_file import load_webhook_sources
 from tempo_agents.agent.webhook_sources import WebhookSource
 from tempo_agents.agent.webhooks import WebhookRefusedError, sign_webhook, verify_webhook
@@ -153,6 +153,7 @@ __all__ = [
     "ToolInputPreview",
     "ToolNameCollisionError",
     "ToolNotFoundError",
+    "TriggeredRun",
     "Usage",
     "WebhookChannel",
     "WebhookRefusedError",

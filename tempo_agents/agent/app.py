@@ -674,7 +674,8 @@ class App:
     ) -> AgentSchedule:
         """Run ``agent_id`` with ``message`` on a Temporal Schedule: ``cron="0 9 * * 1-5"`` or ``every="1h"``
         (``"30s"``, ``"1h30m"``, a ``timedelta``). Each run is an ordinary run with ``options`` (``memory``,
-        ``max_steps`` ...) whose run id is ``<schedule id>-<scheduled time>``.
+        ``max_steps``, ``budget`` ...) whose run id is ``<schedule id>-<scheduled time>`` (a trigger's:
+        ``<schedule id>-<time>-<8 hex>``).
 
         ``time_zone`` (IANA name) is the cron's; ``jitter`` delays each run by up to that much; ``overlap``
         says what happens when a run is due while the last one has not closed (``skip``, ``buffer_one``,
@@ -698,8 +699,14 @@ class App:
         )
 
     def get_schedule(self, schedule_id: str) -> AgentSchedule:
-        """A handle on an existing schedule (pause, unpause, trigger, delete, describe)."""
-        return AgentSchedule(self.client.get_schedule_handle(schedule_id))
+        """A handle on an existing schedule (describe, update, pause, unpause, trigger, backfill, delete)."""
+        return AgentSchedule(self, self.client.get_schedule_handle(schedule_id))
+
+    async def update_schedule(self, schedule_id: str, **changes: Any) -> ScheduleView:
+        """Change a schedule in place, keeping its recent runs (:meth:`AgentSchedule.update`: ``message``, ``cron``
+        or ``every``, ``time_zone``, ``jitter``, ``overlap``, ``catchup_window``, ``note``, ``paused``, and run
+        options such as ``memory``, ``max_steps`` or ``budget``)."""
+        return await self.get_schedule(schedule_id).update(**changes)
 
     async def list_schedules(self) -> list[ScheduleView]:
         """This App's schedules (on its task queue), with their next and recent runs."""

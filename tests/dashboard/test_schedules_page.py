@@ -118,3 +118,82 @@ async def test_the_schedules_page_shows_and_acts_on_the_apps_schedules(make_app:
             for schedule in (hourly, weekdays):
                 if schedule.id in [s.id for s in await app.list_schedules()]:
                     await schedule.delete()
+
+
+async def test_the_edit_form_changes_a_schedule_in_place(make_app: AppFactory) -> None:
+    """Edit… opens a form filled from the schedule; saving sends only what changed (the schedule keeps its recent
+    runs), a refused value is shown in the form, which stays open; Cancel changes nothing; focus comes back."""
+    reporter = Agent(id="reporter", model=ScriptedModel([ScriptedResponse(text="all quiet")]))
+    app = make_app([reporter])
+    schedule_id = f"daily-{app.task_queue[-8:]}"
+    async with running_worker(app), dashboard_server(app) as server, chromium() as browser:
+        schedule = await app.schedule("reporter", "Anything new?", every="1h", schedule_id=schedule_id, max_steps=4)
+        try:
+            await schedule.trigger()
+            first_run = (await recent(schedule, 1)).recent_runs[0].run_id
+
+            _, page = await signed_in_page(browser, server, None, path="/#/schedules")
+            card = page.locator(f'article.schedule[data-schedule-id="{schedule_id}"]')
+            await expect(card.locator(".schedule-message")).to_have_text("Asks: Anything new?", timeout=15_000)
+            edit = card.get_by_role("button", name="Edit…")
+            await edit.click()
+            dialog = page.locator("dialog.edit-schedule[open]")
+            await expect(dialog.locator("h2")).to_have_text(f"Edit schedule {schedule_id}")
+            await expect(dialog.get_by_label("Repeats")).to_have_value("every")
+            await expect(dialog.get_by_label("Interval or cron expression")).to_have_value("1h")
+            await expect(dialog.get_by_label("Message of each run")).to_have_value("Anything new?")
+            await expect(dialog.get_by_label("Model steps per run at most")).to_have_value("4")
+            await expect(dialog.get_by_label("When runs overlap")).to_have_value("skip")
+
+            # A value the server refuses: said in the form, which stays open; nothing changes.
+            await dialog.get_by_label("Repeats").select_option("every")
+            await dialog.get_by_label("Interval or cron expression").fill("soon")
+            await dialog.get_by_role("button", name="Save changes").click()
+            await expect(dialog.locator(".form-error")).to_have_text(
+                '"soon" is not a duration: write it as 30s, 15m, 1h30m or 7d'
+            )
+            assert (await schedule.describe()).every_seconds == [3600.0]
+
+            await dialog.get_by_label("Repeats").select_option("cron")
+            await dialog.get_by_label("Interval or cron expression").fill("0 9 * * 1-5")
+            await dialog.get_by_label("Time zone (IANA)").fill("Europe/Paris")
+            await dialog.get_by_label("When runs overlap").select_option("allow_all")
+            await dialog.get_by_label("Message of each run").fill("What changed overnight?")
+            await dialog.get_by_label("Model steps per run at most").fill("")
+            await dialog.get_by_label("Note").fill("weekday mornings")
+            for scheme in ("light", "dark"):
+                await page.emulate_media(color_scheme=scheme)
+                assert await low_contrast(page) == [], scheme
+            await page.emulate_media(color_scheme="light")
+            await shoot(page, "schedules-edit", page.locator("dialog.edit-schedule"))
+            await dialog.get_by_role("button", name="Save changes").click()
+            await expect(page.locator("dialog.edit-schedule[open]")).to_have_count(0)
+            await expect(page.locator(".done")).to_have_text(f"Updated {schedule_id}.")
+            await expect(card.locator(".spec")).to_contain_text("cron 0 9 * * 1-5 (Europe/Paris) · overlap allow_all")
+            await expect(card.locator(".schedule-message")).to_have_text("Asks: What changed overnight?")
+            await expect(card.locator(".recent-runs li a")).to_have_text([first_run])
+            await expect(edit).to_be_focused()
+
+            view = await schedule.describe()
+            assert (view.cron, view.every_seconds, view.time_zone, view.overlap) == (
+                ["0 9 * * 1-5"],
+                [],
+                "Europe/Paris",
+                "allow_all",
+            )
+            assert (view.message, view.note, "maxSteps" in view.options) == (
+                "What changed overnight?",
+                "weekday mornings",
+                False,
+            )
+            assert [run.run_id for run in view.recent_runs] == [first_run] and view.runs_started == 1
+
+            # Cancel leaves the schedule as it is, and the focus on Edit….
+            await edit.click()
+            await page.locator("dialog.edit-schedule[open]").get_by_label("Note").fill("changed my mind")
+            await page.locator("dialog.edit-schedule[open]").get_by_role("button", name="Cancel").click()
+            await expect(page.locator("dialog.edit-schedule[open]")).to_have_count(0)
+            await expect(edit).to_be_focused()
+            assert (await schedule.describe()).note == "weekday mornings"
+        finally:
+            await schedule.delete()

@@ -52,7 +52,7 @@ async def test_the_schedule_command(temporal_env: WorkflowEnvironment, tmp_path:
             assert listed.startswith(f"{schedule_id}  agent=reporter  every 3600s  active  runs=0")
 
             assert (await cli(["schedule", "trigger", schedule_id, *common], tmp_path)).strip() == (
-                f"schedule {schedule_id} triggered"
+                f"schedule {schedule_id} triggered (overlap skip: its policy decides)"
             )
             schedule = app.get_schedule(schedule_id)
             while not (view := await schedule.describe()).recent_runs:

@@ -158,6 +158,12 @@ async def test_a_schedule_needs_one_spec_and_no_run_id(make_app: AppFactory) -> 
         await app.schedule("reporter", "hi", every="soon")
     with pytest.raises(ConfigurationError, match="unknown overlap policy"):
         await app.schedule("reporter", "hi", every="1m", overlap="sometimes")
+    with pytest.raises(ConfigurationError, match="max_steps is a whole number, got True"):
+        await app.schedule("reporter", "hi", every="1m", max_steps=True)
+    with pytest.raises(ConfigurationError, match="at most once a second"):
+        await app.schedule("reporter", "hi", every="500ms")
+    with pytest.raises(ConfigurationError, match="cannot take thread_strategy"):
+        await app.schedule("reporter", "hi", every="1m", thread_strategy="reject")
 
 
 async def test_a_schedule_survives_a_restart_of_the_temporal_server(tmp_path: Path) -> None:

@@ -15,6 +15,7 @@ from typing import Any
 
 from tempo_agents.cli.api.client import DEFAULT_URL, ApiClient, ApiCommandError, parse_headers
 from tempo_agents.cli.api.output import Output, table
+from tempo_agents.cli.api.schedules import add_schedule_group
 
 __all__ = ["add_command"]
 
@@ -112,6 +113,8 @@ def add_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
     compare = _command(run, "compare", _run_compare, "two runs side by side, from the first step they differ")
     compare.add_argument("a", metavar="RUN_A")
     compare.add_argument("b", metavar="RUN_B")
+
+    add_schedule_group(groups, _command)
 
 
 def _command(

@@ -1,6 +1,7 @@
 // The schedules page: the App's schedules (GET /api/schedules) with their agent, when they run, whether they are
-// paused, their next runs and their latest runs (links to the runs' pages), and Pause / Unpause / Run now /
-// Delete (with a confirmation) calling the schedule routes. Refreshed every 5 s.
+// paused, their next runs and their latest runs (links to the runs' pages), and Edit (a form that changes the
+// schedule in place: PATCH /api/schedules/{id}, only what was changed) / Pause / Unpause / Run now / Delete (with
+// a confirmation) calling the schedule routes. Refreshed every 5 s (not while the edit form is open).
 
 import { ApiError, get, post, request } from "./api.js";
 import { h, visible, when } from "./dom.js";
@@ -31,6 +32,35 @@ export function specText(schedule) {
   return schedule.timeZone ? `${text} (${schedule.timeZone})` : text;
 }
 
+const OVERLAPS = ["skip", "buffer_one", "buffer_all", "cancel_other", "terminate_other", "allow_all"];
+
+// The form's values for a schedule, as the form shows them (the baseline of what counts as changed).
+export function editValues(schedule) {
+  const every = (schedule.everySeconds || [])[0];
+  return {
+    kind: every === undefined ? "cron" : "every",
+    when: every === undefined ? (schedule.cron || [])[0] || "" : compact(every),
+    timeZone: schedule.timeZone || "",
+    jitter: schedule.jitterSeconds ? compact(schedule.jitterSeconds) : "",
+    overlap: schedule.overlap || "skip",
+    note: schedule.note || "",
+    message: schedule.message || "",
+    maxSteps: schedule.options && schedule.options.maxSteps !== undefined ? String(schedule.options.maxSteps) : "",
+  };
+}
+
+// The PATCH body: the fields whose values differ from the baseline; an emptied field is null (cleared).
+export function changedFields(before, after) {
+  const body = {};
+  if (after.kind !== before.kind || after.when !== before.when) body[after.kind] = after.when;
+  for (const key of ["timeZone", "jitter", "note", "message"]) {
+    if (after[key] !== before[key]) body[key] = after[key] === "" ? null : after[key];
+  }
+  if (after.overlap !== before.overlap) body.overlap = after.overlap;
+  if (after.maxSteps !== before.maxSteps) body.maxSteps = after.maxSteps === "" ? null : Number(after.maxSteps);
+  return body;
+}
+
 const runLink = (runId) => h("a", { href: `#/runs/${encodeURIComponent(runId)}`, class: "run-link" }, visible(runId));
 
 export function schedulesView(root, { signal }) {
@@ -52,13 +82,95 @@ export function schedulesView(root, { signal }) {
     deleting = null;
     if (deleteDialog.returnValue === "delete" && id !== null) act(id, "delete");
   });
+  // The edit form: one dialog for the page, filled from the schedule it edits.
+  let editing = null;
+  const field = (label, control, hint) => {
+    const id = `edit-${control.name}`;
+    control.id = id;
+    return h("div", { class: "field" }, h("label", { for: id }, label), control,
+      hint ? h("p", { class: "muted hint", id: `${id}-hint` }, hint) : null);
+  };
+  const controls = {
+    kind: h("select", { name: "kind" }, h("option", { value: "every" }, "Every"), h("option", { value: "cron" }, "Cron")),
+    when: h("input", { type: "text", name: "when", required: true, autocomplete: "off", "aria-describedby": "edit-when-hint" }),
+    timeZone: h("input", { type: "text", name: "timeZone", autocomplete: "off", placeholder: "UTC" }),
+    jitter: h("input", { type: "text", name: "jitter", autocomplete: "off", placeholder: "none" }),
+    overlap: h("select", { name: "overlap" }, OVERLAPS.map((name) => h("option", { value: name }, name))),
+    note: h("input", { type: "text", name: "note", autocomplete: "off" }),
+    message: h("textarea", { name: "message", rows: 3, required: true }),
+    maxSteps: h("input", { type: "number", name: "maxSteps", min: 1, step: 1, inputmode: "numeric", placeholder: "the agent's" }),
+  };
+  const editTitle = h("h2", { id: "edit-schedule-title" });
+  const editError = h("p", { class: "form-error", role: "alert" });
+  const editForm = h("form", { method: "dialog", class: "edit-schedule-form" },
+    editTitle,
+    field("Repeats", controls.kind),
+    field("Interval or cron expression", controls.when, "An interval: 30s, 15m, 1h30m, 7d; or a cron: 0 9 * * 1-5"),
+    field("Time zone (IANA)", controls.timeZone),
+    field("Jitter", controls.jitter),
+    field("When runs overlap", controls.overlap),
+    field("Message of each run", controls.message),
+    field("Model steps per run at most", controls.maxSteps),
+    field("Note", controls.note),
+    editError,
+    h("div", { class: "actions" },
+      h("button", { type: "button", value: "cancel", onclick: () => editDialog.close() }, "Cancel"),
+      h("button", { type: "submit", class: "primary", value: "save" }, "Save changes")));
+  const editDialog = h("dialog", { class: "edit-schedule", "aria-labelledby": "edit-schedule-title" }, editForm);
+  editForm.addEventListener("input", () => { editError.textContent = ""; });
+  const formValues = () => Object.fromEntries(Object.entries(controls).map(([key, control]) => [key, control.value]));
+  editForm.addEventListener("submit", async (event) => {
+    event.preventDefault();
+    if (!editing) return;
+    const body = changedFields(editing.values, formValues());
+    if (!Object.keys(body).length) {
+      editDialog.close();
+      return;
+    }
+    editError.textContent = "";
+    try {
+      await request("PATCH", `/api/schedules/${encodeURIComponent(editing.id)}`, body);
+    } catch (error) {
+      editError.textContent = error instanceof ApiError ? error.message : String(error);
+      const issue = error instanceof ApiError && error.body.issues && error.body.issues[0];
+      if (issue) editError.textContent += `: ${issue.field} ${issue.message}`;
+      return;
+    }
+    const id = editing.id;
+    editing = null;
+    editDialog.close();
+    notice.textContent = "";
+    done.textContent = `Updated ${id}.`;
+    await load();
+    focusEdit(id);
+  });
+  // Back on the card's Edit button once the form closes, however it closes.
+  const focusEdit = (id) =>
+    [...list.children].find((el) => el.dataset.scheduleId === id)?.querySelector('[data-action="edit"]')?.focus();
+  editDialog.addEventListener("close", () => {
+    if (!editing) return;
+    const id = editing.id;
+    editing = null;
+    focusEdit(id);
+    load().catch(() => {});
+  });
+  function openEdit(schedule) {
+    const values = editValues(schedule);
+    editing = { id: schedule.id, values };
+    for (const [key, control] of Object.entries(controls)) control.value = values[key];
+    editError.textContent = "";
+    editTitle.replaceChildren("Edit schedule ", visible(schedule.id));
+    editDialog.showModal();
+  }
+
   root.replaceChildren(
     h("section", { class: "schedules", "aria-labelledby": "schedules-title" },
       h("div", { class: "title-row" }, h("h1", { id: "schedules-title" }, "Schedules"), summary),
       done,
       notice,
       list,
-      deleteDialog),
+      deleteDialog,
+      editDialog),
   );
 
   async function act(id, action) {
@@ -107,7 +219,9 @@ export function schedulesView(root, { signal }) {
                 h("span", { class: "muted", title: run.scheduledAt }, ` due ${when(run.scheduledAt)}`),
                 running.has(run.runId) ? h("span", { class: "status running" }, "running") : null)))
             : h("p", { class: "muted recent-none" }, "No runs yet."))),
+      schedule.message ? h("p", { class: "schedule-message muted" }, "Asks: ", visible(schedule.message)) : null,
       h("div", { class: "actions" },
+        h("button", { type: "button", dataset: { action: "edit" }, onclick: () => openEdit(schedule), "aria-describedby": titleId }, "Edit…"),
         schedule.paused
           ? h("button", { type: "button", dataset: { action: "state" }, onclick: () => act(schedule.id, "unpause"), "aria-describedby": titleId }, "Unpause")
           : h("button", { type: "button", dataset: { action: "state" }, onclick: () => act(schedule.id, "pause"), "aria-describedby": titleId }, "Pause"),
@@ -121,6 +235,7 @@ export function schedulesView(root, { signal }) {
 
   let sequence = 0;
   async function load() {
+    if (editing) return; // the form keeps the schedule it was opened on; the page catches up when it closes
     const mine = ++sequence;
     const schedules = await get("/api/schedules");
     if (signal.aborted || mine !== sequence) return;
