@@ -68,7 +68,7 @@ async def test_strategies_thread_view_and_queue_over_http(make_app: AppFactory) 
         assert [m["role"] for m in view["messages"]] == ["user", "assistant", "user", "assistant"]
         assert view["messages"][3]["content"][0]["text"] == "four after 2"
         unknown = (await http.get("/threads/nobody", params={"resourceId": "u1"})).json()
-        assert unknown["runs"] == {"active": [], "queued": [], "done": []} and unknown["messages"] == []
+        assert unknown["runs"] == {"active": [], "queued": [], "done": [], "waiting": []} and unknown["messages"] == []
 
 
 def _delivery(webhook_id: str) -> tuple[bytes, dict[str, str]]:
