@@ -70,9 +70,9 @@ _YIELD_SIGNAL_WAIT = timedelta(seconds=30)
 """How long a message waits for the signal of a run the store shows waiting (it comes within a workflow task)."""
 
 RUNS_YIELD_THREADS = "runs-yield-threads"
-"""Patch id: a run that waits only for people yields its thread (``RUN_WAITING_SIGNAL``), and a message that is not
-queued first waits for an active run the store shows waiting to yield. Asked only when such a signal or message
-arrives, so other histories carry no marker."""
+"""Patch id: a run that waits only for people yields its thread (``RUN_WAITING_SIGNAL``); messages are decided one
+at a time (one that waits for an activity or a signal holds the next back), and one that would refuse, stop or steer
+first waits for active runs the store shows waiting to yield. Threads begun before decide as they did."""
 
 
 def _ended_status(error: ChildWorkflowError) -> str:
@@ -221,6 +221,8 @@ class ThreadWorkflow:
     async def send(self, message: ThreadMessage) -> ThreadOutcome:
         """A new message: started, queued, rejected or steered (``ThreadOutcome``), decided here, in arrival order
         (one at a time: a message that waits for an activity or a signal holds the next ones back)."""
+        if not workflow.patched(RUNS_YIELD_THREADS):  # a thread begun before: its messages decided as they were
+            return await self._decide(message)
         async with self._sending:
             return await self._decide(message)
 
