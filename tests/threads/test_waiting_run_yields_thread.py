@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from tempo_agents import Agent, App, ScriptedModel, ScriptedResponse, ScriptedToolCall, create_tool
+from tempo_agents import Agent, App, ScriptedModel, ScriptedResponse, ScriptedToolCall, Usage, create_tool
 from tempo_agents.errors import ThreadBusyError
 from tempo_agents.models.messages import Message
 from tempo_agents.models.model import ModelRequest
@@ -236,3 +236,32 @@ async def test_the_next_message_still_answers_a_waiting_ask_user_with_auto_resum
         thread = await app.thread("t-ask", resource_id=RESOURCE)
         assert thread.waiting == [] and thread.queued == []
         assert transcript_refusal([Message.model_validate(m) for m in thread.messages]) is None
+
+
+async def test_a_run_that_waits_for_its_budget_yields_its_thread_too(make_app: AppFactory) -> None:
+    step = Usage(input_tokens=60, output_tokens=40, total_tokens=100)
+
+    def script(request: ModelRequest) -> ScriptedResponse:
+        last = request.messages[-1]
+        if last.role == "user" and last.text == "hello":
+            return ScriptedResponse(text="hi", usage=step)
+        if request.step < 4:
+            return ScriptedResponse(tool_calls=[ScriptedToolCall("lookup", {"n": request.step})], usage=step)
+        return ScriptedResponse(text="found; said: " + " | ".join(texts(request.messages, "user")), usage=step)
+
+    lookup = create_tool(id="lookup", description="Looks a thing up", execute=lambda data: f"found {data['n']}")
+    agent = Agent(id="looper", model=ScriptedModel(script), tools={"lookup": lookup}, default_options={"max_steps": 9})
+    app = make_app([agent])
+    memory = {"thread": "t-budget", "resource": RESOURCE}
+    budget = {"run": {"tokens": 250}, "on_exceeded": "wait"}
+    async with running_worker(app):
+        first = await app.generate("looper", "find them", memory=memory, budget=budget)
+        assert first.finish_reason == "suspended"
+        assert await until_waiting(app, "t-budget", 1) == [first.run_id]
+        hello = await app.generate("looper", "hello", memory=memory, thread_strategy="reject")
+        assert hello.text == "hi"
+        await until_idle(app, "t-budget")
+        resumed = await app.answer_budget(first.run_id, budget={"run": {"tokens": 1_000}}, answered_by="ops")
+        done = await resumed.result()
+    assert done.finish_reason == "stop"
+    assert done.text.startswith("found; said: find them | hello | (Note: this run waited")
