@@ -745,9 +745,12 @@ class AgentRunWorkflow:
         answered_at = workflow.now()
         self._waiting_since = None
         self._go_ahead = False
-        await workflow.get_external_workflow_handle(thread).signal(
-            RUN_ANSWERED_SIGNAL, ThreadRunNote(run_id=self._run_input.run_id)
-        )
+        try:
+            await workflow.get_external_workflow_handle(thread).signal(
+                RUN_ANSWERED_SIGNAL, ThreadRunNote(run_id=self._run_input.run_id)
+            )
+        except FailureError:  # its thread is gone (terminated): nothing to wait for
+            self._go_ahead = True
         await workflow.wait_condition(lambda: self._go_ahead)
         self._catch_up = ThreadCatchUp(waited_since=since, answered_at=answered_at)
 

@@ -103,6 +103,8 @@ class ThreadWorkflow:
         self._waiting: dict[str, ThreadRun] = {run.run_id: run for run in state.waiting}
         """Runs that yielded the thread while they wait for people, by run id."""
         self._signalling: set[asyncio.Task[None]] = set()
+        """Signals to runs (go-ahead) and ends told by runs still being handled: the workflow does not continue as
+        new under them."""
         self._sending = asyncio.Lock()
 
     @workflow.run
@@ -133,8 +135,10 @@ class ThreadWorkflow:
     def _should_continue(self) -> bool:
         """Between runs (none active; some may be queued: they travel in the input) and the history is long."""
         info = workflow.info()
-        return not self._active and (
-            info.is_continue_as_new_suggested() or info.get_current_history_length() > CONTINUE_AFTER_EVENTS
+        return (
+            not self._active
+            and not self._signalling
+            and (info.is_continue_as_new_suggested() or info.get_current_history_length() > CONTINUE_AFTER_EVENTS)
         )
 
     def _start(self, run: ThreadRun) -> None:
@@ -233,7 +237,7 @@ class ThreadWorkflow:
         if self._idle():
             self._start(run)
             return ThreadOutcome(outcome="started", run_id=run.run_id)
-        if message.strategy != "enqueue" and not self._queue:  # refuse, stop or steer no run about to yield
+        if message.strategy != "enqueue":  # refuse, stop or steer no run that is about to yield
             await self._await_yields()
         if self._idle():
             self._start(run)
