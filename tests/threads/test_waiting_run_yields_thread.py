@@ -265,3 +265,19 @@ async def test_a_run_that_waits_for_its_budget_yields_its_thread_too(make_app: A
         done = await resumed.result()
     assert done.finish_reason == "stop"
     assert done.text.startswith("found; said: find them | hello | (Note: this run waited")
+
+
+async def test_rollback_and_steer_messages_leave_a_waiting_run_alone(make_app: AppFactory) -> None:
+    app = make_app([payments_agent()])
+    memory = {"thread": "t-strategies", "resource": RESOURCE}
+    async with running_worker(app):
+        first = await app.generate("payments", "Pay Bob", memory=memory)
+        assert first.finish_reason == "suspended"  # sent at once: the thread hears of the wait just after
+        for strategy in ("rollback", "steer"):
+            reply = await app.stream("payments", strategy, memory=memory, thread_strategy=strategy)
+            assert reply.thread_outcome is not None and reply.thread_outcome.outcome == "started"
+            assert await reply.text == f"noted: {strategy}"
+            await until_idle(app, "t-strategies")
+        assert await until_waiting(app, "t-strategies", 1) == [first.run_id]
+        answered = await app.approve_tool_call("payments", run_id=first.run_id)
+        assert (await answered.text).startswith("paid; said meanwhile: Pay Bob | rollback | steer | (Note:")
