@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 from temporalio import activity
 
 from tempo_agents.activities.segment_close import close_segment
+from tempo_agents.activities.waiting_transcript import waiting_note
 from tempo_agents.journal import constructors, keys
 from tempo_agents.journal.writer import RunJournal
 from tempo_agents.models.messages import Message, ToolResultPart
@@ -169,6 +170,7 @@ class CallRecord:
             resume_schema = suspension.resume_schema
             payload = {**self.base, "suspendPayload": shown_payload, "args": args, "resumeSchema": resume_schema}
             marker = {"suspended": True, "runId": run_id, "suspendPayload": suspension.suspend_payload}
+        marker |= waiting_note(suspension.kind, suspension.approvers, datetime.now(UTC))
         if suspension.approvers:
             payload["approvers"] = list(suspension.approvers)
         chunk = self.journal.chunk(chunk_type, {**payload, **(link or {})})

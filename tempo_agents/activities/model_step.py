@@ -24,6 +24,7 @@ from tempo_agents.activities.budget_gate import (
     stop_step,
 )
 from tempo_agents.activities.segment_close import close_segment
+from tempo_agents.activities.waiting_transcript import catch_up
 from tempo_agents.activity_options import MODEL_STEP_DEFAULTS
 from tempo_agents.errors import SupersededStartError
 from tempo_agents.forks.origin import seed_fork
@@ -129,6 +130,9 @@ async def run_model_step(registry: Registry, step_input: ModelStepInput) -> Mode
             history = await store.get_thread_messages(memory.thread, memory.resource)
             entries += [TranscriptEntry(HISTORY_STEP, f"history-{i:06d}", i, m) for i, m in enumerate(history)]
         await store.put_transcript(run_id, entries)
+    memory = step_input.options.memory
+    if step_input.catch_up is not None and memory is not None:  # it yielded its thread while it waited
+        await catch_up(store, run_id, memory.thread, memory.resource, step, step_input.catch_up)
     writes, transcript = await store_outbox(store, registry.transcripts, run_id, step_input.outbox)
     if this_attempt > 1:
         started = await store.offset_of(run_id, keys.step_start(step))

@@ -8,6 +8,7 @@ the same segment (two calls of a batch ending at once) write the same chunks onc
 from __future__ import annotations
 
 from tempo_agents.activities.run_events import notify_run_end
+from tempo_agents.activities.waiting_transcript import is_said_by_others
 from tempo_agents.agent.registry import Registry
 from tempo_agents.journal import constructors, keys
 from tempo_agents.journal.chunks import FinishPayload, RunOutput, StepResult, ToolCallPayload, ToolResultPayload
@@ -42,7 +43,11 @@ async def close_segment(
         transcript = await registry.transcripts.get(run_id)
     memory = options.memory
     if memory is not None:
-        own = [entry.memory_message or entry.message for entry in transcript.entries if entry.step > HISTORY_STEP]
+        own = [
+            entry.memory_message or entry.message
+            for entry in transcript.entries
+            if entry.step > HISTORY_STEP and not is_said_by_others(entry)
+        ]
         await store.append_thread_messages(memory.thread, memory.resource, run_id, own)
 
     writes: list[ChunkWrite] = []

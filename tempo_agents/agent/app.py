@@ -96,6 +96,10 @@ class App:
     run's ``budget`` option win over it, limit by limit); ``prices`` are the price table's (:class:`PriceTable`, or
     model id → :class:`ModelPrice`; default: the published prices, with ``$TEMPO_AGENTS_PRICES``'s file over them).
 
+    ``waiting_holds_thread=True`` keeps a thread's run that waits only for people its thread's active run (later
+    messages queue behind it or are refused, as their strategy says); by default it yields the thread and goes on as
+    the thread's next run once answered (README, "Threads"). An agent's ``default_options`` and a run's option win.
+
     ``webhook_sources`` are senders configured by name, each with its route ``POST /api/events/{name}``, its
     agent, its verification (Standard Webhooks secrets or a shared token in a header) and its template
     (:class:`WebhookSource`, :meth:`receive_source_event`).
@@ -126,6 +130,7 @@ class App:
         approver_policies: Mapping[str, ApproverPolicy] | None = None,
         groups: Mapping[str, Sequence[str]] | None = None,
         answer_links: AnswerLinks | None = None,
+        waiting_holds_thread: bool = False,
     ) -> None:
         self.registry = Registry(
             agents=agents,
@@ -140,6 +145,9 @@ class App:
         )
         self.budget = None if budget is None else Budget.model_validate(budget)
         """The budget of every run of this App, under the agent's ``default_options["budget"]`` and the run's."""
+        self.waiting_holds_thread = waiting_holds_thread
+        """Whether a thread's run that waits only for people keeps its thread (under the agent's and the run's
+        ``waiting_holds_thread``)."""
         self.groups: dict[str, list[str]] = {name: list(names) for name, names in (groups or {}).items()}
         """The groups each principal belongs to (principal → group names): answers under a principal carry its
         groups, and calls assigned to ``group:<name>`` accept them. The HTTP server adds its tokens file's."""
@@ -258,6 +266,8 @@ class App:
     def build_options(self, agent: Agent, options: Mapping[str, Any]) -> tuple[RunOptions, str]:
         """Merge the agent's default options under the call's options and check them."""
         merged: dict[str, Any] = dict(agent.default_options)
+        if self.waiting_holds_thread:
+            merged.setdefault("waiting_holds_thread", True)
         for key, value in options.items():
             if isinstance(value, Mapping) and isinstance(merged.get(key), Mapping):
                 merged[key] = {**merged[key], **value}

@@ -96,8 +96,8 @@ async def cancel_queued(client: Client, task_queue: str, thread_id: str, resourc
 
 @dataclass(frozen=True)
 class ThreadSnapshot:
-    """A thread as it stands: its runs (active, queued in the order they will run, done oldest first) and its
-    messages in the order its runs wrote them."""
+    """A thread as it stands: its runs (active, queued in the order they will run, done oldest first, waiting: those
+    that yielded the thread while they wait for people) and its messages in the order they were said."""
 
     thread_id: str
     resource_id: str
@@ -105,6 +105,7 @@ class ThreadSnapshot:
     queued: list[ThreadRunEntry] = field(default_factory=list)
     done: list[ThreadRunEntry] = field(default_factory=list)
     messages: list[dict[str, Any]] = field(default_factory=list)
+    waiting: list[ThreadRunEntry] = field(default_factory=list)
 
     def to_wire(self) -> dict[str, Any]:
         """The JSON form (``GET /api/threads/{threadId}``)."""
@@ -115,6 +116,7 @@ class ThreadSnapshot:
                 "active": [entry.to_wire() for entry in self.active],
                 "queued": [entry.to_wire() for entry in self.queued],
                 "done": [entry.to_wire() for entry in self.done],
+                "waiting": [entry.to_wire() for entry in self.waiting],
             },
             "messages": self.messages,
         }
@@ -133,4 +135,5 @@ async def read_thread(
         queued=list(view.queued),
         done=list(view.done),
         messages=messages,
+        waiting=list(view.waiting),
     )

@@ -35,6 +35,12 @@ def add_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
         choices=THREAD_STRATEGIES,
         help=f"when the thread has an active run: {', '.join(THREAD_STRATEGIES)} (default {DEFAULT_THREAD_STRATEGY})",
     )
+    run.add_argument(
+        "--waiting-holds-thread",
+        action="store_true",
+        default=None,
+        help="a run that waits for a person keeps its thread (default: it yields it to the next message)",
+    )
     run.set_defaults(handler=cmd_run)
 
 
@@ -56,6 +62,8 @@ async def cmd_run(args: argparse.Namespace) -> int:
         options["memory"] = {"thread": args.thread, "resource": args.resource}
     if args.thread_strategy is not None:
         options["thread_strategy"] = args.thread_strategy
+    if args.waiting_holds_thread:
+        options["waiting_holds_thread"] = True
     await connect(app, args.address, args.namespace, **connection_options(args))
     if not await _has_pollers(app):
         err(

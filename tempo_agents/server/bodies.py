@@ -56,6 +56,10 @@ class StreamBody(_Body):
     budget: dict[str, Any] | None = Field(
         default=None, description="limits on tokens and cost ({run, thread, resource, onExceeded}; ours)"
     )
+    waiting_holds_thread: bool | None = Field(
+        default=None,
+        description="a run on a memory thread that waits for a person keeps the thread (default: it yields it; ours)",
+    )
 
 
 class ResumeBody(_Body):

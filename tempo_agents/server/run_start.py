@@ -149,6 +149,8 @@ def start_request(app: App, agent: Agent, body: StreamBody) -> StartRequest:
         options["require_tool_approval"] = body.require_tool_approval
     if body.budget is not None:
         options["budget"] = body.budget
+    if body.waiting_holds_thread is not None:
+        options["waiting_holds_thread"] = body.waiting_holds_thread
     settings = _model_settings(body)
     if settings:
         options["model_settings"] = settings

@@ -407,7 +407,11 @@ class Store(ABC):
     async def append_thread_messages(
         self, thread_id: str, resource_id: str, run_id: str, messages: Sequence[dict[str, Any]]
     ) -> None:
-        """Record the messages a run added to a memory thread (idempotent per run)."""
+        """Record the messages a run added to a memory thread (idempotent per run): ``messages`` are all of the
+        run's so far, each at its index. A message already recorded keeps its place (its body may change: a waiting
+        call's result replaces its marker); new ones go after the run's earlier ones, or at the end of the thread
+        when other runs' messages were recorded since (a run that yielded its thread while it waited goes on after
+        what was said meanwhile)."""
 
     @abstractmethod
     async def remove_run_from_thread(self, thread_id: str, resource_id: str, run_id: str) -> int:
@@ -417,6 +421,11 @@ class Store(ABC):
     @abstractmethod
     async def get_thread_messages(self, thread_id: str, resource_id: str) -> list[dict[str, Any]]:
         """Every message of a memory thread, oldest first."""
+
+    @abstractmethod
+    async def thread_messages_after(self, thread_id: str, resource_id: str, run_id: str) -> list[dict[str, Any]]:
+        """The messages of other runs recorded on the thread after ``run_id``'s last one, oldest first (what was
+        said while that run waited); all of the thread's when ``run_id`` recorded none."""
 
     @abstractmethod
     async def get_thread_state(self, thread_id: str, state_type: str) -> Any | None:

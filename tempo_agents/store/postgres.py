@@ -760,18 +760,36 @@ class PostgresStore(Store):
     ) -> None:
         async def op(conn: _Conn, attempt: _Attempt) -> None:
             async with conn.transaction(), conn.cursor() as cursor:
+                where = "thread_id = %s AND resource_id = %s"
                 await cursor.execute(
-                    "SELECT COALESCE(MIN(created), nextval('tempo_agents.thread_messages_created')) "
-                    "FROM tempo_agents.thread_messages WHERE thread_id = %s AND resource_id = %s AND run_id = %s",
+                    f"SELECT idx, created FROM tempo_agents.thread_messages WHERE {where} AND run_id = %s",
                     (thread_id, resource_id, run_id),
                 )
-                row = await cursor.fetchone()
-                assert row is not None
+                kept: dict[int, int] = {idx: created for idx, created in await cursor.fetchall()}
+                last = max(kept.values(), default=None)
+                later = None
+                if last is not None:
+                    await cursor.execute(
+                        f"SELECT 1 FROM tempo_agents.thread_messages WHERE {where} AND created > %s AND run_id <> %s "
+                        "LIMIT 1",
+                        (thread_id, resource_id, last, run_id),
+                    )
+                    later = await cursor.fetchone()
+                if last is None or later is not None:
+                    await cursor.execute("SELECT nextval('tempo_agents.thread_messages_created')")
+                    row = await cursor.fetchone()
+                    assert row is not None
+                    fresh = int(row[0])
+                else:
+                    fresh = last
                 await cursor.executemany(
                     "INSERT INTO tempo_agents.thread_messages (thread_id, resource_id, run_id, idx, created, body) "
                     "VALUES (%s, %s, %s, %s, %s, %s) ON CONFLICT (thread_id, resource_id, run_id, idx) "
-                    "DO UPDATE SET created = excluded.created, body = excluded.body",
-                    [(thread_id, resource_id, run_id, i, row[0], to_json(m)) for i, m in enumerate(messages)],
+                    "DO UPDATE SET body = excluded.body",
+                    [
+                        (thread_id, resource_id, run_id, i, kept.get(i, fresh), to_json(m))
+                        for i, m in enumerate(messages)
+                    ],
                 )
 
         if messages:
@@ -793,6 +811,18 @@ class PostgresStore(Store):
                 "SELECT body FROM tempo_agents.thread_messages WHERE thread_id = %s AND resource_id = %s "
                 "ORDER BY created, idx",
                 (thread_id, resource_id),
+            )
+            return [json.loads(body) for (body,) in await cursor.fetchall()]
+
+        return await self._run(op)
+
+    async def thread_messages_after(self, thread_id: str, resource_id: str, run_id: str) -> list[dict[str, Any]]:
+        async def op(conn: _Conn, attempt: _Attempt) -> list[dict[str, Any]]:
+            cursor = await conn.execute(
+                "SELECT body FROM tempo_agents.thread_messages WHERE thread_id = %s AND resource_id = %s "
+                "AND run_id <> %s AND created > (SELECT COALESCE(MAX(created), 0) FROM tempo_agents.thread_messages "
+                "WHERE thread_id = %s AND resource_id = %s AND run_id = %s) ORDER BY created, idx",
+                (thread_id, resource_id, run_id, thread_id, resource_id, run_id),
             )
             return [json.loads(body) for (body,) in await cursor.fetchall()]
 

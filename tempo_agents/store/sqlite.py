@@ -456,15 +456,32 @@ class SQLiteStore(Store):
         def work(db: sqlite3.Connection) -> None:
             db.execute("BEGIN IMMEDIATE")
             try:
-                created = db.execute(
-                    "SELECT COALESCE(MIN(created), (SELECT COALESCE(MAX(created), 0) + 1 FROM thread_messages)) "
-                    "FROM thread_messages WHERE thread_id = ? AND resource_id = ? AND run_id = ?",
-                    (thread_id, resource_id, run_id),
-                ).fetchone()[0]
+                where = "thread_id = ? AND resource_id = ?"
+                kept = dict(
+                    db.execute(
+                        f"SELECT idx, created FROM thread_messages WHERE {where} AND run_id = ?",
+                        (thread_id, resource_id, run_id),
+                    ).fetchall()
+                )
+                last = max(kept.values(), default=None)
+                later = (
+                    last is not None
+                    and db.execute(
+                        f"SELECT 1 FROM thread_messages WHERE {where} AND created > ? AND run_id <> ? LIMIT 1",
+                        (thread_id, resource_id, last, run_id),
+                    ).fetchone()
+                )
+                if last is None or later:
+                    fresh = db.execute("SELECT COALESCE(MAX(created), 0) + 1 FROM thread_messages").fetchone()[0]
+                else:
+                    fresh = last
                 db.executemany(
                     "INSERT OR REPLACE INTO thread_messages (thread_id, resource_id, run_id, idx, created, body) "
                     "VALUES (?, ?, ?, ?, ?, ?)",
-                    [(thread_id, resource_id, run_id, i, created, to_json(m)) for i, m in enumerate(messages)],
+                    [
+                        (thread_id, resource_id, run_id, i, kept.get(i, fresh), to_json(m))
+                        for i, m in enumerate(messages)
+                    ],
                 )
             except BaseException:
                 db.execute("ROLLBACK")
@@ -488,6 +505,18 @@ class SQLiteStore(Store):
             rows = db.execute(
                 "SELECT body FROM thread_messages WHERE thread_id = ? AND resource_id = ? ORDER BY created, idx",
                 (thread_id, resource_id),
+            ).fetchall()
+            return [json.loads(body) for (body,) in rows]
+
+        return await self._read(work)
+
+    async def thread_messages_after(self, thread_id: str, resource_id: str, run_id: str) -> list[dict[str, Any]]:
+        def work(db: sqlite3.Connection) -> list[dict[str, Any]]:
+            rows = db.execute(
+                "SELECT body FROM thread_messages WHERE thread_id = ? AND resource_id = ? AND run_id <> ? AND "
+                "created > (SELECT COALESCE(MAX(created), 0) FROM thread_messages "
+                "WHERE thread_id = ? AND resource_id = ? AND run_id = ?) ORDER BY created, idx",
+                (thread_id, resource_id, run_id, thread_id, resource_id, run_id),
             ).fetchall()
             return [json.loads(body) for (body,) in rows]
 

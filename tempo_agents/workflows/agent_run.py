@@ -14,12 +14,13 @@ does it only when none could.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from datetime import datetime, timedelta
 from typing import Any
 
 import pydantic
 from temporalio import workflow
-from temporalio.exceptions import ActivityError, ApplicationError, CancelledError
+from temporalio.exceptions import ActivityError, ApplicationError, CancelledError, FailureError
 
 from tempo_agents.activity_options import FINISH_DEFAULTS, MODEL_STEP_DEFAULTS, TOOL_CALL_DEFAULTS
 from tempo_agents.errors import TempoAgentsError
@@ -53,6 +54,7 @@ from tempo_agents.workflows.payloads import (
     RunResult,
     RunSnapshot,
     SegmentClose,
+    ThreadCatchUp,
     ToolCallInput,
     ToolCallRequest,
     ToolCallResult,
@@ -74,6 +76,14 @@ from tempo_agents.workflows.steering import (
     interrupted_record,
 )
 from tempo_agents.workflows.task_state import TaskState
+from tempo_agents.workflows.thread_payloads import (
+    GO_AHEAD_SIGNAL,
+    RUN_ANSWERED_SIGNAL,
+    RUN_ENDED_SIGNAL,
+    RUN_WAITING_SIGNAL,
+    THREAD_WORKFLOW_ID_PREFIX,
+    ThreadRunNote,
+)
 from tempo_agents.workflows.waiting_calls import WaitingCalls
 
 SEGMENTS_CLOSED_BY_ACTIVITIES = "segments-closed-by-activities"
@@ -96,6 +106,11 @@ retried activity could find the refused outcome and answer with it). Asked when 
 BUDGET_WAITS = "budget-waits"
 """Patch id: a run whose budget policy is ``wait`` waits for a person when a model step finds a limit reached,
 then runs the step again (or ends). Asked only when that happens, so other histories carry no marker."""
+
+RUNS_YIELD_THREADS = "runs-yield-threads"
+"""Patch id: a thread's run that waits only for people yields its thread and, once answered, waits for the thread's
+go-ahead before it goes on (reading what was said meanwhile). Asked only when such a run begins to wait, so other
+histories carry no marker."""
 
 CALL_ALARMS = "call-reminders-and-escalation"
 """Patch id: a waiting call with ``remind_every``/``escalate_after`` wakes the run for its reminders and its
@@ -155,6 +170,13 @@ class AgentRunWorkflow:
         self._continuing = False
         """The run continues as new: queued steers are carried to the next run."""
         self._ended_interrupted = False
+        self._thread_yields = carried.yielded_thread
+        """The run yielded its thread at some point: it tells the thread when it ends."""
+        self._waiting_since: datetime | None = None
+        """Since when the run waits with its thread yielded (``None``: it holds its thread)."""
+        self._go_ahead = False
+        self._catch_up: ThreadCatchUp | None = None
+        """For the next model step: the run waited with its thread yielded, and others may have spoken."""
 
     # Queries --------------------------------------------------------------------------------
 
@@ -327,6 +349,11 @@ class AgentRunWorkflow:
         else:
             self._steers.receive(request)
 
+    @workflow.signal(name=GO_AHEAD_SIGNAL)
+    def thread_go_ahead(self) -> None:
+        """The run's thread gives it its turn: an answered run that had yielded the thread goes on."""
+        self._go_ahead = True
+
     @workflow.signal(name=INTERRUPT)
     def interrupt(self, request: InterruptRequest) -> None:
         """Stop at the next step boundary (at once when the run waits for a person), keeping what the run did."""
@@ -407,6 +434,7 @@ class AgentRunWorkflow:
                     if self._segments.is_open:
                         self._outbox.step_finish = step_note.model_copy(update={"segment": self._segments.current})
                         await self._finish_segment(reason)
+                    await self._tell_thread_ended("COMPLETED")
                     await workflow.wait_condition(workflow.all_handlers_finished)
                     return RunResult(
                         run_id=run_input.run_id,
@@ -425,14 +453,17 @@ class AgentRunWorkflow:
         except ActivityError as error:
             if isinstance(error.cause, CancelledError):  # the run was cancelled while an activity ran
                 await self._abort()
+                await self._tell_thread_ended("CANCELED")
                 raise asyncio.CancelledError() from error
             message = _failure_message(error)
             self._steers.close()
             self._set_status("failed")
             await self._finish_segment("error", error=message, abandoned_step=self._model_step_running)
+            await self._tell_thread_ended("FAILED")
             raise ApplicationError(message, type="AgentRunFailed", non_retryable=True) from None
         except asyncio.CancelledError:
             await self._abort()
+            await self._tell_thread_ended("CANCELED")
             raise
 
     async def _budgeted_step(self, step: int, new_messages: list[Message]) -> ModelStepResult:
@@ -460,9 +491,12 @@ class AgentRunWorkflow:
             await self._finish_segment("suspended")
         self._budget_wait = BudgetWait(stop=stop, since=workflow.now())
         self._set_status("suspended")
+        await self._yield_thread()
         await workflow.wait_condition(lambda: self._budget_answer is not None)
         answer, self._budget_answer = self._budget_answer, None
         assert answer is not None
+        if answer.action == "raise":
+            await self._take_thread_back()
         self._budget_wait = None
         self._budget_answered = stop.wait_id
         self._budget_waits += 1
@@ -510,6 +544,7 @@ class AgentRunWorkflow:
                 now=workflow.now(),
                 budget_waits=self._budget_waits,
                 budget_answered=self._budget_answered,
+                catch_up=self._catch_up,
             ),
             options=options,
             result_type=ModelStepResult,
@@ -518,6 +553,7 @@ class AgentRunWorkflow:
         )
         self._model_step_running = None
         self._budget_answered = None
+        self._catch_up = None
         return result
 
     def _call_input(self, step: int, call: ToolCallRequest, **resumed: Any) -> ToolCallInput:
@@ -627,6 +663,7 @@ class AgentRunWorkflow:
                         update={"reason": "suspended", "segment": self._segments.current}
                     )
                     await self._finish_segment("suspended")
+                await self._yield_thread()
                 while not self._calls.any_resolved:
                     if self._interrupted():
                         await self._end_interrupted_while_waiting()
@@ -637,6 +674,8 @@ class AgentRunWorkflow:
 
             answered = self._calls.take_resolved()
             self._handed_off = self._handed_off or any(r.action == "handoff" for _, r in answered)
+            if not self._handed_off:
+                await self._take_thread_back()
             if self._segments.open_next():
                 self._outbox.records.append(
                     constructors.start(self._run_input.run_id, self._run_input.agent_id, self._segments.current)
@@ -670,6 +709,59 @@ class AgentRunWorkflow:
                 ],
                 step_note,
                 reason_if_done,
+            )
+
+    def _thread_workflow_id(self) -> str | None:
+        """The run's thread's workflow, when the run yields it while it waits (README, "Threads")."""
+        parent = workflow.info().parent
+        options = self._run_input.options
+        if parent is None or not parent.workflow_id.startswith(THREAD_WORKFLOW_ID_PREFIX):
+            return None
+        if options.memory is None or options.waiting_holds_thread:
+            return None
+        return parent.workflow_id
+
+    async def _yield_thread(self) -> None:
+        """The run waits only for people now: it tells its thread, which no longer counts it as its active run."""
+        thread = self._thread_workflow_id()
+        if thread is None or self._waiting_since is not None or not workflow.patched(RUNS_YIELD_THREADS):
+            return
+        try:
+            await workflow.get_external_workflow_handle(thread).signal(
+                RUN_WAITING_SIGNAL, ThreadRunNote(run_id=self._run_input.run_id)
+            )
+        except FailureError:  # no thread to yield: the run waits as a run of no thread does
+            return
+        self._waiting_since = workflow.now()
+        self._thread_yields = True
+
+    async def _take_thread_back(self) -> None:
+        """Answered after it yielded its thread: ask for the thread's turn and wait for it (the thread queues the
+        rest of this run like a message); the next model step first reads what was said meanwhile."""
+        thread = self._thread_workflow_id()
+        since = self._waiting_since
+        if thread is None or since is None:
+            return
+        answered_at = workflow.now()
+        self._waiting_since = None
+        self._go_ahead = False
+        try:
+            await workflow.get_external_workflow_handle(thread).signal(
+                RUN_ANSWERED_SIGNAL, ThreadRunNote(run_id=self._run_input.run_id)
+            )
+        except FailureError:  # its thread is gone (terminated): nothing to wait for
+            self._go_ahead = True
+        await workflow.wait_condition(lambda: self._go_ahead)
+        self._catch_up = ThreadCatchUp(waited_since=since, answered_at=answered_at)
+
+    async def _tell_thread_ended(self, status: str) -> None:
+        """A run that yielded its thread tells it that it ended (the thread may hold no handle of it any more)."""
+        thread = self._thread_workflow_id()
+        if thread is None or not self._thread_yields:
+            return
+        with contextlib.suppress(FailureError):
+            await workflow.get_external_workflow_handle(thread).signal(
+                RUN_ENDED_SIGNAL, ThreadRunNote(run_id=self._run_input.run_id, status=status)
             )
 
     def _interrupted(self) -> bool:
@@ -761,6 +853,7 @@ class AgentRunWorkflow:
                     answers=self._calls.carried_answers(),
                     budget_waits=self._budget_waits,
                     steers=self._steers.carried() if self._steers.received else None,
+                    yielded_thread=self._thread_yields,
                 ),
             }
         )

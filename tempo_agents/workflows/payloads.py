@@ -92,6 +92,10 @@ class RunOptions(WireModel):
     escalate_after_seconds: float | None = Field(default=None, gt=0)
     escalate_to: list[str] | None = None
     """The escalation of this run's waiting calls whose tools set none (over the agent's)."""
+    waiting_holds_thread: bool = False
+    """A run of a thread that waits only for people keeps the thread (later messages wait or are refused, as their
+    strategy says); ``False``: it yields the thread, and goes on as the thread's next run once answered (README,
+    "Threads")."""
 
 
 MAX_CARRIED_ANSWERS = 100
@@ -132,6 +136,8 @@ class CarriedState(WireModel):
     """How often the run waited for its budget (names the next wait)."""
     steers: SteerState | None = None
     """Steers received while the run's last step ran, for its next step (``None``: none were ever received)."""
+    yielded_thread: bool = False
+    """The run yielded its thread while it waited at some point: it tells the thread when it ends."""
 
     _legacy = model_validator(mode="before")(legacy_outbox)
 
@@ -195,6 +201,13 @@ class BatchClose(WireModel):
     """Calls of earlier batches still wait for a person."""
 
 
+class ThreadCatchUp(WireModel):
+    """A run that yielded its thread while it waited, going on: since when it waited, when it was answered."""
+
+    waited_since: datetime
+    answered_at: datetime
+
+
 class ModelStepInput(WireModel):
     """Input of the model-step activity."""
 
@@ -216,6 +229,9 @@ class ModelStepInput(WireModel):
     """How often the run waited for its budget to be raised: names the next wait (``budget-<step>-<n>``)."""
     budget_answered: str | None = None
     """The budget wait an answer ended just now: the step removes it from the store's waiting calls."""
+    catch_up: ThreadCatchUp | None = None
+    """The run yielded its thread while it waited and goes on now: the step first shows the model what was said on
+    the thread meanwhile."""
 
     _legacy = model_validator(mode="before")(legacy_outbox)
 

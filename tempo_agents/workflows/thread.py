@@ -8,14 +8,18 @@ workflow) with the run id its sender chose, learns of its end from the child's c
 the next queued run: a run's messages are saved to the thread before its workflow ends, so a queued run never sees
 half of another's. Its history stays short: it continues as new between runs, when none is active (so no child
 handle is lost), carrying its queue, which is data; a thread whose next message always arrives before its run ends
-is never idle, and still continues as new. ARCHITECTURE.md, "Threads".
+is never idle, and still continues as new. A run that waits only for people yields the thread (it tells the
+workflow so by signal): it is no longer active, and once answered its continuation is queued like a message, then
+told to go on. ARCHITECTURE.md, "Threads".
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+from collections.abc import Coroutine
 from datetime import timedelta
+from typing import Any
 
 import pydantic
 from temporalio import workflow
@@ -38,8 +42,12 @@ from tempo_agents.workflows.activity_names import (
 )
 from tempo_agents.workflows.thread_payloads import (
     CANCEL_QUEUED_UPDATE,
+    GO_AHEAD_SIGNAL,
     INTERRUPT_SIGNAL,
     MAX_DONE_RUNS,
+    RUN_ANSWERED_SIGNAL,
+    RUN_ENDED_SIGNAL,
+    RUN_WAITING_SIGNAL,
     SEND_UPDATE,
     STEER_SIGNAL,
     VIEW_QUERY,
@@ -48,6 +56,7 @@ from tempo_agents.workflows.thread_payloads import (
     ThreadOutcome,
     ThreadRun,
     ThreadRunEntry,
+    ThreadRunNote,
     ThreadState,
     ThreadView,
 )
@@ -56,6 +65,14 @@ CONTINUE_AFTER_EVENTS = 2000
 """An idle thread's workflow continues as new past this many history events (or when Temporal suggests it)."""
 
 _WAITING_CHECK_TIMEOUT = timedelta(seconds=30)
+
+_YIELD_SIGNAL_WAIT = timedelta(seconds=30)
+"""How long a message waits for the signal of a run the store shows waiting (it comes within a workflow task)."""
+
+RUNS_YIELD_THREADS = "runs-yield-threads"
+"""Patch id: a run that waits only for people yields its thread (``RUN_WAITING_SIGNAL``); messages are decided one
+at a time (one that waits for an activity or a signal holds the next back), and one that would refuse, stop or steer
+first waits for active runs the store shows waiting to yield. Threads begun before decide as they did."""
 
 
 def _ended_status(error: ChildWorkflowError) -> str:
@@ -83,6 +100,12 @@ class ThreadWorkflow:
         self._handles: dict[str, asyncio.Task[None]] = {}
         self._rolled_back: set[str] = set()
         """Active runs cancelled by a ``rollback`` message: their messages leave the thread before the next run."""
+        self._waiting: dict[str, ThreadRun] = {run.run_id: run for run in state.waiting}
+        """Runs that yielded the thread while they wait for people, by run id."""
+        self._signalling: set[asyncio.Task[None]] = set()
+        """Signals to runs (go-ahead) and ends told by runs still being handled: the workflow does not continue as
+        new under them."""
+        self._sending = asyncio.Lock()
 
     @workflow.run
     async def run(self, state: ThreadState) -> None:
@@ -93,7 +116,11 @@ class ThreadWorkflow:
                 if not self._active:
                     workflow.continue_as_new(
                         ThreadState(
-                            thread_id=self._thread_id, resource_id=self._resource_id, done=self._done, queue=self._queue
+                            thread_id=self._thread_id,
+                            resource_id=self._resource_id,
+                            done=self._done,
+                            queue=self._queue,
+                            waiting=list(self._waiting.values()),
                         )
                     )
             elif self._startable():
@@ -108,13 +135,29 @@ class ThreadWorkflow:
     def _should_continue(self) -> bool:
         """Between runs (none active; some may be queued: they travel in the input) and the history is long."""
         info = workflow.info()
-        return not self._active and (
-            info.is_continue_as_new_suggested() or info.get_current_history_length() > CONTINUE_AFTER_EVENTS
+        return (
+            not self._active
+            and not self._signalling
+            and (info.is_continue_as_new_suggested() or info.get_current_history_length() > CONTINUE_AFTER_EVENTS)
         )
 
     def _start(self, run: ThreadRun) -> None:
         self._active[run.run_id] = run
-        self._handles[run.run_id] = asyncio.create_task(self._run_child(run))
+        if run.continues:  # a waiting run's rest: the run exists, it waits for its turn
+            self._in_background(self._go_ahead(run))
+        else:
+            self._handles[run.run_id] = asyncio.create_task(self._run_child(run))
+
+    def _in_background(self, coroutine: Coroutine[Any, Any, None]) -> None:
+        task = asyncio.create_task(coroutine)
+        self._signalling.add(task)
+        task.add_done_callback(self._signalling.discard)
+
+    async def _go_ahead(self, run: ThreadRun) -> None:
+        try:
+            await workflow.get_external_workflow_handle(run.run_id).signal(GO_AHEAD_SIGNAL)
+        except FailureError:  # it closed meanwhile (terminated): it holds the thread no longer
+            await self._close(run.run_id, "TERMINATED")
 
     async def _run_child(self, run: ThreadRun) -> None:
         status = "COMPLETED"
@@ -140,18 +183,31 @@ class ThreadWorkflow:
                 status = _ended_status(error)
         except WorkflowAlreadyStartedError:
             status = "not-started"
-        if run.run_id in self._rolled_back:  # its messages leave the thread before the next run reads it
-            self._rolled_back.discard(run.run_id)
+        await self._close(run.run_id, status, agent_id=run.run_input.agent_id)
+
+    async def _close(self, run_id: str, status: str, *, agent_id: str | None = None) -> None:
+        """A run of the thread ended (its child handle says so, or the run itself when it had yielded the thread):
+        a rolled-back run's messages leave the thread, then it is done (once)."""
+        if run_id in self._rolled_back:  # its messages leave the thread before the next run reads it
+            self._rolled_back.discard(run_id)
             await workflow.execute_activity(
                 THREAD_ROLLBACK,
-                RunsWaitingQuery(thread_id=self._thread_id, resource_id=self._resource_id, run_ids=[run.run_id]),
+                RunsWaitingQuery(thread_id=self._thread_id, resource_id=self._resource_id, run_ids=[run_id]),
                 start_to_close_timeout=_WAITING_CHECK_TIMEOUT,
             )
-        self._active.pop(run.run_id, None)
-        self._handles.pop(run.run_id, None)
-        self._record_done(
-            ThreadRunEntry(run_id=run.run_id, agent_id=run.run_input.agent_id, state="done", status=status)
-        )
+        known = self._active.pop(run_id, None) or self._waiting.pop(run_id, None)
+        for index, queued in enumerate(self._queue):
+            if queued.run_id == run_id and queued.continues:
+                known = known or queued
+                del self._queue[index]
+                break
+        self._handles.pop(run_id, None)
+        if known is None and agent_id is None:  # told twice (by the run, then by its handle): recorded once
+            return
+        if any(done.run_id == run_id for done in self._done):
+            return
+        agent = known.run_input.agent_id if known is not None else agent_id or ""
+        self._record_done(ThreadRunEntry(run_id=run_id, agent_id=agent, state="done", status=status))
 
     def _record_done(self, entry: ThreadRunEntry) -> None:
         self._done.append(entry)
@@ -160,16 +216,29 @@ class ThreadWorkflow:
     def _known(self, run_id: str) -> bool:
         return (
             run_id in self._active
+            or run_id in self._waiting
             or any(queued.run_id == run_id for queued in self._queue)
             or any(done.run_id == run_id for done in self._done)
         )
 
     @workflow.update(name=SEND_UPDATE)
     async def send(self, message: ThreadMessage) -> ThreadOutcome:
-        """A new message: started, queued, rejected or steered (``ThreadOutcome``), decided here, in arrival order."""
+        """A new message: started, queued, rejected or steered (``ThreadOutcome``), decided here, in arrival order
+        (one at a time: a message that waits for an activity or a signal holds the next ones back)."""
+        if not workflow.patched(RUNS_YIELD_THREADS):  # a thread begun before: its messages decided as they were
+            return await self._decide(message)
+        async with self._sending:
+            return await self._decide(message)
+
+    async def _decide(self, message: ThreadMessage) -> ThreadOutcome:
         run = message.run
         if self._known(run.run_id):
             return ThreadOutcome(outcome="duplicate", run_id=run.run_id)
+        if self._idle():
+            self._start(run)
+            return ThreadOutcome(outcome="started", run_id=run.run_id)
+        if message.strategy != "enqueue":  # refuse, stop or steer no run that is about to yield
+            await self._await_yields()
         if self._idle():
             self._start(run)
             return ThreadOutcome(outcome="started", run_id=run.run_id)
@@ -219,12 +288,60 @@ class ThreadWorkflow:
         self._queue.append(run)
         return ThreadOutcome(outcome="queued", run_id=run.run_id, active_run_id=active_id, position=len(self._queue))
 
+    async def _await_yields(self) -> None:
+        """When the store says every active run waits for people and each will yield the thread, wait for their
+        signals (a caller that saw a run suspend may send at once, before the run's workflow has told the thread)."""
+        yielding = [run for run in self._active.values() if not run.run_input.options.waiting_holds_thread]
+        if not yielding or len(yielding) != len(self._active) or not workflow.patched(RUNS_YIELD_THREADS):
+            return
+        waiting = await workflow.execute_activity(
+            THREAD_RUNS_WAITING,
+            RunsWaitingQuery(thread_id=self._thread_id, resource_id=self._resource_id, run_ids=list(self._active)),
+            result_type=list[str],
+            start_to_close_timeout=_WAITING_CHECK_TIMEOUT,
+        )
+        if set(self._active) <= set(waiting):
+            with contextlib.suppress(asyncio.TimeoutError):
+                await workflow.wait_condition(lambda: not set(self._active) & set(waiting), timeout=_YIELD_SIGNAL_WAIT)
+
+    @workflow.signal(name=RUN_WAITING_SIGNAL)
+    def run_waiting(self, note: ThreadRunNote) -> None:
+        """An active run waits only for people now: it yields the thread, and the next queued run (or message)
+        starts."""
+        if note.run_id in self._active and workflow.patched(RUNS_YIELD_THREADS):
+            self._waiting[note.run_id] = self._active.pop(note.run_id)
+
+    @workflow.signal(name=RUN_ANSWERED_SIGNAL)
+    def run_answered(self, note: ThreadRunNote) -> None:
+        """A run that yielded was answered: its rest is queued like a message (it starts at once on an idle
+        thread)."""
+        run = self._waiting.pop(note.run_id, None)
+        if run is not None:
+            self._queue.append(run.model_copy(update={"continues": True}))
+        elif note.run_id not in self._active and not self._known_queued(note.run_id):
+            # a run the thread does not hold (it ended here, or never yielded here): it waits for nothing
+            self._in_background(self._go_ahead_alone(note.run_id))
+
+    async def _go_ahead_alone(self, run_id: str) -> None:
+        with contextlib.suppress(FailureError):
+            await workflow.get_external_workflow_handle(run_id).signal(GO_AHEAD_SIGNAL)
+
+    def _known_queued(self, run_id: str) -> bool:
+        return any(queued.run_id == run_id for queued in self._queue)
+
+    @workflow.signal(name=RUN_ENDED_SIGNAL)
+    def run_ended(self, note: ThreadRunNote) -> None:
+        """A run that yielded the thread ended. While the thread holds the run's child handle, the handle says so
+        (after a continue-as-new it holds none)."""
+        if note.run_id not in self._handles:
+            self._in_background(self._close(note.run_id, note.status or "COMPLETED"))
+
     @workflow.update(name=CANCEL_QUEUED_UPDATE)
     def cancel_queued(self, run_id: str) -> bool:
         """Take a queued run out of the queue (it never runs; listed as done, ``removed``); ``False`` when it is not
-        queued (it started already, or was never sent here)."""
+        queued (it started already, was never sent here, or is a waiting run's rest, answered already)."""
         for index, queued in enumerate(self._queue):
-            if queued.run_id == run_id:
+            if queued.run_id == run_id and not queued.continues:  # an answered run's rest is not a message
                 del self._queue[index]
                 self._record_done(
                     ThreadRunEntry(run_id=run_id, agent_id=queued.run_input.agent_id, state="done", status="removed")
@@ -246,4 +363,8 @@ class ThreadWorkflow:
                 ThreadRunEntry(run_id=r.run_id, agent_id=r.run_input.agent_id, state="queued") for r in self._queue
             ],
             done=list(self._done),
+            waiting=[
+                ThreadRunEntry(run_id=r.run_id, agent_id=r.run_input.agent_id, state="waiting")
+                for r in self._waiting.values()
+            ],
         )

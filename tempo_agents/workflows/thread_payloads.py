@@ -20,7 +20,7 @@ DEFAULT_THREAD_STRATEGY: ThreadStrategy = "enqueue"
 
 Outcome: TypeAlias = Literal["started", "queued", "rejected", "steered", "duplicate"]
 
-RunState: TypeAlias = Literal["active", "queued", "done"]
+RunState: TypeAlias = Literal["active", "queued", "waiting", "done"]
 
 THREAD_WORKFLOW_ID_PREFIX = "thread-"
 """Every thread's workflow id starts so: a run whose parent workflow has such an id is a thread's run, a top run (not
@@ -31,6 +31,16 @@ CANCEL_QUEUED_UPDATE = "tempo_agents.thread_cancel_queued"
 VIEW_QUERY = "tempo_agents.thread_view"
 STEER_SIGNAL = "tempo_agents.steer"
 INTERRUPT_SIGNAL = "tempo_agents.interrupt"
+
+RUN_WAITING_SIGNAL = "tempo_agents.thread_run_waiting"
+"""From a run to its thread: it waits only for people now and yields the thread (``ThreadRunNote``)."""
+RUN_ANSWERED_SIGNAL = "tempo_agents.thread_run_answered"
+"""From a run that yielded to its thread: it was answered and asks for its turn to go on (``ThreadRunNote``)."""
+RUN_ENDED_SIGNAL = "tempo_agents.thread_run_ended"
+"""From a run that yielded to its thread: it ended (``ThreadRunNote`` with its status); the thread may have continued
+as new since, and hold no handle of it."""
+GO_AHEAD_SIGNAL = "tempo_agents.thread_go_ahead"
+"""From a thread to a run that asked for its turn: go on, the thread is yours."""
 
 MAX_DONE_RUNS = 100
 """How many ended runs a thread's workflow lists (and carries across continue-as-new)."""
@@ -45,6 +55,9 @@ class ThreadRun(WireModel):
     search_attributes: dict[str, str] = Field(default_factory=dict)
     task_timeout_seconds: float | None = None
     memo: dict[str, Any] = Field(default_factory=dict)
+    continues: bool = False
+    """The rest of a run that yielded the thread while it waited and has been answered: in its turn the thread tells
+    it to go on (``GO_AHEAD_SIGNAL``) rather than starting it."""
 
     @property
     def run_id(self) -> str:
@@ -86,13 +99,16 @@ class ThreadRunEntry(WireModel):
 
 
 class ThreadView(WireModel):
-    """The thread's runs: active (in start order), queued (in the order they will run) and done (oldest first)."""
+    """The thread's runs: active (in start order), queued (in the order they will run; a waiting run's continuation
+    among them), done (oldest first), and waiting (yielded the thread while they wait for people)."""
 
     thread_id: str
     resource_id: str
     active: list[ThreadRunEntry] = Field(default_factory=list)
     queued: list[ThreadRunEntry] = Field(default_factory=list)
     done: list[ThreadRunEntry] = Field(default_factory=list)
+    waiting: list[ThreadRunEntry] = Field(default_factory=list)
+    """Runs that wait only for people and have yielded the thread (in the order they began waiting)."""
 
 
 class ThreadState(WireModel):
@@ -102,6 +118,16 @@ class ThreadState(WireModel):
     resource_id: str
     done: list[ThreadRunEntry] = Field(default_factory=list)
     queue: list[ThreadRun] = Field(default_factory=list)
+    waiting: list[ThreadRun] = Field(default_factory=list)
+    """Runs that yielded the thread while they wait for people (the thread only signals them)."""
+
+
+class ThreadRunNote(WireModel):
+    """What a run tells its thread (``RUN_WAITING_SIGNAL``, ``RUN_ANSWERED_SIGNAL``, ``RUN_ENDED_SIGNAL``)."""
+
+    run_id: str
+    status: str | None = None
+    """How the run ended (``RUN_ENDED_SIGNAL``): ``COMPLETED``, ``FAILED`` or ``CANCELED``."""
 
 
 class RunsWaitingQuery(WireModel):

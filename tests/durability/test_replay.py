@@ -27,6 +27,7 @@ from tempo_agents.workflows.agent_run import (
     CALL_ALARMS,
     REFUSED_RESUMES_RUN_ANEW,
     RESUMED_CALLS_KEEP_OPTIONS,
+    RUNS_YIELD_THREADS,
     SEGMENTS_CLOSED_BY_ACTIVITIES,
 )
 from tempo_agents.workflows.payloads import RunInput, RunResult
@@ -66,7 +67,7 @@ def test_history_takes_its_path(path: Path) -> None:
     local activities, behind their patch (and a resumed local call behind the resumed-calls patch; an answer after
     a refused one behind the refused-resumes patch)."""
     text = path.read_text()
-    version = path.stem.split("-")[0] if path.stem.startswith(("v2-", "v3-", "v4-")) else "v1"
+    version = path.stem.split("-")[0] if path.stem.startswith(("v2-", "v3-", "v4-", "v5-")) else "v1"
     patches = [
         json.loads(payload.data)["id"]
         for marker in _markers(path, "core_patch")
@@ -83,6 +84,9 @@ def test_history_takes_its_path(path: Path) -> None:
     ]
     if version == "v1":
         assert patches == [] and "tempo_agents.finish_run" in text
+    elif version == "v5":  # a thread's run that yielded its thread while it waited, behind its patch
+        assert patches == [SEGMENTS_CLOSED_BY_ACTIVITIES, RUNS_YIELD_THREADS]
+        assert "tempo_agents.finish_run" not in text
     elif version == "v4":  # steered and interrupted runs: the steering patch, asked only once a steer or interrupt came
         assert patches == [SEGMENTS_CLOSED_BY_ACTIVITIES, STEERING_PATCH]
         assert ("tempo_agents.finish_run" in text) == path.stem.startswith("v4-interrupt")
@@ -233,6 +237,44 @@ def test_a_thread_history_is_committed() -> None:
         ("thread-run-3", "removed"),
         ("thread-run-1", "COMPLETED"),
     ]
+
+
+def _signals(path: Path) -> tuple[list[str], list[str]]:
+    """The signals a history's workflow sent (to other workflows) and received, in order."""
+    events = load(path).events
+    sent = [
+        e.signal_external_workflow_execution_initiated_event_attributes.signal_name
+        for e in events
+        if e.HasField("signal_external_workflow_execution_initiated_event_attributes")
+    ]
+    received = [
+        e.workflow_execution_signaled_event_attributes.signal_name
+        for e in events
+        if e.HasField("workflow_execution_signaled_event_attributes")
+    ]
+    return sent, received
+
+
+def test_histories_of_a_run_that_yields_its_thread_are_committed() -> None:
+    """The thread's workflow: its first run yields while it waits, a second message starts at once (a second child
+    while the first still runs), the first asks for its turn once answered and is given the go-ahead; the run: it
+    tells its thread that it waits, that it was answered, and that it ended, and waits for the go-ahead."""
+    histories = Path(__file__).parents[1] / "histories"
+    thread = load(histories / "thread-yield.json").events
+    children = [
+        e.start_child_workflow_execution_initiated_event_attributes.workflow_id
+        for e in thread
+        if e.HasField("start_child_workflow_execution_initiated_event_attributes")
+    ]
+    assert children == ["yield-run-1", "yield-run-2"]
+    assert _signals(histories / "thread-yield.json") == (
+        ["tempo_agents.thread_go_ahead"],
+        ["tempo_agents.thread_run_waiting", "tempo_agents.thread_run_answered", "tempo_agents.thread_run_ended"],
+    )
+    assert _signals(histories / "v5-thread-yield-run.json") == (
+        ["tempo_agents.thread_run_waiting", "tempo_agents.thread_run_answered", "tempo_agents.thread_run_ended"],
+        ["tempo_agents.thread_go_ahead"],
+    )
 
 
 def test_a_reminders_history_is_committed() -> None:

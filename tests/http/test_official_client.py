@@ -69,6 +69,13 @@ async def test_official_client_against_dev(tmp_path: Path) -> None:
     assert report["secondFinish"] == "suspended" and report["declined"] == "stop"
     assert report["denied"] == {"id": "call-d1", "approved": False, "reason": "never"}
 
+    # a second stream on a thread whose run waits streams a new run at once; the waiting run is still listed
+    assert report["threadNext"]["newRun"] is True
+    assert report["threadNext"]["types"][0] == "start" and report["threadNext"]["types"][-1] == "finish"
+    assert "tool-result" in report["threadNext"]["types"]
+    assert report["threadSuspendedRuns"] is True
+    assert report["threadResumed"] == {"charged": 990}
+
     assert "tool-error" in report["exploded"]
     assert "error" in report["modelError"] and report["modelError"][-1] == "finish"
     assert report["observed"] == report["weather"]

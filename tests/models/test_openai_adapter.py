@@ -280,6 +280,8 @@ async def test_request_mapping_messages_tools_choice_and_settings(
             ],
         ),
         Message(role="assistant", content=[ToolCallPart(tool_call_id="c3", tool_name="get_weather", args=None)]),
+        # every call needs its result, as OpenAI refuses a transcript without one (and the test server does too)
+        Message(role="tool", content=[ToolResultPart(tool_call_id="c3", tool_name="get_weather", result="ok")]),
     ]
     settings = {
         "temperature": 0.2,
@@ -315,6 +317,7 @@ async def test_request_mapping_messages_tools_choice_and_settings(
             "content": "",  # not null: llama.cpp and LM Studio reject null content
             "tool_calls": [{"id": "c3", "type": "function", "function": {"name": "get_weather", "arguments": "{}"}}],
         },
+        {"role": "tool", "tool_call_id": "c3", "content": "ok"},
     ]
     assert body["tools"] == [
         {

@@ -270,6 +270,30 @@ async def test_thread_messages_and_state(store: Store) -> None:
     assert await store.get_thread_state("t", "tasks") == [{"id": "b"}]
 
 
+async def test_a_run_that_goes_on_after_others_spoke_adds_its_new_messages_after_theirs(store: Store) -> None:
+    await store.append_thread_messages("t", "u", "waits", [{"m": "ask"}, {"m": "call"}, {"m": "marker"}])
+    await store.append_thread_messages("t", "u", "follow-1", [{"m": "one"}, {"m": "reply one"}])
+    await store.append_thread_messages("t", "u", "follow-2", [{"m": "two"}])
+    assert await store.thread_messages_after("t", "u", "waits") == [{"m": "one"}, {"m": "reply one"}, {"m": "two"}]
+    assert await store.thread_messages_after("t", "u", "follow-1") == [{"m": "two"}]
+    assert await store.thread_messages_after("t", "u", "follow-2") == []
+    assert len(await store.thread_messages_after("t", "u", "never-wrote")) == 6
+    # answered: the result takes the marker's place; what the run says next comes after the others
+    await store.append_thread_messages(
+        "t", "u", "waits", [{"m": "ask"}, {"m": "call"}, {"m": "result"}, {"m": "note"}, {"m": "final"}]
+    )
+    await store.append_thread_messages(  # an activity retry changes nothing
+        "t", "u", "waits", [{"m": "ask"}, {"m": "call"}, {"m": "result"}, {"m": "note"}, {"m": "final"}]
+    )
+    said = [m["m"] for m in await store.get_thread_messages("t", "u")]
+    assert said == ["ask", "call", "result", "one", "reply one", "two", "note", "final"]
+    assert await store.thread_messages_after("t", "u", "waits") == []
+    # a run nobody interrupted keeps its messages together
+    await store.append_thread_messages("t", "u", "alone", [{"m": "a"}])
+    await store.append_thread_messages("t", "u", "alone", [{"m": "a"}, {"m": "b"}])
+    assert [m["m"] for m in await store.get_thread_messages("t", "u")][-2:] == ["a", "b"]
+
+
 async def test_a_rolled_back_run_is_removed_from_its_thread_and_the_rest_keeps_its_order(store: Store) -> None:
     await store.append_thread_messages("t", "u", "run-1", [{"m": 1}, {"m": 2}])
     await store.append_thread_messages("t", "u", "run-2", [{"m": 3}, {"m": 4}])

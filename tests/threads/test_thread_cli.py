@@ -86,3 +86,41 @@ async def test_run_on_a_thread_show_and_cancel(temporal_env: WorkflowEnvironment
     assert "four after 2" in last_out.decode()
     assert first.returncode == 0 and last.returncode == 0
     assert "removed" in queued_out.decode() and queued.returncode == 1
+
+
+PAYMENTS_MODULE = """
+from tempo_agents import Agent, App, ScriptedModel, ScriptedResponse, ScriptedToolCall, create_tool
+
+
+def script(request):
+    last = request.messages[-1]
+    if last.role == "user" and last.text == "Pay" and request.step == 0:
+        return ScriptedResponse(tool_calls=[ScriptedToolCall("pay", {})])
+    return ScriptedResponse(text="ok")
+
+
+pay = create_tool(id="pay", description="Pays", execute=lambda data: "paid", require_approval=True)
+app = App(agents=[Agent(id="payments", model=ScriptedModel(script), tools={"pay": pay})])
+"""
+
+
+async def test_run_waiting_holds_thread(temporal_env: WorkflowEnvironment, tmp_path: Path) -> None:
+    (tmp_path / "payapp.py").write_text(PAYMENTS_MODULE)
+    common = [
+        "--address", temporal_env.client.service_client.config.target_host,
+        "--task-queue", f"tq-{uuid.uuid4()}", "--app", "payapp:app", "--store", f"sqlite:///{tmp_path / 'store.db'}",
+    ]  # fmt: skip
+    worker = await start_cli(["worker", *common], tmp_path)
+    try:
+        await read_until(worker, "polling task queue")
+        for thread, holds, refused in (("yields", [], False), ("holds", ["--waiting-holds-thread"], True)):
+            where = ["--thread", thread, "--resource", "r"]
+            paying = await asyncio.to_thread(run_cli, ["run", "payments", "Pay", *where, *holds, *common], tmp_path)
+            assert paying.returncode == 0 and "suspended" in paying.stdout, paying.stderr
+            hello = await asyncio.to_thread(
+                run_cli, ["run", "payments", "hi", *where, "--thread-strategy", "reject", *common], tmp_path
+            )
+            assert (hello.returncode == 1) == refused, (thread, hello.stdout, hello.stderr)
+            assert ("has an active run" in hello.stderr) == refused
+    finally:
+        await stop_cli(worker, signal.SIGTERM)

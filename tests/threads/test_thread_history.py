@@ -9,8 +9,9 @@ from pathlib import Path
 
 from temporalio.api.enums.v1 import EventType
 
-from tempo_agents import App
+from tempo_agents import Agent, App, ScriptedModel, ScriptedResponse, ScriptedToolCall, create_tool
 from tempo_agents.agent.threads import thread_workflow_id
+from tempo_agents.models.model import ModelRequest
 from tests.conftest import continue_as_new_server, running_worker
 from tests.support.thread_agents import Gate, gated_agent
 
@@ -46,4 +47,41 @@ async def test_an_idle_thread_continues_as_new_and_keeps_its_runs(tmp_path: Path
             view = await app.thread("long", resource_id="u1")
             assert len(view.done) == 6
             assert len(view.messages) == 12
+        await app.store.close()
+
+
+async def test_a_run_waiting_with_the_thread_yielded_is_carried_across_continue_as_new(tmp_path: Path) -> None:
+    def script(request: ModelRequest) -> ScriptedResponse:
+        last = request.messages[-1]
+        if last.role == "user" and last.text == "Pay Bob" and request.step == 0:
+            return ScriptedResponse(tool_calls=[ScriptedToolCall("pay", {"to": "Bob"})])
+        return ScriptedResponse(text="paid" if request.step else f"noted {last.text}")
+
+    pay = create_tool(id="pay", description="Pays", execute=lambda data: "paid Bob", require_approval=True)
+    async with continue_as_new_server(20) as env:
+        app = App(
+            agents=[Agent(id="payments", model=ScriptedModel(script), tools={"pay": pay})],
+            store=f"sqlite:///{tmp_path / 'store.db'}",
+            task_queue=f"tq-{uuid.uuid4()}",
+            client=env.client,
+        )
+        async with running_worker(app):
+            first = await app.generate("payments", "Pay Bob", memory=MEMORY)
+            assert first.finish_reason == "suspended"
+            handle = env.client.get_workflow_handle(thread_workflow_id(app.task_queue, "u1", "long"))
+            began = (await handle.describe()).run_id
+            for n in range(4):  # enough events for the thread to continue as new while the first run waits
+                assert (await app.generate("payments", f"m{n}", memory=MEMORY)).text == f"noted m{n}"
+            view = await app.thread("long", resource_id="u1")
+            while view.active or (await handle.describe()).run_id == began:
+                await asyncio.sleep(0.05)
+                view = await app.thread("long", resource_id="u1")
+            assert [entry.run_id for entry in view.waiting] == [first.run_id]
+            answered = await app.approve_tool_call("payments", run_id=first.run_id)
+            assert await answered.text == "paid"
+            while [e.run_id for e in view.done if e.run_id == first.run_id] == []:
+                await asyncio.sleep(0.05)
+                view = await app.thread("long", resource_id="u1")
+            assert view.waiting == [] and view.active == []
+            assert [e.status for e in view.done if e.run_id == first.run_id] == ["COMPLETED"]
         await app.store.close()

@@ -10,7 +10,9 @@ import base64
 import json
 import time
 
+from tempo_agents import Agent, ScriptedModel, ScriptedResponse, ScriptedToolCall, create_tool
 from tempo_agents.agent.webhooks import sign_webhook
+from tempo_agents.models.model import ModelRequest
 from tests.conftest import AppFactory, running_worker
 from tests.support.http_api import served
 from tests.support.thread_agents import Gate, gated_agent
@@ -68,7 +70,7 @@ async def test_strategies_thread_view_and_queue_over_http(make_app: AppFactory) 
         assert [m["role"] for m in view["messages"]] == ["user", "assistant", "user", "assistant"]
         assert view["messages"][3]["content"][0]["text"] == "four after 2"
         unknown = (await http.get("/threads/nobody", params={"resourceId": "u1"})).json()
-        assert unknown["runs"] == {"active": [], "queued": [], "done": []} and unknown["messages"] == []
+        assert unknown["runs"] == {"active": [], "queued": [], "done": [], "waiting": []} and unknown["messages"] == []
 
 
 def _delivery(webhook_id: str) -> tuple[bytes, dict[str, str]]:
@@ -113,3 +115,35 @@ async def test_an_event_on_a_busy_thread_waits_its_turn_and_runs_once(make_app: 
         assert (late.status_code, late.json()["duplicate"]) == (200, True)
     messages = await app.store.get_thread_messages("t1", "u1")
     assert [m["role"] for m in messages] == ["user", "assistant", "user", "assistant"]
+
+
+async def test_a_waiting_run_yields_its_thread_over_http_unless_the_body_says_it_holds_it(make_app: AppFactory) -> None:
+    pay = create_tool(id="pay", description="Pays", execute=lambda data: "paid", require_approval=True)
+
+    def script(request: ModelRequest) -> ScriptedResponse:
+        last = request.messages[-1]
+        if last.role == "user" and last.text.startswith("Pay") and request.step == 0:
+            return ScriptedResponse(tool_calls=[ScriptedToolCall("pay", {})])
+        return ScriptedResponse(text="ok")
+
+    app = make_app([Agent(id="payments", model=ScriptedModel(script), tools={"pay": pay})])
+    yielded = {"thread": "t-yields", "resource": "u1"}
+    held = {"thread": "t-holds", "resource": "u1"}
+    async with running_worker(app), served(app) as http:
+        first = await http.post("/agents/payments/generate", json={"messages": "Pay", "memory": yielded})
+        assert first.json()["finishReason"] == "suspended"
+        second = await http.post(
+            "/agents/payments/generate", json={"messages": "hi", "memory": yielded, "threadStrategy": "reject"}
+        )
+        assert second.status_code == 200 and second.json()["text"] == "ok"
+        view = (await http.get("/threads/t-yields", params={"resourceId": "u1"})).json()
+        assert [r["runId"] for r in view["runs"]["waiting"]] == [first.json()["runId"]]
+
+        holding = await http.post(
+            "/agents/payments/generate", json={"messages": "Pay", "memory": held, "waitingHoldsThread": True}
+        )
+        assert holding.json()["finishReason"] == "suspended"
+        refused = await http.post(
+            "/agents/payments/generate", json={"messages": "hi", "memory": held, "threadStrategy": "reject"}
+        )
+        assert refused.status_code == 409 and refused.json()["activeRunId"] == holding.json()["runId"]

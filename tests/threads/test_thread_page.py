@@ -1,10 +1,13 @@
 """The dashboard's thread view in a real headless Chromium: linked from a run's page, it shows the active run, the
-queue in order (a queued run removed from it with a click), the runs done, and the thread's messages in order."""
+queue in order (a queued run removed from it with a click), the runs done, and the thread's messages in order; a run
+that waits for a person is listed apart (it does not hold the thread)."""
 
 from __future__ import annotations
 
 from playwright.async_api import expect
 
+from tempo_agents import Agent, ScriptedModel, ScriptedResponse, ScriptedToolCall, create_tool
+from tempo_agents.models.model import ModelRequest
 from tests.conftest import AppFactory, running_worker
 from tests.support.browser import chromium, dashboard_server, shoot, signed_in_page
 from tests.support.thread_agents import Gate, gated_agent
@@ -52,3 +55,33 @@ async def test_the_thread_view_shows_and_edits_the_queue(make_app: AppFactory) -
         )
         await page.locator('.done-runs li[data-run-id="third-run"] a').click()
         await expect(page).to_have_url(f"{server.url}/#/runs/third-run")
+
+
+async def test_the_thread_view_lists_a_run_that_waits_for_a_person_apart(make_app: AppFactory) -> None:
+    def script(request: ModelRequest) -> ScriptedResponse:
+        last = request.messages[-1]
+        if last.role == "user" and last.text == "Refund order 1187." and request.step == 0:
+            return ScriptedResponse(tool_calls=[ScriptedToolCall("refund", {"order": 1187})])
+        return ScriptedResponse(text="Refunded." if request.step else "Noted.")
+
+    refund = create_tool(id="refund", description="Refunds", execute=lambda data: "refunded", require_approval=True)
+    app = make_app([Agent(id="support", model=ScriptedModel(script), tools={"refund": refund})])
+    memory = {"thread": "support-43", "resource": "acme"}
+    async with running_worker(app), dashboard_server(app) as server, chromium() as browser:
+        first = await app.generate("support", "Refund order 1187.", memory=memory, run_id="refund-run")
+        assert first.finish_reason == "suspended"
+        assert (await app.generate("support", "Thanks!", memory=memory, run_id="thanks-run")).text == "Noted."
+
+        _, page = await signed_in_page(browser, server, None, path="/#/threads/support-43?resourceId=acme")
+        waiting = page.locator(".waiting-runs li")
+        await expect(waiting).to_have_count(1, timeout=15_000)
+        await expect(waiting.nth(0)).to_have_attribute("data-run-id", "refund-run")
+        await expect(waiting.nth(0)).to_contain_text("waiting")
+        await expect(page.locator('.done-runs li[data-run-id="thanks-run"]')).to_have_count(1)
+        await shoot(page, "thread-waiting")
+
+        answered = await app.approve_tool_call("support", run_id=first.run_id)
+        assert await answered.text == "Refunded."
+        await page.reload()
+        await expect(page.locator(".waiting-runs")).to_contain_text("No run waits for a person.", timeout=15_000)
+        await expect(page.locator('.done-runs li[data-run-id="refund-run"]')).to_have_count(1, timeout=15_000)

@@ -1,6 +1,6 @@
-"""A run that waits for a person still holds its thread: a new message waits its turn behind it (or is refused),
-unless it may resume the waiting call (``auto_resume_suspended_tools``), in which case it starts at once beside it
-and takes the call over."""
+"""With ``waiting_holds_thread=True``, a run that waits for a person still holds its thread: a new message waits its
+turn behind it (or is refused), unless it may resume the waiting call (``auto_resume_suspended_tools``), in which
+case it starts at once beside it and takes the call over."""
 
 from __future__ import annotations
 
@@ -12,6 +12,8 @@ from tempo_agents.models.model import ModelRequest
 from tests.conftest import AppFactory, running_worker
 
 MEMORY = {"thread": "t-wait", "resource": "u1"}
+HOLDS: dict[str, Any] = {"waiting_holds_thread": True}
+"""Today's behaviour, kept by this option (the default yields the thread: test_waiting_run_yields_thread.py)."""
 
 
 async def ask_age(data: dict[str, Any], ctx: ToolContext) -> Any:
@@ -47,15 +49,15 @@ def ages_agent() -> Agent:
 async def test_a_waiting_run_holds_its_thread_until_answered(make_app: AppFactory) -> None:
     app = make_app([ages_agent()])
     async with running_worker(app):
-        first = await app.generate("ages", "Find the age", memory=MEMORY)
+        first = await app.generate("ages", "Find the age", memory=MEMORY, **HOLDS)
         assert first.finish_reason == "suspended"
         try:
-            await app.stream("ages", "Anything else?", memory=MEMORY, thread_strategy="reject")
+            await app.stream("ages", "Anything else?", memory=MEMORY, thread_strategy="reject", **HOLDS)
         except ThreadBusyError as error:
             assert error.active_run_id == first.run_id
         else:
             raise AssertionError("a waiting run's thread took a second run")
-        later = await app.stream("ages", "Anything else?", memory=MEMORY)
+        later = await app.stream("ages", "Anything else?", memory=MEMORY, **HOLDS)
         assert later.thread_outcome is not None and later.thread_outcome.outcome == "queued"
         await app.resume_stream("ages", {"age": 31}, run_id=first.run_id)
         assert await later.text == "Anything else?: answered after 2"  # after the first run, having seen it
@@ -63,7 +65,7 @@ async def test_a_waiting_run_holds_its_thread_until_answered(make_app: AppFactor
 
 async def test_a_message_that_may_resume_the_waiting_call_starts_at_once(make_app: AppFactory) -> None:
     app = make_app([ages_agent()])
-    options: dict[str, Any] = {"memory": MEMORY, "auto_resume_suspended_tools": True}
+    options: dict[str, Any] = {"memory": MEMORY, "auto_resume_suspended_tools": True, **HOLDS}
     async with running_worker(app):
         first = await app.generate("ages", "Find the age", **options)
         assert first.finish_reason == "suspended"

@@ -74,6 +74,17 @@ const third = await chunksOf(agent.stream('delete once more'));
 const denied = await chunksOf(agent.declineToolCall({ runId: third[0].runId, toolCallId: 'call-d1', reason: 'never' }));
 report.denied = denied[0]?.payload?.approval ?? null;
 
+// A conversation goes on while a run of its thread waits: a second stream on the thread streams a new run at once,
+// and the waiting run is still listed (and answerable) afterwards.
+const memory = { thread: 'ts-thread', resource: 'ts-user' };
+const onThread = (await chunksOf(agent.stream('charge 5', { memory }))).find((c) => c.type === 'tool-call-suspended');
+const meanwhile = await chunksOf(agent.stream('weather please', { memory }));
+report.threadNext = { types: brief(meanwhile), newRun: meanwhile[0]?.runId !== onThread?.runId };
+const listed = await agent.listSuspendedRuns({ threadId: 'ts-thread', resourceId: 'ts-user' });
+report.threadSuspendedRuns = listed.runs.map((r) => r.runId).includes(onThread?.runId);
+const later = await chunksOf(agent.resumeStream({ confirmed: true }, { runId: onThread.runId, toolCallId: 'call-c1' }));
+report.threadResumed = later.find((c) => c.type === 'tool-result')?.payload?.result ?? null;
+
 report.exploded = brief(await chunksOf(agent.stream('explode')));
 report.modelError = brief(await chunksOf(agent.stream('modelerror')));
 if (!reference) report.observed = brief(await chunksOf(agent.observe({ runId: weather[0].runId, offset: 0 })));

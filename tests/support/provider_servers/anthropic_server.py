@@ -38,6 +38,8 @@ from http import HTTPStatus
 from types import TracebackType
 from typing import Any, Self, TypeAlias
 
+from tests.support.provider_servers.transcript_rules import anthropic_refusal
+
 __all__ = [
     "AnthropicServer",
     "Drop",
@@ -518,6 +520,13 @@ class AnthropicServer:
             if sent != self.api_key:
                 message = "invalid x-api-key" if sent else "x-api-key header is required"
                 return error_response(401, "authentication_error", message)
+        try:
+            body = request.json
+        except ValueError:
+            body = None
+        why = anthropic_refusal(body.get("messages")) if isinstance(body, dict) else None
+        if why is not None:  # the Messages API's 400 for a tool_use without its result, and the like
+            return error_response(400, "invalid_request_error", why)
         responder = self._script.pop(0) if self._script else self.default
         if responder is None:
             return error_response(

@@ -36,6 +36,8 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeAlias
 
+from tests.support.provider_servers.transcript_rules import openai_refusal
+
 __all__ = [
     "DONE",
     "LLAMA_CPP_CONTENT_ERROR",
@@ -491,7 +493,7 @@ class OpenAIServer:
         return len(self._queue)
 
     async def _reply_for(self, request: RecordedRequest) -> Reply:
-        refusal = self._dialect_refusal(request)
+        refusal = self._dialect_refusal(request) or self._transcript_refusal(request)
         if refusal is not None:
             self.rejected.append(request)
             return refusal
@@ -501,6 +503,13 @@ class OpenAIServer:
             made = self._handler(request)
             return await made if inspect.isawaitable(made) else made
         return error_reply(400, f"OpenAIServer: no scripted reply left for request #{len(self.requests)}")
+
+    def _transcript_refusal(self, request: RecordedRequest) -> Reply | None:
+        """OpenAI's 400 for a tool call without its result, a result without its call, two results for one call."""
+        if request.method != "POST" or not isinstance(request.json, dict):
+            return None
+        why = openai_refusal(request.json.get("messages"))
+        return None if why is None else error_reply(400, why)
 
     def _dialect_refusal(self, request: RecordedRequest) -> Reply | None:
         """llama.cpp's answer to a message without string (or array) content: HTTP 500 quoting the messages."""

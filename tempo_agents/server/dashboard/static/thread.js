@@ -1,6 +1,6 @@
-// A memory thread (#/threads/<threadId>?resourceId=<resourceId>): its runs (the one active, the queue in the order
-// it will run, each queued run removable, the runs done with how they ended) and its messages in the order its runs
-// wrote them. From GET /api/threads/<threadId>; read again every second while a run is active or queued.
+// A memory thread (#/threads/<threadId>?resourceId=<resourceId>): its runs (the one active, those that wait for a
+// person and have let the thread go on, the queue in the order it will run, each queued message removable, the runs
+// done with how they ended) and its messages in the order they were said. From GET /api/threads/<threadId>; read again every second while a run is active or queued.
 
 import { get, request } from "./api.js";
 import { h, shown, visible } from "./dom.js";
@@ -25,15 +25,17 @@ export function threadLink(threadId, resourceId) {
 export async function threadView(root, threadId, resourceId, { signal }) {
   const path = `/api/threads/${encodeURIComponent(threadId)}?resourceId=${encodeURIComponent(resourceId)}`;
   const active = h("ul", { class: "thread-runs active-runs" });
+  const waiting = h("ul", { class: "thread-runs waiting-runs" });
   const queued = h("ol", { class: "thread-runs queued-runs" });
   const done = h("ol", { class: "thread-runs done-runs" });
   const messages = h("ol", { class: "thread-messages" });
   const problem = h("p", { class: "error", role: "alert", hidden: true });
   root.replaceChildren(h("section", { class: "thread", "aria-labelledby": "thread-title" },
     h("h1", { id: "thread-title", tabindex: "-1" }, "Thread ", h("code", {}, visible(threadId))),
-    h("p", { class: "muted" }, "Resource ", h("code", {}, visible(resourceId)), " · one run at a time; the next message waits its turn"),
+    h("p", { class: "muted" }, "Resource ", h("code", {}, visible(resourceId)), " · one run at a time; a run that waits for a person lets the next message run"),
     problem,
     h("h2", {}, "Active"), active,
+    h("h2", {}, "Waiting for a person"), waiting,
     h("h2", {}, "Queued"), queued,
     h("h2", {}, "Done"), done,
     h("h2", {}, "Messages"), messages));
@@ -58,6 +60,8 @@ export async function threadView(root, threadId, resourceId, { signal }) {
     if (signal.aborted) return data;
     active.replaceChildren(...data.runs.active.map((run) => h("li", { dataset: { runId: run.runId } },
       runLink(run.runId), " ", h("span", { class: "status running" }, "active"), h("span", { class: "muted" }, " ", visible(run.agentId)))));
+    waiting.replaceChildren(...(data.runs.waiting || []).map((run) => h("li", { dataset: { runId: run.runId } },
+      runLink(run.runId), " ", h("span", { class: "status suspended" }, "waiting"), h("span", { class: "muted" }, " ", visible(run.agentId)))));
     queued.replaceChildren(...data.runs.queued.map((run, n) => h("li", { dataset: { runId: run.runId } },
       h("code", {}, visible(run.runId)), h("span", { class: "muted" }, " ", visible(run.agentId), ` · position ${n + 1} `),
       h("button", { type: "button", class: "remove-queued", onclick: () => remove(run.runId) }, "Remove from queue"))));
@@ -67,6 +71,7 @@ export async function threadView(root, threadId, resourceId, { signal }) {
     messages.replaceChildren(...data.messages.map((message) => h("li", { class: `message ${message.role}` },
       h("span", { class: "label" }, message.role), shown(textOf(message), { tag: "p", attrs: { class: "pre" } }))));
     empty(active, "No run is active.");
+    empty(waiting, "No run waits for a person.");
     empty(queued, "Nothing is queued.");
     empty(done, "No run has ended yet.");
     empty(messages, "No messages yet.");
