@@ -75,8 +75,9 @@ export class Conversation {
       const link = h("a", { class: "child-link", href: id ? `#/runs/${encodeURIComponent(id)}` : "#" }, "Open child run");
       const body = h("div", { class: "conversation nested" });
       const kind = /^workflow-/.test(payload.toolName || "") ? "workflow" : "sub-agent";
+      // The link stands under the summary, not in it: a summary is a control, and holds no other control.
       block.child = h("details", { class: "child-run", open: true, dataset: { childRunId: id || "" } },
-        h("summary", {}, `${kind} run `, h("code", {}, id || ""), " ", link), body);
+        h("summary", {}, `${kind} run `, h("code", {}, id || "")), h("p", { class: "child-link-row" }, link), body);
       block.child.link = link;
       block.child.conversation = new Conversation(body, id);
       block.body.append(block.child);

@@ -59,7 +59,7 @@ function stepsTable(data, timeline, opened, forkAt) {
   if (!data.steps.length) return h("p", { class: "muted" }, "No model step has ended yet.");
   const took = latencies(timeline);
   return h("div", { class: "table-wrap" }, h("table", { class: "steps-table" },
-    h("thead", {}, h("tr", {}, ["Step", "Latency", "Tokens", "Model input", ""].map((c) => h("th", { scope: "col" }, c)))),
+    h("thead", {}, h("tr", {}, ["Step", "Latency", "Tokens", "Model input", "Fork"].map((c) => h("th", { scope: "col" }, c)))),
     h("tbody", {}, data.steps.map((step) => {
       const usage = step.usage;
       const ms = took.get(step.step);

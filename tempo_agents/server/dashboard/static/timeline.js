@@ -4,7 +4,7 @@
 // the picture zooms (its track widens inside a scrolling box). A call that runs as a child run (a sub-agent or a
 // workflow tool) is one bar, which opens the child's page.
 
-import { duration, h } from "./dom.js";
+import { duration, h, reachableWhenScrolling } from "./dom.js";
 
 const LANE_PX = 26;
 const MIN_BAR = 0.5; // % of the track: the narrowest bar drawn
@@ -115,7 +115,7 @@ export function renderTimeline(data) {
   const axis = h("div", { class: "timeline-axis" },
     ticks(pieces, start).map((tick) => h("span", { class: tick.x > 92 ? "tick end" : "tick", style: `left:${tick.x}%` }, span(tick.t - start))),
     pieces.filter((p) => p.broken).map((p) => h("span", { class: "tick broken", style: `left:${p.x + p.width / 2}%`, title: "compressed" }, "≈")));
-  const scroller = h("div", { class: "timeline-scroll" }, h("div", { class: "timeline-canvas" }, track, axis));
+  const scroller = reachableWhenScrolling(h("div", { class: "timeline-scroll" }, h("div", { class: "timeline-canvas" }, track, axis)));
   const level = zoomOf.get(data.runId) || 0;
   const canvas = scroller.firstChild;
   const zoomText = h("span", { class: "zoom-level", "aria-live": "polite" });
