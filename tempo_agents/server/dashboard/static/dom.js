@@ -79,8 +79,14 @@ export function shown(text, { tag = "pre", attrs = {}, limit = CLIP } = {}) {
 
 // A block that scrolls is reachable from the keyboard (tabindex 0) while, and only while, it scrolls: a long
 // argument can be read without a mouse, and short blocks add no stops to the tab order.
+const laidOut = new WeakSet();
 const scrolling = new ResizeObserver((entries) => {
   for (const { target } of entries) {
+    if (!target.isConnected) {
+      if (laidOut.has(target)) scrolling.unobserve(target); // taken off the page for good
+      continue;
+    }
+    laidOut.add(target);
     const scrolls = target.scrollHeight > target.clientHeight + 1 || target.scrollWidth > target.clientWidth + 1;
     if (scrolls) target.setAttribute("tabindex", "0");
     else target.removeAttribute("tabindex");
