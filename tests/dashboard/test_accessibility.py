@@ -74,7 +74,7 @@ async def test_no_page_has_an_axe_violation_in_light_or_dark(make_app: AppFactor
                     await page.emulate_media(color_scheme=scheme)
                     for name, (path, ready) in views.items():
                         await page.goto(f"{server.url}{path}")
-                        await page.locator(ready).first.wait_for(timeout=20_000)
+                        await page.locator(ready).first.wait_for(state="attached", timeout=20_000)
                         await open_every_disclosure(page)
                         if name == "inbox":
                             await expect(page.locator("#inbox-count")).to_have_text("8")

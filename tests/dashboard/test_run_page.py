@@ -12,7 +12,7 @@ from playwright.async_api import Browser, Page, expect
 from tempo_agents import App
 from tempo_agents.server.serving import ApiServer
 from tests.conftest import AppFactory, running_worker
-from tests.support.browser import chromium, dashboard_server, desk_agent, shoot
+from tests.support.browser import SCREENSHOTS, chromium, dashboard_server, desk_agent, shoot
 
 DESKTOP = {"width": 1440, "height": 900}
 PHONE = {"width": 390, "height": 844}
@@ -41,6 +41,15 @@ async def run_page(browser: Browser, server: ApiServer, run_id: str, viewport: d
     await expect(page.locator("section.budget")).to_be_visible(timeout=15_000)
     await expect(page.locator(".timeline .bar").first).to_be_visible(timeout=15_000)
     return page
+
+
+async def first_screen(page: Page, name: str) -> None:
+    """A light and a dark screenshot of what the window shows before any scrolling."""
+    for scheme in ("light", "dark"):
+        await page.emulate_media(color_scheme=scheme)
+        await page.wait_for_timeout(100)
+        await page.screenshot(path=SCREENSHOTS / f"{name}-{scheme}.png")
+    await page.emulate_media(color_scheme="light")
 
 
 async def shown_text(page: Page) -> str:
@@ -78,7 +87,7 @@ async def test_the_decision_comes_first_and_its_question_is_said_once(make_app: 
                 conversation_top = await page.locator(".conversation").evaluate("e => e.getBoundingClientRect().top")
                 assert steer_top > conversation_top, where  # "Send to the run" comes after what the run did
                 if run_id == shipping and viewport is PHONE:
-                    await shoot(page, "phone-run-shipping")
+                    await first_screen(page, "phone-run-shipping")
                 await page.context.close()
 
 

@@ -88,6 +88,7 @@ export function runView(root, runId, { signal, session }) {
     h("h2", { id: "budget-title" }, "Budget"), budgetWait, budgetRows);
   let shownBudgetWait = null;
   let budgetOpen = false; // a folded table of counters stays open once opened
+  let shownFigures = null;
   // Usage and what remains of each counter the run spends from (run, thread, resource; total, day, month): a table
   // when a counter has a limit, else one line (the table folded under it). While the run waits for its budget, the
   // form that raises it or ends the run, first on the page (a decision); else the section stands beside the
@@ -109,12 +110,16 @@ export function runView(root, runId, { signal, session }) {
         h("td", { class: "num" }, left(c))))));
     const limited = counters.some((c) => c.limitTokens !== undefined || c.limitCostUsd !== undefined);
     const spent = counters.find((c) => c.scope === "run") || counters[0];
-    budgetRows.replaceChildren(limited ? table : h("details", { class: "budget-unlimited", open: budgetOpen,
-      ontoggle: (event) => { budgetOpen = event.target.open; } },
-    h("summary", {}, `No limits · this run spent ${spent.tokens} tokens, ${dollars(spent.costUsd)}`), table));
+    const figures = JSON.stringify(counters);
+    if (figures !== shownFigures) { // drawn again only when a figure changed (the focus stays where it is)
+      shownFigures = figures;
+      budgetRows.replaceChildren(limited ? table : h("details", { class: "budget-unlimited", open: budgetOpen,
+        ontoggle: (event) => { budgetOpen = event.target.open; } },
+      h("summary", {}, `No limits · this run spent ${spent.tokens} tokens, ${dollars(spent.costUsd)}`), table));
+    }
     const wait = budget.waiting;
-    if (wait) waiting.after(budgetBox);
-    else sideBudget.replaceChildren(budgetBox);
+    if (wait && budgetBox.previousElementSibling !== waiting) waiting.after(budgetBox);
+    else if (!wait && budgetBox.parentNode !== sideBudget) sideBudget.append(budgetBox);
     const key = wait ? wait.stop.waitId : null;
     if (key === shownBudgetWait) return;
     shownBudgetWait = key;
