@@ -7,9 +7,21 @@ import { h, json, jsonBlock, readable, shown, visible } from "./dom.js";
 import { argsDiff } from "./forms.js";
 
 const CHILD_TOOL = /^(agent|workflow)-/;
+const WAITING = new Set(["waiting", "waiting for approval"]); // the states of a call that waits for a person
 
 function relayed(p) {
   return CHILD_TOOL.test(p.toolName || "") && p.output && typeof p.output === "object" && typeof p.output.type === "string";
+}
+
+// A line saying that the run or a call waits for a person; once the wait is over (answered, ended, cancelled) it
+// says so instead (`past`), so no line of a run that waits for nobody says it waits.
+function waitingLine(tag, className, text, past) {
+  return h(tag, { class: `${className} waiting-line`, dataset: { past } }, text);
+}
+
+function waitOver(line) {
+  line.textContent = line.dataset.past;
+  line.classList.replace("waiting-line", "wait-over");
 }
 
 export class Conversation {
@@ -54,6 +66,22 @@ export class Conversation {
     return this.message;
   }
 
+  // The calls whose answer form stands above the conversation (the run page's waiting section): folded here, so
+  // what they ask is said once, on the form; unfolded again when they no longer wait there.
+  answeredAbove(toolCallIds) {
+    this.above = new Set(toolCallIds);
+    for (const [id, block] of this.tools) this.fold(block, this.above.has(id));
+  }
+
+  fold(block, above) {
+    if (above === Boolean(block.foldedAbove)) return;
+    block.foldedAbove = above;
+    block.open = !above;
+    const summary = block.querySelector(":scope > summary");
+    summary.querySelector(":scope > .above-note")?.remove();
+    if (above) summary.append(h("span", { class: "above-note" }, "its form is above"));
+  }
+
   tool(payload) {
     let block = this.tools.get(payload.toolCallId);
     if (!block) {
@@ -64,6 +92,7 @@ export class Conversation {
       block.body = body;
       this.tools.set(payload.toolCallId, block);
       this.assistant().append(block);
+      if (this.above?.has(payload.toolCallId)) this.fold(block, true);
     }
     return block;
   }
@@ -75,8 +104,9 @@ export class Conversation {
       const link = h("a", { class: "child-link", href: id ? `#/runs/${encodeURIComponent(id)}` : "#" }, "Open child run");
       const body = h("div", { class: "conversation nested" });
       const kind = /^workflow-/.test(payload.toolName || "") ? "workflow" : "sub-agent";
+      // The link stands under the summary, not in it: a summary is a control, and holds no other control.
       block.child = h("details", { class: "child-run", open: true, dataset: { childRunId: id || "" } },
-        h("summary", {}, `${kind} run `, h("code", {}, id || ""), " ", link), body);
+        h("summary", {}, `${kind} run `, h("code", {}, id || "")), h("p", { class: "child-link-row" }, link), body);
       block.child.link = link;
       block.child.conversation = new Conversation(body, id);
       block.body.append(block.child);
@@ -94,6 +124,7 @@ export class Conversation {
     el.textContent = text;
     el.className = `tool-state ${kind || ""}`;
     block.dataset.state = text;
+    if (!WAITING.has(text)) for (const line of block.body.querySelectorAll(":scope > .suspended > .waiting-line")) waitOver(line);
   }
 
   // How a call ended when it did not end with a result of its own making: declined, expired, cancelled.
@@ -125,17 +156,20 @@ export class Conversation {
     container.append(line);
   }
 
-  // The run was cancelled: every call still running or waiting was cancelled with it.
+  // The run was cancelled: every call still running or waiting was cancelled with it, and nobody waits any more
+  // (here, nor in the conversations of its child runs).
   cancelled() {
     for (const block of this.tools.values()) {
-      if (!block.ended && ["running", "waiting", "waiting for approval"].includes(block.dataset.state)) this.ended(block, "cancelled", "bad");
+      if (!block.ended && (block.dataset.state === "running" || WAITING.has(block.dataset.state))) this.ended(block, "cancelled", "bad");
     }
+    for (const line of this.el.querySelectorAll(".waiting-line")) waitOver(line);
   }
 
   apply(chunk) {
     const p = chunk.payload || {};
     switch (chunk.type) {
-      case "start":
+      case "start": // a segment after a wait: the wait is over
+        for (const line of this.el.querySelectorAll(":scope > .segment-end.waiting-line")) waitOver(line);
         this.message = null;
         break;
       case "step-start":
@@ -153,6 +187,7 @@ export class Conversation {
       }
       case "tool-call": {
         const block = this.tool(p);
+        block.args = p.args;
         block.body.prepend(jsonBlock(p.args, { class: "args", "aria-label": "Arguments" }));
         this.state(block, "running");
         break;
@@ -188,13 +223,16 @@ export class Conversation {
       }
       case "tool-call-suspended": {
         const block = this.tool(p);
-        block.body.append(h("div", { class: "suspended" }, h("span", { class: "label" }, "waiting for a person"), readable(p.suspendPayload)));
+        // What it asks, unless that is its arguments again (an ask_user question), shown just above.
+        const repeated = block.args !== undefined && json(block.args) === json(p.suspendPayload);
+        block.body.append(h("div", { class: "suspended" }, waitingLine("span", "label", "waiting for a person", "waited for a person"),
+          repeated ? null : readable(p.suspendPayload)));
         this.state(block, "waiting", "wait");
         break;
       }
       case "tool-call-approval": {
         const block = this.tool(p);
-        block.body.append(h("div", { class: "suspended" }, h("span", { class: "label" }, "waiting for approval")));
+        block.body.append(h("div", { class: "suspended" }, waitingLine("span", "label", "waiting for approval", "waited for approval")));
         this.state(block, "waiting for approval", "wait");
         break;
       }
@@ -221,7 +259,8 @@ export class Conversation {
         if (reason === "aborted") {
           this.cancelled();
           this.el.append(h("div", { class: "segment-end aborted", role: "status" }, "The run was cancelled: nothing more will happen in it."));
-        } else this.el.append(h("div", { class: `segment-end ${reason}` }, reason === "suspended" ? "waiting for a person" : `finished (${reason})`));
+        } else if (reason === "suspended") this.el.append(waitingLine("div", "segment-end suspended", "waiting for a person", "waited for a person"));
+        else this.el.append(h("div", { class: `segment-end ${reason}` }, `finished (${reason})`));
         this.message = null;
         break;
       }

@@ -77,9 +77,32 @@ export function shown(text, { tag = "pre", attrs = {}, limit = CLIP } = {}) {
   return fragment;
 }
 
-// A JSON value, pretty-printed in a <pre class="json"> (cut when very long).
+// A block that scrolls is reachable from the keyboard (tabindex 0) while, and only while, it scrolls: a long
+// argument can be read without a mouse, and short blocks add no stops to the tab order.
+const laidOut = new WeakSet();
+const scrolling = new ResizeObserver((entries) => {
+  for (const { target } of entries) {
+    if (!target.isConnected) {
+      if (laidOut.has(target)) scrolling.unobserve(target); // taken off the page for good
+      continue;
+    }
+    laidOut.add(target);
+    const scrolls = target.scrollHeight > target.clientHeight + 1 || target.scrollWidth > target.clientWidth + 1;
+    if (scrolls) target.setAttribute("tabindex", "0");
+    else target.removeAttribute("tabindex");
+  }
+});
+
+export function reachableWhenScrolling(el) {
+  scrolling.observe(el);
+  return el;
+}
+
+// A JSON value, pretty-printed in a <pre class="json"> (cut when very long; reachable by keyboard when it scrolls).
 export function jsonBlock(value, attrs = {}) {
-  return shown(json(value), { attrs: { ...attrs, class: `json ${attrs.class || ""}`.trim() } });
+  const block = shown(json(value), { attrs: { ...attrs, class: `json ${attrs.class || ""}`.trim() } });
+  reachableWhenScrolling(block.firstChild);
+  return block;
 }
 
 // The key of an inbox item or a run page's waiting call (a plain string: it is compared, never put in a selector).

@@ -435,7 +435,9 @@ function budgetForm(item, form, onAnswered) {
 
 // The form answering `item` (an inbox item or a run's pending call with its runId).
 export function answerForm(item, { onAnswered } = {}) {
-  const form = h("form", { class: "answer", novalidate: true, "aria-label": `Answer ${item.toolName}` });
+  // Named after the call (and its run): every answer form is a landmark of its own, told apart by its name.
+  const name = `Answer ${item.toolName} (call ${item.toolCallId}${item.runId ? ` of run ${item.runId}` : ""})`;
+  const form = h("form", { class: "answer", novalidate: true, "aria-label": name });
   const send = submitter(item, form, onAnswered);
   if (item.kind === "budget") budgetForm(item, form, onAnswered);
   else if (item.kind === "approval" || item.requiresApproval) approvalForm(item, form, send);

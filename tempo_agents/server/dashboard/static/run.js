@@ -4,7 +4,7 @@
 
 import { ApiError, follow, get, post } from "./api.js";
 import { Conversation } from "./conversation.js";
-import { duration, findItem, h, itemKey, visible, when } from "./dom.js";
+import { duration, findItem, h, itemKey, readable, visible, when } from "./dom.js";
 import { answerForm, markAnswered } from "./forms.js";
 import { renderTimeline } from "./timeline.js";
 import { threadLink } from "./thread.js";
@@ -59,7 +59,7 @@ function stepsTable(data, timeline, opened, forkAt) {
   if (!data.steps.length) return h("p", { class: "muted" }, "No model step has ended yet.");
   const took = latencies(timeline);
   return h("div", { class: "table-wrap" }, h("table", { class: "steps-table" },
-    h("thead", {}, h("tr", {}, ["Step", "Latency", "Tokens", "Model input", ""].map((c) => h("th", { scope: "col" }, c)))),
+    h("thead", {}, h("tr", {}, ["Step", "Latency", "Tokens", "Model input", "Fork"].map((c) => h("th", { scope: "col" }, c)))),
     h("tbody", {}, data.steps.map((step) => {
       const usage = step.usage;
       const ms = took.get(step.step);
@@ -87,8 +87,12 @@ export function runView(root, runId, { signal, session }) {
   const budgetBox = h("section", { class: "budget", "aria-labelledby": "budget-title", hidden: true },
     h("h2", { id: "budget-title" }, "Budget"), budgetWait, budgetRows);
   let shownBudgetWait = null;
-  // Usage and what remains of each counter the run spends from (run, thread, resource; total, day, month); while
-  // the run waits for its budget, the form that raises it or ends the run.
+  let budgetOpen = false; // a folded table of counters stays open once opened
+  let shownFigures = null;
+  // Usage and what remains of each counter the run spends from (run, thread, resource; total, day, month): a table
+  // when a counter has a limit, else one line (the table folded under it). While the run waits for its budget, the
+  // form that raises it or ends the run, first on the page (a decision); else the section stands beside the
+  // conversation.
   function showBudget(budget) {
     budgetBox.hidden = !budget || !(budget.counters || []).length;
     if (!budget) return;
@@ -96,20 +100,33 @@ export function runView(root, runId, { signal, session }) {
     const of = (used, limit, show) => (limit === undefined ? show(used) : `${show(used)} of ${show(limit)}`);
     const left = (c) => [c.remainingTokens !== undefined ? `${c.remainingTokens} tokens` : null,
       c.remainingCostUsd !== undefined ? dollars(c.remainingCostUsd) : null].filter(Boolean).join(" · ") || "no limit";
-    budgetRows.replaceChildren(h("table", { class: "budget-table" },
+    const counters = budget.counters || [];
+    const table = h("table", { class: "budget-table" },
       h("thead", {}, h("tr", {}, ["Counter", "Tokens", "Cost", "Left"].map((t) => h("th", { scope: "col" }, t)))),
-      h("tbody", {}, (budget.counters || []).map((c) => h("tr", { dataset: { scope: c.scope, period: c.period } },
+      h("tbody", {}, counters.map((c) => h("tr", { dataset: { scope: c.scope, period: c.period } },
         h("td", {}, `${c.scope} · ${c.period === "total" ? "total" : c.periodKey}`),
         h("td", { class: "num" }, of(c.tokens, c.limitTokens, String)),
         h("td", { class: "num" }, of(c.costUsd, c.limitCostUsd, dollars)),
-        h("td", { class: "num" }, left(c)))))));
+        h("td", { class: "num" }, left(c))))));
+    const limited = counters.some((c) => c.limitTokens !== undefined || c.limitCostUsd !== undefined);
+    const spent = counters.find((c) => c.scope === "run") || counters[0];
+    const figures = JSON.stringify(counters);
+    if (figures !== shownFigures) { // drawn again only when a figure changed (the focus stays where it is)
+      shownFigures = figures;
+      budgetRows.replaceChildren(limited ? table : h("details", { class: "budget-unlimited", open: budgetOpen,
+        ontoggle: (event) => { budgetOpen = event.target.open; } },
+      h("summary", {}, `No limits · this run spent ${spent.tokens} tokens, ${dollars(spent.costUsd)}`), table));
+    }
     const wait = budget.waiting;
+    if (wait && budgetBox.previousElementSibling !== waiting) waiting.after(budgetBox);
+    else if (!wait && budgetBox.parentNode !== sideBudget) sideBudget.append(budgetBox);
     const key = wait ? wait.stop.waitId : null;
     if (key === shownBudgetWait) return;
     shownBudgetWait = key;
     budgetWait.replaceChildren(...(wait ? [h("div", { class: "item", dataset: { item: itemKey(runId, key) } },
       answerForm({ runId, toolCallId: key, toolName: "budget", kind: "budget", suspendPayload: wait.stop }))] : []));
   }
+  const sideBudget = h("div", { class: "side-budget" });
   const steps = h("div", { class: "steps" });
   const openedSteps = new Set(); // the steps whose input is open stay open when the table is drawn again
   new MutationObserver(() => { waiting.hidden = !pending.children.length; }).observe(pending, { childList: true });
@@ -234,20 +251,19 @@ export function runView(root, runId, { signal, session }) {
     h("section", { class: "run", "aria-labelledby": "run-title" },
       h("div", { class: "title-row" }, h("h1", { id: "run-title", tabindex: "-1" }, "Run ", h("code", {}, runId)), statusBadge, uiLink, interrupt, rollback, cancel, retry),
       controlNote,
+      waiting, // the decision comes first: what waits for the person, before anything about the run
       parentLink,
       lineage,
       scheduledBy,
       facts,
-      waiting, // what waits for the person comes first (on a phone, before the whole conversation)
-      budgetBox,
-      steerForm,
       h("h2", {}, "Timeline"), timeline,
       h("details", { class: "operator" }, h("summary", {}, h("h2", {}, "Model steps: input, latency, tokens")), steps),
       h("div", { class: "run-grid" },
         h("div", { class: "col" },
-          h("h2", {}, "Conversation"), log),
+          h("h2", {}, "Conversation"), log,
+          steerForm), // a message for the run, after what it did
         h("aside", { class: "col side" },
-          h("h2", {}, "Tasks"), tasks, notifications))),
+          h("h2", {}, "Tasks"), tasks, sideBudget, notifications))),
     cancelDialog,
     interruptDialog,
     rollbackDialog,
@@ -336,11 +352,17 @@ export function runView(root, runId, { signal, session }) {
         ...calls.map((call) => {
           const shownAlready = findItem(pending, itemKey(runId, call.toolCallId)); // keeps what is typed in it
           if (shownAlready && !shownAlready.dataset.answered && shownAlready.dataset.round === String(call.round)) return shownAlready;
+          // What a tool waiting for input says (its suspend payload): a question's and an approval's form say
+          // theirs themselves.
+          const says = !parent && !call.requiresApproval && call.toolId !== "ask_user" && call.suspendPayload !== null && call.suspendPayload !== undefined;
           return h("div", { class: "item", dataset: { item: itemKey(runId, call.toolCallId), round: String(call.round) } },
             h("p", {}, h("code", {}, visible(call.toolName)), " since ", when(call.suspendedAt)),
+            says ? h("div", { class: "suspend-payload" }, readable(call.suspendPayload)) : null,
             answer(call));
         }),
       );
+      // Each call answered here is folded in the conversation below, so what it asks is said once.
+      conversation.answeredAbove(parent ? [] : calls.map((call) => call.toolCallId));
       // No heading over nothing (the observer above keeps it so when an item is dismissed).
     }
     showBudget(run.budget);

@@ -4,7 +4,7 @@
 // the picture zooms (its track widens inside a scrolling box). A call that runs as a child run (a sub-agent or a
 // workflow tool) is one bar, which opens the child's page.
 
-import { duration, h } from "./dom.js";
+import { duration, h, reachableWhenScrolling } from "./dom.js";
 
 const LANE_PX = 26;
 const MIN_BAR = 0.5; // % of the track: the narrowest bar drawn
@@ -57,21 +57,79 @@ function position(pieces, t) {
   return 0;
 }
 
-// Round steps of time for the axis labels: about one label per TICK_EVERY % of the track.
+// An axis label: the time since the start, as precise as the step between labels, so that labels a step apart
+// differ ("1m 55.5s", "1m 56.0s" after a long wait, where whole seconds would say "1m 56s" twice).
+export function tickLabel(ms, step) {
+  const digits = step >= 1000 ? 0 : step >= 100 ? 1 : 2;
+  const seconds = (value, least = 0) => `${value.toFixed(Math.max(digits, least))}s`;
+  if (ms < 10_000) return seconds(ms / 1000, 1);
+  if (ms < 60_000) return seconds(ms / 1000);
+  const minutes = Math.floor(ms / 60_000);
+  const rest = ms - minutes * 60_000;
+  if (minutes < 60) return step >= 60_000 ? `${minutes}m` : `${minutes}m ${seconds(rest / 1000)}`;
+  const hours = Math.floor(minutes / 60);
+  return step >= 60_000 ? `${hours}h ${minutes % 60}m` : `${hours}h ${minutes % 60}m ${seconds(rest / 1000)}`;
+}
+
+// Round steps of time for the axis labels: about one label per TICK_EVERY % of the track, none saying what the
+// one before it said.
 function ticks(pieces, start) {
   const found = [];
   for (const piece of pieces) {
     if (piece.broken) continue;
     const count = Math.max(1, Math.floor(piece.width / TICK_EVERY));
     const raw = (piece.to - piece.from) / count;
-    const nice = [100, 200, 500, 1000, 2000, 5000, 10_000, 15_000, 30_000, 60_000, 120_000, 300_000, 600_000, 1_800_000, 3_600_000]
+    const nice = [10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10_000, 15_000, 30_000, 60_000, 120_000, 300_000, 600_000, 1_800_000, 3_600_000]
       .find((step) => step >= raw) || raw;
     const first = Math.ceil((piece.from - start) / nice) * nice + start;
-    for (let t = first; t <= piece.to; t += nice) found.push({ t, x: position(pieces, t) });
+    for (let t = first; t <= piece.to; t += nice) found.push({ t, x: position(pieces, t), label: tickLabel(t - start, nice) });
   }
   const kept = [];
-  for (const tick of found) if (!kept.length || tick.x - kept[kept.length - 1].x >= TICK_EVERY / 2) kept.push(tick);
+  for (const tick of found) {
+    const last = kept[kept.length - 1];
+    if (!last || (tick.x - last.x >= TICK_EVERY / 2 && tick.label !== last.label)) kept.push(tick);
+  }
   return kept;
+}
+
+const MIN_SHOWN_CHARS = 6; // a label cut inside its bar shows at least this many characters, or goes elsewhere
+const LABEL_GAP = 4; // px between a bar and its label beside it, and between two axis labels
+
+// Each bar's label where it can be read whole: inside the bar when it fits; else beside it, when its lane is free
+// there; else cut inside when enough of it shows; else only in the bar's tooltip (and to screen readers). Axis
+// labels that would be written over the one before are left out. Measured after layout, again at every zoom.
+function fitLabels(track, axis) {
+  const bars = [...track.querySelectorAll(".bar")];
+  for (const bar of bars) bar.classList.remove("label-beside", "label-hidden");
+  const ticksShown = [...axis.querySelectorAll(".tick")];
+  for (const tick of ticksShown) tick.classList.remove("crowded");
+  const end = track.clientWidth;
+  const measured = bars.map((bar) => {
+    const label = bar.firstElementChild;
+    return { bar, left: bar.offsetLeft, right: bar.offsetLeft + bar.offsetWidth, top: bar.offsetTop,
+      need: label.scrollWidth, has: label.clientWidth, chars: label.textContent.length };
+  });
+  const beside = [];
+  for (const m of measured) {
+    if (m.need <= m.has + 1) continue;
+    const from = m.right;
+    const to = m.right + LABEL_GAP + m.need + LABEL_GAP; // where the label would stand, beside the bar
+    const free = to <= end && !measured.some((o) => o !== m && o.top === m.top && o.left < to && o.right > from + 0.5) &&
+      !beside.some((b) => b.top === m.top && b.from < to && b.to > from);
+    if (free) {
+      m.bar.classList.add("label-beside");
+      beside.push({ top: m.top, from, to });
+    } else if (m.has < (m.need / Math.max(m.chars, 1)) * MIN_SHOWN_CHARS) m.bar.classList.add("label-hidden");
+  }
+  const boxes = ticksShown.map((tick) => ({ tick, box: tick.getBoundingClientRect() }));
+  let last = null;
+  for (const { tick, box } of boxes.sort((a, b) => a.box.left - b.box.left)) {
+    if (last && box.left < last.right + LABEL_GAP && !tick.classList.contains("broken")) tick.classList.add("crowded");
+    else if (last && box.left < last.right + LABEL_GAP) {
+      last.tick.classList.add("crowded"); // the mark of a compressed wait wins over a time beside it
+      last = { tick, right: box.right };
+    } else last = { tick, right: box.right };
+  }
 }
 
 export function renderTimeline(data) {
@@ -113,9 +171,17 @@ export function renderTimeline(data) {
     );
   }
   const axis = h("div", { class: "timeline-axis" },
-    ticks(pieces, start).map((tick) => h("span", { class: tick.x > 92 ? "tick end" : "tick", style: `left:${tick.x}%` }, span(tick.t - start))),
+    ticks(pieces, start).map((tick) => h("span", { class: tick.x > 92 ? "tick end" : "tick", style: `left:${tick.x}%` }, tick.label)),
     pieces.filter((p) => p.broken).map((p) => h("span", { class: "tick broken", style: `left:${p.x + p.width / 2}%`, title: "compressed" }, "≈")));
-  const scroller = h("div", { class: "timeline-scroll" }, h("div", { class: "timeline-canvas" }, track, axis));
+  const scroller = reachableWhenScrolling(h("div", { class: "timeline-scroll" }, h("div", { class: "timeline-canvas" }, track, axis)));
+  let drawn = false;
+  const fitting = new ResizeObserver(() => {
+    if (track.isConnected) {
+      drawn = true;
+      fitLabels(track, axis);
+    } else if (drawn) fitting.disconnect(); // drawn again: this picture is gone
+  });
+  fitting.observe(track);
   const level = zoomOf.get(data.runId) || 0;
   const canvas = scroller.firstChild;
   const zoomText = h("span", { class: "zoom-level", "aria-live": "polite" });
