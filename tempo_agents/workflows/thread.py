@@ -21,6 +21,7 @@ import pydantic
 from temporalio import workflow
 from temporalio.common import SearchAttributeKey, SearchAttributePair, TypedSearchAttributes, WorkflowIDReusePolicy
 from temporalio.exceptions import (
+    ApplicationError,
     CancelledError,
     ChildWorkflowError,
     FailureError,
@@ -30,6 +31,7 @@ from temporalio.exceptions import (
 )
 
 from tempo_agents.errors import TempoAgentsError
+from tempo_agents.workflows import thread_limits
 from tempo_agents.workflows.activity_names import (
     AGENT_RUN_WORKFLOW,
     THREAD_ROLLBACK,
@@ -57,6 +59,10 @@ CONTINUE_AFTER_EVENTS = 2000
 
 _WAITING_CHECK_TIMEOUT = timedelta(seconds=30)
 
+QUEUE_FITS_PATCH = "thread-queue-fits"
+"""Continue as new only with a queue that fits one payload; a larger one starts its next run first. Asked only when
+the queue is too large to carry (before the patch, that continue-as-new failed its workflow task on every retry)."""
+
 
 def _ended_status(error: ChildWorkflowError) -> str:
     cause = error.cause
@@ -67,6 +73,11 @@ def _ended_status(error: ChildWorkflowError) -> str:
     if isinstance(cause, TimeoutError):
         return "TIMED_OUT"
     return "FAILED"
+
+
+def _fits(state: ThreadState) -> bool:
+    """Whether the thread's state, as continue-as-new would carry it, is small enough to travel."""
+    return workflow.payload_converter().to_payload(state).ByteSize() <= thread_limits.MAX_CARRIED_QUEUE_BYTES
 
 
 @workflow.defn(name=THREAD_WORKFLOW, failure_exception_types=[TempoAgentsError, pydantic.ValidationError])
@@ -91,11 +102,13 @@ class ThreadWorkflow:
             if self._should_continue():
                 await workflow.wait_condition(workflow.all_handlers_finished)
                 if not self._active:
-                    workflow.continue_as_new(
-                        ThreadState(
-                            thread_id=self._thread_id, resource_id=self._resource_id, done=self._done, queue=self._queue
-                        )
+                    carried = ThreadState(
+                        thread_id=self._thread_id, resource_id=self._resource_id, done=self._done, queue=self._queue
                     )
+                    if self._queue and not _fits(carried) and workflow.patched(QUEUE_FITS_PATCH):
+                        self._start(self._queue.pop(0))  # carried once the queue is short enough
+                    else:
+                        workflow.continue_as_new(carried)
             elif self._startable():
                 self._start(self._queue.pop(0))
 
@@ -218,6 +231,18 @@ class ThreadWorkflow:
             return ThreadOutcome(outcome="started", run_id=run.run_id)
         self._queue.append(run)
         return ThreadOutcome(outcome="queued", run_id=run.run_id, active_run_id=active_id, position=len(self._queue))
+
+    @send.validator
+    def _check_send(self, message: ThreadMessage) -> None:
+        """Refuse, before it is accepted (no trace in the history), a message the workflow could not carry: a
+        workflow task that fails on a message fails on every retry that still holds it, and the thread refuses every
+        other message meanwhile. Clients check the same first (``agent/threads.py``); this holds for every sender."""
+        problem = thread_limits.message_too_large(workflow.payload_converter().to_payload(message).ByteSize())
+        if problem is not None:
+            raise ApplicationError(problem, type=thread_limits.MESSAGE_TOO_LARGE, non_retryable=True)
+        problem = thread_limits.run_id_too_long(message.run.run_id)
+        if problem is not None:
+            raise ApplicationError(problem, type=thread_limits.ID_TOO_LONG, non_retryable=True)
 
     @workflow.update(name=CANCEL_QUEUED_UPDATE)
     def cancel_queued(self, run_id: str) -> bool:
