@@ -59,6 +59,10 @@ CONTINUE_AFTER_EVENTS = 2000
 
 _WAITING_CHECK_TIMEOUT = timedelta(seconds=30)
 
+JUMPERS_IN_ARRIVAL_ORDER_PATCH = "thread-jumpers-in-arrival-order"
+"""``interrupt`` and ``rollback`` messages queue behind the ones that jumped before them, and are told their true
+position; before, each went to the head of the queue (newest first), told position 1. Asked only for such a message."""
+
 QUEUE_FITS_PATCH = "thread-queue-fits"
 """Continue as new only with a queue that fits one payload; a larger one starts its next run first. Asked only when
 the queue is too large to carry (before the patch, that continue-as-new failed its workflow task on every retry)."""
@@ -92,6 +96,8 @@ class ThreadWorkflow:
         self._active: dict[str, ThreadRun] = {}
         self._queue: list[ThreadRun] = list(state.queue)
         self._handles: dict[str, asyncio.Task[None]] = {}
+        self._jumped: set[str] = set(state.jumped)
+        """Queued runs sent with ``interrupt`` or ``rollback``: the head of the queue, in the order they arrived."""
         self._rolled_back: set[str] = set()
         """Active runs cancelled by a ``rollback`` message: their messages leave the thread before the next run."""
 
@@ -103,7 +109,11 @@ class ThreadWorkflow:
                 await workflow.wait_condition(workflow.all_handlers_finished)
                 if not self._active:
                     carried = ThreadState(
-                        thread_id=self._thread_id, resource_id=self._resource_id, done=self._done, queue=self._queue
+                        thread_id=self._thread_id,
+                        resource_id=self._resource_id,
+                        done=self._done,
+                        queue=self._queue,
+                        jumped=[run.run_id for run in self._queue if run.run_id in self._jumped],
                     )
                     if self._queue and not _fits(carried) and workflow.patched(QUEUE_FITS_PATCH):
                         self._start(self._queue.pop(0))  # carried once the queue is short enough
@@ -126,6 +136,7 @@ class ThreadWorkflow:
         )
 
     def _start(self, run: ThreadRun) -> None:
+        self._jumped.discard(run.run_id)
         self._active[run.run_id] = run
         self._handles[run.run_id] = asyncio.create_task(self._run_child(run))
 
@@ -216,7 +227,14 @@ class ThreadWorkflow:
             else:
                 return ThreadOutcome(outcome="steered", run_id=active_id, active_run_id=active_id)
         elif strategy in ("interrupt", "rollback") and active_id is not None:
-            self._queue.insert(0, run)
+            position = 1
+            if workflow.patched(JUMPERS_IN_ARRIVAL_ORDER_PATCH):
+                # Behind the runs that jumped before it (the first interrupter runs first), ahead of the others.
+                position = 1 + next(
+                    (n for n, queued in enumerate(self._queue) if queued.run_id not in self._jumped), len(self._queue)
+                )
+                self._jumped.add(run.run_id)
+            self._queue.insert(position - 1, run)
             for running in list(self._active):
                 target = workflow.get_external_workflow_handle(running)
                 with contextlib.suppress(FailureError):  # it closed meanwhile: nothing to stop
@@ -225,7 +243,7 @@ class ThreadWorkflow:
                     else:
                         self._rolled_back.add(running)
                         await target.cancel()
-            return ThreadOutcome(outcome="queued", run_id=run.run_id, active_run_id=active_id, position=1)
+            return ThreadOutcome(outcome="queued", run_id=run.run_id, active_run_id=active_id, position=position)
         if self._idle():
             self._start(run)
             return ThreadOutcome(outcome="started", run_id=run.run_id)
@@ -251,6 +269,7 @@ class ThreadWorkflow:
         for index, queued in enumerate(self._queue):
             if queued.run_id == run_id:
                 del self._queue[index]
+                self._jumped.discard(run_id)
                 self._record_done(
                     ThreadRunEntry(run_id=run_id, agent_id=queued.run_input.agent_id, state="done", status="removed")
                 )

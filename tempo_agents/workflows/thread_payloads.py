@@ -102,6 +102,8 @@ class ThreadState(WireModel):
     resource_id: str
     done: list[ThreadRunEntry] = Field(default_factory=list)
     queue: list[ThreadRun] = Field(default_factory=list)
+    jumped: list[str] = Field(default_factory=list)
+    """The queued runs sent with ``interrupt`` or ``rollback``: they wait at the head of the queue, in arrival order."""
 
 
 class RunsWaitingQuery(WireModel):
