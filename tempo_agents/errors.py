@@ -142,3 +142,26 @@ class SupersededStartError(TempoAgentsError):
     superseded start stops here; the later one owns the call's journal and outcome."""
 
     code = "SUPERSEDED_START"
+
+
+class MessageTooLargeError(TempoAgentsError):
+    """A message for a thread that is larger than a thread carries (``size`` bytes as sent, at most ``limit``):
+    nothing was sent, the thread is untouched. HTTP 413."""
+
+    code = "MESSAGE_TOO_LARGE"
+
+    def __init__(self, message: str, *, size: int | None = None, limit: int) -> None:
+        super().__init__(message)
+        self.size = size
+        self.limit = limit
+
+
+class IdTooLongError(TempoAgentsError):
+    """A thread id, resource id or run id that would make a workflow id longer than Temporal allows (``limit``
+    characters): nothing was sent. HTTP 400."""
+
+    code = "ID_TOO_LONG"
+
+    def __init__(self, message: str, *, limit: int) -> None:
+        super().__init__(message)
+        self.limit = limit

@@ -18,6 +18,8 @@ from starlette.exceptions import HTTPException
 
 from tempo_agents.errors import (
     ConfigurationError,
+    IdTooLongError,
+    MessageTooLargeError,
     ResumeError,
     ResumeValidationError,
     RunFinishedError,
@@ -74,7 +76,10 @@ ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
     403: _error("Refused by the server's authorize hook"),
     404: _error("No such agent, tool or run"),
     409: _error("The run or call is not in a state that allows this"),
-    413: _error("The request body is larger than the server accepts (1 MiB unless configured otherwise)"),
+    413: _error(
+        "The request body is larger than the server accepts (1 MiB unless configured otherwise), or a message larger "
+        "than a thread carries (code MESSAGE_TOO_LARGE)"
+    ),
     422: _error("Refused data (resume data against its schema, a failing tool)"),
     503: _error("The store's database cannot be reached now; try again after Retry-After seconds"),
 }
@@ -119,6 +124,10 @@ def api_error_from(error: Exception) -> ApiError | None:
         return ApiError(409, error.message, code=error.code, activeRunId=error.active_run_id)
     if isinstance(error, RunFinishedError):
         return ApiError(409, error.message, code=error.code, runId=error.run_id)
+    if isinstance(error, MessageTooLargeError):
+        return ApiError(413, error.message, code=error.code, limit=error.limit)
+    if isinstance(error, IdTooLongError):
+        return ApiError(400, error.message, code=error.code, limit=error.limit)
     if isinstance(error, ToolNotFoundError):
         return ApiError(404, "Tool not found")
     if isinstance(error, ConfigurationError):
@@ -193,6 +202,8 @@ def install_error_handlers(api: FastAPI) -> None:
         RunNotFoundError,
         RunFinishedError,
         ThreadBusyError,
+        MessageTooLargeError,
+        IdTooLongError,
         ToolNotFoundError,
         ConfigurationError,
     ):

@@ -25,6 +25,7 @@ import pydantic
 from temporalio import workflow
 from temporalio.common import SearchAttributeKey, SearchAttributePair, TypedSearchAttributes, WorkflowIDReusePolicy
 from temporalio.exceptions import (
+    ApplicationError,
     CancelledError,
     ChildWorkflowError,
     FailureError,
@@ -34,6 +35,7 @@ from temporalio.exceptions import (
 )
 
 from tempo_agents.errors import TempoAgentsError
+from tempo_agents.workflows import thread_limits
 from tempo_agents.workflows.activity_names import (
     AGENT_RUN_WORKFLOW,
     THREAD_ROLLBACK,
@@ -74,6 +76,14 @@ RUNS_YIELD_THREADS = "runs-yield-threads"
 at a time (one that waits for an activity or a signal holds the next back), and one that would refuse, stop or steer
 first waits for active runs the store shows waiting to yield. Threads begun before decide as they did."""
 
+JUMPERS_IN_ARRIVAL_ORDER_PATCH = "thread-jumpers-in-arrival-order"
+"""``interrupt`` and ``rollback`` messages queue behind the ones that jumped before them, and are told their true
+position; before, each went to the head of the queue (newest first), told position 1. Asked only for such a message."""
+
+QUEUE_FITS_PATCH = "thread-queue-fits"
+"""Continue as new only with a queue that fits one payload; a larger one starts its next run first. Asked only when
+the queue is too large to carry (before the patch, that continue-as-new failed its workflow task on every retry)."""
+
 
 def _ended_status(error: ChildWorkflowError) -> str:
     cause = error.cause
@@ -84,6 +94,11 @@ def _ended_status(error: ChildWorkflowError) -> str:
     if isinstance(cause, TimeoutError):
         return "TIMED_OUT"
     return "FAILED"
+
+
+def _fits(state: ThreadState) -> bool:
+    """Whether the thread's state, as continue-as-new would carry it, is small enough to travel."""
+    return workflow.payload_converter().to_payload(state).ByteSize() <= thread_limits.MAX_CARRIED_QUEUE_BYTES
 
 
 @workflow.defn(name=THREAD_WORKFLOW, failure_exception_types=[TempoAgentsError, pydantic.ValidationError])
@@ -98,6 +113,8 @@ class ThreadWorkflow:
         self._active: dict[str, ThreadRun] = {}
         self._queue: list[ThreadRun] = list(state.queue)
         self._handles: dict[str, asyncio.Task[None]] = {}
+        self._jumped: set[str] = set(state.jumped)
+        """Queued runs sent with ``interrupt`` or ``rollback``: the head of the queue, in the order they arrived."""
         self._rolled_back: set[str] = set()
         """Active runs cancelled by a ``rollback`` message: their messages leave the thread before the next run."""
         self._waiting: dict[str, ThreadRun] = {run.run_id: run for run in state.waiting}
@@ -114,15 +131,18 @@ class ThreadWorkflow:
             if self._should_continue():
                 await workflow.wait_condition(workflow.all_handlers_finished)
                 if not self._active:
-                    workflow.continue_as_new(
-                        ThreadState(
-                            thread_id=self._thread_id,
-                            resource_id=self._resource_id,
-                            done=self._done,
-                            queue=self._queue,
-                            waiting=list(self._waiting.values()),
-                        )
+                    carried = ThreadState(
+                        thread_id=self._thread_id,
+                        resource_id=self._resource_id,
+                        done=self._done,
+                        queue=self._queue,
+                        waiting=list(self._waiting.values()),
+                        jumped=[run.run_id for run in self._queue if run.run_id in self._jumped],
                     )
+                    if self._queue and not _fits(carried) and workflow.patched(QUEUE_FITS_PATCH):
+                        self._start(self._queue.pop(0))  # carried once the queue is short enough
+                    else:
+                        workflow.continue_as_new(carried)
             elif self._startable():
                 self._start(self._queue.pop(0))
 
@@ -142,6 +162,7 @@ class ThreadWorkflow:
         )
 
     def _start(self, run: ThreadRun) -> None:
+        self._jumped.discard(run.run_id)
         self._active[run.run_id] = run
         if run.continues:  # a waiting run's rest: the run exists, it waits for its turn
             self._in_background(self._go_ahead(run))
@@ -272,7 +293,14 @@ class ThreadWorkflow:
             else:
                 return ThreadOutcome(outcome="steered", run_id=active_id, active_run_id=active_id)
         elif strategy in ("interrupt", "rollback") and active_id is not None:
-            self._queue.insert(0, run)
+            position = 1
+            if workflow.patched(JUMPERS_IN_ARRIVAL_ORDER_PATCH):
+                # Behind the runs that jumped before it (the first interrupter runs first), ahead of the others.
+                position = 1 + next(
+                    (n for n, queued in enumerate(self._queue) if queued.run_id not in self._jumped), len(self._queue)
+                )
+                self._jumped.add(run.run_id)
+            self._queue.insert(position - 1, run)
             for running in list(self._active):
                 target = workflow.get_external_workflow_handle(running)
                 with contextlib.suppress(FailureError):  # it closed meanwhile: nothing to stop
@@ -281,7 +309,7 @@ class ThreadWorkflow:
                     else:
                         self._rolled_back.add(running)
                         await target.cancel()
-            return ThreadOutcome(outcome="queued", run_id=run.run_id, active_run_id=active_id, position=1)
+            return ThreadOutcome(outcome="queued", run_id=run.run_id, active_run_id=active_id, position=position)
         if self._idle():
             self._start(run)
             return ThreadOutcome(outcome="started", run_id=run.run_id)
@@ -336,6 +364,18 @@ class ThreadWorkflow:
         if note.run_id not in self._handles:
             self._in_background(self._close(note.run_id, note.status or "COMPLETED"))
 
+    @send.validator
+    def _check_send(self, message: ThreadMessage) -> None:
+        """Refuse, before it is accepted (no trace in the history), a message the workflow could not carry: a
+        workflow task that fails on a message fails on every retry that still holds it, and the thread refuses every
+        other message meanwhile. Clients check the same first (``agent/threads.py``); this holds for every sender."""
+        problem = thread_limits.message_too_large(workflow.payload_converter().to_payload(message).ByteSize())
+        if problem is not None:
+            raise ApplicationError(problem, type=thread_limits.MESSAGE_TOO_LARGE, non_retryable=True)
+        problem = thread_limits.run_id_too_long(message.run.run_id)
+        if problem is not None:
+            raise ApplicationError(problem, type=thread_limits.ID_TOO_LONG, non_retryable=True)
+
     @workflow.update(name=CANCEL_QUEUED_UPDATE)
     def cancel_queued(self, run_id: str) -> bool:
         """Take a queued run out of the queue (it never runs; listed as done, ``removed``); ``False`` when it is not
@@ -343,6 +383,7 @@ class ThreadWorkflow:
         for index, queued in enumerate(self._queue):
             if queued.run_id == run_id and not queued.continues:  # an answered run's rest is not a message
                 del self._queue[index]
+                self._jumped.discard(run_id)
                 self._record_done(
                     ThreadRunEntry(run_id=run_id, agent_id=queued.run_input.agent_id, state="done", status="removed")
                 )

@@ -120,6 +120,8 @@ class ThreadState(WireModel):
     queue: list[ThreadRun] = Field(default_factory=list)
     waiting: list[ThreadRun] = Field(default_factory=list)
     """Runs that yielded the thread while they wait for people (the thread only signals them)."""
+    jumped: list[str] = Field(default_factory=list)
+    """The queued runs sent with ``interrupt`` or ``rollback``: they wait at the head of the queue, in arrival order."""
 
 
 class ThreadRunNote(WireModel):

@@ -32,6 +32,7 @@ from tempo_agents.workflows.agent_run import (
 )
 from tempo_agents.workflows.payloads import RunInput, RunResult
 from tempo_agents.workflows.steering import STEERING_PATCH
+from tempo_agents.workflows.thread import JUMPERS_IN_ARRIVAL_ORDER_PATCH
 
 HISTORIES = sorted((Path(__file__).parents[1] / "histories").glob("*.json"))
 RUN_HISTORIES = [path for path in HISTORIES if not path.stem.startswith("thread-")]
@@ -275,6 +276,38 @@ def test_histories_of_a_run_that_yields_its_thread_are_committed() -> None:
         ["tempo_agents.thread_run_waiting", "tempo_agents.thread_run_answered", "tempo_agents.thread_run_ended"],
         ["tempo_agents.thread_go_ahead"],
     )
+
+
+def test_a_thread_history_with_interrupters_is_committed() -> None:
+    """Two ``interrupt`` messages behind a queued one: behind the ``thread-jumpers-in-arrival-order`` patch, each
+    told its true position (1, then 2), and the runs started first to last."""
+    events = load(Path(__file__).parents[1] / "histories" / "thread-jumpers.json").events
+    patches = [
+        json.loads(payload.data)["id"]
+        for event in events
+        if event.HasField("marker_recorded_event_attributes")
+        and event.marker_recorded_event_attributes.marker_name == "core_patch"
+        for payload in event.marker_recorded_event_attributes.details["patch-data"].payloads
+    ]
+    assert patches == [JUMPERS_IN_ARRIVAL_ORDER_PATCH]
+    outcomes = [
+        json.loads(e.workflow_execution_update_completed_event_attributes.outcome.success.payloads[0].data)
+        for e in events
+        if e.HasField("workflow_execution_update_completed_event_attributes")
+    ]
+    assert [(o["outcome"], o.get("position")) for o in outcomes] == [
+        ("started", None),
+        ("queued", 1),
+        ("queued", 1),
+        ("queued", 2),
+    ]
+    children = [e for e in events if e.HasField("start_child_workflow_execution_initiated_event_attributes")]
+    assert [c.start_child_workflow_execution_initiated_event_attributes.workflow_id for c in children] == [
+        "jump-run-1",
+        "jump-run-3",
+        "jump-run-4",
+        "jump-run-2",
+    ]
 
 
 def test_a_reminders_history_is_committed() -> None:

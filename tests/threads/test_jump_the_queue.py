@@ -70,3 +70,24 @@ async def test_interrupt_puts_the_new_run_ahead_of_the_queue(make_app: AppFactor
     texts = ["".join(p.get("text", "") for p in m["content"]) for m in messages]
     # The interrupted run ended at its step boundary, its one step done and kept; the new run saw it.
     assert texts == ["i-one", "i-one after 1", "i-three", "i-three after 2", "i-two", "i-two after 3"]
+
+
+async def test_interrupters_run_in_the_order_they_arrived_each_told_its_position(make_app: AppFactory) -> None:
+    """Two ``interrupt`` messages and a ``rollback`` behind one queued message: each goes behind those that jumped
+    before it and ahead of the queued one, told its true position, and they run first to last."""
+    gate = Gate()
+    app = make_app([gated_agent(gate)])
+    async with running_worker(app):
+        await app.stream("chat", "j-one", memory=MEMORY, run_id="j-one")
+        await app.stream("chat", "j-two", memory=MEMORY, run_id="j-two")
+        positions = []
+        for name, strategy in (("j-three", "interrupt"), ("j-four", "interrupt"), ("j-five", "rollback")):
+            stream = await app.stream("chat", name, memory=MEMORY, run_id=name, thread_strategy=strategy)
+            assert stream.thread_outcome is not None and stream.thread_outcome.outcome == "queued"
+            positions.append(stream.thread_outcome.position)
+        assert positions == [1, 2, 3]
+        view = await app.thread("t1", resource_id="u1")
+        assert [r.run_id for r in view.queued] == ["j-three", "j-four", "j-five", "j-two"]
+        gate.open()
+        view = await _all_done(app, 5)
+    assert [r.run_id for r in view.done] == ["j-one", "j-three", "j-four", "j-five", "j-two"]

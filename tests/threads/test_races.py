@@ -97,8 +97,9 @@ async def test_reject_race_starts_exactly_one_run(make_app: AppFactory, temporal
 async def test_jumping_race_runs_every_message_once_each_seeing_all_before(
     make_app: AppFactory, temporal_env: WorkflowEnvironment, strategy: str
 ) -> None:
-    """Every message after the first jumps to the head of the queue (the last accepted runs next); under
-    ``rollback`` the first run is cancelled and leaves nothing in the thread."""
+    """Every message after the first jumps the queue behind those that jumped before it: each is told its true
+    position, and they run in the order they arrived (the first interrupter first); under ``rollback`` the first
+    run is cancelled and leaves nothing in the thread."""
     gate = Gate()
     app = make_app([gated_agent(gate)])
     async with running_worker(app):
@@ -106,7 +107,8 @@ async def test_jumping_race_runs_every_message_once_each_seeing_all_before(
         outcomes = collections.Counter(r["outcome"] for r in results)
         assert outcomes == {"started": 1, "queued": len(SENT) - 1}
         (first,) = [r for r in results if r["outcome"] == "started"]
-        assert {r["position"] for r in results if r["outcome"] == "queued"} == {1}
+        queued = sorted((r for r in results if r["outcome"] == "queued"), key=lambda r: r["position"])
+        assert [r["position"] for r in queued] == list(range(1, len(SENT)))  # each its own, true position
         if strategy == "rollback":  # the first run ends cancelled while its model step waits
             for _ in range(600):
                 if (await app.thread("busy", resource_id="everyone")).done:
@@ -117,6 +119,7 @@ async def test_jumping_race_runs_every_message_once_each_seeing_all_before(
     statuses = collections.Counter(d.status for d in view.done)
     first_status = "CANCELED" if strategy == "rollback" else "COMPLETED"
     assert view.done[0].run_id == first["runId"] and view.done[0].status == first_status
+    assert [d.run_id for d in view.done] == [first["runId"], *(r["runId"] for r in queued)]  # in arrival order
     assert statuses == {
         "COMPLETED": len(SENT) - (strategy == "rollback"),
         **({"CANCELED": 1} if strategy == "rollback" else {}),

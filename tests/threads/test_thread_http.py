@@ -147,3 +147,25 @@ async def test_a_waiting_run_yields_its_thread_over_http_unless_the_body_says_it
             "/agents/payments/generate", json={"messages": "hi", "memory": held, "threadStrategy": "reject"}
         )
         assert refused.status_code == 409 and refused.json()["activeRunId"] == holding.json()["runId"]
+
+
+async def test_a_thread_id_with_a_slash_is_reachable_on_every_thread_route(make_app: AppFactory) -> None:
+    gate = Gate()
+    app = make_app([gated_agent(gate)])
+    memory = {"thread": "team/alpha", "resource": "u1"}
+    async with running_worker(app), served(app) as http:
+        first = await app.stream("chat", "one", memory=memory)
+        await app.stream("chat", "two", memory=memory, run_id="second")
+        view = await http.get("/threads/team%2Falpha", params={"resourceId": "u1"})
+        assert view.status_code == 200
+        assert view.json()["threadId"] == "team/alpha"
+        assert [r["runId"] for r in view.json()["runs"]["active"]] == [first.run_id]
+        assert [r["runId"] for r in view.json()["runs"]["queued"]] == ["second"]
+        removed = await http.delete("/threads/team%2Falpha/queue/second", params={"resourceId": "u1"})
+        assert removed.status_code == 200 and removed.json() == {"runId": "second", "removed": True}
+        gate.open()
+        answered = await http.post("/agents/chat/generate", json={"messages": "three", "memory": memory})
+        assert answered.status_code == 200 and answered.json()["text"] == "three after 2"
+        view = await http.get("/threads/team%2Falpha", params={"resourceId": "u1"})
+        texts = [m["content"][0]["text"] for m in view.json()["messages"]]
+        assert texts == ["one", "one after 1", "three", "three after 2"]

@@ -85,3 +85,27 @@ async def test_the_thread_view_lists_a_run_that_waits_for_a_person_apart(make_ap
         await page.reload()
         await expect(page.locator(".waiting-runs")).to_contain_text("No run waits for a person.", timeout=15_000)
         await expect(page.locator('.done-runs li[data-run-id="refund-run"]')).to_have_count(1, timeout=15_000)
+
+
+async def test_the_thread_view_of_a_thread_id_with_a_slash(make_app: AppFactory) -> None:
+    gate = Gate()
+    app = make_app([gated_agent(gate)])
+    memory = {"thread": "team/alpha", "resource": "acme"}
+    async with running_worker(app), dashboard_server(app) as server, chromium() as browser:
+        first = await app.stream("chat", "Who is on call?", memory=memory, run_id="slash-first")
+        await app.stream("chat", "And tomorrow?", memory=memory, run_id="slash-second")
+        _, page = await signed_in_page(browser, server, None, path=f"/#/runs/{first.run_id}")
+        await page.locator("a.thread-link").click(timeout=15_000)
+        await expect(page).to_have_url(f"{server.url}/#/threads/team%2Falpha?resourceId=acme")
+        await expect(page.locator(".active-runs li")).to_have_attribute("data-run-id", "slash-first")
+        await expect(page.locator(".queued-runs li")).to_have_count(1)
+        gate.open()
+        await expect(page.locator(".done-runs li")).to_have_count(2, timeout=30_000)
+        await expect(page.locator(".thread-messages li")).to_have_text(
+            [
+                "userWho is on call?",
+                "assistantWho is on call? after 1",
+                "userAnd tomorrow?",
+                "assistantAnd tomorrow? after 2",
+            ]
+        )
