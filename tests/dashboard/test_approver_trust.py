@@ -13,12 +13,21 @@ from datetime import timedelta
 from typing import Any
 
 import httpx
-from playwright.async_api import Browser, Page, Route, expect
+from playwright.async_api import Route, expect
 
 from tempo_agents import App
-from tempo_agents.server.serving import ApiServer
 from tests.conftest import AppFactory, running_worker
-from tests.support.browser import TOKENS, chromium, dashboard_server, desk_agent, shoot, signed_in_page
+from tests.support.browser import (
+    TOKENS,
+    chromium,
+    dashboard_server,
+    desk_agent,
+    inbox_item,
+    open_page,
+    page_width,
+    shoot,
+    signed_in_page,
+)
 from tests.support.contrast import low_contrast
 
 DESKTOP = {"width": 1440, "height": 900}
@@ -38,30 +47,13 @@ async def settled(app: App, message: str, agent: str = "desk", **options: Any) -
     return stream.run_id
 
 
-def item(page: Page, run_id: str) -> Any:
-    return page.locator(f'article[data-run-id="{run_id}"]')
-
-
-async def open_page(browser: Browser, server: ApiServer, path: str, viewport: dict[str, int], **options: Any) -> Page:
-    context = await browser.new_context(viewport=viewport, **options)  # type: ignore[arg-type]
-    page = await context.new_page()
-    await page.goto(server.url + path)
-    return page
-
-
-async def page_width(page: Page) -> int:
-    """How wide the document is: wider than the viewport means the page scrolls sideways."""
-    width: int = await page.evaluate("Math.max(document.documentElement.scrollWidth, document.body.scrollWidth)")
-    return width
-
-
 async def test_a_long_unbroken_token_keeps_every_page_to_the_viewports_width(make_app: AppFactory) -> None:
     app = make_app([desk_agent()])
     async with running_worker(app), dashboard_server(app) as server, chromium() as browser:
         run_id = await start(app, f"delete reports/{LONG_TOKEN}")
         for viewport in (DESKTOP, PHONE):
             page = await open_page(browser, server, "/#/inbox", viewport)
-            card = item(page, run_id)
+            card = inbox_item(page, run_id)
             await expect(card.locator("pre")).to_contain_text("reports/xxxx", timeout=15_000)
             assert await page_width(page) <= viewport["width"], viewport
             await expect(card.get_by_role("link", name="Open run")).to_be_in_viewport()
@@ -88,13 +80,13 @@ async def test_an_answer_given_first_elsewhere_is_shown_live_with_who_and_what(m
         _, bob = await signed_in_page(browser, server, "tok-bob")
         _, alice = await signed_in_page(browser, server, "tok-alice")
         for run_id in (typed, clicked):
-            await expect(item(bob, run_id)).to_be_visible(timeout=15_000)
-            await expect(item(alice, run_id)).to_be_visible(timeout=15_000)
+            await expect(inbox_item(bob, run_id)).to_be_visible(timeout=15_000)
+            await expect(inbox_item(alice, run_id)).to_be_visible(timeout=15_000)
 
         # Bob is typing a reason when Alice approves: his card says so at once, without his pressing anything.
-        await item(bob, typed).get_by_label("Reason (optional)").fill("wait for the audit")
-        await item(alice, typed).get_by_role("button", name="Approve").click()
-        taken = item(bob, typed)
+        await inbox_item(bob, typed).get_by_label("Reason (optional)").fill("wait for the audit")
+        await inbox_item(alice, typed).get_by_role("button", name="Approve").click()
+        taken = inbox_item(bob, typed)
         await expect(taken.locator(".form-error.taken")).to_have_text("already answered by alice: approved")
         await expect(taken.get_by_role("button", name="Decline")).to_be_disabled()
         await expect(taken.get_by_label("Reason (optional)")).to_have_value("wait for the audit")
@@ -107,13 +99,13 @@ async def test_an_answer_given_first_elsewhere_is_shown_live_with_who_and_what(m
 
         await bob.route("**/api/inbox/answer", alice_first)
         async with bob.expect_response("**/api/inbox/answer") as answered:
-            await item(bob, clicked).get_by_role("button", name="Approve").click()
+            await inbox_item(bob, clicked).get_by_role("button", name="Approve").click()
         refused = await answered.value
         assert refused.status == 409
         body = await refused.json()
         assert body["answeredBy"] == "alice" and body["answer"]["action"] == "decline"
         assert body["answer"]["reason"] == "not this quarter"
-        late = item(bob, clicked)
+        late = inbox_item(bob, clicked)
         expected = "already answered by alice: declined (“not this quarter”)"
         await expect(late.locator(".form-error.taken")).to_have_text(expected)
 
@@ -191,11 +183,11 @@ async def test_bidi_and_invisible_characters_are_shown_escaped_where_an_approver
     async with running_worker(app), dashboard_server(app) as server, chromium() as browser:
         run_id = await start(app, "delete invoice\u202efdp.exe\u200b")
         page = await open_page(browser, server, "/#/inbox", DESKTOP)
-        arguments = item(page, run_id).locator("pre")
+        arguments = inbox_item(page, run_id).locator("pre")
         await expect(arguments).to_contain_text("invoice\\u202Efdp.exe\\u200B", timeout=15_000)
         shown = await arguments.text_content() or ""
         assert "\u202e" not in shown and "\u200b" not in shown
-        marks = item(page, run_id).locator("pre .invisible")
+        marks = inbox_item(page, run_id).locator("pre .invisible")
         await expect(marks).to_have_count(2)
         await expect(marks.first).to_have_attribute("title", "hidden character U+202E")
         await page.goto(f"{server.url}/#/runs/{run_id}")
@@ -212,7 +204,7 @@ async def test_the_approver_sees_what_was_asked_and_the_operator_each_steps_inpu
         prompt = "Please delete reports/2024.csv, it is obsolete"
         run_id = await settled(app, prompt)
         page = await open_page(browser, server, "/#/inbox", DESKTOP)
-        asked = item(page, run_id).locator(".asked")
+        asked = inbox_item(page, run_id).locator(".asked")
         await expect(asked.locator(".prompt")).to_contain_text(prompt, timeout=15_000)
         await expect(asked.locator(".lead")).to_contain_text("Deleting.")
 
@@ -369,11 +361,11 @@ async def test_after_answering_the_focus_moves_on_the_inbox_filters_by_agent_ans
         quick = await settled(app, "question", "quick")
         _, page = await signed_in_page(browser, server, "tok-alice")
         for run_id in (first, second, quick):
-            await expect(item(page, run_id)).to_be_visible(timeout=15_000)
+            await expect(inbox_item(page, run_id)).to_be_visible(timeout=15_000)
 
         await page.get_by_label("Agent").select_option("quick")
         await expect(page.locator("article.item")).to_have_count(1)
-        await expect(item(page, quick)).to_be_visible()
+        await expect(inbox_item(page, quick)).to_be_visible()
         await page.get_by_label("Agent").select_option("desk")
         await expect(page.locator("article.item")).to_have_count(2)
 
@@ -381,16 +373,16 @@ async def test_after_answering_the_focus_moves_on_the_inbox_filters_by_agent_ans
         top = await cards.first.get_attribute("data-run-id")
         other = second if top == first else first
         await cards.first.get_by_role("button", name="Approve").click()
-        await expect(item(page, top or "")).to_have_count(0, timeout=5_000)
+        await expect(inbox_item(page, top or "")).to_have_count(0, timeout=5_000)
         focused = await page.evaluate(
             "document.activeElement.closest('article form') ? "
             "document.activeElement.closest('article').dataset.runId : null"
         )
         assert focused == other  # the focus went on to the next item's form, not to <body>
         await page.keyboard.type("checked twice")  # ... so the keyboard goes on: the reason field has it
-        await expect(item(page, other).get_by_label("Reason (optional)")).to_have_value("checked twice")
-        await item(page, other).get_by_role("button", name="Approve").click()
-        await expect(item(page, other)).to_have_count(0, timeout=5_000)
+        await expect(inbox_item(page, other).get_by_label("Reason (optional)")).to_have_value("checked twice")
+        await inbox_item(page, other).get_by_role("button", name="Approve").click()
+        await expect(inbox_item(page, other)).to_have_count(0, timeout=5_000)
 
         await page.get_by_role("link", name="Answered").click()
         rows = page.locator(".answers-table tbody tr")

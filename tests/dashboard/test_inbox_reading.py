@@ -9,13 +9,22 @@ from datetime import timedelta
 from typing import Any
 
 import httpx
-from playwright.async_api import Browser, Page, expect
+from playwright.async_api import Page, expect
 
 from tempo_agents import App, ScriptedModel, ScriptedResponse, ScriptedToolCall
 from tempo_agents.models.model import ModelRequest
-from tempo_agents.server.serving import ApiServer
 from tests.conftest import AppFactory, running_worker
-from tests.support.browser import TOKENS, chromium, dashboard_server, desk_agent, shoot, signed_in_page
+from tests.support.browser import (
+    TOKENS,
+    chromium,
+    dashboard_server,
+    desk_agent,
+    inbox_item,
+    open_page,
+    page_width,
+    shoot,
+    signed_in_page,
+)
 from tests.support.contrast import low_contrast
 
 DESKTOP = {"width": 1440, "height": 900}
@@ -39,23 +48,6 @@ def pairs(request: ModelRequest) -> ScriptedResponse:
     return ScriptedResponse(tool_calls=calls)
 
 
-def item(page: Page, run_id: str) -> Any:
-    return page.locator(f'article[data-run-id="{run_id}"]')
-
-
-async def open_page(browser: Browser, server: ApiServer, path: str, viewport: dict[str, int], **options: Any) -> Page:
-    context = await browser.new_context(viewport=viewport, **options)  # type: ignore[arg-type]
-    page = await context.new_page()
-    await page.goto(server.url + path)
-    return page
-
-
-async def page_width(page: Page) -> int:
-    """How wide the document is: wider than the viewport means the page scrolls sideways."""
-    width: int = await page.evaluate("Math.max(document.documentElement.scrollWidth, document.body.scrollWidth)")
-    return width
-
-
 async def focused_run(page: Page) -> str | None:
     """The run of the inbox card whose form has the focus (``None``: the focus is in no card's form)."""
     found: str | None = await page.evaluate(
@@ -76,7 +68,7 @@ async def test_on_a_phone_an_agent_with_a_long_name_keeps_the_inbox_to_the_viewp
         run_id = await settled(app, "delete reports/north.csv", long_id)
         await settled(app, "question", long_id, memory={"thread": "t-" + "long" * 20, "resource": "r-" + "x" * 60})
         page = await open_page(browser, server, "/#/inbox", PHONE, is_mobile=True, has_touch=True)
-        await expect(item(page, run_id)).to_be_visible(timeout=15_000)
+        await expect(inbox_item(page, run_id)).to_be_visible(timeout=15_000)
         await expect(page.get_by_label("Agent").locator("option")).to_have_count(
             4
         )  # every agent, desk, its researcher, the long one
@@ -120,23 +112,23 @@ async def test_an_answer_given_elsewhere_stays_on_the_readers_card_saying_who_wh
         _, bob = await signed_in_page(browser, server, "tok-bob")
         _, alice = await signed_in_page(browser, server, "tok-alice")
         for run_id in (approved, declined, asked, waiting):
-            await expect(item(bob, run_id)).to_be_visible(timeout=15_000)
-            await expect(item(alice, run_id)).to_be_visible(timeout=15_000)
+            await expect(inbox_item(bob, run_id)).to_be_visible(timeout=15_000)
+            await expect(inbox_item(alice, run_id)).to_be_visible(timeout=15_000)
         await expect(bob.locator("#inbox-count")).to_have_text("4")
 
         # Bob only reads. Alice approves in her browser, answers the question; carol declines through the Python
         # client (no dashboard): each of Bob's cards stays where it was, saying who answered, what, and when.
         hh_mm = r"\d\d:\d\d"
-        await item(alice, approved).get_by_role("button", name="Approve").click()
-        mark = item(bob, approved).locator(".answered-mark")
+        await inbox_item(alice, approved).get_by_role("button", name="Approve").click()
+        mark = inbox_item(bob, approved).locator(".answered-mark")
         await expect(mark).to_have_text(re.compile(rf"^Approved by alice, {hh_mm} Dismiss$"), timeout=10_000)
-        await item(alice, asked).get_by_label("Your answer").fill("Lisbon")
-        await item(alice, asked).get_by_role("button", name="Send").click()
-        await expect(item(bob, asked).locator(".answered-mark")).to_have_text(
+        await inbox_item(alice, asked).get_by_label("Your answer").fill("Lisbon")
+        await inbox_item(alice, asked).get_by_role("button", name="Send").click()
+        await expect(inbox_item(bob, asked).locator(".answered-mark")).to_have_text(
             re.compile(rf"^Answered by alice, {hh_mm}: “Lisbon” Dismiss$"), timeout=10_000
         )
         await app.decline_tool_call("desk", run_id=declined, reason="keep it", answered_by="carol")
-        await expect(item(bob, declined).locator(".answered-mark")).to_have_text(
+        await expect(inbox_item(bob, declined).locator(".answered-mark")).to_have_text(
             re.compile(rf"^Declined by carol, {hh_mm} \(“keep it”\) Dismiss$"), timeout=15_000
         )
         await expect(bob.locator("#inbox-count")).to_have_text("1", timeout=15_000)  # the count says what waits
@@ -149,23 +141,23 @@ async def test_an_answer_given_elsewhere_stays_on_the_readers_card_saying_who_wh
         ]  # in place: nothing moved under the reader's eyes
         for run_id in (approved, declined, asked):  # what was asked stays readable, nothing can be sent
             await expect(
-                item(bob, run_id).locator("form button:enabled, form :is(input, textarea):enabled")
+                inbox_item(bob, run_id).locator("form button:enabled, form :is(input, textarea):enabled")
             ).to_have_count(0)
-            await expect(item(bob, run_id).locator("form .actions")).to_be_hidden()
-            await expect(item(bob, run_id).locator(".waited")).to_have_count(0)
-        await expect(item(bob, approved).locator("form pre")).to_contain_text("reports/approved.csv")
-        await expect(item(bob, asked).locator("form")).to_contain_text("Which city should I book?")
-        await expect(item(bob, waiting).get_by_role("button", name="Approve")).to_be_enabled()
-        await shoot(bob, "inbox-answered-elsewhere", item(bob, approved))
+            await expect(inbox_item(bob, run_id).locator("form .actions")).to_be_hidden()
+            await expect(inbox_item(bob, run_id).locator(".waited")).to_have_count(0)
+        await expect(inbox_item(bob, approved).locator("form pre")).to_contain_text("reports/approved.csv")
+        await expect(inbox_item(bob, asked).locator("form")).to_contain_text("Which city should I book?")
+        await expect(inbox_item(bob, waiting).get_by_role("button", name="Approve")).to_be_enabled()
+        await shoot(bob, "inbox-answered-elsewhere", inbox_item(bob, approved))
         for scheme in ("light", "dark"):  # the marks read as well as the rest
             await bob.emulate_media(color_scheme=scheme)
             assert not await low_contrast(bob), scheme
 
-        await item(bob, approved).get_by_role("button", name="Dismiss").click()  # until he dismisses it ...
-        await expect(item(bob, approved)).to_have_count(0)
-        await expect(item(bob, declined)).to_be_visible()
+        await inbox_item(bob, approved).get_by_role("button", name="Dismiss").click()  # until he dismisses it ...
+        await expect(inbox_item(bob, approved)).to_have_count(0)
+        await expect(inbox_item(bob, declined)).to_be_visible()
         await bob.reload()  # ... or moves on
-        await expect(item(bob, waiting)).to_be_visible(timeout=15_000)
+        await expect(inbox_item(bob, waiting)).to_be_visible(timeout=15_000)
         await expect(cards).to_have_count(1)
 
 

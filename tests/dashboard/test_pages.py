@@ -15,7 +15,15 @@ from playwright.async_api import Page, Route, expect
 
 from tempo_agents import App, ToolContext, create_tool
 from tests.conftest import AppFactory, running_worker
-from tests.support.browser import TOKENS, chromium, dashboard_server, desk_agent, shoot, signed_in_page
+from tests.support.browser import (
+    TOKENS,
+    chromium,
+    dashboard_server,
+    desk_agent,
+    inbox_item,
+    shoot,
+    signed_in_page,
+)
 from tests.support.examples import example_module
 
 
@@ -25,23 +33,19 @@ async def start(app: App, message: str, **options: Any) -> str:
     return stream.run_id
 
 
-def item(page: Page, run_id: str) -> Any:
-    return page.locator(f'article[data-run-id="{run_id}"]')
-
-
 async def test_a_question_appears_live_is_answered_and_the_answer_streams_in(make_app: AppFactory) -> None:
     app = make_app([desk_agent()])
     async with running_worker(app), dashboard_server(app, tokens=TOKENS) as server, chromium() as browser:
         _, inbox = await signed_in_page(browser, server, "tok-alice")
         await expect(inbox.get_by_text("Nothing is waiting for you.")).to_be_visible()
         run_id = await start(app, "question", memory={"thread": "bookings", "resource": "acme"})
-        card = item(inbox, run_id)
+        card = inbox_item(inbox, run_id)
         await expect(card).to_be_visible(timeout=10_000)  # no reload: the live feed brought it
         await expect(card.get_by_text("Which city should I book?")).to_be_visible()
         await expect(card.get_by_text("thread bookings")).to_be_visible()
         others = [await start(app, message) for message in ("choose", "extras", "delete reports/2025.csv")]
         for other in others:
-            await expect(item(inbox, other)).to_be_visible(timeout=10_000)
+            await expect(inbox_item(inbox, other)).to_be_visible(timeout=10_000)
         await shoot(inbox, "inbox")
 
         _, follower = await signed_in_page(browser, server, "tok-alice", path=f"/#/runs/{run_id}")
@@ -65,10 +69,10 @@ async def test_a_question_appears_live_is_answered_and_the_answer_streams_in(mak
         await expect(inbox.get_by_text("3 waiting runs")).to_be_visible()
 
         choose, extras, _ = others
-        await item(inbox, choose).get_by_role("button", name="Suite").click()  # one choice: a button
-        await item(inbox, extras).get_by_label("Breakfast").check()  # several: checkboxes
-        await item(inbox, extras).get_by_label("Late checkout").check()
-        await item(inbox, extras).get_by_role("button", name="Send").click()
+        await inbox_item(inbox, choose).get_by_role("button", name="Suite").click()  # one choice: a button
+        await inbox_item(inbox, extras).get_by_label("Breakfast").check()  # several: checkboxes
+        await inbox_item(inbox, extras).get_by_label("Late checkout").check()
+        await inbox_item(inbox, extras).get_by_role("button", name="Send").click()
         chosen = await app.attach(choose, follow="run").result()
         assert chosen.text.endswith("I will go ahead with Suite, and I will confirm the booking by email shortly.")
         picked = await app.attach(extras, follow="run").result()
@@ -81,13 +85,13 @@ async def test_approve_runs_the_tool_and_decline_sends_the_reason(make_app: AppF
         approved = await start(app, "delete reports/q1.csv")
         declined = await start(app, "delete reports/q2.csv")
         _, page = await signed_in_page(browser, server, "tok-bob")
-        first = item(page, approved)
+        first = inbox_item(page, approved)
         await expect(first.locator("pre")).to_contain_text('"path": "reports/q1.csv"')
         await shoot(page, "approval", first)
         await first.get_by_role("button", name="Approve").click()
         await expect(first).to_be_hidden(timeout=5_000)
 
-        second = item(page, declined)
+        second = inbox_item(page, declined)
         await second.get_by_label("Reason (optional)").fill("keep it for the audit")
         await second.get_by_role("button", name="Decline").click()
         await expect(second).to_be_hidden(timeout=5_000)
@@ -122,7 +126,7 @@ async def test_a_nested_resume_schema_becomes_a_form_that_shows_the_servers_erro
     async with running_worker(app), dashboard_server(app) as server, chromium() as browser:
         run_id = await start(app, "ship")
         _, page = await signed_in_page(browser, server, None)
-        card = item(page, run_id)
+        card = inbox_item(page, run_id)
         await expect(card.get_by_text("Where and how should this order ship?")).to_be_visible(timeout=10_000)
         await expect(card.locator(".deadline")).to_have_text(re.compile(r"due in 2[34]h"))
         await expect(card.locator(".deadline.soon")).to_have_count(0)  # red only when close
@@ -213,8 +217,8 @@ async def test_two_people_answer_the_same_item_and_one_is_told_it_was_taken(make
         pages = [(await signed_in_page(browser, server, token))[1] for token in ("tok-alice", "tok-bob", "tok-alice")]
         alice, bob, watcher = pages
         for page, city in ((alice, "Oslo"), (bob, "Rome")):
-            await item(page, run_id).get_by_label("Your answer").fill(city)
-        await expect(item(watcher, run_id)).to_be_visible()
+            await inbox_item(page, run_id).get_by_label("Your answer").fill(city)
+        await expect(inbox_item(watcher, run_id)).to_be_visible()
 
         # The race is forced: both answers leave their browsers before either reaches the server (each page
         # holds its request until the other's is sent), so neither page can learn of the other's answer first.
@@ -233,14 +237,14 @@ async def test_two_people_answer_the_same_item_and_one_is_told_it_was_taken(make
 
         async def send(page: Page) -> tuple[int, dict[str, Any]]:
             async with page.expect_response("**/api/inbox/answer") as answer:
-                await item(page, run_id).get_by_role("button", name="Send").click()
+                await inbox_item(page, run_id).get_by_role("button", name="Send").click()
             response = await answer.value
             return response.status, await response.json()
 
         outcomes = dict(zip(("alice", "bob"), await asyncio.gather(send(alice), send(bob)), strict=True))
         # Every open dashboard hears of it live (no reload): a reader's card stays, saying who answered, and what.
-        await expect(item(watcher, run_id).locator(".answered-mark")).to_contain_text(re.compile("^Answered by "))
-        await expect(item(watcher, run_id).locator("form button:enabled")).to_have_count(0)  # nothing to send
+        await expect(inbox_item(watcher, run_id).locator(".answered-mark")).to_contain_text(re.compile("^Answered by "))
+        await expect(inbox_item(watcher, run_id).locator("form button:enabled")).to_have_count(0)  # nothing to send
         assert sorted(status for status, _ in outcomes.values()) == [200, 409], outcomes
         winner = next(name for name, (status, _) in outcomes.items() if status == 200)
         loser = "bob" if winner == "alice" else "alice"
@@ -253,7 +257,7 @@ async def test_two_people_answer_the_same_item_and_one_is_told_it_was_taken(make
             "code": "ALREADY_ANSWERED",
             "answeredBy": winner,
         }
-        taken = item(bob if loser == "bob" else alice, run_id)
+        taken = inbox_item(bob if loser == "bob" else alice, run_id)
         await expect(taken.locator(".form-error.taken")).to_have_text(f"already answered by {winner}: “{won}”")
         await expect(taken.get_by_label("Your answer")).to_have_value("Rome" if loser == "bob" else "Oslo")  # kept
         result = await app.attach(run_id, follow="run").result()

@@ -134,3 +134,22 @@ async def until(check: Any, timeout: float = 15) -> Any:
         while not (found := await check()):
             await asyncio.sleep(0.1)
     return found
+
+
+def inbox_item(page: Page, run_id: str) -> Any:
+    """The inbox's card of a run."""
+    return page.locator(f'article[data-run-id="{run_id}"]')
+
+
+async def open_page(browser: Browser, server: ApiServer, path: str, viewport: dict[str, int], **options: Any) -> Page:
+    """A page of the dashboard in a context of its own (another person, another screen)."""
+    context = await browser.new_context(viewport=viewport, **options)  # type: ignore[arg-type]
+    page = await context.new_page()
+    await page.goto(server.url + path)
+    return page
+
+
+async def page_width(page: Page) -> int:
+    """How wide the document is: wider than the viewport means the page scrolls sideways."""
+    width: int = await page.evaluate("Math.max(document.documentElement.scrollWidth, document.body.scrollWidth)")
+    return width
