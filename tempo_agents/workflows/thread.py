@@ -401,7 +401,10 @@ class ThreadWorkflow:
                 for r in self._active.values()
             ],
             queued=[
-                ThreadRunEntry(run_id=r.run_id, agent_id=r.run_input.agent_id, state="queued") for r in self._queue
+                ThreadRunEntry(
+                    run_id=r.run_id, agent_id=r.run_input.agent_id, state="queued", continues=r.continues or None
+                )
+                for r in self._queue
             ],
             done=list(self._done),
             waiting=[
