@@ -159,7 +159,8 @@ class App:
         self.event_templates: Mapping[str, EventTemplate] = dict(event_templates or {})
         """Event templates by name: each renders a webhook's JSON payload into a run's message."""
         self.event_secrets: Mapping[str, str | list[str]] = dict(event_secrets or {})
-        """Webhook secrets by agent id (``"*"``: every agent's); an agent with none takes no events."""
+        """Webhook secrets by agent id (``"*"``: every agent's; a delivery signed only with it names its agent in its
+        body, ``"agentId"``); an agent with none takes no events."""
         self.webhook_sources: dict[str, WebhookSource] = {}
         """The configured webhook sources by name (:meth:`add_webhook_sources`)."""
         self.add_webhook_sources(webhook_sources)

@@ -41,13 +41,25 @@ from tempo_agents.workflows.agent_run import AgentRunWorkflow
 from tempo_agents.workflows.payloads import RunInput
 from tempo_agents.workflows.thread_payloads import DEFAULT_THREAD_STRATEGY, ThreadOutcome, ThreadRun, ThreadStrategy
 
-__all__ = ["ALL_AGENTS", "EventApp", "EventRun", "EventTemplate", "receive_event", "receive_source_event"]
+__all__ = [
+    "AGENT_FIELD",
+    "ALL_AGENTS",
+    "EventApp",
+    "EventRun",
+    "EventTemplate",
+    "bind_event_agent",
+    "receive_event",
+    "receive_source_event",
+]
 
 EventTemplate = Callable[[Any], MessageInput]
 """Renders an event's payload (the delivery's JSON body) into the run's message(s)."""
 
 ALL_AGENTS = "*"
 """The key of ``event_secrets`` whose secret every agent accepts."""
+
+AGENT_FIELD = "agentId"
+"""The payload's field that names the agent of a delivery signed with an App-wide secret (``ALL_AGENTS``)."""
 
 _log = logging.getLogger(__name__)
 
@@ -85,14 +97,47 @@ class EventRun:
 
 def event_secrets_of(app: EventApp, agent_id: str) -> list[str]:
     """The secrets a delivery to ``agent_id`` may be signed with (the agent's and the App-wide ones)."""
-    secrets: list[str] = []
-    for key in (agent_id, ALL_AGENTS):
-        value = app.event_secrets.get(key)
-        if isinstance(value, str):
-            secrets.append(value)
-        elif value is not None:
-            secrets.extend(value)
-    return secrets
+    return _secrets_under(app, agent_id) + _secrets_under(app, ALL_AGENTS)
+
+
+def _secrets_under(app: EventApp, key: str) -> list[str]:
+    value = app.event_secrets.get(key)
+    if value is None:
+        return []
+    return [value] if isinstance(value, str) else list(value)
+
+
+def _signed_for_agent(
+    app: EventApp, agent_id: str, headers: Mapping[str, str], body: bytes, now: datetime, tolerance: timedelta
+) -> bool:
+    """Whether a verified delivery is signed with one of ``agent_id``'s own secrets (which cover its route), not
+    only with an App-wide one."""
+    own = _secrets_under(app, agent_id)
+    if not own:
+        return False
+    try:
+        verify_webhook(own, headers, body, now=now, tolerance=tolerance)
+    except WebhookRefusedError:
+        return False
+    return True
+
+
+def bind_event_agent(payload: Any, agent_id: str) -> None:
+    """A delivery signed with an App-wide secret verifies on every agent's route, and the route is outside the
+    signature: its signed body names its agent (``AGENT_FIELD``), which must be the route's; a 400 otherwise."""
+    named = payload.get(AGENT_FIELD) if isinstance(payload, dict) else None
+    if named is None:
+        raise WebhookRefusedError(
+            400,
+            f'the delivery is signed with the App-wide secret ("{ALL_AGENTS}"), which covers every agent\'s route: its '
+            f'signed body must name its agent ("{AGENT_FIELD}": "{agent_id}")',
+        )
+    if named != agent_id:
+        raise WebhookRefusedError(
+            400,
+            f'the delivery is for agent "{named}" (its signed body\'s "{AGENT_FIELD}"); it cannot start a run of agent '
+            f'"{agent_id}"',
+        )
 
 
 def render_event(app: EventApp, agent: Agent, template: str | None, payload: Any) -> MessageInput:
@@ -151,10 +196,11 @@ async def receive_event(
 ) -> EventRun:
     """Verify a delivery to ``agent_id`` and start its run once (see the module's text). ``headers`` by lower-case
     name; ``options`` are run options. The run's thread and resource are the ones the signed body names
-    (``"memory": {"thread": ..., "resource": ...}``); a ``memory`` option may only repeat them. Raises
+    (``"memory": {"thread": ..., "resource": ...}``); a ``memory`` option may only repeat them. A delivery signed
+    only with an App-wide secret names its agent in its body (``"agentId"``), which must be ``agent_id``. Raises
     :class:`WebhookRefusedError` for a delivery that is not verified, whose body is not JSON, whose ``memory``
-    option differs from the signed one (400) or that its template cannot render (422), :class:`ConfigurationError`
-    when the agent takes no events."""
+    option differs from the signed one or whose agent is not ``agent_id`` (400) or that its template cannot render
+    (422), :class:`ConfigurationError` when the agent takes no events."""
     agent = app.agent(agent_id)
     secrets = event_secrets_of(app, agent.id)
     if not secrets:
@@ -163,6 +209,8 @@ async def receive_event(
         )
     delivery = verify_webhook(secrets, headers, body, now=now, tolerance=tolerance)
     payload = _payload(body)
+    if not _signed_for_agent(app, agent.id, headers, body, now, tolerance):  # an App-wide secret's: bound to its agent
+        bind_event_agent(payload, agent.id)
     memory = bind_event_memory(signed_memory(payload), options.get("memory"), 'its signed body\'s "memory"')
     message = render_event(app, agent, template, payload)
     return await start_event_run(

@@ -42,6 +42,7 @@ from tempo_agents.workflows.activity_names import (
     THREAD_RUNS_WAITING,
     THREAD_WORKFLOW,
 )
+from tempo_agents.workflows.payloads import RunInput, RunOptions
 from tempo_agents.workflows.thread_payloads import (
     CANCEL_QUEUED_UPDATE,
     GO_AHEAD_SIGNAL,
@@ -83,6 +84,28 @@ position; before, each went to the head of the queue (newest first), told positi
 QUEUE_FITS_PATCH = "thread-queue-fits"
 """Continue as new only with a queue that fits one payload; a larger one starts its next run first. Asked only when
 the queue is too large to carry (before the patch, that continue-as-new failed its workflow task on every retry)."""
+
+SLIM_WAITING_PATCH = "thread-carries-slim-waiting-runs"
+"""Continue as new carrying of each waiting run, and of each answered run's rest in the queue, only what the thread
+uses of it (``_slim``), not its messages; before, their whole input travelled, and a few waiting runs with large
+messages made the carried state too large, failing continue-as-new on every retry. Asked only when such runs are
+carried."""
+
+
+def _slim(run: ThreadRun) -> ThreadRun:
+    """What the thread uses of a run that exists already (a waiting run, or an answered run's rest): its id, agent,
+    task queue and ``waiting_holds_thread``. Such a run is only signalled, listed, closed and, back in its turn, held
+    as active; the thread never starts it, so its messages, other options and start settings are dropped."""
+    return ThreadRun(
+        run_input=RunInput(
+            run_id=run.run_id,
+            agent_id=run.run_input.agent_id,
+            messages=[],
+            options=RunOptions(waiting_holds_thread=run.run_input.options.waiting_holds_thread),
+        ),
+        task_queue=run.task_queue,
+        continues=run.continues,
+    )
 
 
 def _ended_status(error: ChildWorkflowError) -> str:
@@ -131,12 +154,17 @@ class ThreadWorkflow:
             if self._should_continue():
                 await workflow.wait_condition(workflow.all_handlers_finished)
                 if not self._active:
+                    queue, waiting = self._queue, list(self._waiting.values())
+                    if (waiting or any(run.continues for run in queue)) and workflow.patched(SLIM_WAITING_PATCH):
+                        # Runs that exist already travel as what the thread uses of them (``_slim``).
+                        queue = [_slim(run) if run.continues else run for run in queue]
+                        waiting = [_slim(run) for run in waiting]
                     carried = ThreadState(
                         thread_id=self._thread_id,
                         resource_id=self._resource_id,
                         done=self._done,
-                        queue=self._queue,
-                        waiting=list(self._waiting.values()),
+                        queue=queue,
+                        waiting=waiting,
                         jumped=[run.run_id for run in self._queue if run.run_id in self._jumped],
                     )
                     if self._queue and not _fits(carried) and workflow.patched(QUEUE_FITS_PATCH):
@@ -401,7 +429,10 @@ class ThreadWorkflow:
                 for r in self._active.values()
             ],
             queued=[
-                ThreadRunEntry(run_id=r.run_id, agent_id=r.run_input.agent_id, state="queued") for r in self._queue
+                ThreadRunEntry(
+                    run_id=r.run_id, agent_id=r.run_input.agent_id, state="queued", continues=r.continues or None
+                )
+                for r in self._queue
             ],
             done=list(self._done),
             waiting=[

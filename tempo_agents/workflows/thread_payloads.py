@@ -96,6 +96,9 @@ class ThreadRunEntry(WireModel):
     agent_id: str
     state: RunState
     status: str | None = None
+    continues: bool | None = None
+    """``True`` on a queued entry that is a waiting run's rest, answered already: it goes on in its turn and cannot
+    be removed from the queue (``cancel_queued`` refuses it). Absent (``None``) on every other entry."""
 
 
 class ThreadView(WireModel):

@@ -32,7 +32,8 @@ from tempo_agents.workflows.agent_run import (
 )
 from tempo_agents.workflows.payloads import RunInput, RunResult
 from tempo_agents.workflows.steering import STEERING_PATCH
-from tempo_agents.workflows.thread import JUMPERS_IN_ARRIVAL_ORDER_PATCH
+from tempo_agents.workflows.thread import JUMPERS_IN_ARRIVAL_ORDER_PATCH, SLIM_WAITING_PATCH
+from tempo_agents.workflows.thread import RUNS_YIELD_THREADS as THREADS_YIELD
 
 HISTORIES = sorted((Path(__file__).parents[1] / "histories").glob("*.json"))
 RUN_HISTORIES = [path for path in HISTORIES if not path.stem.startswith("thread-")]
@@ -276,6 +277,26 @@ def test_histories_of_a_run_that_yields_its_thread_are_committed() -> None:
         ["tempo_agents.thread_run_waiting", "tempo_agents.thread_run_answered", "tempo_agents.thread_run_ended"],
         ["tempo_agents.thread_go_ahead"],
     )
+
+
+def test_a_thread_history_carrying_a_slim_waiting_run_is_committed() -> None:
+    """A run waits, having yielded the thread; later messages run; the thread continues as new carrying the waiting
+    run as what it uses of it (behind the ``thread-carries-slim-waiting-runs`` patch): no messages."""
+    events = load(Path(__file__).parents[1] / "histories" / "thread-slim-waiting.json").events
+    patches = [
+        json.loads(payload.data)["id"]
+        for event in events
+        if event.HasField("marker_recorded_event_attributes")
+        and event.marker_recorded_event_attributes.marker_name == "core_patch"
+        for payload in event.marker_recorded_event_attributes.details["patch-data"].payloads
+    ]
+    assert patches[-1] == SLIM_WAITING_PATCH and set(patches) == {THREADS_YIELD, SLIM_WAITING_PATCH}
+    continued = events[-1].workflow_execution_continued_as_new_event_attributes
+    carried = json.loads(continued.input.payloads[0].data)
+    assert [(run["runInput"]["runId"], run["runInput"]["messages"]) for run in carried["waiting"]] == [
+        ("slim-run-1", [])
+    ]
+    assert carried["queue"] == []
 
 
 def test_a_thread_history_with_interrupters_is_committed() -> None:

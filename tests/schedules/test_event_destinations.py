@@ -109,3 +109,51 @@ async def test_a_source_says_where_its_runs_land(make_app: AppFactory) -> None:
         assert (await app.attach("webhook-tracker-t-1").text).endswith("after 1")
     assert [m["role"] for m in await app.store.get_thread_messages("42", "acme")] == ["user", "assistant"]
     assert await app.store.get_thread_messages("43", "acme") == []
+
+
+async def test_a_delivery_signed_with_the_app_wide_secret_cannot_start_another_agents_run(
+    make_app: AppFactory,
+) -> None:
+    """An App-wide ``"*"`` secret verifies a delivery on every agent's route, and the URL is outside the signature:
+    so such a delivery names its agent in its signed body, and sent again to another agent's route it is refused."""
+    gate = Gate(opened=True)
+    app = make_app([gated_agent(gate, "triage"), gated_agent(gate, "payments")], event_secrets={"*": SECRET})
+    async with running_worker(app), served(app) as http:
+        body, headers = signed({"agentId": "triage", "alert": "disk full"}, webhook_id="wide-1")
+        accepted = await http.post("/agents/triage/events", content=body, headers=headers)
+        assert (accepted.status_code, accepted.json()) == (202, {"runId": "event-triage-wide-1", "duplicate": False})
+
+        # The same bytes and headers, sent by whoever captured them, to another agent's route: refused.
+        moved = await http.post("/agents/payments/events", content=body, headers=headers)
+        assert (moved.status_code, moved.json()) == (
+            400,
+            {
+                "error": 'the delivery is for agent "triage" (its signed body\'s "agentId"); it cannot start a run of '
+                'agent "payments"'
+            },
+        )
+        # A delivery under the App-wide secret that names no agent could be sent to any route: refused.
+        bare, bare_headers = signed({"alert": "cpu hot"}, webhook_id="wide-2")
+        unnamed = await http.post("/agents/payments/events", content=bare, headers=bare_headers)
+        assert (unnamed.status_code, unnamed.json()["error"]) == (
+            400,
+            'the delivery is signed with the App-wide secret ("*"), which covers every agent\'s route: its signed '
+            'body must name its agent ("agentId": "payments")',
+        )
+        assert await app.attach("event-triage-wide-1").text == '{"agentId": "triage", "alert": "disk full"} after 1'
+        for run_id in ("event-payments-wide-1", "event-payments-wide-2"):
+            assert (await http.get(f"/runs/{run_id}")).status_code == 404
+
+
+async def test_a_delivery_signed_with_the_agents_own_secret_needs_no_agent_in_its_body(make_app: AppFactory) -> None:
+    other = "whsec_" + base64.b64encode(b"another key of thirty-two bytes!").decode()
+    app = make_app(
+        [gated_agent(Gate(opened=True), "triage"), gated_agent(Gate(opened=True), "payments")],
+        event_secrets={"triage": SECRET, "*": other},
+    )
+    async with running_worker(app), served(app) as http:
+        body, headers = signed({"alert": "disk full"}, webhook_id="own-1")
+        accepted = await http.post("/agents/triage/events", content=body, headers=headers)
+        assert (accepted.status_code, accepted.json()) == (202, {"runId": "event-triage-own-1", "duplicate": False})
+        moved = await http.post("/agents/payments/events", content=body, headers=headers)
+        assert moved.status_code == 401  # the agent's own secret does not verify on another agent's route

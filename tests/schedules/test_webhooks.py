@@ -173,7 +173,8 @@ async def test_an_app_wide_secret_and_the_payload_as_message(make_app: AppFactor
     model = ScriptedModel([ScriptedResponse(text="noted")])
     app = make_app([triage(model)], event_secrets={"*": ["whsec_old", SECRET]})  # rotating: either one verifies
     async with running_worker(app), served(app) as http:
-        alert = {"alert": "disk full", "memory": {"thread": "ops", "resource": "infra"}}  # signed with the payload
+        # signed with the payload: its thread and (under the App-wide secret) its agent
+        alert = {"agentId": "triage", "alert": "disk full", "memory": {"thread": "ops", "resource": "infra"}}
         body, headers = delivery(alert, webhook_id="alert-1")
         answer = await http.post("/agents/triage/events?thread=ops&resource=infra", content=body, headers=headers)
         assert answer.status_code == 202, answer.text

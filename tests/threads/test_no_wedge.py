@@ -140,7 +140,12 @@ async def test_ids_too_long_for_a_workflow_id_are_refused_naming_the_limit(make_
         with pytest.raises(IdTooLongError, match="at most 1000"):
             await app.stream("chat", "hello", memory=MEMORY, run_id="r" * 1001)
         view = await http.get(f"/threads/{'t' * 1000}", params={"resourceId": "u1"})
-        assert view.status_code == 200 and view.json()["runs"] == {"active": [], "queued": [], "done": []}
+        assert view.status_code == 200 and view.json()["runs"] == {
+            "active": [],
+            "queued": [],
+            "done": [],
+            "waiting": [],
+        }
         assert await (await app.stream("chat", "hello", memory=MEMORY)).text == "hello after 1"
 
 

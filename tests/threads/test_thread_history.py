@@ -12,6 +12,7 @@ from temporalio.api.enums.v1 import EventType
 from tempo_agents import Agent, App, ScriptedModel, ScriptedResponse, ScriptedToolCall, create_tool
 from tempo_agents.agent.threads import thread_workflow_id
 from tempo_agents.models.model import ModelRequest
+from tempo_agents.workflows.thread_payloads import ThreadState
 from tests.conftest import continue_as_new_server, running_worker
 from tests.support.thread_agents import Gate, gated_agent
 
@@ -85,3 +86,50 @@ async def test_a_run_waiting_with_the_thread_yielded_is_carried_across_continue_
             assert view.waiting == [] and view.active == []
             assert [e.status for e in view.done if e.run_id == first.run_id] == ["COMPLETED"]
         await app.store.close()
+
+
+async def test_runs_waiting_with_large_messages_do_not_stop_the_thread_continuing_as_new(tmp_path: Path) -> None:
+    """Three runs whose messages are some 900 KB each wait for approvals, having yielded the thread: the thread still
+    continues as new (what it carries of a waiting run is what it uses, not its messages), answers the next messages
+    and lets each waiting run go on once approved."""
+
+    def script(request: ModelRequest) -> ScriptedResponse:
+        last = request.messages[-1]
+        if last.role == "user" and last.text.startswith("Pay ") and request.step == 0:
+            return ScriptedResponse(tool_calls=[ScriptedToolCall("pay", {"to": last.text[4:6]})])
+        return ScriptedResponse(text="paid" if request.step else f"noted {last.text}")
+
+    pay = create_tool(id="pay", description="Pays", execute=lambda data: "paid", require_approval=True)
+    async with continue_as_new_server(20) as env:
+        app = App(
+            agents=[Agent(id="payments", model=ScriptedModel(script), tools={"pay": pay})],
+            store=f"sqlite:///{tmp_path / 'store.db'}",
+            task_queue=f"tq-{uuid.uuid4()}",
+            client=env.client,
+        )
+        async with running_worker(app):
+            waiting = []
+            for n in range(3):
+                suspended = await app.generate("payments", f"Pay {n}{n} " + "x" * 900_000, memory=MEMORY)
+                assert suspended.finish_reason == "suspended"
+                waiting.append(suspended.run_id)
+                while len((await app.thread("long", resource_id="u1")).waiting) <= n:
+                    await asyncio.sleep(0.05)
+            handle = env.client.get_workflow_handle(thread_workflow_id(app.task_queue, "u1", "long"))
+            carried: ThreadState | None = None
+            for n in range(20):  # until the thread has continued as new carrying all three waiting runs
+                reply = await asyncio.wait_for(app.generate("payments", f"m{n}", memory=MEMORY), 60)
+                assert reply.text == f"noted m{n}"
+                started = (await handle.fetch_history()).events[0].workflow_execution_started_event_attributes
+                [carried] = await env.client.data_converter.decode(started.input.payloads, [ThreadState])
+                if [run.run_id for run in carried.waiting] == waiting:
+                    break
+            assert carried is not None and [run.run_id for run in carried.waiting] == waiting
+            still = await asyncio.wait_for(app.generate("payments", "still there?", memory=MEMORY), 60)
+            assert still.text == "noted still there?"
+            for run_id in waiting:
+                answered = await app.approve_tool_call("payments", run_id=run_id)
+                assert await asyncio.wait_for(answered.text, 120) == "paid"
+            history = await handle.fetch_history()
+        await app.store.close()
+    assert not [e for e in history.events if e.HasField("workflow_task_failed_event_attributes")]

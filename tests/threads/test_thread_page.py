@@ -1,15 +1,20 @@
 """The dashboard's thread view in a real headless Chromium: linked from a run's page, it shows the active run, the
-queue in order (a queued run removed from it with a click), the runs done, and the thread's messages in order; a run
-that waits for a person is listed apart (it does not hold the thread)."""
+queue in order (a queued run removed from it with a click, a waiting run's answered rest not removable), the runs
+done, and the thread's messages in order; a run that waits for a person is listed apart (it does not hold the
+thread)."""
 
 from __future__ import annotations
 
+from typing import Any
+
+import httpx
 from playwright.async_api import expect
 
-from tempo_agents import Agent, ScriptedModel, ScriptedResponse, ScriptedToolCall, create_tool
+from tempo_agents import Agent, App, ScriptedModel, ScriptedResponse, ScriptedToolCall, create_tool
+from tempo_agents.agent.threads import ThreadSnapshot
 from tempo_agents.models.model import ModelRequest
 from tests.conftest import AppFactory, running_worker
-from tests.support.browser import chromium, dashboard_server, shoot, signed_in_page
+from tests.support.browser import chromium, dashboard_server, shoot, signed_in_page, until
 from tests.support.thread_agents import Gate, gated_agent
 
 MEMORY = {"thread": "support-42", "resource": "acme"}
@@ -109,3 +114,65 @@ async def test_the_thread_view_of_a_thread_id_with_a_slash(make_app: AppFactory)
                 "assistantAnd tomorrow? after 2",
             ]
         )
+
+
+async def test_an_answered_run_queued_behind_the_active_one_cannot_be_removed(make_app: AppFactory) -> None:
+    """A waiting run's rest, answered while another run holds the thread, is queued: the thread says so (over HTTP
+    and in Python) and the page offers no Remove from queue for it, which the thread would refuse."""
+    gate = Gate()
+
+    async def look(data: dict[str, Any]) -> str:
+        await gate.wait()
+        return "looked"
+
+    def script(request: ModelRequest) -> ScriptedResponse:
+        last = request.messages[-1]
+        if last.role == "user" and last.text == "Refund order 1187." and request.step == 0:
+            return ScriptedResponse(tool_calls=[ScriptedToolCall("refund", {"order": 1187})])
+        if last.role == "user" and last.text == "Where is it?" and request.step == 0:
+            return ScriptedResponse(tool_calls=[ScriptedToolCall("look", {})])
+        return ScriptedResponse(text="Done.")
+
+    refund = create_tool(id="refund", description="Refunds", execute=lambda data: "refunded", require_approval=True)
+    looking = create_tool(id="look", description="Looks, slowly", execute=look)
+    app = make_app([Agent(id="support", model=ScriptedModel(script), tools={"refund": refund, "look": looking})])
+    memory = {"thread": "support-44", "resource": "acme"}
+    async with running_worker(app), dashboard_server(app) as server, chromium() as browser:
+        first = await app.generate("support", "Refund order 1187.", memory=memory, run_id="answered-refund-run")
+        assert first.finish_reason == "suspended"
+        await until(lambda: _waiting(app, "support-44"))
+        second = await app.stream("support", "Where is it?", memory=memory, run_id="answered-look-run")
+        answered = await app.approve_tool_call("support", run_id=first.run_id)
+        thread = await until(lambda: _queued(app, "support-44"))
+        assert [(r.run_id, r.continues) for r in thread.queued] == [("answered-refund-run", True)]
+        assert [r.continues for r in thread.active] == [None]
+
+        async with httpx.AsyncClient(base_url=server.url) as http:
+            view = (await http.get("/api/threads/support-44", params={"resourceId": "acme"})).json()
+            assert view["runs"]["queued"] == [
+                {"runId": "answered-refund-run", "agentId": "support", "state": "queued", "continues": True}
+            ]
+            assert view["runs"]["active"] == [{"runId": "answered-look-run", "agentId": "support", "state": "active"}]
+
+        _, page = await signed_in_page(browser, server, None, path="/#/threads/support-44?resourceId=acme")
+        queued = page.locator(".queued-runs li")
+        await expect(queued).to_have_count(1, timeout=15_000)
+        await expect(queued.nth(0)).to_have_attribute("data-run-id", "answered-refund-run")
+        await expect(queued.nth(0)).to_contain_text("answered, goes on in its turn")
+        await expect(queued.nth(0).get_by_role("button", name="Remove from queue")).to_have_count(0)
+        await shoot(page, "thread-continuation")
+
+        gate.open()
+        assert await second.text == "Done."
+        assert await answered.text == "Done."
+        await expect(page.locator(".queued-runs")).to_contain_text("Nothing is queued.", timeout=30_000)
+        await expect(page.locator('.done-runs li[data-run-id="answered-refund-run"]')).to_have_count(1, timeout=30_000)
+
+
+async def _waiting(app: App, thread_id: str) -> bool:
+    return bool((await app.thread(thread_id, resource_id="acme")).waiting)
+
+
+async def _queued(app: App, thread_id: str) -> ThreadSnapshot | None:
+    thread = await app.thread(thread_id, resource_id="acme")
+    return thread if thread.queued else None

@@ -4,8 +4,9 @@ The delivery's Standard Webhooks signature is its credential, so the route needs
 delivery is a 401, a malformed or too old one a 400, an agent without a secret a 404. A verified delivery answers
 202 with the run id; the same ``webhook-id`` again answers 200 with the same run id and starts nothing. A payload
 the template cannot render is a 422 (sending it again would fail the same way). The run's thread and resource are
-the signed body's (``"memory"``): ``?thread=&resource=`` may only repeat them. On a thread, the answer's
-``x-thread-outcome`` says whether the run started or was queued behind the thread's active run.
+the signed body's (``"memory"``): ``?thread=&resource=`` may only repeat them. A delivery signed only with an
+App-wide ``"*"`` secret names its agent in its signed body (``"agentId"``), which must be the path's. On a thread,
+the answer's ``x-thread-outcome`` says whether the run started or was queued behind the thread's active run.
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 // A memory thread (#/threads/<threadId>?resourceId=<resourceId>): its runs (the one active, those that wait for a
-// person and have let the thread go on, the queue in the order it will run, each queued message removable, the runs
+// person and have let the thread go on, the queue in the order it will run, each queued message removable, a waiting run's answered rest marked as such, the runs
 // done with how they ended) and its messages in the order they were said. From GET /api/threads/<threadId>; read again every second while a run is active or queued.
 
 import { get, request } from "./api.js";
@@ -63,8 +63,11 @@ export async function threadView(root, threadId, resourceId, { signal }) {
     waiting.replaceChildren(...(data.runs.waiting || []).map((run) => h("li", { dataset: { runId: run.runId } },
       runLink(run.runId), " ", h("span", { class: "status suspended" }, "waiting"), h("span", { class: "muted" }, " ", visible(run.agentId)))));
     queued.replaceChildren(...data.runs.queued.map((run, n) => h("li", { dataset: { runId: run.runId } },
-      h("code", {}, visible(run.runId)), h("span", { class: "muted" }, " ", visible(run.agentId), ` · position ${n + 1} `),
-      h("button", { type: "button", class: "remove-queued", onclick: () => remove(run.runId) }, "Remove from queue"))));
+      run.continues ? runLink(run.runId) : h("code", {}, visible(run.runId)),
+      h("span", { class: "muted" }, " ", visible(run.agentId), ` · position ${n + 1} `),
+      run.continues
+        ? h("span", { class: "status continues" }, "answered, goes on in its turn")
+        : h("button", { type: "button", class: "remove-queued", onclick: () => remove(run.runId) }, "Remove from queue"))));
     done.replaceChildren(...data.runs.done.map((run) => h("li", { dataset: { runId: run.runId, status: run.status } },
       run.status === "removed" || run.status === "not-started" ? h("code", {}, visible(run.runId)) : runLink(run.runId),
       " ", h("span", { class: `status ${String(run.status).toLowerCase()}` }, visible(String(run.status).toLowerCase())))));
