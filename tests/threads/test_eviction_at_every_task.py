@@ -24,8 +24,8 @@ import pytest
 from tempo_agents import Agent, App, ScriptedModel, ScriptedResponse, ScriptedToolCall
 from tempo_agents.models.model import ModelRequest
 from tests.conftest import AppFactory
-from tests.runs.test_auto_resume import age_tool
-from tests.threads.test_waiting_run_yields_thread import RESOURCE, payments_agent, until_idle
+from tests.support.suspending_tools import age_tool
+from tests.support.waiting_threads import RESOURCE, payments_agent, until_idle
 
 PATIENCE = 120.0
 """Only so that a hang fails instead of blocking the suite: nothing here is timed."""
