@@ -5,34 +5,13 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from pydantic import BaseModel
 from temporalio.client import WorkflowExecutionStatus
 
-from tempo_agents import Agent, ScriptedModel, ScriptedResponse, ScriptedToolCall, ToolContext, create_tool
+from tempo_agents import Agent, ScriptedModel, ScriptedResponse, ScriptedToolCall
 from tempo_agents.errors import ConfigurationError
 from tempo_agents.models.model import ModelRequest
 from tests.conftest import AppFactory, running_worker
-
-
-class AgeResume(BaseModel):
-    age: int
-
-
-class UserIn(BaseModel):
-    name: str
-
-
-async def ask_age(data: UserIn, ctx: ToolContext) -> Any:
-    if ctx.resume_data is None:
-        assert ctx.suspend is not None
-        return await ctx.suspend({"message": "Please provide the age of the user"})
-    return {"name": data.name, "age": ctx.resume_data["age"]}
-
-
-def age_tool() -> Any:
-    return create_tool(
-        id="ask-age", description="Asks for a user's age", input_schema=UserIn, resume_schema=AgeResume, execute=ask_age
-    )
+from tests.support.suspending_tools import age_tool
 
 
 async def test_next_message_resumes_the_suspended_call(make_app: AppFactory) -> None:
