@@ -263,7 +263,11 @@ async def test_runs_wait_out_an_outage_longer_than_the_retry_window(
     exec_log = tmp_path / "exec.log"
     monkeypatch.setenv(chaos.EXEC_LOG_ENV, str(exec_log))
     monkeypatch.setenv(chaos.WORKER_ENV, "in-process")
-    store = PostgresStore(durable_server.create_database(), retry_seconds=RETRY_SECONDS)
+    database = durable_server.create_database()
+    store = PostgresStore(database, retry_seconds=RETRY_SECONDS)
+    # The test's own look at the journals goes through a pool of its own, so that its polling never takes a
+    # connection the App's worker and readers wait for (on a busy machine it could starve them before the outage).
+    probe = PostgresStore(database, retry_seconds=RETRY_SECONDS)
     app = chaos.build_app(task_queue=f"outage-{how}-{time.time()}")
     app.registry.use_store(store)
     app.use_client(client)
@@ -280,7 +284,7 @@ async def test_runs_wait_out_an_outage_longer_than_the_retry_window(
             followed: dict[str, tuple[list[tuple[int, str]], list[str]]] = {r: ([], []) for r in run_ids}
             readers = [asyncio.create_task(_follow(server.url, r, *followed[r])) for r in run_ids]
             for stream in streams:  # every run under way: its first step has begun
-                while len(await store.read_chunks(stream.run_id, 0, 3)) < 3:
+                while len(await probe.read_chunks(stream.run_id, 0, 3)) < 3:
                     await asyncio.sleep(0.05)
 
             await asyncio.to_thread(durable_server.halt, how)
@@ -320,6 +324,7 @@ async def test_runs_wait_out_an_outage_longer_than_the_retry_window(
             ready_again = await asyncio.to_thread(_get, server.port, ["/api/ready", f"/api/runs/{run_ids[0]}"])
     finally:
         await server.stop()
+        await probe.close()
 
     # HTTP during the outage: 503 with Retry-After and a JSON error for what needs the store, on a connection
     # that stays open (the next request of each round went on the same one); liveness stays 200.
