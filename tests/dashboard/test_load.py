@@ -87,7 +87,7 @@ async def _expense_runs(page: Page) -> set[str]:
 
 
 async def test_the_runs_table_stays_responsive_while_fifty_runs_stream(make_app: AppFactory) -> None:
-    words = " ".join(f"word{n}" for n in range(150))
+    words = " ".join(f"word{n}" for n in range(500))  # 20 s of streaming: still under way when the filter is tried
     streamer = Agent(id="talker", model=ScriptedModel([ScriptedResponse(text=words)], delta_delay=0.04))
     app = make_app([streamer])
     async with running_worker(app), dashboard_server(app) as server, chromium() as browser:
