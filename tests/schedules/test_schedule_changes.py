@@ -126,11 +126,6 @@ async def test_the_schedule_command_sets_run_options_updates_and_backfills(
         assert result.returncode == 0, result.stderr
         return result.stdout
 
-    async def refused(*args: str) -> str:
-        result = await asyncio.to_thread(run_cli, [*args, *common], tmp_path)
-        assert result.returncode == 2, (args, result.stdout, result.stderr)
-        return result.stderr.strip().splitlines()[-1]
-
     try:
         async with running_worker(app):
             created = await cli(
@@ -174,21 +169,6 @@ async def test_the_schedule_command_sets_run_options_updates_and_backfills(
             runs = await closed_runs(app.client, schedule_id, 3)
             assert sorted(runs)[:2] == [f"{schedule_id}-2026-11-02T07:15:00Z", f"{schedule_id}-2026-11-03T07:15:00Z"]
 
-            assert await refused("schedule", "update", schedule_id, "--max-steps", "1.5") == (
-                "tempo-agents schedule update: error: argument --max-steps: not a whole number: 1.5"
-            )
-            assert await refused("schedule", "update", schedule_id) == (
-                "tempo-agents: error: nothing to change: give at least one option"
-            )
-            assert await refused("schedule", "update", schedule_id, "--every", "100ms") == (
-                'tempo-agents: error: a schedule runs at most once a second: every="100ms" is shorter'
-            )
-            assert await refused("schedule", "update", schedule_id, "--thread", "t") == (
-                "tempo-agents: error: thread and resource go together: pass both or neither"
-            )
-            assert await refused("schedule", "create", "reporter", "x", "--every", "1h", "--budget", '{"runs": 1}') == (
-                "tempo-agents: error: runs: Extra inputs are not permitted"
-            )
             again = await asyncio.to_thread(
                 run_cli,
                 [
@@ -206,4 +186,51 @@ async def test_the_schedule_command_sets_run_options_updates_and_backfills(
             assert again.returncode == 2 and "already has runs due in that period" in again.stderr
             await cli("schedule", "delete", schedule_id)
     finally:
+        await app.store.close()
+
+
+async def test_the_schedule_command_refuses_bad_changes_before_anything_changes(
+    temporal_env: WorkflowEnvironment, tmp_path: Path
+) -> None:
+    (tmp_path / "reportapp.py").write_text(APP_MODULE)
+    task_queue = f"tq-{uuid.uuid4()}"
+    store = f"sqlite:///{tmp_path / 'store.db'}"
+    common = [
+        "--address", temporal_env.client.service_client.config.target_host, "--task-queue", task_queue,
+        "--app", "reportapp:app", "--store", store,
+    ]  # fmt: skip
+    app = App(
+        agents=[Agent(id="reporter", model=ScriptedModel([ScriptedResponse(text="all quiet")]))],
+        store=store,
+        task_queue=task_queue,
+        client=temporal_env.client,
+    )
+    schedule = await app.schedule("reporter", "Anything new?", every="1h", schedule_id=f"cli-{task_queue}")
+
+    async def refused(*args: str) -> str:
+        result = await asyncio.to_thread(run_cli, [*args, *common], tmp_path)
+        assert result.returncode == 2, (args, result.stdout, result.stderr)
+        return result.stderr.strip().splitlines()[-1]
+
+    try:
+        before = await schedule.describe()
+        # Independent refusals, so the five processes start together (each one imports the package).
+        said = await asyncio.gather(
+            refused("schedule", "update", schedule.id, "--max-steps", "1.5"),
+            refused("schedule", "update", schedule.id),
+            refused("schedule", "update", schedule.id, "--every", "100ms"),
+            refused("schedule", "update", schedule.id, "--thread", "t"),
+            refused("schedule", "create", "reporter", "x", "--every", "1h", "--budget", '{"runs": 1}'),
+        )
+        assert said == [
+            "tempo-agents schedule update: error: argument --max-steps: not a whole number: 1.5",
+            "tempo-agents: error: nothing to change: give at least one option",
+            'tempo-agents: error: a schedule runs at most once a second: every="100ms" is shorter',
+            "tempo-agents: error: thread and resource go together: pass both or neither",
+            "tempo-agents: error: runs: Extra inputs are not permitted",
+        ]
+        after = await schedule.describe()
+        assert after.model_dump(exclude={"next_runs"}) == before.model_dump(exclude={"next_runs"})
+    finally:
+        await schedule.delete()
         await app.store.close()
