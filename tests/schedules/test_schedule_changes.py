@@ -215,12 +215,14 @@ async def test_the_schedule_command_refuses_bad_changes_before_anything_changes(
     try:
         before = await schedule.describe()
         # Independent refusals, so the five processes start together (each one imports the package).
-        said = await asyncio.gather(
-            refused("schedule", "update", schedule.id, "--max-steps", "1.5"),
-            refused("schedule", "update", schedule.id),
-            refused("schedule", "update", schedule.id, "--every", "100ms"),
-            refused("schedule", "update", schedule.id, "--thread", "t"),
-            refused("schedule", "create", "reporter", "x", "--every", "1h", "--budget", '{"runs": 1}'),
+        said = list(
+            await asyncio.gather(
+                refused("schedule", "update", schedule.id, "--max-steps", "1.5"),
+                refused("schedule", "update", schedule.id),
+                refused("schedule", "update", schedule.id, "--every", "100ms"),
+                refused("schedule", "update", schedule.id, "--thread", "t"),
+                refused("schedule", "create", "reporter", "x", "--every", "1h", "--budget", '{"runs": 1}'),
+            )
         )
         assert said == [
             "tempo-agents schedule update: error: argument --max-steps: not a whole number: 1.5",
