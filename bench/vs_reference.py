@@ -58,7 +58,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from bench import _reference
 from bench._bare import BareRun, noop
 from bench._common import bench_parser, median, out, quantile, run_as_module
-from tempo_agents.agent.app import EAGER_STARTS_IN_FLIGHT
+from tempo_agents.client.app import EAGER_STARTS_IN_FLIGHT
 from tempo_agents.worker.dev_server import free_port
 
 PROMPT = "What is the weather in Oslo?"

@@ -58,7 +58,7 @@ from temporalio.service import RPCError
 from bench._common import bench_parser, out, quantile, run_as_module
 from bench._waiting_app import AGENT_ID, ASK_CALL, FINAL_TEXT, build_app
 from bench._waiting_bare import READY, BareWait
-from tempo_agents.agent.waiting_runs import waiting_page
+from tempo_agents.client.waiting_runs import waiting_page
 from tempo_agents.server.run_views import list_runs
 from tempo_agents.server.serving import ApiServer
 from tempo_agents.worker.dev_server import DevServer, free_port

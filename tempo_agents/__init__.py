@@ -10,32 +10,22 @@ from importlib.metadata import PackageNotFoundError, version
 from typing import TYPE_CHECKING, Any
 
 from tempo_agents.activity_options import ActivityOptions
-from tempo_agents.agent import (
-    Agent,
-    AgentMode,
-    AgentStream,
-    App,
-    GenerateResult,
-    ToolCallHookContext,
-    ToolHooks,
-    ToolInputPreview,
-)
-from tempo_agents.agent.approval import ApprovalRequest
-from tempo_agents.agent.approvers import ApproverPolicy
-from tempo_agents.agent.budget_usage import BudgetRefusedError, BudgetUsage
+from tempo_agents.agent import Agent, AgentMode, ToolCallHookContext, ToolHooks
 from tempo_agents.agent.delegation import DelegationComplete, DelegationHooks, DelegationStart
-from tempo_agents.agent.events import EventRun
-from tempo_agents.agent.run_control import RollbackResult
-from tempo_agents.agent.run_queries import RunQueries
-from tempo_agents.agent.schedules import AgentSchedule, ScheduledRun, ScheduleView, TriggeredRun
-from tempo_agents.agent.webhook_source_file import load_webhook_sources
-from tempo_agents.agent.webhook_sources import WebhookSource
-from tempo_agents.agent.webhooks import WebhookRefusedError, sign_webhook, verify_webhook
+from tempo_agents.agent.suspended_runs import SuspendedRun, SuspendedRuns, SuspendedToolCall
 from tempo_agents.agent.workflow_tools import WorkflowTool
-from tempo_agents.answer_links import AnswerLinks, Choice, approval_choices, option_choices
+from tempo_agents.approvals.answer_links import AnswerLinks, Choice, approval_choices, option_choices
+from tempo_agents.approvals.approvers import ApproverPolicy
+from tempo_agents.approvals.policy import ApprovalRequest
 from tempo_agents.budgets import Budget, BudgetLimits, ModelPrice, PeriodLimits, PriceTable
+from tempo_agents.client import App
+from tempo_agents.client.budget_usage import BudgetRefusedError, BudgetUsage
+from tempo_agents.client.run_control import RollbackResult
+from tempo_agents.client.run_queries import RunQueries
 from tempo_agents.errors import (
     ConfigurationError,
+    IdTooLongError,
+    MessageTooLargeError,
     ModelError,
     ResumeError,
     ResumeValidationError,
@@ -43,16 +33,25 @@ from tempo_agents.errors import (
     RunNotFoundError,
     StoreBusyError,
     StoreUnavailableError,
+    SupersededStartError,
     TempoAgentsError,
+    ThreadBusyError,
     ToolNameCollisionError,
     ToolNotFoundError,
 )
 from tempo_agents.file_agents import FileAgentError
+from tempo_agents.ingress.events import EventRun
+from tempo_agents.ingress.webhook_source_file import load_webhook_sources
+from tempo_agents.ingress.webhook_sources import WebhookSource
+from tempo_agents.ingress.webhooks import WebhookRefusedError, sign_webhook, verify_webhook
 from tempo_agents.models import Model, ScriptedModel, ScriptedResponse, ScriptedToolCall, Usage
 from tempo_agents.models.anthropic import anthropic
 from tempo_agents.models.openai_compatible import local_model, openai_compatible
 from tempo_agents.notifications import EmailChannel, NotificationSettings, SlackChannel, WebhookChannel
+from tempo_agents.schedules.handles import AgentSchedule, ScheduledRun, ScheduleView, TriggeredRun
 from tempo_agents.signals import TaskSignalProvider
+from tempo_agents.streams import AgentStream, GenerateResult, ToolInputPreview
+from tempo_agents.threads import ThreadSnapshot
 from tempo_agents.tools import (
     Tool,
     ToolContext,
@@ -63,8 +62,9 @@ from tempo_agents.tools import (
     web_search_tool,
 )
 from tempo_agents.worker import TempoAgentsPlugin
-from tempo_agents.workflows.payloads import ResumeRequest
+from tempo_agents.workflows.payloads import PendingCall, ResumeRequest
 from tempo_agents.workflows.steering import InterruptRequest, SteerAccepted, SteerRequest
+from tempo_agents.workflows.thread_payloads import ThreadOutcome
 from tempo_agents.workflows.tool_suspension import wait_for_resume
 
 if TYPE_CHECKING:
@@ -117,13 +117,16 @@ __all__ = [
     "EventRun",
     "FileAgentError",
     "GenerateResult",
+    "IdTooLongError",
     "InterruptRequest",
     "McpServerUnavailableError",
     "McpToolError",
+    "MessageTooLargeError",
     "Model",
     "ModelError",
     "ModelPrice",
     "NotificationSettings",
+    "PendingCall",
     "PeriodLimits",
     "PriceTable",
     "ResumeError",
@@ -143,9 +146,16 @@ __all__ = [
     "SteerRequest",
     "StoreBusyError",
     "StoreUnavailableError",
+    "SupersededStartError",
+    "SuspendedRun",
+    "SuspendedRuns",
+    "SuspendedToolCall",
     "TaskSignalProvider",
     "TempoAgentsError",
     "TempoAgentsPlugin",
+    "ThreadBusyError",
+    "ThreadOutcome",
+    "ThreadSnapshot",
     "Tool",
     "ToolCallHookContext",
     "ToolContext",

@@ -39,7 +39,7 @@ from tempo_agents.workflows.payloads import (
 from tempo_agents.workflows.thread_payloads import RunsWaitingQuery
 
 if TYPE_CHECKING:
-    from tempo_agents.agent.registry import Registry
+    from tempo_agents.activities.registry import Registry
 
 
 class AgentActivities:

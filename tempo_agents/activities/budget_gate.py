@@ -30,7 +30,7 @@ from tempo_agents.telemetry.metrics import BUDGET_STOPS, COST
 from tempo_agents.workflows.payloads import ModelStepInput, ModelStepResult, PendingCall
 
 if TYPE_CHECKING:
-    from tempo_agents.agent.registry import Registry
+    from tempo_agents.activities.registry import Registry
 
 BUDGET_EXCEEDED = "budget-exceeded"
 """The finish reason of a run ended by its budget, and of the model step that was not sent."""

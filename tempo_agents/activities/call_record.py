@@ -32,8 +32,8 @@ from tempo_agents.workflows.payloads import PendingCall, Suspension, ToolCallInp
 from tempo_agents.workflows.resume_errors import INVALID_RESUME_DATA
 
 if TYPE_CHECKING:
+    from tempo_agents.activities.registry import Registry
     from tempo_agents.agent.agent import Agent
-    from tempo_agents.agent.registry import Registry
     from tempo_agents.tools.tool import Tool
 
 

@@ -15,18 +15,18 @@ from typing import TYPE_CHECKING, Any
 from tempo_agents.activities.call_record import CallRecord, close_batch_if_last
 from tempo_agents.activities.kept_answer import kept_answer
 from tempo_agents.agent.delegation import DelegationComplete
-from tempo_agents.agent.stream import collect_result
 from tempo_agents.journal import keys
 from tempo_agents.journal.chunks import Chunk, ToolErrorChunk, ToolResultChunk, chunk_from_wire
 from tempo_agents.journal.outbox_flush import write_outbox
 from tempo_agents.store.base import ChunkWrite, JournalEntry
+from tempo_agents.streams.stream import collect_result
 from tempo_agents.tools.suspension import schema_string
 from tempo_agents.tools.user_code import call_user_function
 from tempo_agents.workflows.child_payloads import ChildOutcome
 from tempo_agents.workflows.payloads import ChildRelayInput, ChildRelayResult, Suspension, ToolCallResult
 
 if TYPE_CHECKING:
-    from tempo_agents.agent.registry import Registry
+    from tempo_agents.activities.registry import Registry
     from tempo_agents.store.base import Store
 
 WAIT_SECONDS = 1.0

@@ -12,7 +12,7 @@ from tempo_agents.journal.writer import RunJournal
 from tempo_agents.workflows.payloads import FinishInput
 
 if TYPE_CHECKING:
-    from tempo_agents.agent.registry import Registry
+    from tempo_agents.activities.registry import Registry
     from tempo_agents.store.base import Store
 
 ABORTED = "aborted"

@@ -1,6 +1,6 @@
 """What the tool-call activity needs from a Temporal client: taking a suspended call over (auto-resume).
 
-Activities hold a :class:`~tempo_agents.agent.registry.Registry`, never the client façade; this small
+Activities hold a :class:`~tempo_agents.activities.registry.Registry`, never the client façade; this small
 protocol is the one thing they may ask of a client, implemented by the App.
 """
 

@@ -56,8 +56,8 @@ from tempo_agents.tools.transform import project
 from tempo_agents.workflows.payloads import ModelStepInput, ModelStepResult, ToolCallRequest
 
 if TYPE_CHECKING:
+    from tempo_agents.activities.registry import Registry
     from tempo_agents.agent.agent import Agent
-    from tempo_agents.agent.registry import Registry
 
 
 def tool_not_found_message(tool_name: str, available: list[str]) -> str:

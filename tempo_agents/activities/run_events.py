@@ -28,7 +28,7 @@ from tempo_agents.tools.displayed_call import displayed_call
 from tempo_agents.workflows.payloads import CallAlarm, PendingCall, Resolution, ToolCallInput, ToolCallResult
 
 if TYPE_CHECKING:
-    from tempo_agents.agent.registry import Registry
+    from tempo_agents.activities.registry import Registry
 
 ASK_USER_TOOL = "ask_user"
 

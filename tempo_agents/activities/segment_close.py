@@ -7,9 +7,9 @@ the same segment (two calls of a batch ending at once) write the same chunks onc
 
 from __future__ import annotations
 
+from tempo_agents.activities.registry import Registry
 from tempo_agents.activities.run_events import notify_run_end
 from tempo_agents.activities.waiting_transcript import is_said_by_others
-from tempo_agents.agent.registry import Registry
 from tempo_agents.journal import constructors, keys
 from tempo_agents.journal.chunks import FinishPayload, RunOutput, StepResult, ToolCallPayload, ToolResultPayload
 from tempo_agents.journal.writer import RunJournal, step_finish_write

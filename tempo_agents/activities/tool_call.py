@@ -22,9 +22,9 @@ from tempo_agents.activities.handoff import CallHandoff
 from tempo_agents.activities.kept_answer import kept_answer
 from tempo_agents.activities.run_events import notify_call
 from tempo_agents.activity_options import TOOL_CALL_DEFAULTS
-from tempo_agents.agent.approval import ApprovalRequest
 from tempo_agents.agent.auto_resume import is_eligible, split_resume_fields
 from tempo_agents.agent.hooks import merge_hooks, run_with_hooks
+from tempo_agents.approvals.policy import ApprovalRequest
 from tempo_agents.forks.origin import TOOL_REUSED_CHUNK, reusable_outcome
 from tempo_agents.journal import constructors
 from tempo_agents.journal.outbox_flush import write_outbox
@@ -39,7 +39,7 @@ from tempo_agents.workflows.child_payloads import ChildStart
 from tempo_agents.workflows.payloads import HandoffAccepted, Resolution, Suspension, ToolCallInput, ToolCallResult
 
 if TYPE_CHECKING:
-    from tempo_agents.agent.registry import Registry
+    from tempo_agents.activities.registry import Registry
 
 to_jsonable = constructors.to_jsonable
 

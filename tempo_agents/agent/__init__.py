@@ -1,20 +1,10 @@
-"""Agents, the App registry, hooks, run streams and chunk models."""
+"""Agent definitions: the :class:`Agent`, its hooks, modes and delegation; what the worker looks up to run one.
+
+The client (:class:`tempo_agents.App`) lives in ``tempo_agents.client``; this package imports none of it.
+"""
 
 from tempo_agents.agent.agent import Agent
-from tempo_agents.agent.app import App
 from tempo_agents.agent.hooks import ToolCallHookContext, ToolHooks
 from tempo_agents.agent.modes import AgentMode
-from tempo_agents.agent.partial_args import ToolInputPreview, parse_partial_args
-from tempo_agents.agent.stream import AgentStream, GenerateResult
 
-__all__ = [
-    "Agent",
-    "AgentMode",
-    "AgentStream",
-    "App",
-    "GenerateResult",
-    "ToolCallHookContext",
-    "ToolHooks",
-    "ToolInputPreview",
-    "parse_partial_args",
-]
+__all__ = ["Agent", "AgentMode", "ToolCallHookContext", "ToolHooks"]

@@ -8,8 +8,8 @@ import os
 
 from opentelemetry import trace
 
-from tempo_agents.agent.app import App
 from tempo_agents.cli._console import CliError, out
+from tempo_agents.client.app import App
 from tempo_agents.errors import ConfigurationError
 from tempo_agents.telemetry.endpoint import MetricsEndpoint
 from tempo_agents.telemetry.exposition import MetricsExposition

@@ -13,9 +13,9 @@ from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
-from tempo_agents.agent.app import App
 from tempo_agents.budgets.prices import PriceTable
 from tempo_agents.cli._console import CliError, one_line
+from tempo_agents.client.app import App
 from tempo_agents.errors import ConfigurationError
 from tempo_agents.notifications.config_file import load_notification_settings
 

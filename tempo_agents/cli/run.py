@@ -7,11 +7,11 @@ import sys
 from datetime import timedelta
 from typing import Any
 
-from tempo_agents.agent.app import App
 from tempo_agents.cli._console import CliError, err, out
 from tempo_agents.cli._options import add_app_options, add_server_options, connection_options
 from tempo_agents.cli.app_loading import configure_app, connect, load_app
 from tempo_agents.cli.printing import ChunkPrinter
+from tempo_agents.client.app import App
 from tempo_agents.errors import ConfigurationError, ThreadBusyError
 from tempo_agents.workflows.thread_payloads import DEFAULT_THREAD_STRATEGY, THREAD_STRATEGIES
 

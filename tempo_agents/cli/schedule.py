@@ -11,13 +11,13 @@ from typing import Any
 from pydantic import ValidationError
 from temporalio.service import RPCError, RPCStatusCode
 
-from tempo_agents.agent.app import App
-from tempo_agents.agent.schedule_requests import ScheduleChanges, ScheduleRequest
-from tempo_agents.agent.schedules import OVERLAP_POLICIES, ScheduleView, create_schedule
 from tempo_agents.cli._console import CliError, out
 from tempo_agents.cli._options import add_app_options, add_server_options, connection_options
 from tempo_agents.cli.app_loading import configure_app, connect, load_app
+from tempo_agents.client.app import App
 from tempo_agents.errors import ConfigurationError
+from tempo_agents.schedules.handles import OVERLAP_POLICIES, ScheduleView, create_schedule
+from tempo_agents.schedules.requests import ScheduleChanges, ScheduleRequest
 
 _CLEAR = "-"
 """Given to an option of ``update``, clears it (back to the agent's default)."""

@@ -5,8 +5,6 @@ from __future__ import annotations
 import argparse
 import os
 
-from tempo_agents.agent.app import App
-from tempo_agents.agent.webhook_source_file import load_webhook_sources
 from tempo_agents.cli._console import CliError, out
 from tempo_agents.cli._options import (
     SINGLE_TOKEN_PRINCIPAL,
@@ -19,7 +17,9 @@ from tempo_agents.cli._options import (
 from tempo_agents.cli._stop_signals import StopSignals
 from tempo_agents.cli._telemetry import CommandTelemetry, add_telemetry_options
 from tempo_agents.cli.app_loading import configure_app, connect, load_app
+from tempo_agents.client.app import App
 from tempo_agents.errors import ConfigurationError
+from tempo_agents.ingress.webhook_source_file import load_webhook_sources
 from tempo_agents.server.auth import load_token_groups, load_tokens_file
 from tempo_agents.server.serving import ApiServer, ApiServerError, is_loopback
 

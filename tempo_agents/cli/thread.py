@@ -5,10 +5,10 @@ from __future__ import annotations
 import argparse
 import json
 
-from tempo_agents.agent.app import App
 from tempo_agents.cli._console import CliError, out
 from tempo_agents.cli._options import add_app_options, add_server_options, connection_options
 from tempo_agents.cli.app_loading import configure_app, connect, load_app
+from tempo_agents.client.app import App
 
 
 def add_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

@@ -8,13 +8,13 @@ import contextlib
 from collections.abc import Callable
 from datetime import timedelta
 
-from tempo_agents.agent.app import App
 from tempo_agents.cli._console import CliError, one_line, out
 from tempo_agents.cli._options import add_api_options, add_app_options, add_server_options, connection_options
 from tempo_agents.cli._stop_signals import StopSignals
 from tempo_agents.cli._telemetry import CommandTelemetry, add_telemetry_options
 from tempo_agents.cli.app_loading import configure_app, connect, load_app
 from tempo_agents.cli.serve import add_webhook_sources, api_tokens, print_api_urls, start_api
+from tempo_agents.client.app import App
 from tempo_agents.errors import TempoAgentsError
 from tempo_agents.worker.dev_server import DEFAULT_DB_FILENAME, DevServer
 

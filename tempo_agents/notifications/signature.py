@@ -2,7 +2,7 @@
 
 A secret is ``whsec_`` and the base64 of the key, or any other text, whose UTF-8 bytes are the key. Several
 secrets (a secret being rotated) give several signatures, space-separated in one ``webhook-signature`` header;
-a receiver accepts the delivery when any one matches. The incoming webhooks of ``agent/webhooks.py`` are
+a receiver accepts the delivery when any one matches. The incoming webhooks of ``ingress/webhooks.py`` are
 verified with the same functions, and the outgoing notifications are signed with them.
 """
 

@@ -11,9 +11,9 @@ from fastapi.middleware.cors import CORSMiddleware
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel
 
-from tempo_agents.agent.app import App
-from tempo_agents.agent.events import event_secrets_of
+from tempo_agents.client.app import App
 from tempo_agents.errors import StoreUnavailableError
+from tempo_agents.ingress.events import event_secrets_of
 from tempo_agents.server.auth import Authorize, BearerTokens, allow_all, authorization_dependency
 from tempo_agents.server.dashboard.mounting import mount_dashboard
 from tempo_agents.server.errors import ERROR_RESPONSES, STORE_RETRY_AFTER_SECONDS, install_error_handlers

@@ -10,7 +10,7 @@ from typing import Annotated, Any
 from fastapi import Depends, Query, Request
 
 from tempo_agents.agent.agent import Agent
-from tempo_agents.agent.app import App
+from tempo_agents.client.app import App
 from tempo_agents.errors import ConfigurationError, ToolNotFoundError
 from tempo_agents.server.errors import ApiError
 from tempo_agents.tools.tool import Tool

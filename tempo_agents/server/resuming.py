@@ -27,14 +27,14 @@ from temporalio.client import WorkflowExecutionDescription, WorkflowExecutionSta
 from temporalio.service import RPCError, RPCStatusCode
 
 from tempo_agents.agent.agent import Agent
-from tempo_agents.agent.app import App
-from tempo_agents.agent.resume import resume_error_text, stream_after
-from tempo_agents.agent.stream import AgentStream
+from tempo_agents.client.app import App
+from tempo_agents.client.resume import resume_error_text, stream_after
 from tempo_agents.errors import ConfigurationError
 from tempo_agents.server.auth import principal, principal_groups
 from tempo_agents.server.dependencies import request_id
 from tempo_agents.server.errors import ApiError, resume_error_status
 from tempo_agents.store.base import GivenAnswer
+from tempo_agents.streams.stream import AgentStream
 from tempo_agents.workflows import resume_errors, search_attributes
 from tempo_agents.workflows.activity_names import AGENT_RUN_WORKFLOW
 from tempo_agents.workflows.payloads import Answer, PendingCall, ResumeAccepted, ResumeRequest

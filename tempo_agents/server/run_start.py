@@ -9,12 +9,12 @@ from temporalio.exceptions import WorkflowAlreadyStartedError
 from temporalio.service import RPCError, RPCStatusCode
 
 from tempo_agents.agent.agent import Agent
-from tempo_agents.agent.app import App
-from tempo_agents.agent.stream import AgentStream
+from tempo_agents.client.app import App
 from tempo_agents.errors import ConfigurationError
 from tempo_agents.models.messages import Message, normalize_messages
 from tempo_agents.server.bodies import StreamBody
 from tempo_agents.server.errors import ApiError
+from tempo_agents.streams.stream import AgentStream
 from tempo_agents.workflows.thread_payloads import ThreadOutcome
 
 __all__ = [

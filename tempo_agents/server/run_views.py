@@ -12,15 +12,15 @@ from typing import Any
 from temporalio.client import WorkflowExecution, WorkflowExecutionStatus, WorkflowHandle, WorkflowQueryFailedError
 from temporalio.service import RPCError, RPCStatusCode
 
-from tempo_agents.agent.app import App
-from tempo_agents.agent.budget_usage import read_usage
-from tempo_agents.agent.forking import FORK_MEMO
-from tempo_agents.agent.run_control import rolled_back
-from tempo_agents.agent.run_queries import RunQueries
-from tempo_agents.agent.schedules import SCHEDULE_MEMO, SCHEDULED_BY
-from tempo_agents.agent.visibility import TOP_RUNS, quote, runs_query
+from tempo_agents.client.app import App
+from tempo_agents.client.budget_usage import read_usage
+from tempo_agents.client.forking import FORK_MEMO
+from tempo_agents.client.run_control import rolled_back
+from tempo_agents.client.run_queries import RunQueries
+from tempo_agents.client.visibility import TOP_RUNS, quote, runs_query
 from tempo_agents.errors import ConfigurationError
 from tempo_agents.notifications.delivery_payloads import DELIVERIES_QUERY, DeliveryRecord, delivery_workflow_id
+from tempo_agents.schedules.handles import SCHEDULE_MEMO, SCHEDULED_BY
 from tempo_agents.server.child_runs import child_runs
 from tempo_agents.server.errors import ApiError
 from tempo_agents.server.pending_view import iso, pending_view

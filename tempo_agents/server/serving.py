@@ -14,7 +14,7 @@ from collections.abc import Generator, Mapping, Sequence
 
 import uvicorn
 
-from tempo_agents.agent.app import App
+from tempo_agents.client.app import App
 from tempo_agents.errors import TempoAgentsError
 from tempo_agents.server.app import DEFAULT_PREFIX, create_server
 from tempo_agents.server.auth import Authorize, allow_all

@@ -6,7 +6,6 @@ import json
 from typing import Any
 
 from tempo_agents.agent.agent import Agent
-from tempo_agents.agent.stream import GenerateResult
 from tempo_agents.journal.chunks import (
     Chunk,
     StartChunk,
@@ -15,6 +14,7 @@ from tempo_agents.journal.chunks import (
     ToolCallSuspendedChunk,
     chunk_to_wire,
 )
+from tempo_agents.streams.stream import GenerateResult
 from tempo_agents.tools.tool import Tool
 
 __all__ = ["JSON_SCHEMA_DIALECT", "agent_details", "chunk_wire", "full_output", "message_id", "tool_listing"]

@@ -17,8 +17,8 @@ from typing import Any
 
 from starlette.responses import StreamingResponse
 
-from tempo_agents.agent.stream import AgentStream
 from tempo_agents.journal.chunks import Chunk
+from tempo_agents.streams.stream import AgentStream
 
 __all__ = [
     "DONE",

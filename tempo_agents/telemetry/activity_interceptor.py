@@ -29,7 +29,7 @@ from tempo_agents.workflows.payloads import (
 )
 
 if TYPE_CHECKING:
-    from tempo_agents.agent.registry import Registry
+    from tempo_agents.activities.registry import Registry
 
 __all__ = ["MODEL_STEP_SPAN", "TOOL_CALL_SPAN", "ActivityTelemetry", "tool_call_outcome"]
 

@@ -11,7 +11,7 @@ from prometheus_client.metrics_core import CounterMetricFamily, GaugeMetricFamil
 from prometheus_client.registry import Collector
 from temporalio.client import Client
 
-from tempo_agents.agent.visibility import runs_query, waiting_clauses
+from tempo_agents.client.visibility import runs_query, waiting_clauses
 from tempo_agents.store.outages import STORE_OUTAGES
 from tempo_agents.telemetry.metrics import RUN_METRICS
 from tempo_agents.telemetry.sdk_metrics import TemporalSdkMetrics

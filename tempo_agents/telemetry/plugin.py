@@ -13,8 +13,8 @@ from tempo_agents.telemetry.activity_interceptor import ActivityTelemetry
 from tempo_agents.telemetry.tracing import TRACER_NAME, tracing_interceptor
 
 if TYPE_CHECKING:
-    from tempo_agents.agent.app import App
-    from tempo_agents.agent.registry import Registry
+    from tempo_agents.activities.registry import Registry
+    from tempo_agents.client.app import App
 
 __all__ = ["TelemetryPlugin", "instrument"]
 

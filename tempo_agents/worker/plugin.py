@@ -20,7 +20,7 @@ from tempo_agents.workflows.thread import ThreadWorkflow
 
 if TYPE_CHECKING:
     from tempo_agents.activities.handoff import CallHandoff
-    from tempo_agents.agent.registry import Registry
+    from tempo_agents.activities.registry import Registry
 
 HEARTBEAT_THROTTLE = timedelta(seconds=1)
 _SDK_DEFAULT_THROTTLE = timedelta(seconds=60)

@@ -396,7 +396,8 @@ class ThreadWorkflow:
     def _check_send(self, message: ThreadMessage) -> None:
         """Refuse, before it is accepted (no trace in the history), a message the workflow could not carry: a
         workflow task that fails on a message fails on every retry that still holds it, and the thread refuses every
-        other message meanwhile. Clients check the same first (``agent/threads.py``); this holds for every sender."""
+        other message meanwhile. Clients check the same first (``threads/operations.py``); this holds for every
+        sender."""
         problem = thread_limits.message_too_large(workflow.payload_converter().to_payload(message).ByteSize())
         if problem is not None:
             raise ApplicationError(problem, type=thread_limits.MESSAGE_TOO_LARGE, non_retryable=True)

@@ -4,8 +4,9 @@ A thread's workflow writes each message into its history twice (the accepted ``t
 start), and carries its queue across continue-as-new. Temporal refuses a payload over 2 MiB (the SDK fails the
 workflow task before sending it), and a workflow task that fails on a message fails again on every retry that still
 holds it: the thread stands still and refuses every other message meanwhile. So a message is refused before it is
-accepted: by the client (``agent/threads.py``) and again by the workflow's ``thread_send`` validator, which leaves no
-trace in the history. Both sides measure the same thing, the message's payload as the pydantic converter writes it.
+accepted: by the client (``threads/operations.py``) and again by the workflow's ``thread_send`` validator, which
+leaves no trace in the history. Both sides measure the same thing, the message's payload as the pydantic converter
+writes it.
 ARCHITECTURE.md, "Threads"; README, "Threads".
 """
 

@@ -21,6 +21,7 @@ from datetime import datetime
 from temporalio.exceptions import ApplicationError
 
 from tempo_agents.activity_options import ActivityOptions
+from tempo_agents.approvals.who_may_answer import may_answer, not_an_approver_text
 from tempo_agents.tools.validation import Schema, validate_input, validate_resume_data
 from tempo_agents.workflows.payloads import (
     MAX_CARRIED_ANSWERS,
@@ -45,20 +46,6 @@ from tempo_agents.workflows.resume_errors import (
 
 _RESUME_SCHEMAS: dict[str, Schema] = {}
 """Resume and input schemas parsed once per worker (pure: the same string always gives the same schema)."""
-
-
-def may_answer(approvers: list[str], principal: str | None, groups: Iterable[str]) -> bool:
-    """Whether ``principal`` (a member of ``groups``) may answer a call assigned to ``approvers`` (empty: anyone)."""
-    if not approvers:
-        return True
-    if principal is not None and principal in approvers:
-        return True
-    return any(f"group:{group}" in approvers for group in groups)
-
-
-def not_an_approver_text(tool_call_id: str, approvers: list[str]) -> str:
-    """The refusal of an answer from someone the call is not assigned to: it names who may answer."""
-    return f'tool call "{tool_call_id}" may be answered only by {", ".join(approvers)}'
 
 
 def _schema(text: str) -> Schema:

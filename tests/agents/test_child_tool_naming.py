@@ -8,7 +8,7 @@ import pytest
 from temporalio import workflow
 
 from tempo_agents import Agent, ScriptedModel, WorkflowTool, create_tool
-from tempo_agents.agent.registry import Registry
+from tempo_agents.activities.registry import Registry
 from tempo_agents.errors import ConfigurationError, ToolNameCollisionError
 
 

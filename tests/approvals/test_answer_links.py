@@ -17,7 +17,7 @@ import httpx
 import pytest
 
 from tempo_agents import Agent, App, ScriptedModel, ScriptedResponse, ScriptedToolCall, ToolContext, create_tool
-from tempo_agents.answer_links import AnswerLinks, Choice, approval_choices
+from tempo_agents.approvals.answer_links import AnswerLinks, Choice, approval_choices
 from tempo_agents.server.serving import ApiServer
 from tests.conftest import AppFactory, running_worker
 from tests.support.approval_agents import TRANSFER_ARGS, payments_agent

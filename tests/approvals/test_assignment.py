@@ -13,7 +13,7 @@ import pytest
 from temporalio.testing import WorkflowEnvironment
 
 from tempo_agents import App
-from tempo_agents.agent.approval import ApprovalRequest
+from tempo_agents.approvals.policy import ApprovalRequest
 from tempo_agents.errors import ConfigurationError, ResumeError
 from tempo_agents.server.auth import load_token_groups, load_tokens_file
 from tests.conftest import AppFactory, running_worker, temporal_binary

@@ -10,7 +10,7 @@ import asyncio
 from playwright.async_api import expect
 
 from tempo_agents import Agent, ScriptedModel, ScriptedResponse
-from tempo_agents.agent.schedules import AgentSchedule, ScheduleView
+from tempo_agents.schedules.handles import AgentSchedule, ScheduleView
 from tests.conftest import AppFactory, running_worker
 from tests.support.browser import chromium, dashboard_server, shoot, signed_in_page
 from tests.support.contrast import low_contrast

@@ -12,8 +12,6 @@ from typing import Any
 import pytest
 
 from tempo_agents.activity_options import ActivityOptions
-from tempo_agents.agent import ToolInputPreview
-from tempo_agents.agent.stream import effective_chunks
 from tempo_agents.journal.chunks import (
     Chunk,
     StepResetChunk,
@@ -25,6 +23,8 @@ from tempo_agents.journal.chunks import (
     chunk_from_wire,
 )
 from tempo_agents.models.openai_compatible import openai_compatible
+from tempo_agents.streams import ToolInputPreview
+from tempo_agents.streams.stream import effective_chunks
 from tests.conftest import AppFactory, running_worker
 from tests.support.agents import weather_agent
 from tests.support.provider_servers.openai_server import (

@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 from temporalio.testing import WorkflowEnvironment
 
-from tempo_agents.agent.stream import GenerateResult
 from tempo_agents.journal.chunks import ErrorChunk, ToolErrorChunk, ToolResultChunk
+from tempo_agents.streams.stream import GenerateResult
 from tests.support.worker_processes import app_in_worker_processes, replace_dead_workers
 
 pytestmark = pytest.mark.timeout(180)

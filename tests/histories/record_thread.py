@@ -19,8 +19,8 @@ from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.testing import WorkflowEnvironment
 
 from tempo_agents import Agent, App, ScriptedModel, ScriptedResponse
-from tempo_agents.agent.threads import thread_workflow_id
 from tempo_agents.errors import ThreadBusyError
+from tempo_agents.threads.operations import thread_workflow_id
 from tempo_agents.worker.dev_server import find_temporal_binary
 from tempo_agents.workflows import search_attributes
 

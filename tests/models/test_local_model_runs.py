@@ -16,7 +16,7 @@ import pytest
 from temporalio.api.failure.v1 import Failure
 from temporalio.client import WorkflowHistory
 
-from tempo_agents.agent.app import App
+from tempo_agents.client.app import App
 from tempo_agents.models.anthropic import AnthropicModel
 from tempo_agents.models.openai_compatible import openai_compatible
 from tests.conftest import AppFactory, closed_history, running_worker

@@ -8,10 +8,10 @@ from collections.abc import AsyncIterator
 import pytest
 
 from tempo_agents import Agent, ScriptedModel, ScriptedResponse, ScriptedToolCall
-from tempo_agents.agent.partial_args import ToolInputPreview
 from tempo_agents.journal.chunks import Chunk
 from tempo_agents.models.anthropic import AnthropicModel
 from tempo_agents.models.openai_compatible import openai_compatible
+from tempo_agents.streams.partial_args import ToolInputPreview
 from tempo_agents.tools import web_search_tool
 from tests.conftest import AppFactory, closed_history, running_worker
 from tests.support.agents import weather_agent

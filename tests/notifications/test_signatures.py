@@ -1,5 +1,5 @@
 """The signature a receiver checks: every secret of a rotation signs, and a forged, tampered, expired or future
-delivery is refused by the verifier the README shows (``tempo_agents.agent.webhooks.verify_webhook``); the openssl
+delivery is refused by the verifier the README shows (``tempo_agents.ingress.webhooks.verify_webhook``); the openssl
 recipe of the README computes the same signature."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tempo_agents.agent.webhooks import WebhookRefusedError, verify_webhook
+from tempo_agents.ingress.webhooks import WebhookRefusedError, verify_webhook
 from tempo_agents.notifications import sign_webhook, signature_header
 
 SECRET = "whsec_" + base64.b64encode(b"a key of thirty-two bytes, long!").decode()

@@ -12,7 +12,7 @@ from temporalio.client import Client, Interceptor, OutboundInterceptor, StartWor
 from temporalio.exceptions import WorkflowAlreadyStartedError
 
 from tempo_agents import Agent, App, ScriptedModel, ScriptedResponse
-from tempo_agents.agent.app import EAGER_STARTS_IN_FLIGHT
+from tempo_agents.client.app import EAGER_STARTS_IN_FLIGHT
 from tests.conftest import running_worker
 
 

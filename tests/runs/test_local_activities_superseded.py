@@ -22,14 +22,14 @@ from temporalio.testing import ActivityEnvironment
 
 from tempo_agents import Agent
 from tempo_agents.activities.agent_activities import AgentActivities
-from tempo_agents.agent.registry import Registry
-from tempo_agents.agent.stream import effective_chunks
+from tempo_agents.activities.registry import Registry
 from tempo_agents.errors import SupersededStartError
 from tempo_agents.journal import keys
 from tempo_agents.journal.chunks import Chunk, StepStartChunk, TextDeltaChunk, chunk_from_wire
 from tempo_agents.models.messages import Message, TextPart
 from tempo_agents.models.model import FinishEvent, ModelEvent, ModelRequest, TextDelta
 from tempo_agents.store import Store, open_store
+from tempo_agents.streams.stream import effective_chunks
 from tempo_agents.workflows.payloads import ModelStepInput, ModelStepResult, RunOptions
 from tests.conftest import STORES, fresh_store_url
 

@@ -11,7 +11,7 @@ from pydantic import BaseModel
 from temporalio.client import WorkflowExecutionStatus
 
 from tempo_agents import Agent, App, ScriptedModel, ScriptedResponse, ScriptedToolCall, ToolContext, create_tool
-from tempo_agents.agent.approval import ApprovalRequest
+from tempo_agents.approvals.policy import ApprovalRequest
 from tempo_agents.errors import ResumeError, ResumeValidationError
 from tempo_agents.journal.chunks import ToolCallApprovalChunk, ToolCallSuspendedChunk, ToolOutputDeniedChunk
 from tempo_agents.workflows import search_attributes

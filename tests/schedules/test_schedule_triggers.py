@@ -17,7 +17,7 @@ from temporalio.client import Client, WorkflowExecutionStatus
 from temporalio.testing import WorkflowEnvironment
 
 from tempo_agents import Agent, App, ScriptedModel, ScriptedResponse
-from tempo_agents.agent.schedules import AgentSchedule, trigger_run_id
+from tempo_agents.schedules.handles import AgentSchedule, trigger_run_id
 from tempo_agents.workflows.payloads import RunResult
 from tests.conftest import AppFactory, running_worker
 from tests.support.http_api import served

@@ -12,9 +12,9 @@ import pytest
 from temporalio.client import Client, WorkflowExecutionStatus
 
 from tempo_agents import Agent, ScriptedModel, ScriptedResponse
-from tempo_agents.agent.app import App
-from tempo_agents.agent.schedules import AgentSchedule, ScheduleView
+from tempo_agents.client.app import App
 from tempo_agents.errors import ConfigurationError
+from tempo_agents.schedules.handles import AgentSchedule, ScheduleView
 from tempo_agents.worker.dev_server import DevServer
 from tempo_agents.workflows import search_attributes
 from tempo_agents.workflows.payloads import RunResult

@@ -12,7 +12,7 @@ from typing import Any
 from temporalio.client import Client
 
 from tempo_agents import Agent, ScriptedModel, ScriptedResponse
-from tempo_agents.agent.webhooks import sign_webhook
+from tempo_agents.ingress.webhooks import sign_webhook
 from tempo_agents.models.model import ModelRequest
 from tempo_agents.workflows.payloads import RunResult
 from tests.conftest import AppFactory, running_worker

@@ -25,7 +25,7 @@ from temporalio.service import RPCError, RPCStatusCode
 
 from tempo_agents import App
 from tempo_agents._ports import free_port
-from tempo_agents.agent.webhooks import WebhookRefusedError, verify_webhook
+from tempo_agents.ingress.webhooks import WebhookRefusedError, verify_webhook
 from tempo_agents.notifications.delivery_payloads import DELIVERIES_QUERY, DeliveryRecord, delivery_workflow_id
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import asyncio
 
 from tempo_agents import App
-from tempo_agents.agent.threads import ThreadSnapshot
+from tempo_agents.threads.operations import ThreadSnapshot
 from tests.conftest import AppFactory, running_worker
 from tests.support.thread_agents import Gate, gated_agent
 

@@ -16,8 +16,8 @@ from temporalio.exceptions import ApplicationError
 from temporalio.service import RPCError
 
 from tempo_agents import App
-from tempo_agents.agent.threads import thread_workflow_id
 from tempo_agents.errors import IdTooLongError, MessageTooLargeError
+from tempo_agents.threads.operations import thread_workflow_id
 from tempo_agents.workflows.thread import ThreadWorkflow
 from tempo_agents.workflows.thread_limits import MAX_MESSAGE_BYTES, MAX_WORKFLOW_ID_CHARS, MESSAGE_TOO_LARGE
 from tempo_agents.workflows.thread_payloads import SEND_UPDATE, ThreadMessage, ThreadOutcome, ThreadRun, ThreadState

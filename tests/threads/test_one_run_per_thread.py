@@ -11,9 +11,9 @@ from temporalio.client import Client
 from temporalio.service import RPCError
 
 from tempo_agents import App
-from tempo_agents.agent.threads import ThreadSnapshot, thread_workflow_id
 from tempo_agents.errors import ThreadBusyError
 from tempo_agents.journal.chunks import ErrorChunk
+from tempo_agents.threads.operations import ThreadSnapshot, thread_workflow_id
 from tests.conftest import AppFactory, running_worker
 from tests.support.thread_agents import Gate, gated_agent
 

@@ -12,8 +12,8 @@ import pytest
 from temporalio.testing import WorkflowEnvironment
 
 from tempo_agents import Agent, App, ScriptedModel, ScriptedResponse, ScriptedToolCall, ToolContext, create_tool
-from tempo_agents.agent.threads import ThreadSnapshot
 from tempo_agents.models.model import ModelRequest
+from tempo_agents.threads.operations import ThreadSnapshot
 from tempo_agents.workflows.payloads import RunResult
 from tempo_agents.workflows.steering import STEER
 from tests.conftest import AppFactory, closed_history, running_worker

@@ -10,8 +10,8 @@ from pathlib import Path
 from temporalio.api.enums.v1 import EventType
 
 from tempo_agents import Agent, App, ScriptedModel, ScriptedResponse, ScriptedToolCall, create_tool
-from tempo_agents.agent.threads import thread_workflow_id
 from tempo_agents.models.model import ModelRequest
+from tempo_agents.threads.operations import thread_workflow_id
 from tempo_agents.workflows.thread_payloads import ThreadState
 from tests.conftest import continue_as_new_server, running_worker
 from tests.support.thread_agents import Gate, gated_agent

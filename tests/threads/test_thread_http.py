@@ -11,7 +11,7 @@ import json
 import time
 
 from tempo_agents import Agent, ScriptedModel, ScriptedResponse, ScriptedToolCall, create_tool
-from tempo_agents.agent.webhooks import sign_webhook
+from tempo_agents.ingress.webhooks import sign_webhook
 from tempo_agents.models.model import ModelRequest
 from tests.conftest import AppFactory, running_worker
 from tests.support.http_api import served

@@ -11,8 +11,8 @@ import httpx
 from playwright.async_api import expect
 
 from tempo_agents import Agent, App, ScriptedModel, ScriptedResponse, ScriptedToolCall, create_tool
-from tempo_agents.agent.threads import ThreadSnapshot
 from tempo_agents.models.model import ModelRequest
+from tempo_agents.threads.operations import ThreadSnapshot
 from tests.conftest import AppFactory, running_worker
 from tests.support.browser import chromium, dashboard_server, shoot, signed_in_page, until
 from tests.support.thread_agents import Gate, gated_agent

@@ -15,8 +15,6 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Literal
 
-from tempo_agents.agent.app import App
-from tempo_agents.agent.stream import AgentStream
 from tempo_agents.cli._console import CliError, out
 from tempo_agents.cli._stop_signals import StopSignals
 from tempo_agents.cli.app_loading import connect
@@ -26,7 +24,9 @@ from tempo_agents.cli.demo.app import DEMO_AGENT, DEMO_PROMPT, create_app
 from tempo_agents.cli.demo.printer import DemoPrinter, render_tasks
 from tempo_agents.cli.demo.prompter import Prompter
 from tempo_agents.cli.printing import ChunkPrinter
+from tempo_agents.client.app import App
 from tempo_agents.journal.chunks import Chunk, TextDeltaChunk
+from tempo_agents.streams.stream import AgentStream
 from tempo_agents.tools.builtin.submit_plan import PROJECT_ROOT_ENV
 from tempo_agents.worker.dev_server import DEFAULT_DB_FILENAME, DatabaseInUseError, DevServer
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from tempo_agents.agent.app import App
+from tempo_agents.client.app import App
 from tempo_agents.server.errors import ApiError
 from tempo_agents.server.run_views import page_cursor, page_token
 

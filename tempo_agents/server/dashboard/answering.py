@@ -6,7 +6,7 @@ from typing import Any, Literal
 
 from temporalio.service import RPCError
 
-from tempo_agents.agent.app import App
+from tempo_agents.client.app import App
 from tempo_agents.server.errors import ApiError, api_error_from
 from tempo_agents.server.resuming import ResumeCommand, resume_run
 from tempo_agents.workflows.payloads import Answer

@@ -14,8 +14,8 @@ import logging
 from collections.abc import AsyncIterator
 from typing import Any
 
-from tempo_agents.agent.app import App
-from tempo_agents.agent.waiting_runs import waiting_page
+from tempo_agents.client.app import App
+from tempo_agents.client.waiting_runs import waiting_page
 from tempo_agents.server.run_views import list_runs
 
 __all__ = ["DashboardFeed"]

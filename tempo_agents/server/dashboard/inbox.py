@@ -1,5 +1,5 @@
 """The inbox: every call that waits for a person, one page of waiting runs at a time, newest first (from the
-store, ``agent/waiting_runs.py``)."""
+store, ``client/waiting_runs.py``)."""
 
 from __future__ import annotations
 
@@ -7,8 +7,9 @@ from collections import OrderedDict
 from typing import Any, Literal
 
 from tempo_agents.activities.budget_gate import is_budget_wait
-from tempo_agents.agent.app import App
-from tempo_agents.agent.waiting_runs import WaitingRun, waiting_page
+from tempo_agents.approvals import may_answer
+from tempo_agents.client.app import App
+from tempo_agents.client.waiting_runs import WaitingRun, waiting_page
 from tempo_agents.errors import ConfigurationError
 from tempo_agents.server.dashboard.asked import asked
 from tempo_agents.server.errors import ApiError
@@ -16,7 +17,6 @@ from tempo_agents.server.pending_view import pending_view
 from tempo_agents.server.run_views import page_cursor, page_token
 from tempo_agents.tools.builtin.ask_user import ask_user_tool
 from tempo_agents.workflows.payloads import PendingCall
-from tempo_agents.workflows.waiting_calls import may_answer
 
 __all__ = ["ItemKind", "inbox_page", "item_kind"]
 

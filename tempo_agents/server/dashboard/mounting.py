@@ -7,7 +7,7 @@ from typing import Any
 
 from fastapi import FastAPI
 
-from tempo_agents.agent.app import App
+from tempo_agents.client.app import App
 from tempo_agents.server.dashboard.feed import DashboardFeed
 from tempo_agents.server.dashboard.pages import ASSETS_PATH, assets, pages_router
 from tempo_agents.server.dashboard.routes import router

@@ -15,7 +15,7 @@ from typing import Any
 from temporalio.client import WorkflowFailureError, WorkflowQueryFailedError
 from temporalio.service import RPCError
 
-from tempo_agents.agent.app import App
+from tempo_agents.client.app import App
 from tempo_agents.server.run_views import list_runs
 from tempo_agents.workflows.payloads import PendingCall, RunResult
 

@@ -19,7 +19,7 @@ from typing import Any
 
 from temporalio.api.history.v1 import HistoryEvent
 
-from tempo_agents.agent.app import App
+from tempo_agents.client.app import App
 from tempo_agents.server.pending_view import iso
 from tempo_agents.server.resuming import describe_run
 from tempo_agents.workflows import search_attributes

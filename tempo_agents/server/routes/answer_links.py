@@ -1,4 +1,4 @@
-"""``/answer-links/<token>``: one-click answers from a notification (see ``answer_links/``).
+"""``/answer-links/<token>``: one-click answers from a notification (see ``approvals/answer_links/``).
 
 The signed link is the credential, so these routes need no bearer token. ``GET`` shows a confirmation page (the
 call, its arguments as the tool's display transforms show them everywhere, and the answer the link gives) and
@@ -19,8 +19,9 @@ from fastapi.responses import HTMLResponse
 from temporalio.service import RPCError
 
 from tempo_agents.agent.agent import Agent
-from tempo_agents.agent.app import App
-from tempo_agents.answer_links import AnswerLinks, LinkClaims, LinkRefusedError, args_hash
+from tempo_agents.approvals import may_answer
+from tempo_agents.approvals.answer_links import AnswerLinks, LinkClaims, LinkRefusedError, args_hash
+from tempo_agents.client.app import App
 from tempo_agents.errors import ConfigurationError
 from tempo_agents.server.dependencies import AppDep
 from tempo_agents.server.errors import api_error_from
@@ -29,7 +30,6 @@ from tempo_agents.server.resuming import ResumeCommand, resume_run
 from tempo_agents.store.base import SavedOutcome
 from tempo_agents.workflows import search_attributes
 from tempo_agents.workflows.payloads import PendingCall
-from tempo_agents.workflows.waiting_calls import may_answer
 
 __all__ = ["router"]
 

@@ -1,5 +1,5 @@
 """``POST /events/:source``: a delivery from a configured webhook source starts a run of its agent
-(``agent/webhook_sources.py``).
+(``ingress/webhook_sources.py``).
 
 Like ``POST /agents/:agentId/events`` it needs no bearer token, the source's verification being the delivery's
 credential: an unknown source is a 404, a forged delivery or a wrong token a 401, a malformed or too old/new one,
@@ -16,7 +16,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Query, Request
 from fastapi.responses import JSONResponse
 
-from tempo_agents.agent.webhooks import WebhookRefusedError
+from tempo_agents.ingress.webhooks import WebhookRefusedError
 from tempo_agents.server.dependencies import PRINTABLE, AppDep
 from tempo_agents.server.errors import ApiError
 from tempo_agents.server.routes.events import event_answer

@@ -1,4 +1,4 @@
-"""``POST /agents/:agentId/events``: a webhook from another system starts a run (see ``agent/events.py``).
+"""``POST /agents/:agentId/events``: a webhook from another system starts a run (see ``ingress/events.py``).
 
 The delivery's Standard Webhooks signature is its credential, so the route needs no bearer token: a forged
 delivery is a 401, a malformed or too old one a 400, an agent without a secret a 404. A verified delivery answers
@@ -16,8 +16,8 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Query, Request
 from fastapi.responses import JSONResponse
 
-from tempo_agents.agent.events import EventRun, event_secrets_of
-from tempo_agents.agent.webhooks import WebhookRefusedError
+from tempo_agents.ingress.events import EventRun, event_secrets_of
+from tempo_agents.ingress.webhooks import WebhookRefusedError
 from tempo_agents.server.dependencies import PRINTABLE, AppDep, find_agent
 from tempo_agents.server.errors import ApiError
 from tempo_agents.server.run_start import outcome_headers

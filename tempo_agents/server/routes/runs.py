@@ -17,8 +17,7 @@ from pydantic import ValidationError
 from starlette.responses import StreamingResponse
 from temporalio.client import WorkflowExecutionStatus, WorkflowQueryFailedError
 
-from tempo_agents.agent.budget_usage import BudgetRefusedError
-from tempo_agents.agent.stream import AgentStream
+from tempo_agents.client.budget_usage import BudgetRefusedError
 from tempo_agents.errors import ConfigurationError
 from tempo_agents.models.messages import Message, normalize_messages
 from tempo_agents.server.auth import principal
@@ -38,6 +37,7 @@ from tempo_agents.server.run_start import check_model_settings
 from tempo_agents.server.run_views import list_runs, run_detail
 from tempo_agents.server.shapes import chunk_wire
 from tempo_agents.server.sse import SSE_RESPONSES, EventStream, stream_response
+from tempo_agents.streams.stream import AgentStream
 
 __all__ = ["router"]
 

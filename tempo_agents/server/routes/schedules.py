@@ -1,5 +1,5 @@
 """Schedules of the App's agents (ours, not the reference's): create, list, describe, update, pause, unpause,
-trigger, backfill, delete. Each is a Temporal Schedule whose runs are ordinary runs (``agent/schedules.py``)."""
+trigger, backfill, delete. Each is a Temporal Schedule whose runs are ordinary runs (``schedules/handles.py``)."""
 
 from __future__ import annotations
 
@@ -13,9 +13,9 @@ from pydantic.alias_generators import to_camel
 from temporalio.client import ScheduleAlreadyRunningError
 from temporalio.service import RPCError, RPCStatusCode
 
-from tempo_agents.agent.app import App
-from tempo_agents.agent.schedule_requests import ScheduleChanges, ScheduleRequest
-from tempo_agents.agent.schedules import AgentSchedule, BackfillOverlapError, create_schedule
+from tempo_agents.client.app import App
+from tempo_agents.schedules.handles import AgentSchedule, BackfillOverlapError, create_schedule
+from tempo_agents.schedules.requests import ScheduleChanges, ScheduleRequest
 from tempo_agents.server.dependencies import PRINTABLE, AppDep, find_agent
 from tempo_agents.server.errors import ApiError
 

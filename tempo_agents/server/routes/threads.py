@@ -1,5 +1,5 @@
 """Thread routes (ours): a memory thread's runs (active, queued, done) and messages, and its queue's entries
-cancelled before they run (``agent/threads.py``)."""
+cancelled before they run (``threads/operations.py``)."""
 
 from __future__ import annotations
 

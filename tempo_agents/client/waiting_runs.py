@@ -16,7 +16,7 @@ from datetime import UTC, datetime
 
 from temporalio.client import Client
 
-from tempo_agents.agent.visibility import quote, runs_query, waiting_clauses
+from tempo_agents.client.visibility import quote, runs_query, waiting_clauses
 from tempo_agents.store.base import Store
 from tempo_agents.workflows import search_attributes
 from tempo_agents.workflows.payloads import PendingCall

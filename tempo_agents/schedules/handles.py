@@ -47,10 +47,10 @@ from temporalio.service import RPCError, RPCStatusCode
 from tempo_agents._wire import WireModel
 from tempo_agents.agent.agent import Agent
 from tempo_agents.agent.local_activities import workflow_task_timeout
-from tempo_agents.agent.schedule_cron import calendar_cron
-from tempo_agents.agent.schedule_requests import SCHEDULE_CHANGE_KEYS, check_numbers
 from tempo_agents.errors import ConfigurationError
 from tempo_agents.models.messages import MessageInput, TextPart
+from tempo_agents.schedules.cron import calendar_cron
+from tempo_agents.schedules.requests import SCHEDULE_CHANGE_KEYS, check_numbers
 from tempo_agents.workflows.activity_names import AGENT_RUN_WORKFLOW
 from tempo_agents.workflows.agent_run import AgentRunWorkflow
 from tempo_agents.workflows.payloads import RunInput, RunOptions

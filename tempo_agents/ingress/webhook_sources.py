@@ -4,7 +4,7 @@ A source names the agent its deliveries start runs of, how a delivery is verifie
 its payload, and where the sender's id for an event is when it sends no ``webhook-id``. Verification is either the
 Standard Webhooks HMAC (``secrets``: a signature, a timestamp within the tolerance) or a shared token in a header
 (``tokens``: compared in constant time, for senders that only know how to send a fixed header). The event id
-de-duplicates: the run id is ``webhook-<source>-<event id>``, started once (see ``agent/events.py``).
+de-duplicates: the run id is ``webhook-<source>-<event id>``, started once (see ``ingress/events.py``).
 
 Secrets never leave this module: they are not in a source's ``repr``, the refusals name the header and never
 its value, and the run's input and memo carry only the event id.
@@ -20,9 +20,9 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
-from tempo_agents.agent.event_memory import EventMemory, field_name, payload_field
-from tempo_agents.agent.webhooks import DEFAULT_TOLERANCE, WebhookRefusedError, verify_webhook
 from tempo_agents.errors import ConfigurationError
+from tempo_agents.ingress.event_memory import EventMemory, field_name, payload_field
+from tempo_agents.ingress.webhooks import DEFAULT_TOLERANCE, WebhookRefusedError, verify_webhook
 
 __all__ = ["SOURCE_NAME", "WebhookSource", "event_id_of", "verify_source_delivery"]
 

@@ -14,7 +14,7 @@ from typing import Any, Literal
 from temporalio.client import Client
 from temporalio.service import RPCError, RPCStatusCode
 
-from tempo_agents.agent.visibility import quote, runs_query
+from tempo_agents.client.visibility import quote, runs_query
 from tempo_agents.errors import ConfigurationError, RunNotFoundError
 from tempo_agents.forks.origin import check_fork_point, copied_steps, last_good_step
 from tempo_agents.models.messages import MessageInput, normalize_messages

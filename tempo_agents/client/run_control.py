@@ -17,8 +17,8 @@ from temporalio.client import Client, WorkflowExecutionStatus, WorkflowFailureEr
 from temporalio.exceptions import ApplicationError
 from temporalio.service import RPCError, RPCStatusCode
 
-from tempo_agents.agent.forking import origin_input
-from tempo_agents.agent.update_resends import execute_update_resending
+from tempo_agents.client.forking import origin_input
+from tempo_agents.client.update_resends import execute_update_resending
 from tempo_agents.errors import RunFinishedError, RunNotFoundError
 from tempo_agents.journal import constructors
 from tempo_agents.models.messages import Message

@@ -5,7 +5,7 @@ The run id is ``event-<agent id>-<webhook-id>`` and the workflow is started with
 ``REJECT_DUPLICATE``: Temporal keeps workflow ids unique, so a second delivery of the same event (the sender
 retrying, or a replay within the tolerance) finds the run, running or closed, and starts nothing. No table of seen
 ids is needed, and the uniqueness holds across every API process. A delivery from a configured source
-(``agent/webhook_sources.py``) takes the same path with the run id ``webhook-<source>-<event id>``.
+(``ingress/webhook_sources.py``) takes the same path with the run id ``webhook-<source>-<event id>``.
 """
 
 from __future__ import annotations
@@ -28,15 +28,15 @@ from temporalio.exceptions import WorkflowAlreadyStartedError
 from temporalio.service import RPCError, RPCStatusCode
 
 from tempo_agents.agent.agent import Agent
-from tempo_agents.agent.event_memory import EventMemory, bind_event_memory, signed_memory
 from tempo_agents.agent.local_activities import workflow_task_timeout
-from tempo_agents.agent.start_chunk import journal_start
-from tempo_agents.agent.threads import send_to_thread
-from tempo_agents.agent.webhook_sources import WebhookSource, event_id_of, verify_source_delivery
-from tempo_agents.agent.webhooks import DEFAULT_TOLERANCE, WebhookRefusedError, verify_webhook
 from tempo_agents.errors import ConfigurationError, ThreadBusyError
+from tempo_agents.ingress.event_memory import EventMemory, bind_event_memory, signed_memory
+from tempo_agents.ingress.webhook_sources import WebhookSource, event_id_of, verify_source_delivery
+from tempo_agents.ingress.webhooks import DEFAULT_TOLERANCE, WebhookRefusedError, verify_webhook
+from tempo_agents.journal.start_chunk import journal_start
 from tempo_agents.models.messages import MessageInput
 from tempo_agents.store.base import Store
+from tempo_agents.threads.operations import send_to_thread
 from tempo_agents.workflows.agent_run import AgentRunWorkflow
 from tempo_agents.workflows.payloads import RunInput
 from tempo_agents.workflows.thread_payloads import DEFAULT_THREAD_STRATEGY, ThreadOutcome, ThreadRun, ThreadStrategy

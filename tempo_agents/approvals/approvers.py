@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Sequence
 
-from tempo_agents.agent.approval import ApprovalRequest
+from tempo_agents.approvals.policy import ApprovalRequest
 
 __all__ = ["ApproverPolicy", "Approvers"]
 

@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from tempo_agents.agent.webhooks import WebhookRefusedError
+from tempo_agents.ingress.webhooks import WebhookRefusedError
 
 __all__ = ["EventMemory", "bind_event_memory", "field_name", "payload_field", "signed_memory"]
 

@@ -11,9 +11,9 @@ from temporalio.exceptions import ApplicationError
 from temporalio.service import RPCError, RPCStatusCode
 
 from tempo_agents._wire import WireModel
-from tempo_agents.agent.update_resends import execute_update_resending
 from tempo_agents.budgets.counters import counters
 from tempo_agents.budgets.limits import NANOS_PER_USD, Budget, Period, Scope
+from tempo_agents.client.update_resends import execute_update_resending
 from tempo_agents.errors import TempoAgentsError
 from tempo_agents.store.base import Store
 from tempo_agents.workflows.agent_run import AgentRunWorkflow

@@ -23,7 +23,7 @@ from datetime import timedelta
 from typing import Any
 from urllib.parse import quote
 
-from tempo_agents.answer_links.choices import Choice, approval_choices, option_choices
+from tempo_agents.approvals.answer_links.choices import Choice, approval_choices, option_choices
 
 __all__ = ["DEFAULT_EXPIRES_IN", "DEFAULT_PRINCIPAL", "AnswerLinks", "LinkClaims", "LinkRefusedError", "args_hash"]
 

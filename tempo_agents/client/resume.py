@@ -14,10 +14,10 @@ from temporalio.client import Client, WorkflowUpdateFailedError
 from temporalio.exceptions import ApplicationError
 from temporalio.service import RPCError, RPCStatusCode
 
-from tempo_agents.agent.stream import AgentStream, Follow
-from tempo_agents.agent.update_resends import execute_update_resending
+from tempo_agents.client.update_resends import execute_update_resending
 from tempo_agents.errors import ResumeError, ResumeValidationError
 from tempo_agents.store.base import Store
+from tempo_agents.streams.stream import AgentStream, Follow
 from tempo_agents.workflows import resume_errors
 from tempo_agents.workflows.activity_names import AGENT_RUN_WORKFLOW
 from tempo_agents.workflows.payloads import ResumeAccepted, ResumeRequest

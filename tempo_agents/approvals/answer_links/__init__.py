@@ -4,8 +4,8 @@
 (``verify``); the HTTP server's ``/answer-links/`` routes show a confirmation page (GET) and answer (POST).
 """
 
-from tempo_agents.answer_links.choices import Choice, approval_choices, option_choices
-from tempo_agents.answer_links.signing import AnswerLinks, LinkClaims, LinkRefusedError, args_hash
+from tempo_agents.approvals.answer_links.choices import Choice, approval_choices, option_choices
+from tempo_agents.approvals.answer_links.signing import AnswerLinks, LinkClaims, LinkRefusedError, args_hash
 
 __all__ = [
     "AnswerLinks",

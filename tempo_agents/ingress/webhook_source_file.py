@@ -26,8 +26,8 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
-from tempo_agents.agent.webhook_sources import WebhookSource
 from tempo_agents.errors import ConfigurationError
+from tempo_agents.ingress.webhook_sources import WebhookSource
 
 __all__ = ["load_webhook_sources"]
 

@@ -9,7 +9,6 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from tempo_agents.agent.nested_chunks import drop_nested_attempt, is_nested_reset
 from tempo_agents.errors import StoreUnavailableError
 from tempo_agents.journal.chunks import (
     Chunk,
@@ -26,6 +25,7 @@ from tempo_agents.journal.chunks import (
 )
 from tempo_agents.models.usage import Usage
 from tempo_agents.store.base import Store
+from tempo_agents.streams.nested_chunks import drop_nested_attempt, is_nested_reset
 from tempo_agents.workflows.thread_payloads import ThreadOutcome
 
 Follow = Literal["segment", "run"]

@@ -6,10 +6,10 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 from tempo_agents.agent.agent import Agent
-from tempo_agents.agent.approval import ApprovalPolicy
-from tempo_agents.agent.approvers import ApproverPolicy
 from tempo_agents.agent.delegation import is_child_tool
 from tempo_agents.agent.hooks import ToolHooks
+from tempo_agents.approvals.approvers import ApproverPolicy
+from tempo_agents.approvals.policy import ApprovalPolicy
 from tempo_agents.budgets.prices import ModelPrice, PriceTable
 from tempo_agents.errors import ConfigurationError, ToolNotFoundError
 from tempo_agents.notifications.channels import NotificationSettings

@@ -16,34 +16,36 @@ from temporalio.exceptions import WorkflowAlreadyStartedError
 from temporalio.service import RPCError, RPCStatusCode, TLSConfig
 from temporalio.worker import Worker
 
+from tempo_agents.activities.registry import Registry
 from tempo_agents.agent.agent import Agent
-from tempo_agents.agent.approval import ApprovalPolicy
-from tempo_agents.agent.approvers import ApproverPolicy
-from tempo_agents.agent.budget_usage import BudgetUsage, read_usage, run_usage, send_budget_answer
-from tempo_agents.agent.events import EventRun, EventTemplate, receive_event, receive_source_event
-from tempo_agents.agent.forking import FORK_MEMO, Reuse, forks_query, plan_fork
 from tempo_agents.agent.hooks import ToolHooks
 from tempo_agents.agent.local_activities import workflow_task_timeout
-from tempo_agents.agent.registry import Registry
-from tempo_agents.agent.resume import ANSWER_METHODS, send_resume, stream_after
-from tempo_agents.agent.run_control import RollbackResult, interrupt_run, rollback_run, steer_run
-from tempo_agents.agent.run_queries import RunQueries
-from tempo_agents.agent.schedules import AgentSchedule, ScheduleView, create_schedule, list_schedules
-from tempo_agents.agent.start_chunk import journal_start
-from tempo_agents.agent.stream import AgentStream, Follow, GenerateResult, RunClosedProbe
 from tempo_agents.agent.suspended_runs import SuspendedRun, SuspendedRuns, SuspendedToolCall
-from tempo_agents.agent.threads import ThreadSnapshot, cancel_queued, read_thread, send_to_thread, thread_view
-from tempo_agents.agent.waiting_runs import waiting_page
-from tempo_agents.agent.webhook_sources import WebhookSource
+from tempo_agents.approvals.approvers import ApproverPolicy
+from tempo_agents.approvals.policy import ApprovalPolicy
 from tempo_agents.budgets.limits import Budget, merge_budgets
 from tempo_agents.budgets.prices import ModelPrice, PriceTable
+from tempo_agents.client.budget_usage import BudgetUsage, read_usage, run_usage, send_budget_answer
+from tempo_agents.client.forking import FORK_MEMO, Reuse, forks_query, plan_fork
+from tempo_agents.client.resume import ANSWER_METHODS, send_resume, stream_after
+from tempo_agents.client.run_control import RollbackResult, interrupt_run, rollback_run, steer_run
+from tempo_agents.client.run_queries import RunQueries
+from tempo_agents.client.waiting_runs import waiting_page
 from tempo_agents.errors import ConfigurationError, RunNotFoundError, ThreadBusyError
+from tempo_agents.file_agents import load_agents
 from tempo_agents.forks.compare import compare_runs
+from tempo_agents.ingress.events import EventRun, EventTemplate, receive_event, receive_source_event
+from tempo_agents.ingress.webhook_sources import WebhookSource
+from tempo_agents.journal.start_chunk import journal_start
 from tempo_agents.models.messages import Message, MessageInput, normalize_messages
 from tempo_agents.models.model import Model
 from tempo_agents.notifications.channels import NotificationSettings
+from tempo_agents.schedules.handles import AgentSchedule, ScheduleView, create_schedule, list_schedules
 from tempo_agents.store.base import Store
+from tempo_agents.streams.stream import AgentStream, Follow, GenerateResult, RunClosedProbe
+from tempo_agents.threads.operations import ThreadSnapshot, cancel_queued, read_thread, send_to_thread, thread_view
 from tempo_agents.tools.tool import Tool
+from tempo_agents.worker.plugin import TempoAgentsPlugin
 from tempo_agents.workflows import search_attributes
 from tempo_agents.workflows.activity_names import AGENT_RUN_WORKFLOW
 from tempo_agents.workflows.agent_run import AgentRunWorkflow
@@ -57,8 +59,7 @@ from tempo_agents.workflows.thread_payloads import (
 )
 
 if TYPE_CHECKING:
-    from tempo_agents.answer_links import AnswerLinks
-    from tempo_agents.worker.plugin import TempoAgentsPlugin
+    from tempo_agents.approvals.answer_links import AnswerLinks
 
 DEFAULT_TASK_QUEUE = "tempo-agents"
 THREAD_STRATEGY_OPTION = "thread_strategy"
@@ -181,8 +182,6 @@ class App:
         """An App of the file-based agents under ``path/agents/`` (``config.py``, ``instructions.md``, ``tools/``,
         ``subagents/``); ``options`` are the other arguments of ``App(...)``. Warnings go to ``on_warn``, else to
         the ``tempo_agents.file_agents`` logger. Files are read once: a change needs a restart of the worker."""
-        from tempo_agents.file_agents import load_agents
-
         agents = load_agents(path, default_model=default_model, on_warn=on_warn)
         return cls(agents=[*agents, *options.pop("agents", ())], **options)
 
@@ -247,8 +246,6 @@ class App:
     def plugin(self, *, sandboxed_runs: bool | None = None) -> TempoAgentsPlugin:
         """The Temporal plugin that registers this App's workflow and activities on a worker
         (``sandboxed_runs``: see :class:`TempoAgentsPlugin`)."""
-        from tempo_agents.worker.plugin import TempoAgentsPlugin  # the worker sits below the client: built on use
-
         return TempoAgentsPlugin.for_app(self, sandboxed_runs=sandboxed_runs)
 
     def worker(

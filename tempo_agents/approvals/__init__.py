@@ -1,0 +1,35 @@
+"""Approvals: which calls need a person's yes, who may give it, and one-click answer links.
+
+- :class:`ApprovalRequest` (``policy``): what a tool's approval asks, as the agent defines it;
+- :class:`ApproverPolicy` and :class:`Approvers` (``approvers``): who a waiting call is assigned to;
+- :func:`may_answer` (``who_may_answer``): the one check of an answerer, made by the client and by the workflow;
+- :class:`AnswerLinks` (``answer_links``): signed, single-use links that answer one round of one call.
+"""
+
+from tempo_agents.approvals.answer_links import (
+    AnswerLinks,
+    Choice,
+    LinkClaims,
+    LinkRefusedError,
+    approval_choices,
+    args_hash,
+    option_choices,
+)
+from tempo_agents.approvals.approvers import ApproverPolicy, Approvers
+from tempo_agents.approvals.policy import ApprovalRequest
+from tempo_agents.approvals.who_may_answer import may_answer, not_an_approver_text
+
+__all__ = [
+    "AnswerLinks",
+    "ApprovalRequest",
+    "ApproverPolicy",
+    "Approvers",
+    "Choice",
+    "LinkClaims",
+    "LinkRefusedError",
+    "approval_choices",
+    "args_hash",
+    "may_answer",
+    "not_an_approver_text",
+    "option_choices",
+]

@@ -1,0 +1,6 @@
+"""Reading a run: its chunk stream, the result collected from it, and partial tool arguments as they arrive."""
+
+from tempo_agents.streams.partial_args import ToolInputPreview, parse_partial_args
+from tempo_agents.streams.stream import AgentStream, GenerateResult, collect_result
+
+__all__ = ["AgentStream", "GenerateResult", "ToolInputPreview", "collect_result", "parse_partial_args"]
