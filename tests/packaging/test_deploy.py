@@ -258,6 +258,8 @@ def test_each_command_parses_with_the_cli(label: str, args: list[str], env: dict
             os.environ.update(saved)
 
 
+@pytest.mark.timeout(360)  # a wheel build in an isolated environment, an install and a Python per command: ~25 s of
+# CPU, and over the suite's 120 s on a busy two-core machine (its own subprocess timeouts still guard each step)
 def test_the_entry_commands_run_from_the_wheel_the_dockerfile_builds(tmp_path: Path) -> None:
     """Build the wheel from exactly what the build stage copies, install it alone, run each command with --help."""
     copied = [args.split() for args in dockerfile("COPY") if not args.startswith("--")]
