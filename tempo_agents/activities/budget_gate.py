@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 from temporalio import activity
 
 from tempo_agents.activities.segment_close import close_segment
+from tempo_agents.budgets import BUDGET_TOOL_NAME, budget_wait_id
 from tempo_agents.budgets.counters import Counter, counters
 from tempo_agents.budgets.limits import Budget, BudgetStop, Spent, reached
 from tempo_agents.budgets.prices import cost_nanos
@@ -36,17 +37,6 @@ BUDGET_EXCEEDED = "budget-exceeded"
 """The finish reason of a run ended by its budget, and of the model step that was not sent."""
 
 BUDGET_CHUNK = "data-budget-exceeded"
-BUDGET_TOOL_NAME = "budget"
-"""The name a budget wait shows in the store's waiting calls (the inbox, ``list_suspended_runs``)."""
-
-
-def budget_wait_id(step: int, waits: int) -> str:
-    return f"budget-{step}-{waits}"
-
-
-def is_budget_wait(tool_name: str, tool_call_id: str) -> bool:
-    """Whether a waiting entry of the store is a run's wait for its budget (not a tool call)."""
-    return tool_name == BUDGET_TOOL_NAME and tool_call_id.startswith("budget-")
 
 
 @dataclass(frozen=True)

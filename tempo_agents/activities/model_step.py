@@ -49,7 +49,7 @@ from tempo_agents.models.usage import Usage
 from tempo_agents.store.base import HISTORY_STEP, INPUT_STEP, ChunkWrite, SavedOutcome, TranscriptEntry
 from tempo_agents.store.transcript_cache import RunTranscript
 from tempo_agents.tasks import TASKS_STATE_TYPE, TaskItem
-from tempo_agents.tools.builtin.task_signals import TASK_STATE_SYSTEM_MESSAGE, compute_task_signal
+from tempo_agents.tasks.signals import TASK_STATE_SYSTEM_MESSAGE, compute_task_signal
 from tempo_agents.tools.builtin.web_search import SUPPORTED_PROVIDERS, base_provider, web_search_unsupported
 from tempo_agents.tools.lifecycle import ToolLifecycleEvent, run_lifecycle_hook
 from tempo_agents.tools.transform import project

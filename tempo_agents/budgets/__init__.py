@@ -1,15 +1,20 @@
-"""Budgets: limits on tokens and cost per run, thread and resource, the price table, and the counters they read.
+"""Budgets: limits on tokens and cost per run, thread and resource, the price table, the counters they read, and
+the budget wait.
 
 Everything here is data and pure functions: the workflow carries a :class:`Budget` in its run options, the
 model-step activity reads the counters from the store, compares them with :func:`reached`, and adds the step's
-:func:`charges` in the transaction that saves the step (ARCHITECTURE.md, "Budgets").
+:func:`charges` in the transaction that saves the step; a run that waits for its budget is a waiting call named by
+:func:`budget_wait_id`, which :func:`is_budget_wait` tells from a tool call (ARCHITECTURE.md, "Budgets").
 """
 
 from tempo_agents.budgets.counters import Counter, charges, counters, period_keys
 from tempo_agents.budgets.limits import Budget, BudgetLimits, BudgetStop, PeriodLimits, merge_budgets, reached
 from tempo_agents.budgets.prices import DEFAULT_PRICES, PRICES_PUBLISHED, ModelPrice, PriceTable, cost_nanos
+from tempo_agents.budgets.waits import BUDGET_TOOL_NAME, BUDGET_WAIT_ID_PREFIX, budget_wait_id, is_budget_wait
 
 __all__ = [
+    "BUDGET_TOOL_NAME",
+    "BUDGET_WAIT_ID_PREFIX",
     "DEFAULT_PRICES",
     "PRICES_PUBLISHED",
     "Budget",
@@ -19,9 +24,11 @@ __all__ = [
     "ModelPrice",
     "PeriodLimits",
     "PriceTable",
+    "budget_wait_id",
     "charges",
     "cost_nanos",
     "counters",
+    "is_budget_wait",
     "merge_budgets",
     "period_keys",
     "reached",

@@ -12,34 +12,26 @@ import pytest
 from pydantic import ValidationError
 
 from tempo_agents.tasks import TASKS_STATE_TYPE, TaskItem, TaskSignalState, TaskStatus
-from tempo_agents.tools.builtin.task_list import (
+from tempo_agents.tasks.inputs import TaskIdInput, TaskInput, TaskUpdateInput, TaskWriteInput, input_json_schema
+from tempo_agents.tasks.operations import (
     NO_MEMORY_MESSAGE,
-    TASK_CHECK_DESCRIPTION,
-    TASK_COMPLETE_DESCRIPTION,
-    TASK_TOOL_DESCRIPTIONS,
-    TASK_UPDATE_DESCRIPTION,
-    TASK_WRITE_DESCRIPTION,
-    TaskIdInput,
-    TaskInput,
-    TaskUpdateInput,
-    TaskWriteInput,
-    assign_task_ids,
     check_tasks,
     complete_task,
     demote_extra_in_progress,
     failure_result,
     format_task_list_result,
-    input_json_schema,
     no_memory_result,
-    slugify,
     update_task,
     write_tasks,
 )
-from tempo_agents.tools.builtin.task_signals import (
-    TASK_STATE_SYSTEM_MESSAGE,
-    TaskSignal,
-    compute_task_signal,
-    task_list_fingerprint,
+from tempo_agents.tasks.signals import TASK_STATE_SYSTEM_MESSAGE, TaskSignal, compute_task_signal, task_list_fingerprint
+from tempo_agents.tasks.task_ids import assign_task_ids, slugify
+from tempo_agents.tools.builtin.task_tools import (
+    TASK_CHECK_DESCRIPTION,
+    TASK_COMPLETE_DESCRIPTION,
+    TASK_TOOL_DESCRIPTIONS,
+    TASK_UPDATE_DESCRIPTION,
+    TASK_WRITE_DESCRIPTION,
 )
 from tempo_agents.tools.validation import Schema, validate_input
 
@@ -118,12 +110,18 @@ def wire(*tasks: TaskItem) -> list[dict[str, Any]]:
 
 # --- purity ------------------------------------------------------------------------------------------------------------
 
-ALLOWED_PROJECT_IMPORTS = {"tempo_agents._wire", "tempo_agents.tasks", "tempo_agents.tools.builtin.task_list"}
+TASK_MODULES = ["__init__", "items", "operation_names", "inputs", "task_ids", "operations", "signals"]
+ALLOWED_PROJECT_IMPORTS = {"tempo_agents._wire", *(f"tempo_agents.tasks.{name}" for name in TASK_MODULES[1:])}
 
 
-@pytest.mark.parametrize("module", ["tools/builtin/task_list", "tools/builtin/task_signals", "tasks"])
+def test_every_module_of_the_task_list_is_checked_for_purity() -> None:
+    package = Path(__file__).parents[2] / "tempo_agents" / "tasks"
+    assert sorted(path.stem for path in package.glob("*.py")) == sorted(TASK_MODULES)
+
+
+@pytest.mark.parametrize("module", TASK_MODULES)
 def test_modules_import_only_pure_dependencies(module: str) -> None:
-    path = Path(__file__).parents[2] / "tempo_agents" / f"{module}.py"
+    path = Path(__file__).parents[2] / "tempo_agents" / "tasks" / f"{module}.py"
     imported: set[str] = set()
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
         if isinstance(node, ast.Import):

@@ -11,8 +11,8 @@ from tempo_agents import Agent, App, RunQueries, ScriptedModel, ScriptedResponse
 from tempo_agents.journal.chunks import DataChunk
 from tempo_agents.models.model import ModelRequest
 from tempo_agents.signals import TaskSignalProvider
+from tempo_agents.tasks.signals import TASK_STATE_SYSTEM_MESSAGE
 from tempo_agents.tools import ask_user_tool
-from tempo_agents.tools.builtin.task_signals import TASK_STATE_SYSTEM_MESSAGE
 from tests.conftest import AppFactory, closed_history, continue_as_new_server, running_worker
 
 MEMORY = {"thread": "thread-tasks", "resource": "user-1"}

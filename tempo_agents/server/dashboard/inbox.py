@@ -6,8 +6,8 @@ from __future__ import annotations
 from collections import OrderedDict
 from typing import Any, Literal
 
-from tempo_agents.activities.budget_gate import is_budget_wait
 from tempo_agents.approvals import may_answer
+from tempo_agents.budgets import is_budget_wait
 from tempo_agents.client.app import App
 from tempo_agents.client.waiting_runs import WaitingRun, waiting_page
 from tempo_agents.errors import ConfigurationError
