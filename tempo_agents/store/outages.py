@@ -1,8 +1,8 @@
 """How long this process's stores could not reach their databases: a tally the metrics endpoints read.
 
-A store adds to it while it waits an outage out (``store/postgres.py``, its probe): one outage from the first
-failed probe to the first connection that gets through. The tally belongs to the process, like the metrics that
-show it (``telemetry/exposition.py``), and knows nothing of them.
+A store adds to it while it waits an outage out (``store/postgres/connections.py``, its probe): one outage from
+the first failed probe to the first connection that gets through. The tally belongs to the process, like the
+metrics that show it (``telemetry/exposition.py``), and knows nothing of them.
 """
 
 from __future__ import annotations

@@ -31,5 +31,5 @@ def test_telemetry_does_not_import_the_worker() -> None:
 
 
 def test_the_postgres_store_does_not_import_the_store_url_module() -> None:
-    assert "tempo_agents.store.url" not in imported_modules(PACKAGE / "store" / "postgres.py")
+    assert "tempo_agents.store.url" not in imported_modules(PACKAGE / "store" / "postgres")
     assert "tempo_agents.store.postgres" in imported_modules(PACKAGE / "store" / "url.py")

@@ -365,7 +365,7 @@ async def test_writer_processes_appending_to_one_run_at_once_get_contiguous_offs
 
 
 _KILLED_MID_TRANSACTION = """
-import asyncio, inspect, sys, time
+import asyncio, importlib, inspect, sys, time
 from tempo_agents.store import ChunkWrite, TranscriptEntry, open_store
 from tempo_agents.store.base import (
     GivenAnswer,
@@ -378,8 +378,9 @@ from tempo_agents.store.base import (
 )
 
 url = sys.argv[1]
-module = sys.modules[type(open_store(url)).__module__]
-original = module._record_in
+store_package = type(open_store(url)).__module__.rpartition(".")[0]
+module = importlib.import_module(f"{store_package}.journal_writes")  # each store's writes of one transaction
+original = module.record_in
 
 def announce():
     print("inside", flush=True)
@@ -396,7 +397,7 @@ else:
         done = original(*args)
         announce()
         return done
-module._record_in = record_in
+module.record_in = record_in
 
 async def main():
     store = open_store(url)

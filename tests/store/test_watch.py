@@ -19,7 +19,7 @@ from types import SimpleNamespace
 
 import pytest
 
-import tempo_agents.store.sqlite as sqlite_module
+import tempo_agents.store.sqlite.watcher as watcher_module
 from tempo_agents.store import ChunkWrite, JournalEntry, SQLiteStore
 
 LONG = 30.0
@@ -167,7 +167,7 @@ async def test_the_watcher_idles_without_waiters_and_stops_on_close(
         ticks += 1
         time.sleep(seconds)
 
-    monkeypatch.setattr(sqlite_module, "time", SimpleNamespace(sleep=sleep))
+    monkeypatch.setattr(watcher_module, "time", SimpleNamespace(sleep=sleep))
     before = set(watchers())
     store = SQLiteStore(tmp_path / "s.db")
     await store.append_chunks("r", [ChunkWrite({"type": "start"})])

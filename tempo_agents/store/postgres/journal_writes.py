@@ -1,0 +1,193 @@
+"""Writes of the PostgreSQL store's journal: :func:`record`, one transaction per write, and a start counted.
+
+Each run has a row in ``journal_head`` holding its next offset. An append locks that row first (``INSERT ... ON
+CONFLICT DO UPDATE ... RETURNING``), so appends to one run from any number of processes or hosts take turns:
+offsets stay contiguous, a keyed chunk is found (and replaced in place) by the writer that holds the lock, and an
+offset is visible to readers only after every smaller one is. Appends to different runs never wait for each other.
+A tool result, its chunk and its saved outcome commit together or not at all; a writer killed mid-transaction leaves
+nothing behind (the server rolls it back and releases the lock). Every append ends with a ``pg_notify`` on
+:data:`~tempo_agents.store.postgres.listener.CHANNEL` inside its transaction.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+from tempo_agents.store.base import (
+    ChunkWrite,
+    SavedOutcome,
+    StartFence,
+    TranscriptEntry,
+    UsageCharge,
+    WaitingChange,
+    to_json,
+    transcript_rows,
+)
+from tempo_agents.store.postgres.connections import Conn, PostgresConnections
+from tempo_agents.store.postgres.failures import Attempt
+from tempo_agents.store.postgres.journal_reads import OUTCOME
+from tempo_agents.store.postgres.listener import CHANNEL
+from tempo_agents.store.postgres.waiting_calls import change_waiting
+
+__all__ = ["record", "record_in", "saved_or_counted"]
+
+_FENCE = OUTCOME + " FOR SHARE"
+"""A start's count read by the writes it fences (``StartFence``), locked until they commit."""
+_CHARGE = """
+INSERT INTO tempo_agents.usage_counters AS u (scope, period, tokens, cost_nanos) VALUES (%s, %s, %s, %s)
+ON CONFLICT (scope, period) DO UPDATE
+SET tokens = u.tokens + excluded.tokens, cost_nanos = u.cost_nanos + excluded.cost_nanos
+"""
+"""Adds to a usage counter; charges are sorted by their key, so two transactions lock counter rows in one order."""
+_COUNT_START = """
+INSERT INTO tempo_agents.outcomes AS o (run_id, key, body) VALUES (%s, %s, '{"starts": 1}')
+ON CONFLICT (run_id, key) DO UPDATE SET body = json_build_object('starts', (o.body::json->>'starts')::int + 1)::text
+RETURNING body
+"""
+_LOCK_HEAD = """
+INSERT INTO tempo_agents.journal_head (run_id, next_seq) VALUES (%s, 0)
+ON CONFLICT (run_id) DO UPDATE SET next_seq = tempo_agents.journal_head.next_seq
+RETURNING next_seq
+"""
+"""The run's next offset, with its row locked until the transaction ends (appends to a run take turns)."""
+
+_PUT_CHUNK = """
+INSERT INTO tempo_agents.journal (run_id, seq, key, body) VALUES (%s, %s, %s, %s)
+ON CONFLICT (run_id, seq) DO UPDATE SET key = excluded.key, body = excluded.body
+"""
+
+_ADVANCE_AND_NOTIFY = """
+WITH advanced AS (UPDATE tempo_agents.journal_head SET next_seq = %s WHERE run_id = %s)
+SELECT pg_notify(%s, %s)
+"""
+"""Move the run's next offset past the chunks written and tell listeners, who hear of it once committed."""
+
+_NEXT_REVISION = """
+INSERT INTO tempo_agents.transcript_revision (run_id, revision) VALUES (%s, 1)
+ON CONFLICT (run_id) DO UPDATE SET revision = tempo_agents.transcript_revision.revision + 1
+RETURNING revision
+"""
+
+_PUT_TRANSCRIPT = """
+INSERT INTO tempo_agents.transcript (run_id, step, part, position, body, memory_body, revision)
+VALUES (%s, %s, %s, %s, %s, %s, %s)
+ON CONFLICT (run_id, step, part) DO UPDATE SET
+    position = excluded.position, body = excluded.body, memory_body = excluded.memory_body,
+    revision = excluded.revision
+"""
+
+
+async def record(
+    db: PostgresConnections,
+    run_id: str,
+    entries: Sequence[TranscriptEntry],
+    writes: Sequence[ChunkWrite],
+    outcome: SavedOutcome | None,
+    waiting: WaitingChange | None,
+    charges: Sequence[UsageCharge],
+    fence: StartFence | None,
+) -> tuple[list[int], int]:
+    """:meth:`~tempo_agents.store.base.Store.record` in one transaction; returns the chunks' offsets and the run's
+    last offset (-1 without chunks). Tried again in place only when repeating it is harmless: no usage charges,
+    every chunk keyed."""
+
+    async def op(conn: Conn, attempt: Attempt) -> tuple[list[int], int]:
+        async with conn.transaction():
+            if fence is not None:
+                # FOR SHARE: a start being counted (it updates this row) and these writes take turns, and
+                # the count read is the newest committed one.
+                cursor = await conn.execute(_FENCE, (run_id, fence.counter_key))
+                counted = await cursor.fetchone()
+                fence.check(run_id, None if counted is None else json.loads(counted[0]))
+            done = await record_in(conn, run_id, entries, writes, outcome, charges)
+            await change_waiting(conn, run_id, writes, waiting)
+            attempt.committing = True
+        return done
+
+    return await db.run(op, idempotent=not charges and all(w.key is not None for w in writes))
+
+
+async def saved_or_counted(
+    db: PostgresConnections, run_id: str, key: str, counter_key: str
+) -> tuple[dict[str, Any] | None, int]:
+    """The outcome saved under ``key``, or else the start counted under ``counter_key`` (never tried twice)."""
+
+    async def op(conn: Conn, attempt: Attempt) -> tuple[dict[str, Any] | None, int]:
+        async with conn.transaction():
+            cursor = await conn.execute(OUTCOME, (run_id, key))
+            saved = await cursor.fetchone()
+            if saved is not None:
+                return dict(json.loads(saved[0])), 0
+            cursor = await conn.execute(_COUNT_START, (run_id, counter_key))
+            counted = await cursor.fetchone()
+            assert counted is not None
+            attempt.committing = True
+        return None, int(json.loads(counted[0])["starts"])
+
+    return await db.run(op, idempotent=False)
+
+
+async def record_in(
+    conn: Conn,
+    run_id: str,
+    entries: Sequence[TranscriptEntry],
+    writes: Sequence[ChunkWrite],
+    outcome: SavedOutcome | None,
+    charges: Sequence[UsageCharge] = (),
+) -> tuple[list[int], int]:
+    """The writes of :func:`record` inside the caller's transaction; returns the chunks' offsets
+    and the run's last offset (-1 without chunks).
+
+    The run's offset row is locked first (appends to one run take turns until commit); the transcript's
+    revision row after it, the same order in every write, so two writers never wait for each other in a cycle.
+    """
+    keys = [w.key for w in writes if w.key is not None]
+    async with conn.cursor() as head, conn.cursor() as found, conn.cursor() as rev, conn.cursor() as cursor:
+        if writes:
+            await head.execute(_LOCK_HEAD, (run_id,))
+        if keys:  # runs after the lock is held: no other writer of this run can add one of these keys meanwhile
+            await found.execute(
+                "SELECT key, seq FROM tempo_agents.journal WHERE run_id = %s AND key = ANY(%s)", (run_id, keys)
+            )
+        if entries:
+            await rev.execute(_NEXT_REVISION, (run_id,))
+            row = await rev.fetchone()
+            assert row is not None
+            revision = int(row[0])
+            await cursor.executemany(
+                _PUT_TRANSCRIPT,
+                transcript_rows(run_id, entries, revision),
+            )
+        if outcome is not None:
+            await cursor.execute(
+                "INSERT INTO tempo_agents.outcomes (run_id, key, body) VALUES (%s, %s, %s) "
+                "ON CONFLICT (run_id, key) DO UPDATE SET body = excluded.body",
+                (run_id, outcome.key, to_json(outcome.value)),
+            )
+        if charges:  # after the run's offset row: every writer locks its run first, then counters in key order
+            await cursor.executemany(_CHARGE, sorted((c.scope, c.period, c.tokens, c.cost_nanos) for c in charges))
+        if not writes:
+            return [], -1
+        row = await head.fetchone()
+        assert row is not None
+        next_seq = int(row[0])
+        seq_of: dict[str, int] = {key: int(seq) for key, seq in await found.fetchall()} if keys else {}
+        offsets: list[int] = []
+        rows: list[tuple[str, int, str | None, str]] = []
+        for write in writes:
+            seq = seq_of.get(write.key) if write.key is not None else None
+            if seq is None:
+                seq, next_seq = next_seq, next_seq + 1
+                if write.key is not None:
+                    seq_of[write.key] = seq
+            offsets.append(seq)
+            rows.append((run_id, seq, write.key, to_json(write.chunk)))
+        if len(rows) == 1:
+            await cursor.execute(_PUT_CHUNK, rows[0])  # executemany would set up a pipeline for one row
+        else:
+            await cursor.executemany(_PUT_CHUNK, rows)
+        last = next_seq - 1
+        await cursor.execute(_ADVANCE_AND_NOTIFY, (next_seq, run_id, CHANNEL, f"{last} {run_id}"))
+        return offsets, last

@@ -1,0 +1,87 @@
+"""Reads of the SQLite store's journal and what is written with it: chunks and their offsets, saved outcomes,
+usage counters and transcript changes. They run on the reader thread."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Sequence
+from typing import Any
+
+from tempo_agents.store.base import JournalEntry, TranscriptEntry
+from tempo_agents.store.sqlite.connections import SQLiteConnections
+
+__all__ = ["OUTCOME", "offset_of", "read_chunks", "saved_outcome", "transcript_changes", "usage_counters"]
+
+OUTCOME = "SELECT body FROM outcomes WHERE run_id = ? AND key = ?"
+"""A run's saved outcome under a key."""
+
+_TRANSCRIPT_COLUMNS = "step, part, position, body, memory_body"
+
+
+async def read_chunks(connections: SQLiteConnections, run_id: str, offset: int, limit: int) -> list[JournalEntry]:
+    def work(db: sqlite3.Connection) -> list[JournalEntry]:
+        rows = db.execute(
+            "SELECT seq, body FROM journal WHERE run_id = ? AND seq >= ? ORDER BY seq LIMIT ?",
+            (run_id, offset, limit),
+        ).fetchall()
+        return [JournalEntry(offset=int(seq), chunk=json.loads(body)) for seq, body in rows]
+
+    return await connections.read(work)
+
+
+async def offset_of(connections: SQLiteConnections, run_id: str, key: str) -> int | None:
+    def work(db: sqlite3.Connection) -> int | None:
+        row = db.execute("SELECT seq FROM journal WHERE run_id = ? AND key = ?", (run_id, key)).fetchone()
+        return None if row is None else int(row[0])
+
+    return await connections.read(work)
+
+
+async def usage_counters(
+    connections: SQLiteConnections, counters: Sequence[tuple[str, str]]
+) -> dict[tuple[str, str], tuple[int, int]]:
+    def work(db: sqlite3.Connection) -> dict[tuple[str, str], tuple[int, int]]:
+        found: dict[tuple[str, str], tuple[int, int]] = {}
+        for scope, period in counters:
+            row = db.execute(
+                "SELECT tokens, cost_nanos FROM usage_counters WHERE scope = ? AND period = ?", (scope, period)
+            ).fetchone()
+            if row is not None:
+                found[(scope, period)] = (int(row[0]), int(row[1]))
+        return found
+
+    return await connections.read(work) if counters else {}
+
+
+async def saved_outcome(connections: SQLiteConnections, run_id: str, key: str) -> dict[str, Any] | None:
+    def work(db: sqlite3.Connection) -> dict[str, Any] | None:
+        row = db.execute(OUTCOME, (run_id, key)).fetchone()
+        return None if row is None else dict(json.loads(row[0]))
+
+    return await connections.read(work)
+
+
+async def transcript_changes(
+    connections: SQLiteConnections, run_id: str, after_revision: int
+) -> tuple[list[TranscriptEntry], int]:
+    def work(db: sqlite3.Connection) -> tuple[list[TranscriptEntry], int]:
+        db.execute("BEGIN")
+        try:
+            row = db.execute("SELECT revision FROM transcript_revision WHERE run_id = ?", (run_id,)).fetchone()
+            rows = db.execute(
+                f"SELECT {_TRANSCRIPT_COLUMNS} FROM transcript WHERE run_id = ? AND revision > ? "
+                "ORDER BY step, position, part",
+                (run_id, after_revision if row is not None and after_revision > 0 else -1),
+            ).fetchall()
+        finally:
+            db.execute("COMMIT")
+        entries = [
+            TranscriptEntry(
+                step=s, part=p, position=pos, message=json.loads(b), memory_message=json.loads(m) if m else None
+            )
+            for s, p, pos, b, m in rows
+        ]
+        return entries, 0 if row is None else int(row[0])
+
+    return await connections.read(work)

@@ -1,0 +1,151 @@
+""":class:`SQLiteStore`: the :class:`~tempo_agents.store.base.Store` interface over the SQLite store's parts.
+
+Its connections (:mod:`~tempo_agents.store.sqlite.connections`) run every operation on a writer or a reader thread;
+the journal's writes and reads, the waiting calls and the memory threads are functions of their own modules; the
+:class:`~tempo_agents.store.sqlite.watcher.Watcher` wakes the readers that tail a journal.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from tempo_agents.store import base
+from tempo_agents.store.base import ChunkWrite, JournalEntry, SavedOutcome, Store, TranscriptEntry
+from tempo_agents.store.sqlite import journal_reads, journal_writes, threads, waiting_calls
+from tempo_agents.store.sqlite.connections import SQLiteConnections
+from tempo_agents.store.sqlite.watcher import Watcher
+
+__all__ = ["SQLiteStore"]
+
+
+class SQLiteStore(Store):
+    """A :class:`Store` in one SQLite file.
+
+    All SQL runs on one private thread so the event loop never blocks on disk. Readers in the same
+    process are woken as soon as a chunk is appended; chunks appended by other processes are noticed by a
+    watcher thread that, while a reader waits, checks the file every ``poll_interval`` seconds
+    (:mod:`~tempo_agents.store.sqlite.watcher`).
+    """
+
+    def __init__(self, path: str | Path, *, poll_interval: float = 0.005) -> None:
+        self.path = Path(path)
+        self.url = f"sqlite:///{self.path}"
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._db = SQLiteConnections(self.path)
+        self._watcher = Watcher(self.path, poll_interval)
+
+    @property
+    def poll_interval(self) -> float:
+        """How often the watcher checks the file for other processes' commits while a reader waits."""
+        return self._watcher.poll_interval
+
+    async def record(
+        self,
+        run_id: str,
+        entries: Sequence[TranscriptEntry],
+        writes: Sequence[ChunkWrite],
+        outcome: SavedOutcome | None = None,
+        waiting: base.WaitingChange | None = None,
+        charges: Sequence[base.UsageCharge] = (),
+        fence: base.StartFence | None = None,
+    ) -> list[int]:
+        offsets = await journal_writes.record(self._db, run_id, entries, writes, outcome, waiting, charges, fence)
+        if writes:
+            self._watcher.notify(run_id)
+        return offsets
+
+    async def read_chunks(self, run_id: str, offset: int = 0, limit: int = 1000) -> list[JournalEntry]:
+        return await journal_reads.read_chunks(self._db, run_id, offset, limit)
+
+    async def offset_of(self, run_id: str, key: str) -> int | None:
+        return await journal_reads.offset_of(self._db, run_id, key)
+
+    async def wait_for_chunks(self, run_id: str, offset: int, timeout: float) -> None:
+        if self._watcher.closed:
+            return
+        await self._db.ready()  # the writer creates the journal table the watcher reads
+        await self._watcher.wait(run_id, offset, timeout)
+
+    async def usage_counters(self, counters: Sequence[tuple[str, str]]) -> dict[tuple[str, str], tuple[int, int]]:
+        return await journal_reads.usage_counters(self._db, counters)
+
+    async def saved_outcome(self, run_id: str, key: str) -> dict[str, Any] | None:
+        return await journal_reads.saved_outcome(self._db, run_id, key)
+
+    async def saved_or_counted(self, run_id: str, key: str, counter_key: str) -> tuple[dict[str, Any] | None, int]:
+        return await journal_writes.saved_or_counted(self._db, run_id, key, counter_key)
+
+    async def put_transcript(self, run_id: str, entries: Sequence[TranscriptEntry]) -> None:
+        await journal_writes.put_transcript(self._db, run_id, entries)
+
+    async def get_transcript(self, run_id: str) -> list[TranscriptEntry]:
+        entries, _ = await self.transcript_changes(run_id, 0)
+        return entries
+
+    async def transcript_changes(self, run_id: str, after_revision: int) -> tuple[list[TranscriptEntry], int]:
+        return await journal_reads.transcript_changes(self._db, run_id, after_revision)
+
+    async def append_thread_messages(
+        self, thread_id: str, resource_id: str, run_id: str, messages: Sequence[dict[str, Any]]
+    ) -> None:
+        await threads.append_thread_messages(self._db, thread_id, resource_id, run_id, messages)
+
+    async def remove_run_from_thread(self, thread_id: str, resource_id: str, run_id: str) -> int:
+        return await threads.remove_run_from_thread(self._db, thread_id, resource_id, run_id)
+
+    async def get_thread_messages(self, thread_id: str, resource_id: str) -> list[dict[str, Any]]:
+        return await threads.get_thread_messages(self._db, thread_id, resource_id)
+
+    async def thread_messages_after(self, thread_id: str, resource_id: str, run_id: str) -> list[dict[str, Any]]:
+        return await threads.thread_messages_after(self._db, thread_id, resource_id, run_id)
+
+    async def get_thread_state(self, thread_id: str, state_type: str) -> Any | None:
+        return await threads.get_thread_state(self._db, thread_id, state_type)
+
+    async def set_thread_state(self, thread_id: str, state_type: str, value: Any) -> None:
+        await threads.set_thread_state(self._db, thread_id, state_type, value)
+
+    async def waiting_runs(
+        self,
+        task_queue: str,
+        *,
+        agent_id: str | None = None,
+        thread_id: str | None = None,
+        resource_id: str | None = None,
+        limit: int | None = None,
+        skip: int = 0,
+    ) -> base.WaitingRuns:
+        return await waiting_calls.waiting_runs(
+            self._db,
+            task_queue,
+            agent_id=agent_id,
+            thread_id=thread_id,
+            resource_id=resource_id,
+            limit=limit,
+            skip=skip,
+        )
+
+    async def forget_waiting(
+        self, run_id: str, tool_call_id: str, round: int, answer: base.GivenAnswer | None = None
+    ) -> None:
+        await waiting_calls.forget_waiting(self._db, run_id, tool_call_id, round, answer)
+
+    async def answered_calls(
+        self, task_queue: str, *, agent_id: str | None = None, limit: int | None = None, skip: int = 0
+    ) -> base.AnsweredCalls:
+        return await waiting_calls.answered_calls(self._db, task_queue, agent_id=agent_id, limit=limit, skip=skip)
+
+    async def waiting_kept_since(self) -> float:
+        return await waiting_calls.waiting_kept_since(self._db)
+
+    async def migrate(self) -> str:
+        await self._db.run(lambda db: None)  # opening the file creates or upgrades its tables
+        return f"{self.url}: schema up to date"
+
+    async def close(self) -> None:
+        watcher = self._watcher.stop()  # readers still waiting return at their timeout
+        if watcher is not None:
+            await self._db.after_reads(watcher.join)
+        await self._db.close()

@@ -1,0 +1,127 @@
+"""The SQLite store's calls that wait for a person: kept with the chunk that says so, listed a page of runs at a
+time, forgotten (with their answer kept) once answered; and the child runs' links that keep children's waits off
+the lists."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Sequence
+
+from tempo_agents.store import base  # the waiting-call helpers, as base.<name>
+from tempo_agents.store.base import ChunkWrite, to_json
+from tempo_agents.store.sqlite.connections import SQLiteConnections
+
+__all__ = ["answered_calls", "change_waiting", "forget_waiting", "waiting_kept_since", "waiting_runs"]
+
+
+def change_waiting(
+    db: sqlite3.Connection, run_id: str, writes: Sequence[ChunkWrite], waiting: base.WaitingChange | None
+) -> None:
+    """The waiting calls' part of :meth:`~tempo_agents.store.base.Store.record`, inside the caller's transaction."""
+    db.executemany("INSERT OR IGNORE INTO child_runs (run_id) VALUES (?)", [(c,) for c in base.child_runs_in(writes)])
+    if base.ends_run(writes):
+        db.execute("DELETE FROM waiting_calls WHERE run_id = ?", (run_id,))
+        return
+    if waiting is None:
+        return
+    db.executemany(
+        "DELETE FROM waiting_calls WHERE run_id = ? AND tool_call_id = ?", [(run_id, c) for c in waiting.answered]
+    )
+    db.executemany(
+        f"INSERT OR REPLACE INTO waiting_calls ({base.WAITING_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        [base.waiting_row(call) for call in waiting.waits],
+    )
+    db.executemany(
+        "UPDATE waiting_calls SET body = json_patch(body, ?) WHERE run_id = ? AND tool_call_id = ? AND round = ?",
+        [(call.body_patch(), run_id, call.tool_call_id, call.round) for call in waiting.readdressed],
+    )
+
+
+async def waiting_runs(
+    connections: SQLiteConnections,
+    task_queue: str,
+    *,
+    agent_id: str | None,
+    thread_id: str | None,
+    resource_id: str | None,
+    limit: int | None,
+    skip: int,
+) -> base.WaitingRuns:
+    clauses, values = base.waiting_filter("?", task_queue, agent_id, thread_id, resource_id)
+    where = " AND ".join(clauses) + " AND run_id NOT IN (SELECT run_id FROM child_runs)"
+
+    def work(db: sqlite3.Connection) -> base.WaitingRuns:
+        db.execute("BEGIN")
+        try:
+            total = int(db.execute(f"SELECT COUNT(DISTINCT run_id) FROM waiting_calls WHERE {where}", values)
+                        .fetchone()[0])  # fmt: skip
+            calls = db.execute(f"SELECT run_id FROM waiting_calls WHERE {where} {base.WAITING_ORDER}", values)
+            wanted = None if limit is None else skip + limit
+            ids = base.first_runs((row[0] for row in calls), wanted)[skip:]  # reads the calls up to the page's end
+            calls.close()
+            rows = db.execute(
+                f"SELECT {base.WAITING_COLUMNS} FROM waiting_calls WHERE run_id IN (SELECT value FROM json_each(?))"
+                " ORDER BY suspended_at, tool_call_id",
+                (to_json(ids),),
+            ).fetchall()
+        finally:
+            db.execute("COMMIT")
+        return base.WaitingRuns(runs=base.group_waiting(ids, rows), total=total)
+
+    return await connections.read(work)
+
+
+async def forget_waiting(
+    connections: SQLiteConnections, run_id: str, tool_call_id: str, round: int, answer: base.GivenAnswer | None
+) -> None:
+    def work(db: sqlite3.Connection) -> None:
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            if answer is not None:
+                db.execute(
+                    "INSERT OR IGNORE INTO answered_calls (run_id, tool_call_id, round, task_queue, agent_id,"
+                    " thread_id, resource_id, answered_at, body) SELECT run_id, tool_call_id, round, task_queue,"
+                    " agent_id, thread_id, resource_id, ?, ? FROM waiting_calls"
+                    " WHERE run_id = ? AND tool_call_id = ? AND round <= ?",
+                    (answer.answered_at, to_json(answer.answer), run_id, tool_call_id, round),
+                )
+            db.execute(
+                "DELETE FROM waiting_calls WHERE run_id = ? AND tool_call_id = ? AND round <= ?",
+                (run_id, tool_call_id, round),
+            )
+        except BaseException:
+            db.execute("ROLLBACK")
+            raise
+        db.execute("COMMIT")
+
+    await connections.run(work)
+
+
+async def answered_calls(
+    connections: SQLiteConnections, task_queue: str, *, agent_id: str | None, limit: int | None, skip: int
+) -> base.AnsweredCalls:
+    clauses, values = base.waiting_filter("?", task_queue, agent_id, None, None)
+    where = " AND ".join(clauses) + " AND run_id NOT IN (SELECT run_id FROM child_runs)"
+
+    def work(db: sqlite3.Connection) -> base.AnsweredCalls:
+        db.execute("BEGIN")
+        try:
+            total = int(db.execute(f"SELECT COUNT(*) FROM answered_calls WHERE {where}", values).fetchone()[0])
+            rows = db.execute(
+                f"SELECT {base.ANSWERED_COLUMNS} FROM answered_calls WHERE {where} {base.ANSWERED_ORDER}"
+                " LIMIT ? OFFSET ?",
+                [*values, -1 if limit is None else limit, skip],
+            ).fetchall()
+        finally:
+            db.execute("COMMIT")
+        return base.AnsweredCalls(answers=[base.answered_call(row) for row in rows], total=total)
+
+    return await connections.read(work)
+
+
+async def waiting_kept_since(connections: SQLiteConnections) -> float:
+    def work(db: sqlite3.Connection) -> float:
+        row = db.execute("SELECT value FROM store_facts WHERE name = 'waiting_calls_since'").fetchone()
+        return float(row[0])
+
+    return await connections.run(work)
