@@ -16,6 +16,7 @@ from typing import Any
 from pydantic import BaseModel
 
 import tempo_agents
+import tests
 from tempo_agents import App
 from tests.support.upgrade_agents import (
     APPROVAL_AGENT,
@@ -73,8 +74,19 @@ async def _all_waiting(app: App, starts: dict[str, str], thread_run: str) -> tup
         await asyncio.sleep(0.1)
 
 
+def previous_release_file() -> str:
+    """Where this process's ``tempo_agents`` comes from; refused when it is the checkout's own (its path then put
+    this repository's package before the previous release's, and nothing would be upgraded)."""
+    package = Path(tempo_agents.__file__).resolve()
+    checkout = Path(tests.__file__).resolve().parents[1]
+    if package.is_relative_to(checkout):
+        raise RuntimeError(f"tempo_agents is this checkout's ({package}), not the previous release's")
+    return str(package)
+
+
 async def leave_runs_waiting(address: str, store: str, task_queue: str) -> WaitingReport:
     """Start the runs, run the worker until each waits for a person, shut the worker down; what was left."""
+    package = previous_release_file()
     app = App(agents=upgrade_agents(), store=store, task_queue=task_queue)
     await app.connect(address)
     starts: dict[str, str] = {}
@@ -103,7 +115,7 @@ async def leave_runs_waiting(address: str, store: str, task_queue: str) -> Waiti
     ]
     await app.store.close()
     return WaitingReport(
-        tempo_agents_file=str(Path(tempo_agents.__file__).resolve()),
+        tempo_agents_file=package,
         runs=runs,
         listed=listed,
         thread_waiting=thread_waiting,
@@ -120,4 +132,4 @@ if __name__ == "__main__":
     main(sys.argv[1:])
 
 
-__all__ = ["WaitingReport", "WaitingRun", "leave_runs_waiting", "main"]
+__all__ = ["WaitingReport", "WaitingRun", "leave_runs_waiting", "main", "previous_release_file"]
