@@ -37,6 +37,7 @@ def json_preview(value: Any, limit: int = 400) -> str:
 
 
 _LIFECYCLE = frozenset({"start", "step-start", "step-finish"})
+"""Shown only with offsets: a plain run print keeps to text, tool activity and the outcome."""
 _NESTED_QUIET = frozenset(
     {"tool-call-input-streaming-start", "tool-call-delta", "tool-call-input-streaming-end", "tool-output", "finish"}
 )
@@ -51,7 +52,8 @@ def relayed_chunk(output: Any) -> dict[str, Any] | None:
     return None
 
 
-"""Shown only with offsets: a plain run print keeps to text, tool activity and the outcome."""
+_ARGUMENT_PREVIEWS = (ToolInputStreamingStartChunk, ToolCallDeltaChunk, ToolInputStreamingEndChunk)
+"""Argument previews: the tool-call line that follows shows the whole call."""
 
 
 @dataclass
@@ -84,56 +86,49 @@ class ChunkPrinter:
     def write(self, chunk: Chunk) -> None:
         """Print one chunk (text deltas continue the current text line)."""
         if isinstance(chunk, TextDeltaChunk):
-            if not self.in_text:
-                if self.offsets:
-                    self.out.write(f"{chunk.offset if chunk.offset is not None else '':>4}  {'text':<12} ")
-                self.in_text = True
-            self.out.write(chunk.payload.text)
-            self.out.flush()
-        elif isinstance(chunk, ToolInputStreamingStartChunk | ToolCallDeltaChunk | ToolInputStreamingEndChunk):
-            return  # argument previews: the tool-call line that follows shows the whole call
-        elif isinstance(chunk, ToolCallChunk):
-            call = chunk.payload
-            self._line(chunk, "tool-call", f"{call.tool_name} {json_preview(call.args)}  [{call.tool_call_id}]")
-        elif isinstance(chunk, ToolOutputChunk):
-            nested = relayed_chunk(chunk.payload.output)
-            if nested is None:
-                self._line(chunk, "tool-output", f"{chunk.payload.tool_name} {json_preview(chunk.payload.output)}")
-            else:
-                self._nested(chunk, nested)
-        elif isinstance(chunk, ToolResultChunk):
-            result = chunk.payload
-            marker = " (error)" if result.is_error else ""
-            self._line(chunk, "tool-result", f"{result.tool_name}{marker} {json_preview(result.result)}")
-        elif isinstance(chunk, ToolErrorChunk):
-            self._line(chunk, "tool-error", f"{chunk.payload.tool_name}: {chunk.payload.error}")
-        elif isinstance(chunk, ErrorChunk):
-            self.errors.append(chunk.payload.error)
-            self._line(chunk, "error", chunk.payload.error)
-        elif isinstance(chunk, FinishChunk):
-            self.finish = chunk
-            self._line(chunk, "finish", self.summary())
-        elif isinstance(chunk, DataChunk):
-            extra = chunk.model_dump(mode="json", exclude={"type", "run_id", "from_", "offset"}, exclude_none=True)
-            self._line(chunk, chunk.type, json_preview(extra))
-        elif isinstance(chunk, StepResetChunk):
-            step = chunk.payload.step_number
-            self._line(chunk, "step-reset", f"step {step} retried (attempt {chunk.payload.attempt}), its text restarts")
-        elif chunk.type in _LIFECYCLE and not self.offsets:
+            self._text(chunk)
+        elif isinstance(chunk, _ARGUMENT_PREVIEWS) or (chunk.type in _LIFECYCLE and not self.offsets):
             return
-        elif isinstance(chunk, StartChunk):
-            self._line(chunk, "start", f"agent {chunk.payload.agent_id}")
-        elif isinstance(chunk, StepStartChunk):
-            self._line(chunk, "step-start", f"step {chunk.payload.step_number}")
-        elif isinstance(chunk, StepFinishChunk):
+        elif isinstance(chunk, ToolOutputChunk) and (nested := relayed_chunk(chunk.payload.output)) is not None:
+            self._nested(chunk, nested)
+        else:
+            label, body = _tool_line(chunk) or self._run_line(chunk)
+            self._line(chunk, label, body)
+
+    def _text(self, chunk: TextDeltaChunk) -> None:
+        """Text continues the current text line (which starts with its offset when offsets are shown)."""
+        if not self.in_text:
+            if self.offsets:
+                self.out.write(f"{chunk.offset if chunk.offset is not None else '':>4}  {'text':<12} ")
+            self.in_text = True
+        self.out.write(chunk.payload.text)
+        self.out.flush()
+
+    def _run_line(self, chunk: Chunk) -> tuple[str, str]:
+        """The line of a chunk about the run: an error, the finish, a data chunk, a step, or any other chunk."""
+        if isinstance(chunk, ErrorChunk):
+            self.errors.append(chunk.payload.error)
+            return "error", chunk.payload.error
+        if isinstance(chunk, FinishChunk):
+            self.finish = chunk
+            return "finish", self.summary()
+        if isinstance(chunk, DataChunk):
+            extra = chunk.model_dump(mode="json", exclude={"type", "run_id", "from_", "offset"}, exclude_none=True)
+            return chunk.type, json_preview(extra)
+        if isinstance(chunk, StepResetChunk):
+            step = chunk.payload.step_number
+            return "step-reset", f"step {step} retried (attempt {chunk.payload.attempt}), its text restarts"
+        if isinstance(chunk, StartChunk):
+            return "start", f"agent {chunk.payload.agent_id}"
+        if isinstance(chunk, StepStartChunk):
+            return "step-start", f"step {chunk.payload.step_number}"
+        if isinstance(chunk, StepFinishChunk):
             outcome = chunk.payload.step_result
             more = ", continues" if outcome.is_continued else ""
-            usage = _usage(chunk.payload.output.usage)
-            self._line(chunk, "step-finish", f"reason {outcome.reason}{more}, usage {usage}")
-        else:
-            # Chunk types without a dedicated line (suspensions, approvals, ...): type and payload.
-            wire = chunk.model_dump(mode="json", by_alias=True, exclude_none=True)
-            self._line(chunk, chunk.type, json_preview(wire.get("payload")))
+            return "step-finish", f"reason {outcome.reason}{more}, usage {_usage(chunk.payload.output.usage)}"
+        # Chunk types without a dedicated line (suspensions, approvals, ...): type and payload.
+        wire = chunk.model_dump(mode="json", by_alias=True, exclude_none=True)
+        return chunk.type, json_preview(wire.get("payload"))
 
     def _nested(self, chunk: ToolOutputChunk, nested: dict[str, Any]) -> None:
         """A chunk of a sub-agent's run: its text gathered into one line, its tool activity and outcome."""
@@ -170,6 +165,22 @@ class ChunkPrinter:
     def failed(self) -> bool:
         """Whether the run reported an error or did not finish."""
         return bool(self.errors) or self.finish is None or self.finish.payload.step_result.reason == "error"
+
+
+def _tool_line(chunk: Chunk) -> tuple[str, str] | None:
+    """The line of a tool's call, output, result or error (an output relayed from a sub-agent is not one)."""
+    if isinstance(chunk, ToolCallChunk):
+        call = chunk.payload
+        return "tool-call", f"{call.tool_name} {json_preview(call.args)}  [{call.tool_call_id}]"
+    if isinstance(chunk, ToolOutputChunk):
+        return "tool-output", f"{chunk.payload.tool_name} {json_preview(chunk.payload.output)}"
+    if isinstance(chunk, ToolResultChunk):
+        result = chunk.payload
+        marker = " (error)" if result.is_error else ""
+        return "tool-result", f"{result.tool_name}{marker} {json_preview(result.result)}"
+    if isinstance(chunk, ToolErrorChunk):
+        return "tool-error", f"{chunk.payload.tool_name}: {chunk.payload.error}"
+    return None
 
 
 def _usage(usage: Usage) -> str:

@@ -16,7 +16,7 @@ from tempo_agents.cli._options import add_app_options, add_server_options, conne
 from tempo_agents.cli.app_loading import configure_app, connect, load_app
 from tempo_agents.client.app import App
 from tempo_agents.errors import ConfigurationError
-from tempo_agents.schedules.handles import OVERLAP_POLICIES, ScheduleView, create_schedule
+from tempo_agents.schedules.handles import OVERLAP_POLICIES, AgentSchedule, ScheduleView, create_schedule
 from tempo_agents.schedules.requests import ScheduleChanges, ScheduleRequest
 
 _CLEAR = "-"
@@ -255,24 +255,39 @@ async def cmd_schedule(args: argparse.Namespace) -> int:
 async def _act(app: App, args: argparse.Namespace) -> int:
     if args.action == "create":
         await _create(app, args)
-        return 0
-    if args.action == "list":
-        views = await app.list_schedules()
-        for view in views:
-            out(_line(view))
-        if not views:
-            out("no schedules")
-        return 0
-    changes = _changes(args) if args.action == "update" else {}
-    if args.action == "update" and not changes:
-        raise CliError("nothing to change: give at least one option", 2)
-    schedule = app.get_schedule(args.schedule_id)
+    elif args.action == "list":
+        await _list(app)
+    else:
+        await _on_one_schedule(app, args)
+    return 0
+
+
+async def _list(app: App) -> None:
+    views = await app.list_schedules()
+    for view in views:
+        out(_line(view))
+    if not views:
+        out("no schedules")
+
+
+async def _existing(app: App, schedule_id: str) -> AgentSchedule:
+    """The schedule named ``schedule_id``, which must exist."""
+    schedule = app.get_schedule(schedule_id)
     try:
         await schedule.handle.describe()
     except RPCError as error:
         if error.status == RPCStatusCode.NOT_FOUND:
-            raise CliError(f'no schedule "{args.schedule_id}" exists', 1) from None
+            raise CliError(f'no schedule "{schedule_id}" exists', 1) from None
         raise
+    return schedule
+
+
+async def _on_one_schedule(app: App, args: argparse.Namespace) -> None:
+    """An action on one schedule: describe, update, pause, unpause, trigger, backfill or delete."""
+    changes = _changes(args) if args.action == "update" else {}
+    if args.action == "update" and not changes:
+        raise CliError("nothing to change: give at least one option", 2)
+    schedule = await _existing(app, args.schedule_id)
     if args.action == "describe":
         out(json.dumps((await schedule.describe()).to_wire(), indent=2))
     elif args.action == "update":
@@ -286,15 +301,18 @@ async def _act(app: App, args: argparse.Namespace) -> int:
         await schedule.unpause(args.note)
         out(f"schedule {schedule.id} unpaused")
     elif args.action == "trigger":
-        triggered = await schedule.trigger(overlap=args.overlap)
-        if triggered.run_id is not None:
-            out(f"schedule {schedule.id} triggered: run {triggered.run_id} started")
-        else:
-            out(f"schedule {schedule.id} triggered (overlap {triggered.overlap}: its policy decides)")
+        await _trigger(schedule, args.overlap)
     elif args.action == "backfill":
         await schedule.backfill(args.start, args.end, overlap=args.overlap)
         out(f"schedule {schedule.id} backfilled from {args.start.isoformat()} to {args.end.isoformat()}")
     else:
         await schedule.delete()
         out(f"schedule {schedule.id} deleted")
-    return 0
+
+
+async def _trigger(schedule: AgentSchedule, overlap: str | None) -> None:
+    triggered = await schedule.trigger(overlap=overlap)
+    if triggered.run_id is not None:
+        out(f"schedule {schedule.id} triggered: run {triggered.run_id} started")
+    else:
+        out(f"schedule {schedule.id} triggered (overlap {triggered.overlap}: its policy decides)")

@@ -18,18 +18,19 @@ Mapping, in short (see :class:`AnthropicModel` for the details):
   ``message_start``, updated by ``message_delta`` when it repeats them; ``output_tokens`` is the cumulative
   count of the last ``message_delta``.
 
-Errors classify themselves as :class:`ModelError`: 408, 409, 429 (with ``retry-after``), 5xx, 529,
-timeouts (including a stream that stalls for ``read_timeout`` seconds), dropped connections, a damaged
-(non-JSON) event and ``overloaded_error``/``api_error`` events mid-stream are ``retryable``; a missing key,
-400, 401, 403, 404, 413 are not. The adapter never retries on its own: the model-step activity's retry
+Errors classify themselves as :class:`ModelError`, by the rule both adapters share
+(``models/provider_http/failure_classes.py``): 408, 409, 429 (with ``retry-after``), 5xx, 529, timeouts
+(including a stream that stalls for ``read_timeout`` seconds), refused or dropped connections, a failed proxy, a
+damaged (non-JSON) event and ``overloaded_error``/``api_error`` events mid-stream are ``retryable``; a missing
+key, 400, 401, 403, 404, 413 are not. The adapter never retries on its own: the model-step activity's retry
 policy does. Errors wrapping httpx errors are raised ``from None`` and quote the server briefly, so the
 failure Temporal records for a retried attempt stays within its size limit and keeps the reason.
 
 The package: ``adapter.py`` (:class:`AnthropicModel`: configuration, headers, the streamed request),
 ``factory.py`` (``anthropic``, ``from_model_string``), ``wire.py`` (the request body), ``stream.py`` (stream
 events as model events), ``errors.py`` (every failure as a :class:`ModelError`, retryable or not). The event
-stream decoding, ``Retry-After`` and the connection pool are the adapters' shared HTTP layer
-(``models/provider_http/``).
+stream decoding, ``Retry-After``, the connection pool and which failures are retried are the adapters' shared HTTP
+layer (``models/provider_http/``).
 """
 
 from tempo_agents.models.anthropic.adapter import DEFAULT_BASE_URL, AnthropicModel

@@ -1,10 +1,12 @@
 """How an Anthropic call fails: every failure a :class:`~tempo_agents.errors.ModelError` that says whether another
 attempt can help.
 
-Retryable: 408, 409, 429 (with ``retry-after``), 5xx and 529, timeouts (a stream that stalls for ``read_timeout``
-seconds too), dropped connections, a damaged (non-JSON) event, ``overloaded_error`` / ``api_error`` events
-mid-stream; the API's ``x-should-retry`` header overrules the status. Not retryable: a missing key, 400, 401,
-403, 404, 413. Messages begin with ``anthropic/<model>:`` and end with the outlook (``models/_error_text.py``).
+Whether a status, an error event's type or a failed connection is worth another attempt is the adapters' shared
+rule (``models/provider_http/failure_classes.py``): 408, 409, 429 (with ``retry-after``), 5xx and 529, timeouts (a
+stream that stalls for ``read_timeout`` seconds too), refused and dropped connections, a failed proxy,
+``overloaded_error`` / ``api_error`` events mid-stream are retried; a missing key, 400, 401, 403, 404, 413 are not.
+This provider's own word: the API's ``x-should-retry`` header overrules the status. A damaged (non-JSON) event is
+retried. Messages begin with ``anthropic/<model>:`` and end with the outlook (``models/_error_text.py``).
 """
 
 from __future__ import annotations
@@ -16,9 +18,13 @@ import httpx
 from tempo_agents.errors import ModelError
 from tempo_agents.models._error_text import MAY_SUCCEED_LATER, clipped, quoted_start, retry_outlook, without_full_stop
 from tempo_agents.models.anthropic.wire import PROVIDER
-from tempo_agents.models.provider_http import retry_after_seconds
+from tempo_agents.models.provider_http import (
+    TransportFailure,
+    is_transient_status,
+    retry_after_seconds,
+    retryable_status,
+)
 
-_RETRYABLE_ERROR_TYPES = {"overloaded_error", "api_error", "rate_limit_error", "timeout_error"}
 _ERROR_TYPE_STATUS: dict[str, int] = {
     "invalid_request_error": 400,
     "authentication_error": 401,
@@ -31,6 +37,7 @@ _ERROR_TYPE_STATUS: dict[str, int] = {
     "timeout_error": 504,
     "overloaded_error": 529,
 }
+"""The HTTP status each error type stands for (an error event is retried as its status would be)."""
 
 
 class CalledModel(Protocol):
@@ -78,25 +85,29 @@ class CallFailures:
 
     def transport_error(self, exc: httpx.HTTPError) -> ModelError:
         """The error for a failed connection or body; raise it ``from None`` (keep Temporal's failure small)."""
+        failure = TransportFailure.of(exc)
+        what = self._transport_text(failure, exc)
+        if failure.retryable:
+            return self.error(f"{what}; {MAY_SUCCEED_LATER}", retryable=True)
+        return self.error(what, retryable=False)
+
+    def _transport_text(self, failure: TransportFailure, exc: httpx.HTTPError) -> str:
+        """What went wrong (the outlook follows a transient failure)."""
         base_url, messages_url = self._target.base_url, self._target.messages_url
         said = clipped(f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__, 200)
-        if isinstance(exc, httpx.ConnectTimeout):
-            what = f"timed out connecting to {base_url}"
-        elif isinstance(exc, httpx.ReadTimeout):
-            what = f"timed out: no data from {base_url} for {self._target.timeout.read} s (stalled stream)"
-        elif isinstance(exc, httpx.TimeoutException):
-            what = f"timed out talking to {base_url} ({type(exc).__name__})"
-        elif isinstance(exc, (httpx.UnsupportedProtocol, httpx.LocalProtocolError)):
-            return self.error(
-                f"cannot call {messages_url}: {said}; check base_url / ANTHROPIC_BASE_URL", retryable=False
-            )
-        elif isinstance(exc, httpx.TransportError):
-            what = f"connection to {base_url} failed or was dropped ({said})"
-        elif isinstance(exc, httpx.DecodingError):
-            what = f"the response body from {messages_url} could not be decoded ({said})"
-        else:  # too many redirects, ...
-            return self.error(f"bad response from {messages_url}: {said}", retryable=False)
-        return self.error(f"{what}; {MAY_SUCCEED_LATER}", retryable=True)
+        if failure is TransportFailure.CONNECT_TIMEOUT:
+            return f"timed out connecting to {base_url}"
+        if failure is TransportFailure.READ_TIMEOUT:
+            return f"timed out: no data from {base_url} for {self._target.timeout.read} s (stalled stream)"
+        if failure is TransportFailure.TIMEOUT:
+            return f"timed out talking to {base_url} ({type(exc).__name__})"
+        if failure in (TransportFailure.UNSUPPORTED_URL, TransportFailure.UNSENDABLE):
+            return f"cannot call {messages_url}: {said}; check base_url / ANTHROPIC_BASE_URL"
+        if failure in (TransportFailure.PROXY, TransportFailure.CONNECT, TransportFailure.DROPPED):
+            return f"connection to {base_url} failed or was dropped ({said})"
+        if failure is TransportFailure.UNDECODABLE:
+            return f"the response body from {messages_url} could not be decoded ({said})"
+        return f"bad response from {messages_url}: {said}"  # too many redirects, ...
 
     def status_error(self, response: httpx.Response) -> ModelError:
         """The error for a response that is not an event stream (an HTTP error, or a 200 of something else)."""
@@ -115,10 +126,7 @@ class CallFailures:
             )
         said = without_full_stop(detail)
         label = f"HTTP {status}" + (f" {error_type}" if error_type else "") + (f": {said}" if said else "")
-        retryable = status in (408, 409, 429) or status >= 500
-        should_retry = response.headers.get("x-should-retry")
-        if should_retry in ("true", "false"):
-            retryable = should_retry == "true"
+        retryable = retryable_status(status, _should_retry(response.headers))
         hint = self._status_hint(status, error_type, retry_after)
         return self.error(
             f"{label}{where}; {hint}; {retry_outlook(retryable)}",
@@ -154,12 +162,11 @@ class CallFailures:
 
     def event_error(self, error_type: str, detail: str) -> ModelError:
         """The :class:`ModelError` for an ``error`` event (``status`` is the type's HTTP equivalent)."""
-        retryable = error_type in _RETRYABLE_ERROR_TYPES
+        status = _ERROR_TYPE_STATUS.get(error_type)
+        retryable = status is not None and is_transient_status(status)
         text = f"{error_type}: {without_full_stop(clipped(detail))}" if detail else error_type
         return self.error(
-            f"error event mid-stream: {text}; {retry_outlook(retryable)}",
-            retryable=retryable,
-            status=_ERROR_TYPE_STATUS.get(error_type),
+            f"error event mid-stream: {text}; {retry_outlook(retryable)}", retryable=retryable, status=status
         )
 
     def broken_event(self, event_name: str, data_text: str) -> ModelError:
@@ -175,6 +182,12 @@ class CallFailures:
             f"the response stream ended before message_stop (connection dropped mid-stream); {MAY_SUCCEED_LATER}",
             retryable=True,
         )
+
+
+def _should_retry(headers: httpx.Headers) -> bool | None:
+    """The API's own word on retrying this response (``x-should-retry: true|false``), else ``None``."""
+    should_retry = headers.get("x-should-retry")
+    return should_retry == "true" if should_retry in ("true", "false") else None
 
 
 def _error_detail(response: httpx.Response) -> tuple[str, str]:

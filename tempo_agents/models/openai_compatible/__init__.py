@@ -10,8 +10,9 @@ One adapter covers OpenAI itself and the servers that speak its streaming Chat C
 The adapter streams ``POST {base_url}/chat/completions`` with ``stream: true`` over httpx and turns the
 server-sent events into :mod:`tempo_agents.models.model` events. It never retries: every failure is a
 :class:`~tempo_agents.errors.ModelError` that says whether retrying can help (rate limits, 408, 409, 5xx,
-timeouts, dropped connections, a damaged event in the stream) or not (missing key, 400, 401, 403, 404), and
-the model-step activity's retry policy does the rest. Errors that wrap httpx errors are raised without them
+timeouts, refused or dropped connections, a failed proxy, a damaged event in the stream) or not (missing key,
+400, 401, 403, 404), by the rule both adapters share (``models/provider_http/failure_classes.py``), and the
+model-step activity's retry policy does the rest. Errors that wrap httpx errors are raised without them
 (``from None``) and messages quote the server briefly, so Temporal can record the reason for a retry within
 its size limit for an activity failure. The API key is read from the worker's environment on every call and
 never enters a request.
@@ -34,8 +35,8 @@ The package: ``adapter.py`` (:class:`OpenAICompatibleModel`: configuration, head
 ``factory.py`` (``openai_compatible``, ``local_model``, ``from_model_string``), ``wire.py`` (our messages,
 tools and settings in the Chat Completions request), ``stream.py`` (the answer's chunks as model events),
 ``errors.py`` (every failure as a :class:`~tempo_agents.errors.ModelError`, retryable or not). The event
-stream decoding, ``Retry-After`` and the connection pool are the adapters' shared HTTP layer
-(``models/provider_http/``).
+stream decoding, ``Retry-After``, the connection pool and which failures are retried are the adapters' shared HTTP
+layer (``models/provider_http/``).
 """
 
 from tempo_agents.models.openai_compatible.adapter import DEFAULT_OPENAI_BASE_URL, OpenAICompatibleModel

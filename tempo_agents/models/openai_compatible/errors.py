@@ -1,10 +1,13 @@
 """How an OpenAI-compatible call fails: every failure a :class:`~tempo_agents.errors.ModelError` that says whether
 another attempt can help.
 
-Retryable: rate limits (with the server's ``Retry-After``), 408, 409, 5xx, timeouts, dropped connections, a
-damaged event, an error event that looks transient. Not retryable: a missing key, an exhausted quota, 400,
-401, 403, 404, a bad base URL or proxy. Messages name the model and its endpoint, quote the server briefly
-and end with the outlook (``models/_error_text.py``).
+Whether a status or a failed connection is worth another attempt is the adapters' shared rule
+(``models/provider_http/failure_classes.py``): rate limits (with the server's ``Retry-After``), 408, 409, 5xx,
+timeouts, refused and dropped connections, a failed proxy are retried; 400, 401, 403, 404, a base URL that
+cannot be called, a request that cannot be sent are not. This provider's own word: an exhausted quota
+(``insufficient_quota``) is a 429 not worth retrying. A damaged event is retried, and so is an error event that
+looks transient. Messages name the model and its endpoint, quote the server briefly and end with the outlook
+(``models/_error_text.py``).
 """
 
 from __future__ import annotations
@@ -26,7 +29,12 @@ from tempo_agents.models._error_text import (
     retry_outlook,
     without_full_stop,
 )
-from tempo_agents.models.provider_http import retry_after_seconds
+from tempo_agents.models.provider_http import (
+    TransportFailure,
+    is_transient_status,
+    retry_after_seconds,
+    retryable_status,
+)
 
 
 class CalledModel(Protocol):
@@ -87,7 +95,8 @@ class CallFailures:
     def status_error(self, response: httpx.Response, *, web_search: bool) -> ModelError:
         status = response.status_code
         detail = ErrorDetail.parse(json_or_none(response.text), fallback=response.text)
-        retryable, advice = self._status_advice(status, detail, web_search=web_search)
+        retryable = retryable_status(status, False if detail.out_of_quota(status) else None)
+        advice = self._status_advice(status, detail, retryable, web_search=web_search)
         return ModelError(
             f"{self.describe()}: {_status_text(status, response.reason_phrase, detail.message)}. {advice}.",
             retryable=retryable,
@@ -97,59 +106,61 @@ class CallFailures:
             retry_after=retry_after_seconds(response.headers) if retryable else None,
         )
 
-    def _status_advice(self, status: int, detail: ErrorDetail, *, web_search: bool) -> tuple[bool, str]:
-        """Whether a later attempt can help after HTTP ``status``, and what to tell the user."""
-        if status == 429 and "insufficient_quota" in (detail.code, detail.type):
-            return False, f"The account has no quota left: check the plan and billing of {self._key_hint()}"
-        if status in _RETRYABLE_STATUS_ADVICE:
-            return True, f"{_RETRYABLE_STATUS_ADVICE[status]}; {MAY_SUCCEED_LATER}"
-        if status >= 500:
-            return True, f"The server failed or is overloaded; {MAY_SUCCEED_LATER}"
+    def _status_advice(self, status: int, detail: ErrorDetail, retryable: bool, *, web_search: bool) -> str:
+        """What to tell the user after HTTP ``status`` (``retryable``: a later attempt may succeed)."""
+        if detail.out_of_quota(status):
+            return f"The account has no quota left: check the plan and billing of {self._key_hint()}"
+        if retryable:
+            meaning = _RETRYABLE_STATUS_ADVICE.get(status, "The server failed or is overloaded")
+            return f"{meaning}; {MAY_SUCCEED_LATER}"
         if status == 401:
-            return False, f"Check {self._key_hint()}: it is missing, wrong or revoked"
+            return f"Check {self._key_hint()}: it is missing, wrong or revoked"
         if status == 403:
             key = capitalized(self._key_hint())
-            return False, f"{key} is not allowed to use model {self._model!r} (or this endpoint)"
+            return f"{key} is not allowed to use model {self._model!r} (or this endpoint)"
         if status == 404:
-            return False, (
+            return (
                 f"Check the model name {self._model!r} and the base URL {self._target.base_url} "
                 "(it should end in /v1 for most servers)"
             )
         if web_search and status == 400:
-            return False, (
+            return (
                 "Web search on Chat Completions needs a search model such as gpt-4o-search-preview; "
                 "otherwise check the request's messages, tools and model settings"
             )
-        return False, "The request was rejected; check the messages, tools and model settings"
+        return "The request was rejected; check the messages, tools and model settings"
 
     def transport_error(self, error: httpx.HTTPError) -> ModelError:
         """The error for a failed connection or body; raise it ``from None`` (keep Temporal's failure small)."""
-        if isinstance(error, (httpx.UnsupportedProtocol, httpx.ProxyError, httpx.TooManyRedirects)):
-            return ModelError(
-                f"{self.describe()}: {without_full_stop(clipped(str(error)))}. Check the base URL and proxy settings.",
-                retryable=False,
-                provider=self._provider,
-                model=self._model,
-            )
-        said = clipped(str(error) or type(error).__name__, 200)
-        if isinstance(error, httpx.ConnectTimeout):
-            what = f"could not connect within {self._timeout.connect:g}s"
-        elif isinstance(error, httpx.ReadTimeout):
-            what = f"no data from the server for {self._timeout.read:g}s (stalled stream)"
-        elif isinstance(error, httpx.TimeoutException):
-            what = f"timed out ({type(error).__name__})"
-        elif isinstance(error, httpx.ConnectError):
-            what = f"could not connect ({said}); check that the server is up"
-        elif isinstance(error, httpx.DecodingError):
-            what = f"the response body could not be decoded ({said})"
-        else:
-            what = f"the connection dropped ({said})"
+        failure = TransportFailure.of(error)
+        what = self._transport_text(failure, error)
         return ModelError(
-            f"{self.describe()}: {what}; {MAY_SUCCEED_LATER}.",
-            retryable=True,
+            f"{self.describe()}: {what}; {MAY_SUCCEED_LATER}." if failure.retryable else f"{self.describe()}: {what}.",
+            retryable=failure.retryable,
             provider=self._provider,
             model=self._model,
         )
+
+    def _transport_text(self, failure: TransportFailure, error: httpx.HTTPError) -> str:
+        """What went wrong, in the middle of the message (the outlook follows a transient failure)."""
+        said = clipped(str(error) or type(error).__name__, 200)
+        if failure is TransportFailure.CONNECT_TIMEOUT:
+            return f"could not connect within {self._timeout.connect:g}s"
+        if failure is TransportFailure.READ_TIMEOUT:
+            return f"no data from the server for {self._timeout.read:g}s (stalled stream)"
+        if failure is TransportFailure.TIMEOUT:
+            return f"timed out ({type(error).__name__})"
+        if failure is TransportFailure.PROXY:
+            return f"the proxy failed ({said}); check the proxy settings if it goes on"
+        if failure is TransportFailure.CONNECT:
+            return f"could not connect ({said}); check that the server is up"
+        if failure is TransportFailure.UNDECODABLE:
+            return f"the response body could not be decoded ({said})"
+        if failure is TransportFailure.DROPPED:
+            return f"the connection dropped ({said})"
+        if failure is TransportFailure.UNSENDABLE:
+            return f"the request could not be sent ({said}). Check the model's headers and the base URL"
+        return f"{without_full_stop(clipped(str(error)))}. Check the base URL and proxy settings"
 
     def stream_error(self, payload: Any) -> ModelError:
         detail = ErrorDetail.parse(payload, fallback=json.dumps(payload)[:500])
@@ -206,8 +217,12 @@ class ErrorDetail:
             status = error["status"]
         return cls(message.strip(), str(error.get("type") or ""), "" if raw_code is None else str(raw_code), status)
 
+    def out_of_quota(self, status: int) -> bool:
+        """A 429 for an exhausted quota: waiting does not cure it (this provider's own word on retrying)."""
+        return status == 429 and "insufficient_quota" in (self.code, self.type)
+
     def looks_transient(self) -> bool:
-        if self.status is not None and (self.status in (408, 409, 429) or self.status >= 500):
+        if self.status is not None and is_transient_status(self.status):
             return True
         kind = f"{self.type} {self.code}".lower()
         if any(mark in kind for mark in ("server", "overload", "rate_limit", "timeout", "unavailable", "internal")):
@@ -223,7 +238,7 @@ _RETRYABLE_STATUS_ADVICE = {
     409: "The server reported a conflict",
     429: "Rate limited by the server",
 }
-"""Statuses below 500 that another attempt may get past, and what they mean."""
+"""What the statuses below 500 that another attempt may get past mean."""
 
 
 def _status_text(status: int, reason_phrase: str, provider_said: str) -> str:
