@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from tempo_agents.activities.call_record import CallRecord, close_batch_if_last
-from tempo_agents.activities.kept_answer import kept_answer
+from tempo_agents.activities.kept_answer import end_answered_wait
 from tempo_agents.agent.delegation import DelegationComplete
 from tempo_agents.journal import keys
 from tempo_agents.journal.chunks import Chunk, ToolErrorChunk, ToolResultChunk, chunk_from_wire
@@ -40,10 +40,7 @@ async def run_child_relay(registry: Registry, relay: ChildRelayInput) -> ChildRe
     """Relay a child's segment into the parent's journal and record how the parent's call stands."""
     call_input = relay.call
     store = registry.store
-    if call_input.resolution is not None:  # the parent's call was answered: it no longer waits (tool_call.py too)
-        await store.forget_waiting(
-            call_input.run_id, call_input.call.tool_call_id, call_input.round - 1, kept_answer(call_input)
-        )
+    await end_answered_wait(store, call_input)  # the parent's call was answered: it no longer waits
     # a resumed child call carries the parent's outbox
     await write_outbox(store, registry.transcripts, call_input.run_id, call_input.outbox)
     record = CallRecord(registry, call_input)

@@ -19,7 +19,7 @@ from tempo_agents.activities._running import attempt, is_local, may_have_run_bef
 from tempo_agents.activities.approved_args import record_changed_args
 from tempo_agents.activities.call_record import CallRecord, close_batch_if_last, saved_outcome_key
 from tempo_agents.activities.handoff import CallHandoff
-from tempo_agents.activities.kept_answer import kept_answer
+from tempo_agents.activities.kept_answer import end_answered_wait
 from tempo_agents.activities.run_events import notify_call
 from tempo_agents.activity_options import TOOL_CALL_DEFAULTS
 from tempo_agents.agent.auto_resume import is_eligible, split_resume_fields
@@ -66,10 +66,7 @@ async def run_tool_call(registry: Registry, handoff: CallHandoff | None, call_in
         stopped = constructors.tool_stopped_message(call.tool_name, limit, constructors.LOST_AS_LOCAL_ACTIVITY)
         result = await CallRecord(registry, call_input).error(stopped)
     else:
-        if call_input.resolution is not None:  # answered: from now on the call no longer waits
-            await store.forget_waiting(
-                call_input.run_id, call.tool_call_id, call_input.round - 1, kept_answer(call_input)
-            )
+        await end_answered_wait(store, call_input)  # answered: from now on the call no longer waits
         await write_outbox(store, registry.transcripts, call_input.run_id, call_input.outbox)
         result = await _run(CallRecord(registry, call_input, attempt=max(starts, attempt())), handoff)
     result = await close_batch_if_last(registry, call_input, result)

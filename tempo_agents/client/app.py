@@ -1,84 +1,71 @@
-"""App: the registry of agents, tools and hooks, and the way clients start and follow runs."""
+"""App: the registry of agents, tools and hooks, and the way clients start and follow runs.
+
+App is a front: its methods keep the names, signatures and docstrings the README documents and hand the work to the
+focused modules beside it (starting runs: ``run_options``, ``run_starts``; following them: ``run_probes``;
+answering: ``answers``, ``resume``; reading: ``run_queries``, ``waiting_runs``; forks: ``forking``, ``fork_reads``;
+Temporal: ``temporal_setup``). Its schedule and event methods are those of :class:`ScheduleMethods` and
+:class:`EventMethods`, which it inherits.
+"""
 
 from __future__ import annotations
 
-import asyncio
 import os
-import uuid
 from collections.abc import Callable, Mapping, Sequence
-from datetime import UTC, datetime, timedelta
+from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from temporalio.client import Client, WorkflowExecutionStatus, WorkflowQueryFailedError
-from temporalio.common import SearchAttributePair, TypedSearchAttributes
-from temporalio.contrib.pydantic import pydantic_data_converter
-from temporalio.exceptions import WorkflowAlreadyStartedError
-from temporalio.service import RPCError, RPCStatusCode, TLSConfig
+from temporalio.client import Client
+from temporalio.common import SearchAttributePair
+from temporalio.service import TLSConfig
 from temporalio.worker import Worker
 
 from tempo_agents.activities.registry import Registry
 from tempo_agents.agent.agent import Agent
 from tempo_agents.agent.hooks import ToolHooks
-from tempo_agents.agent.local_activities import workflow_task_timeout
-from tempo_agents.agent.suspended_runs import SuspendedRun, SuspendedRuns, SuspendedToolCall
+from tempo_agents.agent.suspended_runs import SuspendedRuns
 from tempo_agents.approvals.approvers import ApproverPolicy
 from tempo_agents.approvals.policy import ApprovalPolicy
-from tempo_agents.budgets.limits import Budget, merge_budgets
+from tempo_agents.budgets.limits import Budget
 from tempo_agents.budgets.prices import ModelPrice, PriceTable
-from tempo_agents.client.budget_usage import BudgetUsage, read_usage, run_usage, send_budget_answer
-from tempo_agents.client.forking import FORK_MEMO, Reuse, forks_query, plan_fork
-from tempo_agents.client.resume import ANSWER_METHODS, send_resume, stream_after
+from tempo_agents.client.answers import answer_budget, answer_call, signal_answer
+from tempo_agents.client.budget_usage import BudgetUsage, read_usage, run_usage
+from tempo_agents.client.event_methods import EventMethods
+from tempo_agents.client.fork_reads import compared_runs, fork_origin, forks_of
+from tempo_agents.client.forking import Reuse, plan_fork
 from tempo_agents.client.run_control import RollbackResult, interrupt_run, rollback_run, steer_run
+from tempo_agents.client.run_options import THREAD_STRATEGY_OPTION, merged_run_options, run_start
+from tempo_agents.client.run_probes import run_closed_probe
 from tempo_agents.client.run_queries import RunQueries
-from tempo_agents.client.waiting_runs import waiting_page
-from tempo_agents.errors import ConfigurationError, RunNotFoundError, ThreadBusyError
+from tempo_agents.client.run_starts import EAGER_STARTS_IN_FLIGHT, RunStarter
+from tempo_agents.client.schedule_methods import ScheduleMethods
+from tempo_agents.client.temporal_setup import app_worker, connect_runs_client, runs_client
+from tempo_agents.client.waiting_runs import suspended_runs
+from tempo_agents.errors import ConfigurationError
 from tempo_agents.file_agents import load_agents
-from tempo_agents.forks.compare import compare_runs
-from tempo_agents.ingress.events import EventRun, EventTemplate, receive_event, receive_source_event
+from tempo_agents.ingress.events import EventTemplate
 from tempo_agents.ingress.webhook_sources import WebhookSource
-from tempo_agents.journal.start_chunk import journal_start
 from tempo_agents.models.messages import Message, MessageInput, normalize_messages
 from tempo_agents.models.model import Model
 from tempo_agents.notifications.channels import NotificationSettings
-from tempo_agents.schedules.handles import AgentSchedule, ScheduleView, create_schedule, list_schedules
 from tempo_agents.store.base import Store
-from tempo_agents.streams.stream import AgentStream, Follow, GenerateResult, RunClosedProbe
-from tempo_agents.threads.operations import ThreadSnapshot, cancel_queued, read_thread, send_to_thread, thread_view
+from tempo_agents.streams.stream import AgentStream, Follow, GenerateResult
+from tempo_agents.threads.operations import ThreadSnapshot, cancel_queued, read_thread
 from tempo_agents.tools.tool import Tool
 from tempo_agents.worker.plugin import TempoAgentsPlugin
-from tempo_agents.workflows import search_attributes
-from tempo_agents.workflows.activity_names import AGENT_RUN_WORKFLOW
-from tempo_agents.workflows.agent_run import AgentRunWorkflow
-from tempo_agents.workflows.payloads import BudgetAnswer, PendingCall, ResumeRequest, RunInput, RunOptions
+from tempo_agents.workflows.payloads import PendingCall, ResumeRequest, RunInput, RunOptions
 from tempo_agents.workflows.steering import SteerAccepted
-from tempo_agents.workflows.thread_payloads import (
-    DEFAULT_THREAD_STRATEGY,
-    THREAD_STRATEGIES,
-    ThreadRun,
-    ThreadStrategy,
-)
 
 if TYPE_CHECKING:
     from tempo_agents.approvals.answer_links import AnswerLinks
 
+__all__ = ["DEFAULT_TASK_QUEUE", "EAGER_STARTS_IN_FLIGHT", "PENDING_SETTLE_SECONDS", "THREAD_STRATEGY_OPTION", "App"]
+
 DEFAULT_TASK_QUEUE = "tempo-agents"
-THREAD_STRATEGY_OPTION = "thread_strategy"
-"""The run option naming what a message does when its thread has an active run (``ThreadStrategy``)."""
 PENDING_SETTLE_SECONDS = 5.0
 """How long :meth:`App.pending` waits for running calls to settle when nothing is pending yet."""
-EAGER_STARTS_IN_FLIGHT = 2
-"""Starts from one App ask for eager execution while fewer than this many are in flight. An eager start hands the
-run's first workflow task back in the start's own answer, to a worker of this process: the fastest start when
-starts are few (one round trip, no dispatch through the task queue). When many overlap, each eager answer is
-slower to come back (start RPC p95 89 ms against 58 ms at 20 clients, ``bench/vs_reference.py``), so the rest
-go through the task queue: the first chunk of a run under load comes about a third sooner."""
 
 
-def _seconds(timeout: timedelta | None) -> float | None:
-    return None if timeout is None else timeout.total_seconds()
-
-
-class App:
+class App(ScheduleMethods, EventMethods):
     """The client façade: a :class:`Registry` (what workers look up) and a Temporal client (how runs
     are started, resumed and followed).
 
@@ -166,7 +153,7 @@ class App:
         """The configured webhook sources by name (:meth:`add_webhook_sources`)."""
         self.add_webhook_sources(webhook_sources)
         self._client: Client | None = None
-        self._starting = 0  # starts in flight from this App, see EAGER_STARTS_IN_FLIGHT
+        self._runs = RunStarter(self)
         if client is not None:
             self.use_client(client)
 
@@ -212,11 +199,7 @@ class App:
 
     def use_client(self, client: Client) -> None:
         """Use this Temporal client; it is given the pydantic data converter the runs need."""
-        if client.data_converter is not pydantic_data_converter:
-            config = client.config()
-            config["data_converter"] = pydantic_data_converter
-            client = Client(**config)
-        self._client = client
+        self._client = runs_client(client)
 
     async def connect(
         self,
@@ -229,10 +212,7 @@ class App:
         """Connect to a Temporal server and use that client. ``tls``: ``True`` (system roots), a ``TLSConfig``
         (mTLS client certificate, private CA), or ``None``: TLS exactly when an ``api_key`` is given (Temporal
         Cloud)."""
-        client = await Client.connect(
-            address, namespace=namespace, tls=tls, api_key=api_key, data_converter=pydantic_data_converter
-        )
-        self.use_client(client)
+        self.use_client(await connect_runs_client(address, namespace=namespace, tls=tls, api_key=api_key))
         return self.client
 
     @property
@@ -255,90 +235,24 @@ class App:
 
         ``sandboxed_runs=True`` runs agent runs inside Temporal's sandbox (slower; :class:`TempoAgentsPlugin`).
         """
-        worker_options.setdefault("task_queue", self.task_queue)
-        plugins = [self.plugin(sandboxed_runs=sandboxed_runs), *worker_options.pop("plugins", [])]
-        return Worker(client or self.client, plugins=plugins, **worker_options)
+        return app_worker(
+            self.plugin(sandboxed_runs=sandboxed_runs), client or self.client, self.task_queue, worker_options
+        )
 
     # Runs -----------------------------------------------------------------------------------
 
     def build_options(self, agent: Agent, options: Mapping[str, Any]) -> tuple[RunOptions, str]:
         """Merge the agent's default options under the call's options and check them."""
-        merged: dict[str, Any] = dict(agent.default_options)
-        if self.waiting_holds_thread:
-            merged.setdefault("waiting_holds_thread", True)
-        for key, value in options.items():
-            if isinstance(value, Mapping) and isinstance(merged.get(key), Mapping):
-                merged[key] = {**merged[key], **value}
-            else:
-                merged[key] = value
-        run_id = merged.pop("run_id", None) or str(uuid.uuid4())
-        budget = merge_budgets(self.budget, agent.default_options.get("budget"), options.get("budget"))
-        if budget is not None:
-            merged["budget"] = budget
-        hooks = merged.get("hooks")
-        if hooks is not None and not isinstance(hooks, str):
-            raise ConfigurationError(
-                "run option hooks must be the name of hooks registered on the App "
-                "(App(hooks={'name': ToolHooks(...)}), then hooks='name'): code cannot travel from a client "
-                f"to a worker, got {type(hooks).__name__}"
-            )
-        if hooks is not None:
-            self.registry.run_hooks(hooks)
-        approval = merged.get("require_tool_approval")
-        if approval is not None and not isinstance(approval, (bool, str)):
-            raise ConfigurationError(
-                "run option require_tool_approval must be True/False or the name of an approval policy registered "
-                "on the App (App(approval_policies={'name': predicate})): code cannot travel from a client to a "
-                f"worker, got {type(approval).__name__}"
-            )
-        if isinstance(approval, str):
-            self.registry.approval_policy(approval)
-        if agent.modes:
-            merged["mode"] = merged.get("mode") or agent.default_mode
-            agent.mode(merged["mode"])
-        elif merged.get("mode") is not None:
-            raise ConfigurationError(
-                f'agent "{agent.id}" declares no modes, so a run cannot start in mode "{merged["mode"]}"'
-            )
-        strategy = merged.pop(THREAD_STRATEGY_OPTION, None)
-        if strategy is not None and strategy not in THREAD_STRATEGIES:
-            raise ConfigurationError(
-                f'run option thread_strategy must be one of {", ".join(THREAD_STRATEGIES)}, got "{strategy}"'
-            )
-        if merged.get("auto_resume_suspended_tools") and merged.get("memory") is None:
-            raise ConfigurationError(
-                'auto_resume_suspended_tools needs memory: pass memory={"thread": ..., "resource": ...}'
-            )
-
-        unknown = set(merged) - set(RunOptions.model_fields)
-        if unknown:
-            raise ConfigurationError(f"unknown run option(s): {', '.join(sorted(unknown))}")
-        return RunOptions.model_validate(merged), str(run_id)
+        return merged_run_options(
+            self.registry, agent, options, budget=self.budget, waiting_holds_thread=self.waiting_holds_thread
+        )
 
     def prepare_run(
         self, agent: Agent, messages: MessageInput, options: Mapping[str, Any]
     ) -> tuple[RunInput, list[SearchAttributePair[str]]]:
         """The input of a run of ``agent`` and the search attributes it starts with (options merged and checked)."""
         run_options, run_id = self.build_options(agent, options)
-        run_input = RunInput(
-            run_id=run_id,
-            agent_id=agent.id,
-            messages=normalize_messages(messages),
-            options=run_options,
-            model_step_activity=agent.model_step_activity,
-        )
-        attributes = [
-            SearchAttributePair(search_attributes.STATUS, "running"),
-            SearchAttributePair(search_attributes.AGENT_ID, agent.id),
-        ]
-        if run_options.memory is not None:
-            attributes += [
-                SearchAttributePair(search_attributes.THREAD_ID, run_options.memory.thread),
-                SearchAttributePair(search_attributes.RESOURCE_ID, run_options.memory.resource),
-            ]
-        if run_options.fork is not None:
-            attributes.append(SearchAttributePair(search_attributes.FORK_OF, run_options.fork.run_id))
-        return run_input, attributes
+        return run_start(agent, messages, run_options, run_id)
 
     async def stream(
         self, agent_id: str, messages: MessageInput, *, sent_by: str | None = None, **options: Any
@@ -351,7 +265,7 @@ class App:
         happened, and ``reject`` raises :class:`ThreadBusyError` naming the active run. ``sent_by`` names the sender
         of a steered message.
         """
-        return await self._start_run(self.agent(agent_id), messages, options, sent_by)
+        return await self._runs.start(self.agent(agent_id), messages, options, sent_by)
 
     async def fork(
         self,
@@ -390,7 +304,7 @@ class App:
             rerun=rerun,
             options=options,
         )
-        return await self._start_run(self.agent(plan.agent_id), plan.messages, plan.options)
+        return await self._runs.start(self.agent(plan.agent_id), plan.messages, plan.options)
 
     async def retry(self, run_id: str, /, **options: Any) -> AgentStream:
         """Run ``run_id`` again from its last good step (the last step whose calls all ended) with the same inputs:
@@ -399,112 +313,17 @@ class App:
 
     async def list_forks(self, run_id: str) -> list[str]:
         """The ids of the runs forked from ``run_id`` (visibility: ``TempoAgentForkOf``), newest first."""
-        return [execution.id async for execution in self.client.list_workflows(forks_query(self.task_queue, run_id))]
+        return await forks_of(self.client, self.task_queue, run_id)
 
     async def fork_origin(self, run_id: str) -> dict[str, Any] | None:
         """Where ``run_id`` was forked from (``{"runId", "step"}``, from its memo), or ``None``."""
-        description = await self.client.get_workflow_handle(run_id).describe()
-        origin = (await description.memo()).get(FORK_MEMO)
-        return origin if isinstance(origin, dict) else None
+        return await fork_origin(self.client, run_id)
 
     async def compare(self, a: str, b: str) -> dict[str, Any]:
         """Runs ``a`` and ``b`` side by side: their conversations aligned by model step (``steps``, each ``same`` or
         not, with its tool calls and arguments diffed), ``firstDifferentStep``, and per run its usage, steps,
         duration (``durationMs``, ``None`` while it runs) and origin (``forkOf``)."""
-        compared = await compare_runs(self.store, a, b)
-        for side, run_id in (("a", a), ("b", b)):
-            try:
-                description = await self.client.get_workflow_handle(run_id).describe()
-            except RPCError as error:
-                if error.status == RPCStatusCode.NOT_FOUND:
-                    raise RunNotFoundError(f'no run "{run_id}" exists') from error
-                raise
-            started, closed = description.start_time, description.close_time
-            origin = (await description.memo()).get(FORK_MEMO)
-            compared[side].update(
-                startedAt=started.isoformat() if started else None,
-                closedAt=closed.isoformat() if closed else None,
-                durationMs=round((closed - started).total_seconds() * 1000) if started and closed else None,
-                forkOf=origin if isinstance(origin, dict) else None,
-            )
-        return compared
-
-    async def _start_run(
-        self, agent: Agent, messages: MessageInput, options: Mapping[str, Any], sent_by: str | None = None
-    ) -> AgentStream:
-        run_input, attributes = self.prepare_run(agent, messages, options)
-        run_id = run_input.run_id
-        fork = run_input.options.fork
-        fork_of = None if fork is None else (fork.run_id, fork.step)
-        memo = {} if fork is None else {FORK_MEMO: {"runId": fork.run_id, "step": fork.step}}
-        if run_input.options.memory is not None:
-            strategy = options.get(THREAD_STRATEGY_OPTION) or agent.default_options.get(THREAD_STRATEGY_OPTION)
-            run = ThreadRun(
-                run_input=run_input,
-                task_queue=self.task_queue,
-                search_attributes={pair.key.name: pair.value for pair in attributes},
-                task_timeout_seconds=_seconds(workflow_task_timeout(agent)),
-                memo=memo,
-            )
-            return await self._send_to_thread(run, strategy or DEFAULT_THREAD_STRATEGY, sent_by, fork_of)
-        start_run = self._start_workflow(run_input, attributes, workflow_task_timeout(agent), memo)
-        if options.get("run_id") or agent.default_options.get("run_id"):
-            # A run id chosen by the caller may be taken: journal nothing until the run exists.
-            await start_run
-            start = await journal_start(self.store, run_id, agent.id, fork_of)
-        else:
-            # A fresh id is nobody else's: the start chunk is written while the run starts (if it fails to start,
-            # the chunk stays unseen: no one has the id), and the first chunk need not wait for both in turn.
-            _, start = await asyncio.gather(start_run, journal_start(self.store, run_id, agent.id, fork_of))
-        known = start if start is not None and start.offset == 0 else None  # the stream need not read it back
-        return AgentStream(self.store, run_id, probe=self._run_closed_probe(run_id), known=known)
-
-    async def _send_to_thread(
-        self, run: ThreadRun, strategy: ThreadStrategy, sent_by: str | None, fork_of: tuple[str, int] | None
-    ) -> AgentStream:
-        """A run on a memory thread: its thread's workflow decides what the message does (ARCHITECTURE.md)."""
-        outcome = await send_to_thread(self.client, self.task_queue, run, strategy, sent_by)
-        memory = run.run_input.options.memory
-        assert memory is not None
-        if outcome.outcome == "rejected":
-            raise ThreadBusyError(
-                f'thread "{memory.thread}" has an active run "{outcome.active_run_id}"; nothing was started '
-                "(thread_strategy reject)",
-                active_run_id=outcome.active_run_id,
-            )
-        if outcome.outcome == "duplicate":
-            raise WorkflowAlreadyStartedError(run.run_id, AGENT_RUN_WORKFLOW)
-        known = None
-        if outcome.outcome == "started":
-            start = await journal_start(self.store, run.run_id, run.run_input.agent_id, fork_of)
-            known = start if start is not None and start.offset == 0 else None
-        offset = 0
-        if outcome.outcome == "steered":
-            offset = await self._journal_end(outcome.run_id)
-        probe = self._thread_run_probe(outcome.run_id, memory.thread, memory.resource)
-        stream = AgentStream(self.store, outcome.run_id, offset=offset, probe=probe, known=known)
-        stream.thread_outcome = outcome
-        return stream
-
-    async def _journal_end(self, run_id: str) -> int:
-        offset = 0
-        while batch := await self.store.read_chunks(run_id, offset, 1000):
-            offset = batch[-1].offset + 1
-        return offset
-
-    def _thread_run_probe(self, run_id: str, thread_id: str, resource_id: str) -> RunClosedProbe:
-        """As :meth:`_run_closed_probe`, for a run its thread may still hold in its queue (no workflow yet)."""
-        closed = self._run_closed_probe(run_id)
-
-        async def probe() -> str | None:
-            try:
-                return await closed()
-            except RunNotFoundError:
-                view = await thread_view(self.client, self.task_queue, thread_id, resource_id)
-                ended = [entry.status for entry in view.done if entry.run_id == run_id]
-                return ended[-1] if ended else None
-
-        return probe
+        return await compared_runs(self, a, b)
 
     async def thread(self, thread_id: str, *, resource_id: str) -> ThreadSnapshot:
         """A memory thread as it stands: its runs (active, queued in the order they will run, done) and its messages
@@ -515,38 +334,6 @@ class App:
         """Take a queued run out of its thread's queue before it starts (its stream then ends); ``False`` when it is
         not queued there."""
         return await cancel_queued(self.client, self.task_queue, thread_id, resource_id, run_id)
-
-    async def _start_workflow(
-        self,
-        run_input: RunInput,
-        attributes: list[SearchAttributePair[str]],
-        task_timeout: timedelta | None,
-        memo: Mapping[str, Any] | None = None,
-    ) -> None:
-        eager = self._starting < EAGER_STARTS_IN_FLIGHT
-        self._starting += 1
-        try:
-            await self.client.start_workflow(
-                AgentRunWorkflow.run,
-                run_input,
-                id=run_input.run_id,
-                task_queue=self.task_queue,
-                search_attributes=TypedSearchAttributes(attributes),
-                task_timeout=task_timeout,
-                memo=dict(memo) if memo else None,
-                request_eager_start=eager,
-            )
-        except RPCError as error:
-            if error.status == RPCStatusCode.INVALID_ARGUMENT and "search attribute" in error.message.lower():
-                names = ", ".join(key.name for key in search_attributes.ALL)
-                raise ConfigurationError(
-                    f"the Temporal namespace lacks tempo-agents' search attributes ({names}, all Keyword). "
-                    "The embedded dev server registers them; on a cluster run for each: "
-                    "temporal operator search-attribute create --name <name> --type Keyword"
-                ) from error
-            raise
-        finally:
-            self._starting -= 1
 
     async def generate(self, agent_id: str, messages: MessageInput, **options: Any) -> GenerateResult:
         """Start a run and wait for its result."""
@@ -569,19 +356,8 @@ class App:
         answer was lost: the run is resumed once and the retry gets the same answer. ``method`` names the caller
         in the texts of refused answers (by default the method of the action: ``resume_stream()`` ...).
         """
-        agent = self.agent(agent_id)
-        if request.answered_by is not None:
-            groups = [*request.answered_by_groups]
-            groups += [group for group in self.groups.get(request.answered_by, []) if group not in groups]
-            request = request.model_copy(update={"answered_by_groups": groups})
-        return await send_resume(
-            self,
-            run_id,
-            request,
-            agent_id=agent.id,
-            agent_name=agent.name,
-            method=method or ANSWER_METHODS.get(request.action, request.action),
-            idempotency_key=idempotency_key,
+        return await answer_call(
+            self, run_id, request, agent_id=agent_id, idempotency_key=idempotency_key, method=method
         )
 
     async def resume_stream(
@@ -657,100 +433,7 @@ class App:
         Nothing is reported back; a refused or invalid resume (one from someone the call is not assigned to too)
         is journaled as a ``data-error`` chunk and the run keeps waiting.
         """
-        request = ResumeRequest(action="resume", data=resume_data, tool_call_id=tool_call_id, answered_by=answered_by)
-        if answered_by is not None:
-            request = request.model_copy(update={"answered_by_groups": self.groups.get(answered_by, [])})
-        await self.client.get_workflow_handle(run_id).signal("resume", request)
-
-    # Schedules ------------------------------------------------------------------------------
-
-    async def schedule(
-        self,
-        agent_id: str,
-        message: MessageInput,
-        *,
-        cron: str | None = None,
-        every: str | timedelta | None = None,
-        schedule_id: str | None = None,
-        time_zone: str | None = None,
-        jitter: str | timedelta | None = None,
-        overlap: str = "skip",
-        catchup_window: str | timedelta | None = None,
-        paused: bool = False,
-        note: str | None = None,
-        **options: Any,
-    ) -> AgentSchedule:
-        """Run ``agent_id`` with ``message`` on a Temporal Schedule: ``cron="0 9 * * 1-5"`` or ``every="1h"``
-        (``"30s"``, ``"1h30m"``, a ``timedelta``). Each run is an ordinary run with ``options`` (``memory``,
-        ``max_steps``, ``budget`` ...) whose run id is ``<schedule id>-<scheduled time>`` (a trigger's:
-        ``<schedule id>-<time>-<8 hex>``).
-
-        ``time_zone`` (IANA name) is the cron's; ``jitter`` delays each run by up to that much; ``overlap``
-        says what happens when a run is due while the last one has not closed (``skip``, ``buffer_one``,
-        ``buffer_all``, ``cancel_other``, ``terminate_other``, ``allow_all``); ``catchup_window`` is how late
-        a run missed while the Temporal server was down may still start. The schedule lives on the Temporal
-        server: it survives restarts of workers, clients and the server itself."""
-        return await create_schedule(
-            self,
-            agent_id,
-            message,
-            cron=cron,
-            every=every,
-            schedule_id=schedule_id,
-            time_zone=time_zone,
-            jitter=jitter,
-            overlap=overlap,
-            catchup_window=catchup_window,
-            paused=paused,
-            note=note,
-            options=options,
-        )
-
-    def get_schedule(self, schedule_id: str) -> AgentSchedule:
-        """A handle on an existing schedule (describe, update, pause, unpause, trigger, backfill, delete)."""
-        return AgentSchedule(self, self.client.get_schedule_handle(schedule_id))
-
-    async def update_schedule(self, schedule_id: str, **changes: Any) -> ScheduleView:
-        """Change a schedule in place, keeping its recent runs (:meth:`AgentSchedule.update`: ``message``, ``cron``
-        or ``every``, ``time_zone``, ``jitter``, ``overlap``, ``catchup_window``, ``note``, ``paused``, and run
-        options such as ``memory``, ``max_steps`` or ``budget``)."""
-        return await self.get_schedule(schedule_id).update(**changes)
-
-    async def list_schedules(self) -> list[ScheduleView]:
-        """This App's schedules (on its task queue), with their next and recent runs."""
-        return await list_schedules(self)
-
-    # Events ---------------------------------------------------------------------------------
-
-    async def receive_event(
-        self,
-        agent_id: str,
-        headers: Mapping[str, str],
-        body: bytes,
-        *,
-        template: str | None = None,
-        now: datetime | None = None,
-        **options: Any,
-    ) -> EventRun:
-        """Start a run of ``agent_id`` from a webhook delivery signed the Standard Webhooks way (``headers``
-        ``webhook-id``, ``webhook-timestamp``, ``webhook-signature``, by lower-case name) with one of the agent's
-        ``event_secrets``. The JSON ``body`` is rendered into the message by the event template ``template`` (by
-        default the one named like the agent; without one, the JSON text). The same ``webhook-id`` delivered again
-        starts nothing and answers the first run (``duplicate=True``). ``options`` are run options; the run's
-        thread and resource are the ones the signed body names (``"memory": {"thread": ..., "resource": ...}``),
-        which a ``memory`` option may only repeat.
-
-        Raises :class:`WebhookRefusedError` (``status`` 400 or 401) for a forged, too old or malformed delivery or
-        one sent to another thread than it names, 422 for a payload the template cannot render."""
-        return await receive_event(
-            self,
-            agent_id,
-            {name.lower(): value for name, value in headers.items()},
-            body,
-            now=now or datetime.now(UTC),
-            template=template,
-            **options,
-        )
+        await signal_answer(self, run_id, resume_data, tool_call_id=tool_call_id, answered_by=answered_by)
 
     async def budget_usage(
         self,
@@ -780,51 +463,7 @@ class App:
         """Answer a run that waits for its budget: ``budget`` becomes its budget and the step runs again, or
         ``end=True`` ends it (finish reason ``budget-exceeded``). Returns the stream from the answer on; raises
         :class:`BudgetRefusedError` when the run does not wait for its budget."""
-        if end == (budget is not None):
-            raise ConfigurationError("answer_budget needs either budget=... (raise it) or end=True")
-        answer = BudgetAnswer(
-            action="end" if end else "raise",
-            budget=None if budget is None else Budget.model_validate(budget),
-            answered_by=answered_by,
-        )
-        accepted = await send_budget_answer(self.client, run_id, answer)
-        stream = await stream_after(self, run_id, accepted)
-        assert stream is not None  # no limit on the attempts
-        return stream
-
-    def add_webhook_sources(self, sources: Sequence[WebhookSource]) -> None:
-        """Configure more webhook sources (``serve --webhook-sources FILE`` calls this); each names an agent of
-        the App and, if any, a registered event template. A name given twice is a ConfigurationError."""
-        for source in sources:
-            self.agent(source.agent)
-            if source.template is not None and source.template not in self.event_templates:
-                known = ", ".join(sorted(self.event_templates)) or "none"
-                raise ConfigurationError(
-                    f'webhook source "{source.name}" names the event template "{source.template}", which is not '
-                    f"registered on the App (registered: {known})"
-                )
-            if source.name in self.webhook_sources:
-                raise ConfigurationError(f'webhook source "{source.name}" is configured twice')
-            self.webhook_sources[source.name] = source
-
-    async def receive_source_event(
-        self, source: str, headers: Mapping[str, str], body: bytes, *, now: datetime | None = None, **options: Any
-    ) -> EventRun:
-        """Start a run of the source's agent from one of its deliveries, verified as the source says, once per
-        event id (``webhook-id``, else the source's ``event_id_field``): the same event again starts nothing and
-        answers the first run (``duplicate=True``). Raises :class:`WebhookRefusedError` for a refused delivery
-        and ConfigurationError for an unknown source."""
-        configured = self.webhook_sources.get(source)
-        if configured is None:
-            raise ConfigurationError(f'no webhook source "{source}" is configured')
-        return await receive_source_event(
-            self,
-            configured,
-            {name.lower(): value for name, value in headers.items()},
-            body,
-            now=now or datetime.now(UTC),
-            **options,
-        )
+        return await answer_budget(self, run_id, budget=budget, end=end, answered_by=answered_by)
 
     def queries(self, run_id: str) -> RunQueries:
         """The run's queries, typed (``await app.queries(run_id).pending()``)."""
@@ -866,19 +505,7 @@ class App:
         just saw it (``generate()`` returned ``suspended``) could find nothing pending yet: while the run
         reports calls still running and nothing pending, this asks again for up to ``settle_seconds``.
         """
-        queries = self.queries(run_id)
-        deadline = asyncio.get_running_loop().time() + settle_seconds
-        while True:
-            pending = await queries.pending()
-            if pending or asyncio.get_running_loop().time() >= deadline:
-                return pending
-            try:
-                running = await queries.calls_running()
-            except WorkflowQueryFailedError:  # a run started before the query existed
-                return pending
-            if not running:  # the calls may have ended between the two queries: ask once more
-                return await queries.pending()
-            await asyncio.sleep(0.02)
+        return await self.queries(run_id).settled_pending(settle_seconds)
 
     async def list_suspended_runs(
         self,
@@ -895,41 +522,9 @@ class App:
         with thousands waiting, a page costs what a page of a few does); ``total`` counts every one.
 
         Sub-agents' runs are left out: their waiting calls are listed on their top run, which is answered."""
-        if limit is not None and limit < 1:
-            raise ValueError(f"limit must be at least 1, not {limit}")
-        if offset < 0:
-            raise ValueError(f"offset must not be negative, not {offset}")
-        page = await waiting_page(
-            self.store,
-            self.client,
-            self.task_queue,
-            agent_id=agent_id,
-            thread_id=thread_id,
-            resource_id=resource_id,
-            limit=limit,
-            skip=offset,
+        return await suspended_runs(
+            self, agent_id=agent_id, thread_id=thread_id, resource_id=resource_id, limit=limit, offset=offset
         )
-        runs = [
-            SuspendedRun(
-                run_id=run.run_id,
-                agent_id=run.agent_id,
-                thread_id=run.thread_id,
-                resource_id=run.resource_id,
-                suspended_at=run.suspended_at,
-                tool_calls=[
-                    SuspendedToolCall(
-                        tool_call_id=p.tool_call_id,
-                        tool_name=p.tool_name,
-                        args=p.args,
-                        requires_approval=p.requires_approval,
-                        suspend_payload=p.suspend_payload,
-                    )
-                    for p in run.calls
-                ],
-            )
-            for run in page.runs
-        ]
-        return SuspendedRuns(runs=runs, total=page.total)
 
     def attach(self, run_id: str, *, offset: int = 0, follow: Follow = "segment") -> AgentStream:
         """Follow any run's journal from ``offset``; works from any process that can read the store.
@@ -937,20 +532,5 @@ class App:
         ``follow="segment"`` ends the stream at the next ``finish`` chunk (the run finished or now waits
         for a person); ``follow="run"`` follows the run across every suspension and resume until it ends.
         """
-        probe = self._run_closed_probe(run_id) if self._client is not None else None
+        probe = run_closed_probe(self._client, run_id) if self._client is not None else None
         return AgentStream(self.store, run_id, offset=offset, probe=probe, follow=follow)
-
-    def _run_closed_probe(self, run_id: str) -> RunClosedProbe:
-        async def probe() -> str | None:
-            try:
-                description = await self.client.get_workflow_handle(run_id).describe()
-            except RPCError as error:
-                if error.status == RPCStatusCode.NOT_FOUND:
-                    raise RunNotFoundError(f'no run "{run_id}" exists') from error
-                raise
-            status = description.status
-            if status in (None, WorkflowExecutionStatus.RUNNING, WorkflowExecutionStatus.CONTINUED_AS_NEW):
-                return None
-            return status.name
-
-        return probe

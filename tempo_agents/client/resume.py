@@ -2,25 +2,39 @@
 
 Every way to answer a call (``App.resume_stream`` and its siblings, ``Agent.resume_generate``, the HTTP routes,
 the dashboard) builds a :class:`ResumeRequest` and sends it through :func:`send_resume`, through ``App.answer``.
+A caller that has read the call it answers (the HTTP server, an answer link) hands it down, and the answerer is
+checked against its approvers before anything is sent; the run checks again, as the authority.
 """
 
 from __future__ import annotations
 
 import asyncio
 import uuid
+from collections.abc import Iterable
 from typing import Protocol
 
 from temporalio.client import Client, WorkflowUpdateFailedError
 from temporalio.exceptions import ApplicationError
 from temporalio.service import RPCError, RPCStatusCode
 
+from tempo_agents.approvals import may_answer, not_an_approver_text
 from tempo_agents.client.update_resends import execute_update_resending
 from tempo_agents.errors import ResumeError, ResumeValidationError
 from tempo_agents.store.base import Store
 from tempo_agents.streams.stream import AgentStream, Follow
 from tempo_agents.workflows import resume_errors
 from tempo_agents.workflows.activity_names import AGENT_RUN_WORKFLOW
-from tempo_agents.workflows.payloads import ResumeAccepted, ResumeRequest
+from tempo_agents.workflows.payloads import PendingCall, ResumeAccepted, ResumeRequest
+
+__all__ = [
+    "ANSWER_METHODS",
+    "AnsweringClient",
+    "check_answerer",
+    "resume_error_text",
+    "resume_update_id",
+    "send_resume",
+    "stream_after",
+]
 
 ANSWER_METHODS = {"resume": "resume_stream", "approve": "approve_tool_call", "decline": "decline_tool_call"}
 """The Python method each action is named by in the texts of refused answers (``Agent "a" resume_stream() ...``)."""
@@ -62,6 +76,20 @@ def resume_error_text(code: str, *, agent_name: str, method: str, run_id: str, t
     return f'Agent "{agent_name}" {method}() could not resume runId "{run_id}" ({code}).'
 
 
+def resume_update_id(idempotency_key: str) -> str:
+    """The id of the run's ``resume`` update that carries the answer with this key: the same key, the same update,
+    which Temporal answers once."""
+    return f"resume:{idempotency_key}"
+
+
+def check_answerer(waiting: PendingCall, answered_by: str | None, groups: Iterable[str]) -> None:
+    """Raise the run's own refusal (:class:`ResumeError`, ``NOT_AN_APPROVER``) when ``answered_by``, a member of
+    ``groups``, may not answer the call as it waits."""
+    if not may_answer(waiting.approvers, answered_by, groups):
+        text = not_an_approver_text(waiting.tool_call_id, waiting.approvers)
+        raise ResumeError(text, code=resume_errors.NOT_AN_APPROVER)
+
+
 async def send_resume(
     app: AnsweringClient,
     run_id: str,
@@ -71,6 +99,7 @@ async def send_resume(
     agent_name: str,
     method: str,
     idempotency_key: str | None = None,
+    waiting: PendingCall | None = None,
 ) -> AgentStream:
     """Send the ``resume`` update and follow the resumed segment.
 
@@ -78,18 +107,20 @@ async def send_resume(
     so the client sends the update directly. Every caller's update has its own id: when several callers
     answer the same call at once, exactly one is accepted and the others are told it is not suspended.
     A caller retrying the same request passes the same ``idempotency_key`` and gets the first outcome.
+    ``waiting``: the call as the caller read it, whose approvers the answerer is checked against first.
     """
 
     def refuse(code: str, tool_call_id: str | None = request.tool_call_id) -> ResumeError:
         text = resume_error_text(code, agent_name=agent_name, method=method, run_id=run_id, tool_call_id=tool_call_id)
         return ResumeError(text, code=code)
 
+    if waiting is not None:
+        check_answerer(waiting, request.answered_by, request.answered_by_groups)
     handle = app.client.get_workflow_handle(run_id)
     request = request.model_copy(update={"agent_id": agent_id})
+    update_id = resume_update_id(idempotency_key or str(uuid.uuid4()))
     try:
-        accepted = await execute_update_resending(
-            handle, "resume", request, id=f"resume:{idempotency_key or uuid.uuid4()}", result_type=ResumeAccepted
-        )
+        accepted = await execute_update_resending(handle, "resume", request, id=update_id, result_type=ResumeAccepted)
     except WorkflowUpdateFailedError as error:
         cause = error.cause
         if isinstance(cause, ApplicationError) and cause.type == resume_errors.INVALID_ARGS and cause.details:

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
-from temporalio.client import WorkflowHandle
+from temporalio.client import WorkflowHandle, WorkflowQueryFailedError
 
 from tempo_agents.models.usage import Usage
 from tempo_agents.tasks import TaskItem
@@ -48,6 +49,22 @@ class RunQueries:
 
     async def pending(self) -> list[PendingCall]:
         return await self.handle.query(AgentRunWorkflow.pending)
+
+    async def settled_pending(self, settle_seconds: float) -> list[PendingCall]:
+        """The calls the run waits on, asked again for up to ``settle_seconds`` while the run reports calls still
+        running and nothing pending (a suspension reaches the journal a moment before the workflow hears of it)."""
+        deadline = asyncio.get_running_loop().time() + settle_seconds
+        while True:
+            pending = await self.pending()
+            if pending or asyncio.get_running_loop().time() >= deadline:
+                return pending
+            try:
+                running = await self.calls_running()
+            except WorkflowQueryFailedError:  # a run started before the query existed
+                return pending
+            if not running:  # the calls may have ended between the two queries: ask once more
+                return await self.pending()
+            await asyncio.sleep(0.02)
 
     async def budget(self) -> BudgetState:
         return await self.handle.query(AgentRunWorkflow.budget)

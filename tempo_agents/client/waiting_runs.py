@@ -13,15 +13,17 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from typing import Protocol
 
 from temporalio.client import Client
 
+from tempo_agents.agent.suspended_runs import SuspendedRun, SuspendedRuns, SuspendedToolCall
 from tempo_agents.client.visibility import quote, runs_query, waiting_clauses
 from tempo_agents.store.base import Store
 from tempo_agents.workflows import search_attributes
 from tempo_agents.workflows.payloads import PendingCall
 
-__all__ = ["WaitingPage", "WaitingRun", "waiting_page"]
+__all__ = ["WaitingPage", "WaitingRun", "WaitingRunsApp", "suspended_runs", "waiting_page"]
 
 _CLOSED = "ExecutionStatus IN ('Completed', 'Failed', 'Canceled', 'Terminated', 'TimedOut')"
 
@@ -140,3 +142,62 @@ async def _closed(client: Client, task_queue: str, run_ids: list[str]) -> set[st
         query = runs_query(task_queue, clauses=[f"WorkflowId IN ({ids})", _CLOSED])
         closed |= {execution.id async for execution in client.list_workflows(query)}
     return closed
+
+
+class WaitingRunsApp(Protocol):
+    """What listing waiting runs needs of an App: its store, its client and its task queue."""
+
+    task_queue: str
+
+    @property
+    def client(self) -> Client: ...
+
+    @property
+    def store(self) -> Store: ...
+
+
+async def suspended_runs(
+    app: WaitingRunsApp,
+    *,
+    agent_id: str | None = None,
+    thread_id: str | None = None,
+    resource_id: str | None = None,
+    limit: int | None = None,
+    offset: int = 0,
+) -> SuspendedRuns:
+    """A page of :func:`waiting_page` as ``App.list_suspended_runs`` answers it (``offset``: how many to skip)."""
+    if limit is not None and limit < 1:
+        raise ValueError(f"limit must be at least 1, not {limit}")
+    if offset < 0:
+        raise ValueError(f"offset must not be negative, not {offset}")
+    page = await waiting_page(
+        app.store,
+        app.client,
+        app.task_queue,
+        agent_id=agent_id,
+        thread_id=thread_id,
+        resource_id=resource_id,
+        limit=limit,
+        skip=offset,
+    )
+    runs = [
+        SuspendedRun(
+            run_id=run.run_id,
+            agent_id=run.agent_id,
+            thread_id=run.thread_id,
+            resource_id=run.resource_id,
+            suspended_at=run.suspended_at,
+            tool_calls=[
+                SuspendedToolCall(
+                    tool_call_id=p.tool_call_id,
+                    tool_name=p.tool_name,
+                    args=p.args,
+                    requires_approval=p.requires_approval,
+                    suspend_payload=p.suspend_payload,
+                )
+                for p in run.calls
+            ],
+        )
+        for run in page.runs
+    ]
+    return SuspendedRuns(runs=runs, total=page.total)

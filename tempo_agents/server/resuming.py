@@ -8,9 +8,11 @@ The key becomes the id of the run's ``resume`` update, so Temporal answers a rep
 first outcome instead of resuming twice, while a different answer to the same call is refused
 (exactly one of two racing callers wins).
 
-The round comes from the run's ``pending`` query. When the call no longer waits, the request may be a
-retry of one that was accepted: the earlier rounds' updates are looked up by their ids, and the
-latest one found answers again.
+The round comes from the run's ``pending`` query, read once per answer (a caller that read it already, an answer
+link, hands it down), and the call it names goes with the answer: the client checks the answerer against its
+approvers before it sends. When the call no longer waits, the request may be a retry of one that was accepted: the
+earlier rounds' updates are looked up by their ids, and the latest one found answers again. Once the answer is
+accepted the client ends the call's wait in the store (``activities/kept_answer.py``), so listings leave it out.
 """
 
 from __future__ import annotations
@@ -18,8 +20,9 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 from typing import Any, Literal
 
 from starlette.requests import Request
@@ -27,17 +30,17 @@ from temporalio.client import WorkflowExecutionDescription, WorkflowExecutionSta
 from temporalio.service import RPCError, RPCStatusCode
 
 from tempo_agents.agent.agent import Agent
+from tempo_agents.client.answers import answer_call
 from tempo_agents.client.app import App
-from tempo_agents.client.resume import resume_error_text, stream_after
+from tempo_agents.client.resume import resume_error_text, resume_update_id, stream_after
 from tempo_agents.errors import ConfigurationError
 from tempo_agents.server.auth import principal, principal_groups
 from tempo_agents.server.dependencies import request_id
 from tempo_agents.server.errors import ApiError, resume_error_status
-from tempo_agents.store.base import GivenAnswer
 from tempo_agents.streams.stream import AgentStream
 from tempo_agents.workflows import resume_errors, search_attributes
 from tempo_agents.workflows.activity_names import AGENT_RUN_WORKFLOW
-from tempo_agents.workflows.payloads import Answer, PendingCall, ResumeAccepted, ResumeRequest
+from tempo_agents.workflows.payloads import PendingCall, ResumeAccepted, ResumeRequest
 
 __all__ = ["ResumeAction", "ResumeCommand", "describe_run", "http_command", "idempotency_key", "resume_run"]
 
@@ -187,7 +190,8 @@ async def _earlier_answer(app: App, command: ResumeCommand) -> ResumeAccepted | 
     handle = app.client.get_workflow_handle(command.run_id)
 
     async def accepted(call_round: int) -> ResumeAccepted | None:
-        update = handle.get_update_handle(f"resume:{idempotency_key(command, call_round)}", result_type=ResumeAccepted)
+        update_id = resume_update_id(idempotency_key(command, call_round))
+        update = handle.get_update_handle(update_id, result_type=ResumeAccepted)
         try:
             answer: ResumeAccepted = await update.result(rpc_timeout=_LOOKUP_TIMEOUT)
         except Exception:
@@ -206,26 +210,14 @@ async def _stream_after(app: App, run_id: str, answer: ResumeAccepted) -> AgentS
     return stream
 
 
-def _given(command: ResumeCommand, target: PendingCall) -> GivenAnswer:
-    """The accepted answer as the store keeps it (who, what, when: now, as the run's ``answers`` query says it)."""
-    now = datetime.now(UTC)
-    answer = Answer(
-        tool_call_id=target.tool_call_id,
-        tool_name=target.tool_name,
-        action=command.action,
-        answered_by=command.answered_by,
-        answered_at=now,
-        data=command.data if command.action == "resume" else None,
-        reason=command.reason if command.action == "decline" else None,
-        args=command.args if command.action == "approve" else None,
-    )
-    return GivenAnswer(now.timestamp(), answer.to_wire())
-
-
-async def resume_run(app: App, agent: Agent | None, command: ResumeCommand) -> tuple[Agent, AgentStream]:
+async def resume_run(
+    app: App, agent: Agent | None, command: ResumeCommand, *, pending: Sequence[PendingCall] | None = None
+) -> tuple[Agent, AgentStream]:
     """Send the resume (once, however often the request is repeated) and return the resumed stream.
 
-    ``agent=None`` takes the run's own agent. Refusals raise :class:`ApiError` with a 4xx status.
+    ``agent=None`` takes the run's own agent. ``pending``: the run's waiting calls as the caller just read them
+    (``None``: read here). Refusals raise :class:`ApiError` with a 4xx status (or the client's
+    :class:`ResumeError`, which ``api_error_from`` words).
     """
     method = _METHODS[command.action]
     description = await describe_run(app, command.run_id, resuming=(agent.name if agent else "", method))
@@ -237,7 +229,9 @@ async def resume_run(app: App, agent: Agent | None, command: ResumeCommand) -> t
         raise ApiError(resume_error_status(resume_errors.AGENT_MISMATCH), text, code=resume_errors.AGENT_MISMATCH)
     agent = owner
     target: PendingCall | None = None
-    if description.status == WorkflowExecutionStatus.RUNNING:
+    if pending is not None:
+        target = _target(list(pending), command.tool_call_id)
+    elif description.status == WorkflowExecutionStatus.RUNNING:
         target = _target(await app.pending(command.run_id), command.tool_call_id)
     if target is None:
         earlier = await _earlier_answer(app, command)
@@ -245,7 +239,6 @@ async def resume_run(app: App, agent: Agent | None, command: ResumeCommand) -> t
             return agent, await _stream_after(app, command.run_id, earlier)
     # A call the run does not wait on is still asked about: the workflow refuses it with the exact reason.
     key = idempotency_key(command, target.round if target is not None else 0)
-    stream = await app.answer(command.run_id, command.request(), agent_id=agent.id, idempotency_key=key)
-    if target is not None:  # accepted: listings made from now on leave the call out (its resumed activity agrees)
-        await app.store.forget_waiting(command.run_id, target.tool_call_id, target.round, _given(command, target))
+    request = command.request()
+    stream = await answer_call(app, command.run_id, request, agent_id=agent.id, idempotency_key=key, waiting=target)
     return agent, stream

@@ -2,7 +2,8 @@
 
 Read from the answers the store keeps (``Store.answered_calls``), a page of answers at a time: however many runs
 still wait, the page lists answers. An answer is kept by whoever ended its call's wait (the server that had it
-accepted, else the resumed call's activity); answers given before the store kept them are not listed.
+accepted, else the resumed call's activity: ``activities/kept_answer.py``); answers given before the store kept
+them are not listed.
 """
 
 from __future__ import annotations

@@ -19,16 +19,16 @@ from fastapi.responses import HTMLResponse
 from temporalio.service import RPCError
 
 from tempo_agents.agent.agent import Agent
-from tempo_agents.approvals import may_answer
 from tempo_agents.approvals.answer_links import AnswerLinks, LinkClaims, LinkRefusedError, args_hash
 from tempo_agents.client.app import App
-from tempo_agents.errors import ConfigurationError
+from tempo_agents.client.resume import check_answerer
+from tempo_agents.errors import ConfigurationError, ResumeError
 from tempo_agents.server.dependencies import AppDep
 from tempo_agents.server.errors import api_error_from
 from tempo_agents.server.pending_view import shown_call
 from tempo_agents.server.resuming import ResumeCommand, resume_run
 from tempo_agents.store.base import SavedOutcome
-from tempo_agents.workflows import search_attributes
+from tempo_agents.workflows import resume_errors, search_attributes
 from tempo_agents.workflows.payloads import PendingCall
 
 __all__ = ["router"]
@@ -85,9 +85,10 @@ def _used_key(claims: LinkClaims) -> str:
     return f"answer-link-used:{claims.nonce}"
 
 
-async def _waiting_call(app: App, claims: LinkClaims, groups: list[str]) -> PendingCall:
-    """The call the link answers, as it waits now; raises when the link no longer fits it (or was used: a call
-    whose answer its tool refused waits again in the same round, and the link that gave that answer is spent)."""
+async def _waiting_call(app: App, claims: LinkClaims) -> tuple[PendingCall, list[PendingCall]]:
+    """The call the link answers, as it waits now, and the run's waiting calls as read (once) to find it; raises
+    when the link no longer fits it (or was used: a call whose answer its tool refused waits again in the same
+    round, and the link that gave that answer is spent). Who may answer it is the client's check."""
     if await app.store.saved_outcome(claims.run_id, _used_key(claims)) is not None:
         raise LinkRefusedError("This link was used already; it answers nothing more.", status=409)
     try:
@@ -106,11 +107,12 @@ async def _waiting_call(app: App, claims: LinkClaims, groups: list[str]) -> Pend
         raise LinkRefusedError(
             "The call's arguments changed since this link was made; open the run in the dashboard.", status=409
         )
-    if not may_answer(call.approvers, claims.principal, groups):
-        raise LinkRefusedError(
-            f"This call now waits for {', '.join(call.approvers)}; this link no longer answers it.", status=403
-        )
-    return call
+    return call, pending
+
+
+def _reassigned(call: PendingCall) -> HTMLResponse:
+    """The refusal of a link whose principal may no longer answer the call (it was re-assigned to others)."""
+    return _refused(f"This call now waits for {', '.join(call.approvers)}; this link no longer answers it.", 403)
 
 
 async def _run_agent(app: App, run_id: str) -> Agent | None:
@@ -146,9 +148,13 @@ async def confirm(app: AppDep, token: str, request: Request) -> HTMLResponse:
     """The confirmation page: what the link answers. Changes nothing."""
     try:
         claims = _links(app).verify(token)
-        call = await _waiting_call(app, claims, _groups(request, claims.principal))
+        call, _ = await _waiting_call(app, claims)
     except LinkRefusedError as refused:
         return _refused(refused.reason, refused.status)
+    try:
+        check_answerer(call, claims.principal, _groups(request, claims.principal))
+    except ResumeError:
+        return _reassigned(call)
     word = _ACTION_WORDS[claims.choice.action]
     form = f'<form method="post"><button type="submit" id="confirm">{html.escape(word)}</button></form>'
     return _page(f"{word} this call?", await _summary(app, claims, call) + form)
@@ -160,7 +166,7 @@ async def answer(app: AppDep, token: str, request: Request) -> HTMLResponse:
     try:
         claims = _links(app).verify(token)
         groups = _groups(request, claims.principal)
-        call = await _waiting_call(app, claims, groups)
+        call, pending = await _waiting_call(app, claims)
     except LinkRefusedError as link_refused:
         return _refused(link_refused.reason, link_refused.status)
     choice = claims.choice
@@ -175,8 +181,10 @@ async def answer(app: AppDep, token: str, request: Request) -> HTMLResponse:
         round=claims.round,
     )
     try:
-        await resume_run(app, None, command)
+        await resume_run(app, None, command, pending=pending)  # the client checks who may answer before it sends
     except Exception as error:
+        if isinstance(error, ResumeError) and error.code == resume_errors.NOT_AN_APPROVER:
+            return _reassigned(call)
         refused = api_error_from(error)
         if refused is None:
             raise
