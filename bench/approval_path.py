@@ -1,6 +1,6 @@
 """The path of one approval through the code: which files it passes, in order, and how often it crosses between them.
 
-    python bench/approval_path.py [--files]
+    python bench/approval_path.py [--files] [--back]
 
 One process holds the embedded dev server's client, the worker and the HTTP API (as ``tempo-agents dev`` does). An
 agent on a ``ScriptedModel`` calls a tool that needs approval; an HTTP client posts ``/api/agents/support/stream``,
@@ -9,9 +9,11 @@ its end. While it does, a profile hook sees every call from a function in one ``
 in another (every thread: the event loop, the workflow task threads, the activity threads). It prints:
 
 - ``crossings``: the distinct (caller file, called file) pairs: the file boundaries the path crosses;
-- ``back into a file already left``: those of them whose called file the path had entered before;
+- ``into a file entered earlier``: those of them whose called file the path entered before the calling one;
+- ``back into a file still on the stack``: those whose called file has a function further up the
+  call stack (A calls B, which calls back into A): control that goes back and forth between files;
 - ``calls across files``: every such call, repeats included (grows with the number of chunks streamed);
-- with ``--files``, the files in the order the path first enters them.
+- with ``--files``, the files in the order the path first enters them; with ``--back``, the crossings back.
 
 The figures depend on the code's layout, not on the machine; nothing here is timed. Only top-level names of the
 package and ``tempo_agents.server.serving`` are imported, so the same script measures earlier layouts too.
@@ -39,13 +41,23 @@ from tempo_agents.server.serving import ApiServer
 PACKAGE = str(Path(tempo_agents.__file__).parent) + "/"
 
 
+def _still_inside(frame: FrameType | None, filename: str) -> bool:
+    """Whether ``filename`` has a function on the call stack from ``frame`` up (awaits included)."""
+    while frame is not None:
+        if frame.f_code.co_filename == filename:
+            return True
+        frame = frame.f_back
+    return False
+
+
 class CrossingRecorder:
     """Records calls from one package file into another, from every thread."""
 
     def __init__(self) -> None:
         self.pairs: dict[tuple[str, str], int] = {}
         self.first_entered: dict[str, int] = {}
-        self.back_into_left: set[tuple[str, str]] = set()
+        self.into_earlier: set[tuple[str, str]] = set()
+        self.back_into_stack: set[tuple[str, str]] = set()
         self.recording = False
         self._lock = threading.Lock()
 
@@ -60,7 +72,9 @@ class CrossingRecorder:
             for name in pair:
                 self.first_entered.setdefault(name, len(self.first_entered))
             if pair not in self.pairs and self.first_entered[pair[1]] < self.first_entered[pair[0]]:
-                self.back_into_left.add(pair)
+                self.into_earlier.add(pair)
+            if pair not in self.pairs and _still_inside(frame.f_back.f_back, callee):
+                self.back_into_stack.add(pair)
             self.pairs[pair] = self.pairs.get(pair, 0) + 1
 
     def install(self) -> None:
@@ -109,6 +123,7 @@ def waiting_call(lines: list[str]) -> tuple[str, str]:
 async def main() -> None:
     parser = argparse.ArgumentParser(description="The files one approval passes through, and its file crossings.")
     parser.add_argument("--files", action="store_true", help="list the files in the order the path enters them")
+    parser.add_argument("--back", action="store_true", help="list the crossings back into a file still on the stack")
     options = parser.parse_args()
     recorder = CrossingRecorder()
     environment = await start_server(None, stock=False)
@@ -135,11 +150,15 @@ async def main() -> None:
     calls = sum(recorder.pairs.values())
     print(
         f"approval_path: files={len(recorder.first_entered)} crossings={len(recorder.pairs)} "
-        f"back into a file already left={len(recorder.back_into_left)} calls across files={calls}"
+        f"into a file entered earlier={len(recorder.into_earlier)} "
+        f"back into a file still on the stack={len(recorder.back_into_stack)} calls across files={calls}"
     )
     if options.files:
         for name in sorted(recorder.first_entered, key=recorder.first_entered.__getitem__):
             print(f"  {name}")
+    if options.back:
+        for caller, callee in sorted(recorder.back_into_stack):
+            print(f"  {caller} -> {callee} ({recorder.pairs[(caller, callee)]} calls)")
 
 
 if __name__ == "__main__":
