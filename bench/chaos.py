@@ -41,14 +41,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # tests.support
 from bench._common import bench_parser, busy_warning, out, quantile, run_as_module
 from tempo_agents.worker.dev_server import free_port
 from tests.support.chaos.check import RECOVERY_BOUND_SECONDS, Report
-from tests.support.chaos.harness import (
-    ChaosWorld,
-    ServerChaos,
-    connect,
-    consecutive_kills_of_one_call,
-    random_worker_kills,
-    server_kills,
-)
+from tests.support.chaos.scenarios import consecutive_kills_of_one_call, random_worker_kills, server_kills
+from tests.support.chaos.server_chaos import ServerChaos, connect
+from tests.support.chaos.world import ChaosWorld
 from tests.support.postgres_server import PostgresServer, find_bindir
 
 

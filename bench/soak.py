@@ -67,8 +67,9 @@ from tempo_agents.worker.dev_server import free_port
 from tempo_agents.workflows.payloads import RunResult
 from tests.support.chaos.app import PARENT_AGENT, child_run_id
 from tests.support.chaos.check import Kill, RunOutcome, check, check_stream, saved_outcomes
-from tests.support.chaos.harness import ChaosWorld, ServerChaos, connect
+from tests.support.chaos.server_chaos import ServerChaos, connect
 from tests.support.chaos.task_census import CENSUS_DIR_ENV, read_census, read_thread_names
+from tests.support.chaos.world import ChaosWorld
 from tests.support.postgres_server import PostgresServer, find_bindir
 from tests.support.soak.check import Bounds, Verdict, check_cancelled, check_parent, drift, percentile, slopes
 from tests.support.soak.processes import busiest_processes, load_average, process_figures, tree_rss_mb

@@ -63,7 +63,7 @@ from tempo_agents.server.run_views import list_runs
 from tempo_agents.server.serving import ApiServer
 from tempo_agents.worker.dev_server import DevServer, free_port
 from tempo_agents.workflows.payloads import RunResult
-from tests.support.chaos.harness import connect
+from tests.support.chaos.server_chaos import connect
 from tests.support.postgres_server import PostgresServer, find_bindir
 from tests.support.soak.processes import busiest_processes, load_average, process_figures
 

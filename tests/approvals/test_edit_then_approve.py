@@ -3,7 +3,6 @@ runs with exactly them, the model reads them in its transcript, and the journal 
 
 from __future__ import annotations
 
-import asyncio
 import json
 from typing import Any
 
@@ -15,7 +14,7 @@ from tempo_agents.tools.validation import to_schema, validate_input
 from tempo_agents.workflows.payloads import ResumeRequest
 from tests.conftest import AppFactory, running_worker
 from tests.support.approval_agents import TRANSFER_ARGS, Transfer, payments_agent
-from tests.support.cli_processes import CLI
+from tests.support.cli_processes import api_data, cli_output
 from tests.support.http_api import served
 
 EDITED = {"amount": 450, "to": "acme-escrow"}
@@ -106,13 +105,11 @@ async def test_the_api_command_approves_with_edited_arguments(make_app: AppFacto
     app = make_app([agent])
     async with running_worker(app), served(app) as http:
         first = await agent.generate("pay")
-        process = await asyncio.create_subprocess_exec(
-            *CLI, "api", "--url", str(http.base_url), "run", "approve", first.run_id, "--tool-call-id", "call-1",
-            "--args", json.dumps(EDITED), stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+        approved = await cli_output(
+            "api", "--url", str(http.base_url), "run", "approve", first.run_id, "--tool-call-id", "call-1",
+            "--args", json.dumps(EDITED),
         )  # fmt: skip
-        stdout, stderr = await asyncio.wait_for(process.communicate(), 90)
-        assert process.returncode == 0, stderr.decode()
-        assert json.loads(stdout)["data"]["accepted"] is True
+        assert api_data(approved)["accepted"] is True
         await app.attach(first.run_id, follow="run").result()
     assert ran == [EDITED]
 

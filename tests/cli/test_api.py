@@ -7,29 +7,14 @@ import json
 import os
 import signal
 from pathlib import Path
-from typing import Any
 
 import httpx
 import pytest
 from temporalio.testing import WorkflowEnvironment
 
 from tests.conftest import AppFactory, running_worker
-from tests.support.cli_processes import CLI, read_dev_banner
+from tests.support.cli_processes import CLI, api_data, cli, read_dev_banner
 from tests.support.http_api import EXAMPLE, parity_agent, served, types
-
-
-async def cli(*args: str, cwd: Path | None = None) -> tuple[int, str, str]:
-    """Run the CLI (stdout is a pipe, so it prints JSON) without blocking the server in this loop."""
-    process = await asyncio.create_subprocess_exec(
-        *CLI, *args, cwd=cwd, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE
-    )
-    stdout, stderr = await asyncio.wait_for(process.communicate(), 90)
-    assert process.returncode is not None
-    return process.returncode, stdout.decode(), stderr.decode()
-
-
-def data(stdout: str) -> Any:
-    return json.loads(stdout)["data"]
 
 
 @pytest.mark.timeout(300)  # about twenty CLI processes, each importing the package: minutes on a loaded machine
@@ -39,11 +24,11 @@ async def test_api_cli_tools_agents_and_runs(make_app: AppFactory) -> None:
         url = str(http.base_url).removesuffix("/").removesuffix("/api")
         code, out, err = await cli("api", "--url", url, "tool", "list")
         assert code == 0, err
-        assert set(data(out)) == {"weather-tool", "confirm-tool", "danger-tool", "boom-tool"}
+        assert set(api_data(out)) == {"weather-tool", "confirm-tool", "danger-tool", "boom-tool"}
         code, out, _ = await cli("api", "--url", url + "/api", "tool", "execute", "weather-tool", '{"city": "Oslo"}')
-        assert (code, data(out)) == (0, {"city": "Oslo", "temperature": 21})
+        assert (code, api_data(out)) == (0, {"city": "Oslo", "temperature": 21})
         code, out, _ = await cli("api", "--url", url, "tool", "execute", "weather-tool", "--schema")
-        assert code == 0 and data(out)["required"] == ["city"]
+        assert code == 0 and api_data(out)["required"] == ["city"]
 
         code, out, err = await cli("api", "--url", url, "tool", "execute", "weather-tool", "{nope")
         assert (code, out) == (1, "")
@@ -66,25 +51,25 @@ async def test_api_cli_tools_agents_and_runs(make_app: AppFactory) -> None:
         }
 
         code, out, _ = await cli("api", "--url", url, "agent", "list")
-        assert list(data(out)) == ["assistant"]
+        assert list(api_data(out)) == ["assistant"]
         code, out, _ = await cli("api", "--url", url, "agent", "stream", "assistant", "weather in Oslo")
         chunks = [json.loads(line) for line in out.splitlines()]
         assert chunks[0]["type"] == "start" and chunks[-1]["type"] == "finish"
         code, out, _ = await cli("api", "--url", url, "agent", "generate", "assistant", "charge it")
-        suspended = data(out)
+        suspended = api_data(out)
         assert suspended["finishReason"] == "suspended"
         run_id = suspended["runId"]
 
         code, out, _ = await cli("api", "--url", url, "run", "show", run_id)
-        assert data(out)["pending"][0]["toolCallId"] == "call-c1"
+        assert api_data(out)["pending"][0]["toolCallId"] == "call-c1"
         code, out, err = await cli("api", "--url", url, "run", "resume", run_id, '{"confirmed": true}')
         assert code == 0, err
-        offset = data(out)["offset"]
+        offset = api_data(out)["offset"]
         code, out, _ = await cli("api", "--url", url, "run", "watch", run_id, "--offset", str(offset))
         watched = [json.loads(line) for line in out.splitlines()]
         assert types(watched)[:2] == ["start", "tool-result"] and watched[-1]["type"] == "finish"
         code, out, _ = await cli("api", "--url", url, "run", "list", "--agent", "assistant")
-        assert run_id in [r["runId"] for r in data(out)["runs"]]
+        assert run_id in [r["runId"] for r in api_data(out)["runs"]]
         code, _, err = await cli("api", "--url", "http://127.0.0.1:9", "tool", "list")
         assert json.loads(err)["error"]["code"] == "SERVER_UNREACHABLE"
 
@@ -146,19 +131,13 @@ async def test_api_cli_sends_a_token(make_app: AppFactory) -> None:
             env = {k: v for k, v in os.environ.items() if k != "TEMPO_AGENTS_API_TOKEN"}
             if token_env is not None:
                 env["TEMPO_AGENTS_API_TOKEN"] = token_env
-            process = await asyncio.create_subprocess_exec(
-                *CLI, "api", "--url", url, *args, env=env,
-                stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
-            )  # fmt: skip
-            stdout, stderr = await asyncio.wait_for(process.communicate(), 90)
-            assert process.returncode is not None
-            return process.returncode, stdout.decode(), stderr.decode()
+            return await cli("api", "--url", url, *args, env=env)
 
         code, _, err = await run("agent", "list")
         assert code == 1 and json.loads(err)["error"]["details"]["status"] == 401
         code, out, err = await run("--token", "cli-secret", "agent", "list")
-        assert code == 0 and list(data(out)) == ["assistant"], err
+        assert code == 0 and list(api_data(out)) == ["assistant"], err
         code, out, err = await run("agent", "list", token_env="cli-secret")
-        assert code == 0 and list(data(out)) == ["assistant"], err
+        assert code == 0 and list(api_data(out)) == ["assistant"], err
         code, _, err = await run("--token", "wrong", "agent", "list")
         assert code == 1 and json.loads(err)["error"]["details"]["body"] == {"error": "Invalid or expired token"}

@@ -11,7 +11,8 @@ import httpx
 
 from tempo_agents import Agent, ScriptedModel, ScriptedResponse, ScriptedToolCall, ToolContext, create_tool
 from tests.conftest import AppFactory, running_worker
-from tests.support.browser import TOKENS, dashboard_server, desk_agent, until
+from tests.support.browser import TOKENS, dashboard_server, desk_agent
+from tests.support.polling import until
 
 ALICE = {"Authorization": "Bearer tok-alice"}
 

@@ -4,7 +4,6 @@ follow-up is answered at once, and the approval's continuation reads them, in th
 
 from __future__ import annotations
 
-import asyncio
 import json
 from typing import Any
 
@@ -18,8 +17,8 @@ from tests.conftest import AppFactory, running_worker
 from tests.support.provider_servers.anthropic_server import AnthropicServer, text_response, tool_use_response
 from tests.support.provider_servers.openai_server import OpenAIServer, ToolCallSpec, text_stream, tool_calls_stream
 from tests.support.provider_servers.transcript_rules import anthropic_refusal, openai_refusal
+from tests.support.waiting_threads import RESOURCE, until_idle, until_waiting
 
-RESOURCE = "u1"
 FOLLOW_UPS = ("one", "two", "three")
 
 
@@ -30,22 +29,12 @@ def payments(model: Model) -> Agent:
     return Agent(id="payments", model=model, tools={"pay": pay})
 
 
-async def until_waiting(app: App, thread_id: str) -> None:
-    while not (await app.thread(thread_id, resource_id=RESOURCE)).waiting:
-        await asyncio.sleep(0.05)
-
-
-async def until_idle(app: App, thread_id: str) -> None:
-    while (await app.thread(thread_id, resource_id=RESOURCE)).active:
-        await asyncio.sleep(0.05)
-
-
 async def converse(app: App, thread_id: str) -> str:
     """Ask for a payment, say three things while it waits for its approval, then approve it."""
     memory = {"thread": thread_id, "resource": RESOURCE}
     first = await app.generate("payments", "Pay Bob", memory=memory)
     assert first.finish_reason == "suspended"
-    await until_waiting(app, thread_id)
+    await until_waiting(app, thread_id, 1)
     for text in FOLLOW_UPS:
         reply = await app.generate("payments", text, memory=memory, thread_strategy="reject")
         assert reply.text == f"noted: {text}"

@@ -3,12 +3,10 @@ links plugged in, and settings read from a JSON or TOML file with secrets from t
 
 from __future__ import annotations
 
-import asyncio
 import json
 import logging
 from datetime import timedelta
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -24,6 +22,7 @@ from tests.support.notification_receivers import (
     smtp_server,
     webhook_receiver,
 )
+from tests.support.polling import until
 
 LINKS = AnswerLinks(["link-secret-for-tests"], base_url="https://agents.example.test")
 LINK_PREFIX = "https://agents.example.test/api/answer-links/"
@@ -34,14 +33,6 @@ def link_claims(url: str) -> tuple[str, str, int, str, str]:
     assert url.startswith(LINK_PREFIX)
     claims = LINKS.verify(url.removeprefix(LINK_PREFIX))
     return (claims.run_id, claims.tool_call_id, claims.round, claims.choice.name, claims.principal)
-
-
-async def wait_for(predicate: Any, timeout: float = 60) -> None:
-    deadline = asyncio.get_running_loop().time() + timeout
-    while not predicate():
-        if asyncio.get_running_loop().time() > deadline:
-            raise AssertionError("timed out waiting")
-        await asyncio.sleep(0.1)
 
 
 async def test_slack_and_email_of_a_tool_and_the_agents_own_channel(
@@ -79,10 +70,10 @@ async def test_slack_and_email_of_a_tool_and_the_agents_own_channel(
         async with running_worker(app):
             stream = await app.agent("payer").stream("pay F-12")
             await stream.result()
-            await wait_for(lambda: len(chat.deliveries) >= 1 and len(mails) >= 1)
+            await until(lambda: len(chat.deliveries) >= 1 and len(mails) >= 1, timeout=60)
             answer = await app.approve_tool_call("payer", run_id=stream.run_id, answered_by="lin")
             await answer.result()
-            await wait_for(lambda: len(ops.events) >= 1 and len(chat.deliveries) >= 2 and len(mails) >= 2)
+            await until(lambda: len(ops.events) >= 1 and len(chat.deliveries) >= 2 and len(mails) >= 2, timeout=60)
 
     run_id = stream.run_id
     # the tool's channels hear of its call; the agent's of the run's end
@@ -198,7 +189,7 @@ async def test_a_mail_attempt_that_timed_out_is_cut_so_no_late_copy_arrives(make
             stream = await app.agent("mailer").stream("ship")
             assert (await stream.result()).finish_reason == "suspended"
             records = await settled_deliveries(app, stream.run_id, 1)
-            await wait_for(lambda: mailbox.held == 1)  # the held message has ended, one way or the other
+            await until(lambda: mailbox.held == 1, timeout=60)  # the held message has ended, one way or the other
 
     assert [(r.event_type, r.status, r.attempts) for r in records] == [("call.waiting", "delivered", 2)]
     assert mailbox.abandoned == 1

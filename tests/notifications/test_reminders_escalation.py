@@ -22,6 +22,7 @@ from tempo_agents.tools import ask_user_tool
 from tempo_agents.workflows.payloads import PendingCall
 from tests.conftest import closed_history, running_worker
 from tests.support.notification_receivers import WebhookReceiver, settled_deliveries, webhook_receiver
+from tests.support.polling import until
 
 SECRET = "whsec_c2tpcHBpbmctdGltZS1zZWNyZXQtMTIzNDU2Nzg="
 
@@ -51,14 +52,6 @@ def make_app(env: WorkflowEnvironment, tmp_path: Path, agent: Agent, settings: N
     )
 
 
-async def wait_for(predicate: Any, timeout: float = 90) -> None:
-    deadline = asyncio.get_running_loop().time() + timeout
-    while not predicate():
-        if asyncio.get_running_loop().time() > deadline:
-            raise AssertionError("timed out waiting")
-        await asyncio.sleep(0.1)
-
-
 async def test_reminders_and_escalation_over_days(skipping_env: WorkflowEnvironment, tmp_path: Path) -> None:
     receiver = WebhookReceiver(secrets=[SECRET])
     with webhook_receiver(receiver):
@@ -75,7 +68,7 @@ async def test_reminders_and_escalation_over_days(skipping_env: WorkflowEnvironm
             stream = await app.agent("reminded").stream("refund order 7")
             handle = app.client.get_workflow_handle(stream.run_id)
             final = await handle.result()
-            await wait_for(lambda: "run.finished" in [e["type"] for e in receiver.events])
+            await until(lambda: "run.finished" in [e["type"] for e in receiver.events], timeout=90)
             history = await closed_history(app.client, stream.run_id)
             journal = [c.model_dump(by_alias=True) async for c in app.attach(stream.run_id).full_stream]
             offset = journal[-1]["offset"] + 1
@@ -121,7 +114,7 @@ async def test_escalation_readdresses_the_waiting_call(skipping_env: WorkflowEnv
         async with running_worker(app):
             stream = await app.agent("escalated").stream("refund order 7")
             handle: WorkflowHandle[Any, Any] = app.client.get_workflow_handle(stream.run_id)
-            await wait_for(lambda: "call.escalated" in [e["type"] for e in receiver.events])
+            await until(lambda: "call.escalated" in [e["type"] for e in receiver.events], timeout=90)
             pending = await handle.query("pending", result_type=list[PendingCall])
             answer = await app.approve_tool_call("escalated", run_id=stream.run_id, answered_by="lead")
             assert (await answer.result()).finish_reason == "stop"
@@ -176,7 +169,7 @@ async def test_run_options_set_reminders_and_escalation(skipping_env: WorkflowEn
                 escalate_to=["oncall"],
             )
             final = await app.client.get_workflow_handle(stream.run_id).result()
-            await wait_for(lambda: "run.finished" in [e["type"] for e in receiver.events])
+            await until(lambda: "run.finished" in [e["type"] for e in receiver.events], timeout=90)
 
     assert final["finishReason"] == "stop"
     assert [(e["type"], e.get("reminder"), e.get("escalatedTo")) for e in receiver.events] == [
@@ -238,9 +231,9 @@ async def test_a_question_is_called_a_question_by_every_event(
             stream = await app.agent("asker").stream(
                 "refund an order", remind_every_seconds=3 * 3600, escalate_after_seconds=4 * 3600, escalate_to=["lin"]
             )
-            await wait_for(lambda: "call.escalated" in [e["type"] for e in receiver.events])
+            await until(lambda: "call.escalated" in [e["type"] for e in receiver.events], timeout=90)
             done = await app.resume_generate("asker", "Order 7", run_id=stream.run_id, answered_by="lin")
-            await wait_for(lambda: "run.finished" in [e["type"] for e in receiver.events])
+            await until(lambda: "run.finished" in [e["type"] for e in receiver.events], timeout=90)
 
     assert done.finish_reason == "stop"
     calls = [(e["type"], e["call"]["kind"]) for e in receiver.events if "call" in e]
@@ -265,7 +258,7 @@ async def test_an_expired_question_is_called_a_question(skipping_env: WorkflowEn
         async with running_worker(app):
             stream = await app.agent("unanswered").stream("refund an order")
             # ask_user asks again once its question expired (ctx.expired): the second wait follows the expiry
-            await wait_for(lambda: [e["type"] for e in receiver.events].count("call.waiting") == 2)
+            await until(lambda: [e["type"] for e in receiver.events].count("call.waiting") == 2, timeout=90)
             await app.client.get_workflow_handle(stream.run_id).terminate("the test saw what it reads")
 
     calls = [(e["type"], e["call"]["kind"], e["call"]["round"]) for e in receiver.events if "call" in e]

@@ -3,10 +3,8 @@ once, in order, signed with every secret of a rotation, and nothing secret anywh
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from datetime import timedelta
-from typing import Any
 
 import pytest
 
@@ -16,6 +14,7 @@ from tempo_agents.telemetry.metrics import NOTIFICATION_DELIVERIES
 from tests.conftest import AppFactory, running_worker
 from tests.support.http_api import served
 from tests.support.notification_receivers import WebhookReceiver, settled_deliveries, webhook_receiver
+from tests.support.polling import until
 
 OLD_SECRET = "whsec_b2xkLXNlY3JldC1vbGQtc2VjcmV0LW9sZA=="
 NEW_SECRET = "whsec_bmV3LXNlY3JldC1uZXctc2VjcmV0LW5ldw=="
@@ -38,14 +37,6 @@ def approval_agent(agent_id: str) -> Agent:
     return Agent(id=agent_id, model=model, tools={"delete_user": delete})
 
 
-async def wait_for(predicate: Any, timeout: float = 60) -> None:
-    deadline = asyncio.get_running_loop().time() + timeout
-    while not predicate():
-        if asyncio.get_running_loop().time() > deadline:
-            raise AssertionError("timed out waiting")
-        await asyncio.sleep(0.1)
-
-
 async def test_every_event_arrives_once_in_order_after_refused_deliveries(
     make_app: AppFactory, caplog: pytest.LogCaptureFixture
 ) -> None:
@@ -63,7 +54,7 @@ async def test_every_event_arrives_once_in_order_after_refused_deliveries(
             stream = await app.agent("deleter").stream("delete ada")
             first = await stream.result()
             assert first.finish_reason == "suspended"
-            await wait_for(lambda: len(receiver.events) >= 1)
+            await until(lambda: len(receiver.events) >= 1, timeout=60)
             answer = await app.approve_tool_call("deleter", run_id=stream.run_id, answered_by="grace")
             assert (await answer.result()).finish_reason == "stop"
             records = await settled_deliveries(app, stream.run_id, 3)
@@ -149,7 +140,7 @@ async def test_an_attempt_that_timed_out_is_abandoned_so_a_slow_receiver_gets_no
             stream = await app.agent("slow").stream("delete ada")
             assert (await stream.result()).finish_reason == "suspended"
             records = await settled_deliveries(app, stream.run_id, 1)
-            await wait_for(lambda: receiver.held == 1)  # the held request has ended, one way or the other
+            await until(lambda: receiver.held == 1, timeout=60)  # the held request has ended, one way or the other
 
     assert [(r.event_type, r.status, r.attempts) for r in records] == [("call.waiting", "delivered", 2)]
     assert receiver.abandoned == 1  # the attempt that timed out hung up on its request

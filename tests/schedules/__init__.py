@@ -1,1 +1,2 @@
-"""Schedules: runs started by Temporal Schedules (trigger, pause, backfill), and runs started by webhooks."""
+"""Schedules: runs started by Temporal Schedules (trigger, pause, backfill; from Python, HTTP, the CLI and the
+dashboard's schedules page), and runs started by webhooks."""

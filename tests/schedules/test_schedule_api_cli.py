@@ -16,13 +16,7 @@ from tempo_agents import Agent, ScriptedModel, ScriptedResponse
 from tests.conftest import AppFactory, running_worker
 from tests.support.cli_processes import run_cli
 from tests.support.http_api import served
-
-
-async def closed_runs(client: Client, schedule_id: str, count: int) -> list[str]:
-    query = f"TemporalScheduledById = '{schedule_id}' AND ExecutionStatus != 'Running'"
-    while len(runs := [execution.id async for execution in client.list_workflows(query)]) < count:
-        await asyncio.sleep(0.2)
-    return runs
+from tests.support.scheduled_runs import closed_scheduled_runs
 
 
 async def test_the_api_schedule_commands(make_app: AppFactory, client: Client, tmp_path: Path) -> None:
@@ -97,11 +91,11 @@ async def test_the_api_schedule_commands(make_app: AppFactory, client: Client, t
         assert all(answer["started"] is True for answer in answers)
         run_ids = [answer["runId"] for answer in answers]
         assert len(set(run_ids)) == 2 and all(re.search(r"Z-[0-9a-f]{8}$", run_id) for run_id in run_ids)
-        assert sorted(await closed_runs(client, schedule_id, 2)) == sorted(run_ids)
+        assert sorted(await closed_scheduled_runs(client, schedule_id, 2)) == sorted(run_ids)
 
         filled = await api("backfill", schedule_id, "--start", "2026-11-02T00:00:00Z", "--end", "2026-11-03T23:59:59Z")
         assert filled["backfilled"] is True
-        runs = await closed_runs(client, schedule_id, 4)
+        runs = await closed_scheduled_runs(client, schedule_id, 4)
         assert f"{schedule_id}-2026-11-02T09:00:00Z" in runs and f"{schedule_id}-2026-11-03T09:00:00Z" in runs
         shown = await api("show", schedule_id)
         assert shown["runsStarted"] == 4

@@ -19,7 +19,8 @@ from tempo_agents.errors import ConfigurationError
 from tempo_agents.models.messages import TextPart
 from tempo_agents.models.model import ModelRequest
 from tests.conftest import AppFactory, running_worker
-from tests.support.cli_processes import run_cli
+from tests.support.cli_processes import cli, cli_output, run_cli
+from tests.support.scheduled_runs import closed_scheduled_runs
 
 APP_MODULE = """
 from tempo_agents import Agent, App, ScriptedModel, ScriptedResponse
@@ -33,20 +34,13 @@ def heard(request: ModelRequest) -> ScriptedResponse:
     return ScriptedResponse(text="heard: " + " ".join(said))
 
 
-async def closed_runs(client: Client, schedule_id: str, count: int) -> list[str]:
-    query = f"TemporalScheduledById = '{schedule_id}' AND ExecutionStatus != 'Running'"
-    while len(runs := [execution.id async for execution in client.list_workflows(query)]) < count:
-        await asyncio.sleep(0.2)
-    return runs
-
-
 async def test_python_update_keeps_the_schedule_and_its_runs(make_app: AppFactory, client: Client) -> None:
     app: App = make_app([Agent(id="reporter", model=ScriptedModel(heard))])
     async with running_worker(app):
         schedule = await app.schedule("reporter", "Anything new?", every="1h", schedule_id=f"py-{app.task_queue}")
         try:
             await schedule.trigger()
-            [first] = await closed_runs(client, schedule.id, 1)
+            [first] = await closed_scheduled_runs(client, schedule.id, 1)
 
             view = await app.update_schedule(
                 schedule.id,
@@ -81,7 +75,7 @@ async def test_python_update_keeps_the_schedule_and_its_runs(make_app: AppFactor
             memory = await app.store.get_thread_messages("ops", "team-a")
             assert [message["role"] for message in memory][-2:] == ["user", "assistant"]
 
-            await closed_runs(client, schedule.id, 2)
+            await closed_scheduled_runs(client, schedule.id, 2)
             before = await schedule.describe()
             for bad, message in (
                 ({"every": "1h", "cron": "0 * * * *"}, "exactly one of cron"),
@@ -121,21 +115,17 @@ async def test_the_schedule_command_sets_run_options_updates_and_backfills(
         client=temporal_env.client,
     )
 
-    async def cli(*args: str) -> str:
-        result = await asyncio.to_thread(run_cli, [*args, *common], tmp_path)
-        assert result.returncode == 0, result.stderr
-        return result.stdout
-
     try:
         async with running_worker(app):
-            created = await cli(
+            created = await cli_output(
                 "schedule", "create", "reporter", "Anything new?", "--every", "1h", "--id", schedule_id,
                 "--overlap", "allow_all", "--thread", "ops", "--resource", "team-a", "--max-steps", "6",
                 "--budget", '{"run": {"tokens": 20000}}', "--request-context", '{"tenant": "acme"}',
-                "--instructions", "Be brief.", "--escalate-to", "alice", "--escalate-after", "3600",
+                "--instructions", "Be brief.", "--escalate-to", "alice", "--escalate-after", "3600", *common,
+                cwd=tmp_path,
             )  # fmt: skip
             assert created.splitlines()[0] == f"schedule {schedule_id} created"
-            view = json.loads(await cli("schedule", "describe", schedule_id))
+            view = json.loads(await cli_output("schedule", "describe", schedule_id, *common, cwd=tmp_path))
             assert (view["options"]["maxSteps"], view["options"]["budget"]["run"]["tokens"]) == (6, 20000)
             assert view["options"]["memory"] == {"thread": "ops", "resource": "team-a"}
             assert (view["options"]["requestContext"], view["options"]["extraInstructions"]) == (
@@ -144,47 +134,39 @@ async def test_the_schedule_command_sets_run_options_updates_and_backfills(
             )
             assert (view["options"]["escalateTo"], view["options"]["escalateAfterSeconds"]) == (["alice"], 3600.0)
 
-            triggered = (await cli("schedule", "trigger", schedule_id)).strip()
+            triggered = (await cli_output("schedule", "trigger", schedule_id, *common, cwd=tmp_path)).strip()
             assert triggered.startswith(f"schedule {schedule_id} triggered: run {schedule_id}-")
-            [first] = await closed_runs(app.client, schedule_id, 1)
+            [first] = await closed_scheduled_runs(app.client, schedule_id, 1)
 
-            updated = await cli(
+            updated = await cli_output(
                 "schedule", "update", schedule_id, "--cron", "15 7 * * *", "--note", "mornings",
-                "--message", "Overnight?", "--max-steps", "3", "--instructions", "-",
+                "--message", "Overnight?", "--max-steps", "3", "--instructions", "-", *common,
+                cwd=tmp_path,
             )  # fmt: skip
             assert updated.splitlines()[0] == f"schedule {schedule_id} updated"
             assert updated.splitlines()[1].startswith(f"{schedule_id}  agent=reporter  15 7 * * *  active  runs=1")
-            view = json.loads(await cli("schedule", "describe", schedule_id))
+            view = json.loads(await cli_output("schedule", "describe", schedule_id, *common, cwd=tmp_path))
             assert (view["cron"], view["note"], view["message"]) == (["15 7 * * *"], "mornings", "Overnight?")
             assert view["options"]["maxSteps"] == 3 and "extraInstructions" not in view["options"]
             assert view["options"]["budget"]["run"]["tokens"] == 20000  # not named: unchanged
             assert [run["runId"] for run in view["recentRuns"]] == [first]
 
             start = datetime(2026, 11, 2, 7, 15, tzinfo=UTC)
-            filled = await cli(
+            filled = await cli_output(
                 "schedule", "backfill", schedule_id, "--start", start.isoformat(),
-                "--end", (start + timedelta(days=1)).isoformat(),
+                "--end", (start + timedelta(days=1)).isoformat(), *common,
+                cwd=tmp_path,
             )  # fmt: skip
             assert filled.strip().startswith(f"schedule {schedule_id} backfilled from 2026-11-02T07:15:00+00:00")
-            runs = await closed_runs(app.client, schedule_id, 3)
+            runs = await closed_scheduled_runs(app.client, schedule_id, 3)
             assert sorted(runs)[:2] == [f"{schedule_id}-2026-11-02T07:15:00Z", f"{schedule_id}-2026-11-03T07:15:00Z"]
 
-            again = await asyncio.to_thread(
-                run_cli,
-                [
-                    "schedule",
-                    "backfill",
-                    schedule_id,
-                    "--start",
-                    start.isoformat(),
-                    "--end",
-                    start.isoformat(),
-                    *common,
-                ],
-                tmp_path,
-            )
-            assert again.returncode == 2 and "already has runs due in that period" in again.stderr
-            await cli("schedule", "delete", schedule_id)
+            code, _, stderr = await cli(
+                "schedule", "backfill", schedule_id, "--start", start.isoformat(), "--end", start.isoformat(),
+                *common, cwd=tmp_path,
+            )  # fmt: skip
+            assert code == 2 and "already has runs due in that period" in stderr
+            await cli_output("schedule", "delete", schedule_id, *common, cwd=tmp_path)
     finally:
         await app.store.close()
 

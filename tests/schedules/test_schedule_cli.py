@@ -11,19 +11,14 @@ from temporalio.testing import WorkflowEnvironment
 
 from tempo_agents import Agent, App, ScriptedModel, ScriptedResponse
 from tests.conftest import running_worker
-from tests.support.cli_processes import run_cli
+from tests.support.cli_processes import cli_output, run_cli
+from tests.support.scheduled_runs import view_with_recent_runs
 
 APP_MODULE = """
 from tempo_agents import Agent, App, ScriptedModel, ScriptedResponse
 
 app = App(agents=[Agent(id="reporter", model=ScriptedModel([ScriptedResponse(text="all quiet")]))])
 """
-
-
-async def cli(args: list[str], cwd: Path) -> str:
-    result = await asyncio.to_thread(run_cli, args, cwd)
-    assert result.returncode == 0, result.stderr
-    return result.stdout
 
 
 async def test_the_schedule_command(temporal_env: WorkflowEnvironment, tmp_path: Path) -> None:
@@ -43,33 +38,31 @@ async def test_the_schedule_command(temporal_env: WorkflowEnvironment, tmp_path:
     )
     try:
         async with running_worker(app):
-            created = await cli(
-                ["schedule", "create", "reporter", "Anything new?", "--every", "1h", "--id", schedule_id, *common],
-                tmp_path,
-            )
+            created = await cli_output(
+                "schedule", "create", "reporter", "Anything new?", "--every", "1h", "--id", schedule_id, *common,
+                cwd=tmp_path,
+            )  # fmt: skip
             assert created.splitlines()[0] == f"schedule {schedule_id} created"
-            listed = await cli(["schedule", "list", *common], tmp_path)
+            listed = await cli_output("schedule", "list", *common, cwd=tmp_path)
             assert listed.startswith(f"{schedule_id}  agent=reporter  every 3600s  active  runs=0")
 
-            assert (await cli(["schedule", "trigger", schedule_id, *common], tmp_path)).strip() == (
+            assert (await cli_output("schedule", "trigger", schedule_id, *common, cwd=tmp_path)).strip() == (
                 f"schedule {schedule_id} triggered (overlap skip: its policy decides)"
             )
             schedule = app.get_schedule(schedule_id)
-            while not (view := await schedule.describe()).recent_runs:
-                await asyncio.sleep(0.1)
-            run_id = view.recent_runs[0].run_id
+            run_id = (await view_with_recent_runs(schedule, 1)).recent_runs[0].run_id
             assert await app.attach(run_id).text == "all quiet"
 
-            await cli(["schedule", "pause", schedule_id, "--note", "holidays", *common], tmp_path)
+            await cli_output("schedule", "pause", schedule_id, "--note", "holidays", *common, cwd=tmp_path)
             view = await schedule.describe()
             assert (view.paused, view.note) == (True, "holidays")
-            listed = await cli(["schedule", "list", *common], tmp_path)
+            listed = await cli_output("schedule", "list", *common, cwd=tmp_path)
             assert "  paused  runs=1  next=-  last=" + run_id in listed
-            await cli(["schedule", "unpause", schedule_id, *common], tmp_path)
+            await cli_output("schedule", "unpause", schedule_id, *common, cwd=tmp_path)
             assert not (await schedule.describe()).paused
 
-            await cli(["schedule", "delete", schedule_id, *common], tmp_path)
-            assert (await cli(["schedule", "list", *common], tmp_path)).strip() == "no schedules"
+            await cli_output("schedule", "delete", schedule_id, *common, cwd=tmp_path)
+            assert (await cli_output("schedule", "list", *common, cwd=tmp_path)).strip() == "no schedules"
             missing = await asyncio.to_thread(run_cli, ["schedule", "trigger", schedule_id, *common], tmp_path)
             assert missing.returncode == 1
             assert missing.stderr.strip() == f'tempo-agents: error: no schedule "{schedule_id}" exists'

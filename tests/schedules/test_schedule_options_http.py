@@ -4,7 +4,6 @@ sees the new spec) and a past period is backfilled, one run per due time."""
 
 from __future__ import annotations
 
-import asyncio
 import json
 import subprocess
 from datetime import UTC, datetime, timedelta
@@ -20,6 +19,7 @@ from tempo_agents.worker.dev_server import find_temporal_binary
 from tempo_agents.workflows.payloads import RunResult
 from tests.conftest import AppFactory, running_worker
 from tests.support.http_api import served
+from tests.support.scheduled_runs import closed_scheduled_runs
 
 STEP = Usage(input_tokens=60, output_tokens=40, total_tokens=100)
 
@@ -47,13 +47,6 @@ def heard(request: ModelRequest) -> ScriptedResponse:
 def echo() -> Agent:
     """Answers with the run's user message: what a schedule's runs are asked shows in their answers."""
     return Agent(id="reporter", model=ScriptedModel(heard))
-
-
-async def scheduled_runs(client: Client, schedule_id: str, count: int) -> list[str]:
-    query = f"TemporalScheduledById = '{schedule_id}' AND ExecutionStatus != 'Running'"
-    while len(runs := [execution.id async for execution in client.list_workflows(query)]) < count:
-        await asyncio.sleep(0.2)
-    return runs
 
 
 async def test_every_run_option_over_http_and_the_runs_keep_to_it(make_app: AppFactory, client: Client) -> None:
@@ -150,7 +143,7 @@ async def test_update_in_place_keeps_the_runs_and_the_temporal_cli_sees_it(
         )
         assert created.status_code == 201, created.text
         await http.post(f"/schedules/{schedule_id}/trigger")
-        first = (await scheduled_runs(client, schedule_id, 1))[0]
+        first = (await closed_scheduled_runs(client, schedule_id, 1))[0]
         assert await app.attach(first).text == "heard: Anything new?"
 
         changed = await http.patch(
@@ -235,7 +228,7 @@ async def test_backfill_over_http_is_one_run_per_due_time(make_app: AppFactory, 
         answer = await http.post(f"/schedules/{schedule_id}/backfill", json=body)
         assert answer.status_code == 202, answer.text
         assert answer.json()["backfilled"] is True
-        runs = await scheduled_runs(client, schedule_id, 3)
+        runs = await closed_scheduled_runs(client, schedule_id, 3)
         assert sorted(runs) == [
             f"{schedule_id}-{(start + timedelta(hours=hour)).strftime('%Y-%m-%dT%H:%M:%SZ')}" for hour in range(3)
         ]
@@ -249,7 +242,7 @@ async def test_backfill_over_http_is_one_run_per_due_time(make_app: AppFactory, 
         )
         later = {"startAt": (start + timedelta(hours=3)).isoformat(), "endAt": (start + timedelta(hours=3)).isoformat()}
         assert (await http.post(f"/schedules/{schedule_id}/backfill", json=later)).status_code == 202
-        await scheduled_runs(client, schedule_id, 4)
+        await closed_scheduled_runs(client, schedule_id, 4)
         executions = [e.id async for e in client.list_workflows(f"TemporalScheduledById = '{schedule_id}'")]
         assert len(executions) == len(set(executions)) == 4  # every run id is one run
         for bad in (

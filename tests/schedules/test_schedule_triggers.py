@@ -21,6 +21,7 @@ from tempo_agents.schedules.handles import AgentSchedule, trigger_run_id
 from tempo_agents.workflows.payloads import RunResult
 from tests.conftest import AppFactory, running_worker
 from tests.support.http_api import served
+from tests.support.scheduled_runs import closed_scheduled_runs
 
 APP_MODULE = """
 from tempo_agents import Agent, App, ScriptedModel, ScriptedResponse
@@ -33,13 +34,6 @@ TRIGGER_ID = re.compile(r"-\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ-[0-9a-f]{8}$")
 
 def reporter() -> Agent:
     return Agent(id="reporter", model=ScriptedModel([ScriptedResponse(text="all quiet")]))
-
-
-async def closed_runs(client: Client, schedule_id: str, count: int) -> list[str]:
-    query = f"TemporalScheduledById = '{schedule_id}' AND ExecutionStatus != 'Running'"
-    while len(runs := [execution.id async for execution in client.list_workflows(query)]) < count:
-        await asyncio.sleep(0.2)
-    return runs
 
 
 async def finished(client: Client, run_ids: list[str]) -> None:
@@ -76,7 +70,7 @@ async def test_python_triggers_in_one_second_are_runs_of_their_own(make_app: App
             assert all(run_id is not None and TRIGGER_ID.search(run_id) for run_id in run_ids)
             started = [run_id for run_id in run_ids if run_id is not None]
             assert len(set(started)) == 5
-            assert sorted(await closed_runs(client, schedule.id, 5)) == sorted(started)
+            assert sorted(await closed_scheduled_runs(client, schedule.id, 5)) == sorted(started)
             await finished(client, started)
             for run_id in started:
                 assert await app.attach(run_id).text == "all quiet"
@@ -114,7 +108,7 @@ async def test_two_http_clients_trigger_in_one_second(make_app: AppFactory, clie
         )
         run_ids = [body["runId"] for body in bodies]
         assert len(set(run_ids)) == 6 and all(TRIGGER_ID.search(run_id) for run_id in run_ids)
-        assert sorted(await closed_runs(client, schedule_id, 6)) == sorted(run_ids)
+        assert sorted(await closed_scheduled_runs(client, schedule_id, 6)) == sorted(run_ids)
         await finished(client, run_ids)
         for run_id in run_ids:
             run = (await http.get(f"/runs/{run_id}")).json()
@@ -182,7 +176,7 @@ async def test_two_cli_processes_trigger_at_once(temporal_env: WorkflowEnvironme
             assert all(found), lines
             run_ids = [match.group(1) for match in found if match]
             assert len(set(run_ids)) == 2
-            assert sorted(await closed_runs(app.client, schedule_id, 2)) == sorted(run_ids)
+            assert sorted(await closed_scheduled_runs(app.client, schedule_id, 2)) == sorted(run_ids)
             await finished(app.client, run_ids)
             await AgentSchedule(app, app.client.get_schedule_handle(schedule_id)).delete()
     finally:

@@ -14,12 +14,12 @@ from temporalio.client import Client, WorkflowExecutionStatus
 from tempo_agents import Agent, ScriptedModel, ScriptedResponse
 from tempo_agents.client.app import App
 from tempo_agents.errors import ConfigurationError
-from tempo_agents.schedules.handles import AgentSchedule, ScheduleView
 from tempo_agents.worker.dev_server import DevServer
 from tempo_agents.workflows import search_attributes
 from tempo_agents.workflows.payloads import RunResult
 from tests.conftest import AppFactory, running_worker
 from tests.support.http_api import served
+from tests.support.scheduled_runs import view_with_recent_runs
 
 
 def reporter() -> Agent:
@@ -40,12 +40,6 @@ async def until_runs(client: Client, schedule_id: str, count: int, *, closed: bo
     return runs
 
 
-async def until_view(schedule: AgentSchedule, recent: int) -> ScheduleView:
-    while len((view := await schedule.describe()).recent_runs) < recent:
-        await asyncio.sleep(0.1)
-    return view
-
-
 async def test_a_triggered_run_is_an_ordinary_run_that_finishes(make_app: AppFactory, client: Client) -> None:
     app = make_app([reporter()])
     async with running_worker(app):
@@ -58,7 +52,7 @@ async def test_a_triggered_run_is_an_ordinary_run_that_finishes(make_app: AppFac
         )
         try:
             await schedule.trigger()
-            view = await until_view(schedule, 1)
+            view = await view_with_recent_runs(schedule, 1)
             run_id = view.recent_runs[0].run_id
             assert run_id.startswith(f"{schedule.id}-")
             handle = client.get_workflow_handle(run_id, result_type=RunResult)
@@ -180,7 +174,7 @@ async def test_a_schedule_survives_a_restart_of_the_temporal_server(tmp_path: Pa
             async with running_worker(app):
                 schedule = app.get_schedule("survivor")
                 await schedule.trigger()
-                view = await until_view(schedule, 1)
+                view = await view_with_recent_runs(schedule, 1)
                 assert await app.attach(view.recent_runs[0].run_id).text == "all quiet"
     finally:
         await app.store.close()
@@ -197,7 +191,7 @@ async def test_after_a_restart_a_schedule_lists_its_next_and_recent_runs(tmp_pat
             async with running_worker(app):
                 schedule = await app.schedule("reporter", "Anything new?", every="1h", schedule_id="hourly")
                 await schedule.trigger()
-                before = await until_view(schedule, 1)
+                before = await view_with_recent_runs(schedule, 1)
                 first_run = before.recent_runs[0].run_id
                 assert await app.attach(first_run).text == "all quiet"
                 await app.client.get_workflow_handle(first_run).result()
@@ -221,7 +215,7 @@ async def test_after_a_restart_a_schedule_lists_its_next_and_recent_runs(tmp_pat
             async with running_worker(app):
                 schedule = app.get_schedule("hourly")
                 await schedule.trigger()
-                after = await until_view(schedule, 2)
+                after = await view_with_recent_runs(schedule, 2)
                 assert after.recent_runs[0].run_id == first_run
                 second_run = after.recent_runs[1].run_id
                 assert second_run != first_run

@@ -2,27 +2,16 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
-from typing import Any
 
 from tempo_agents import Agent, ScriptedModel, ScriptedResponse, ScriptedToolCall, create_tool
 from tempo_agents.models.model import ModelRequest
 from tempo_agents.workflows.payloads import RunResult
 from tests.conftest import AppFactory, running_worker
-from tests.support.cli_processes import CLI
+from tests.support.cli_processes import api_data, cli
 from tests.support.http_api import served
 
 MEMORY = {"thread": "t-cli", "resource": "u-1"}
-
-
-async def cli(*args: str) -> tuple[int, Any, str]:
-    process = await asyncio.create_subprocess_exec(
-        *CLI, *args, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE
-    )
-    stdout, stderr = await asyncio.wait_for(process.communicate(), 90)
-    assert process.returncode is not None
-    return process.returncode, json.loads(stdout)["data"] if stdout else None, stderr.decode()
 
 
 async def test_steer_interrupt_and_rollback_from_the_command_line(make_app: AppFactory) -> None:
@@ -37,15 +26,18 @@ async def test_steer_interrupt_and_rollback_from_the_command_line(make_app: AppF
     async with served(app) as http, running_worker(app):
         url = str(http.base_url).removesuffix("/").removesuffix("/api")
         waiting = await app.generate("c", "Delete it", memory=MEMORY)
-        code, steered, err = await cli("api", "--url", url, "run", "steer", waiting.run_id, "Only the old files")
+        code, out, err = await cli("api", "--url", url, "run", "steer", waiting.run_id, "Only the old files")
         assert code == 0, err
-        code, interrupted, err = await cli("api", "--url", url, "run", "interrupt", waiting.run_id)
+        steered = api_data(out)
+        code, out, err = await cli("api", "--url", url, "run", "interrupt", waiting.run_id)
         assert code == 0, err
+        interrupted = api_data(out)
         outcome = RunResult.model_validate(await app.client.get_workflow_handle(waiting.run_id).result())
         code, _, late = await cli("api", "--url", url, "run", "steer", waiting.run_id, "Too late")
         assert code == 1
-        code, rolled_back, err = await cli("api", "--url", url, "run", "rollback", waiting.run_id)
+        code, out, err = await cli("api", "--url", url, "run", "rollback", waiting.run_id)
         assert code == 0, err
+        rolled_back = api_data(out)
         after = await app.generate("c", "Hello", memory=MEMORY)
 
     assert (steered["status"], steered["position"]) == ("kept", 1)

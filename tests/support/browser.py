@@ -6,7 +6,6 @@ another binary.
 
 from __future__ import annotations
 
-import asyncio
 import os
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -126,14 +125,6 @@ async def shoot(page: Page, name: str, target: Any = None) -> None:
         else:
             await target.screenshot(path=path)
     await page.emulate_media(color_scheme="light")
-
-
-async def until(check: Any, timeout: float = 15) -> Any:
-    """Poll ``check()`` until it returns something truthy (visibility is eventually consistent)."""
-    async with asyncio.timeout(timeout):
-        while not (found := await check()):
-            await asyncio.sleep(0.1)
-    return found
 
 
 def inbox_item(page: Page, run_id: str) -> Any:

@@ -1,22 +1,60 @@
-"""The ``tempo-agents`` command as a real subprocess of the tests: run it to the end, or start it, read its output
-until a line says it is ready, and stop it with a signal."""
+"""The ``tempo-agents`` command as a real subprocess of the tests: run it to the end (from a test without an event
+loop, or without blocking the test's loop, where an App it serves may be what the command talks to), or start it,
+read its output until a line says it is ready, and stop it with a signal."""
 
 from __future__ import annotations
 
 import asyncio
+import json
 import subprocess
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 import pytest
+
+__all__ = ["CLI", "api_data", "cli", "cli_output", "read_dev_banner", "read_until", "run_cli", "start_cli", "stop_cli"]
 
 CLI = [sys.executable, "-m", "tempo_agents.cli"]
 """The command, run by this Python (so the checkout's package, without an installed script)."""
 
 
 def run_cli(args: Sequence[str], cwd: Path, timeout: float = 60) -> subprocess.CompletedProcess[str]:
+    """Run the command to its end, blocking (for a test that has no event loop to keep answering)."""
     return subprocess.run([*CLI, *args], cwd=cwd, capture_output=True, text=True, timeout=timeout, check=False)
+
+
+async def cli(
+    *args: str, cwd: Path | None = None, env: Mapping[str, str] | None = None, timeout: float = 90
+) -> tuple[int, str, str]:
+    """Run the command to its end without blocking this event loop: its exit code, stdout and stderr. Its stdout is a
+    pipe, so ``api`` prints JSON (``api_data`` reads it). Killed when it outlives ``timeout`` seconds."""
+    process = await asyncio.create_subprocess_exec(
+        *CLI, *args, cwd=cwd, env=env, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE
+    )
+    try:
+        stdout, stderr = await asyncio.wait_for(process.communicate(), timeout)
+    except TimeoutError:
+        process.kill()
+        await process.wait()
+        raise
+    assert process.returncode is not None
+    return process.returncode, stdout.decode(), stderr.decode()
+
+
+async def cli_output(
+    *args: str, cwd: Path | None = None, env: Mapping[str, str] | None = None, timeout: float = 90
+) -> str:
+    """The stdout of a command that must succeed (``cli``); fails with its stderr when it exits with another code."""
+    code, stdout, stderr = await cli(*args, cwd=cwd, env=env, timeout=timeout)
+    assert code == 0, stderr
+    return stdout
+
+
+def api_data(stdout: str) -> Any:
+    """The ``data`` of what ``tempo-agents api`` printed to a pipe (JSON)."""
+    return json.loads(stdout)["data"]
 
 
 async def start_cli(args: Sequence[str], cwd: Path) -> asyncio.subprocess.Process:

@@ -3,13 +3,10 @@ and of the HTTP API, scraped over HTTP after real runs."""
 
 from __future__ import annotations
 
-import asyncio
 import json
 import time
 import uuid
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import httpx
 from prometheus_client.parser import text_string_to_metric_families
@@ -18,6 +15,7 @@ from temporalio.testing import WorkflowEnvironment
 
 from tempo_agents.server.serving import ApiServer
 from tempo_agents.worker.dev_server import free_port
+from tests.support.polling import until
 from tests.support.telemetry_worker import client_app, worker_process
 
 Samples = dict[tuple[str, frozenset[tuple[str, str]]], float]
@@ -37,14 +35,6 @@ async def scrape(url: str, headers: dict[str, str] | None = None) -> Samples:
 
 def value(samples: Samples, name: str, **labels: str) -> float:
     return samples.get((name, frozenset(labels.items())), 0.0)
-
-
-async def until(condition: Callable[[], Any], timeout: float = 20) -> None:
-    """Wait for an async ``condition`` to hold (visibility is updated a moment after the workflow)."""
-    deadline = time.monotonic() + timeout
-    while not await condition():
-        assert time.monotonic() < deadline, "the condition did not hold in time"
-        await asyncio.sleep(0.1)
 
 
 async def test_worker_and_api_metrics_count_runs_tool_outcomes_waits_and_tokens(
@@ -73,7 +63,7 @@ async def test_worker_and_api_metrics_count_runs_tool_outcomes_waits_and_tokens(
         async def one_waiting() -> bool:
             return value(await scrape(metrics_url), "tempo_agents_runs_waiting", task_queue=task_queue) == 1
 
-        await until(one_waiting)
+        await until(one_waiting, timeout=20)
         api = ApiServer(app, port=0, tokens={"metrics-token": "prometheus"})
         await api.start()
         try:
@@ -95,7 +85,7 @@ async def test_worker_and_api_metrics_count_runs_tool_outcomes_waits_and_tokens(
         async def none_waiting() -> bool:
             return value(await scrape(metrics_url), "tempo_agents_runs_waiting", task_queue=task_queue) == 0
 
-        await until(none_waiting)
+        await until(none_waiting, timeout=20)
         samples = await scrape(metrics_url)
 
     for agent, runs in (("shop", 2), ("faulty", 1), ("refunds", 1), ("pay", 1)):

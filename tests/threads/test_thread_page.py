@@ -14,7 +14,8 @@ from tempo_agents import Agent, App, ScriptedModel, ScriptedResponse, ScriptedTo
 from tempo_agents.models.model import ModelRequest
 from tempo_agents.threads.operations import ThreadSnapshot
 from tests.conftest import AppFactory, running_worker
-from tests.support.browser import chromium, dashboard_server, shoot, signed_in_page, until
+from tests.support.browser import chromium, dashboard_server, shoot, signed_in_page
+from tests.support.polling import until
 from tests.support.thread_agents import Gate, gated_agent
 
 MEMORY = {"thread": "support-42", "resource": "acme"}

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import collections
 import json
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -254,6 +254,22 @@ def check_executions(
     """Guarantee 1 (no re-execution of a saved outcome; re-runs only after a kill of the worker running it) and
     guarantee 3 (every execution a kill interrupted starts again on another worker, within ``recovery_bound``
     seconds when one is given)."""
+    by_key: dict[Key, list[Execution]] = collections.defaultdict(list)
+    for execution in execs:
+        by_key[execution.key].append(execution)
+        if execution.key[1] == "tool":
+            report.tool_executions += 1
+        else:
+            report.model_executions += 1
+    _check_re_executions(report, by_key, kills)
+    _check_recoveries(report, execs, by_key, kills, final_saved, recovery_bound)
+
+
+KilledBetween = Callable[[str, int, int], list[tuple[Kill, int]]]
+"""The kills of a worker between two log indexes (``after < index <= before``)."""
+
+
+def _killed_between(kills: Sequence[tuple[Kill, int]]) -> KilledBetween:
     worker_kills: dict[str, list[tuple[Kill, int]]] = collections.defaultdict(list)
     for kill, index in kills:
         if kill.target == "worker":
@@ -262,14 +278,14 @@ def check_executions(
     def killed_between(worker: str, after: int, before: int) -> list[tuple[Kill, int]]:
         return [(k, i) for k, i in worker_kills.get(worker, []) if after < i <= before]
 
-    by_key: dict[Key, list[Execution]] = collections.defaultdict(list)
-    for execution in execs:
-        by_key[execution.key].append(execution)
-        if execution.key[1] == "tool":
-            report.tool_executions += 1
-        else:
-            report.model_executions += 1
+    return killed_between
 
+
+def _check_re_executions(
+    report: Report, by_key: Mapping[Key, Sequence[Execution]], kills: Sequence[tuple[Kill, int]]
+) -> None:
+    """Guarantee 1: every tool execution after the first of its call and phase, allowed or not."""
+    killed_between = _killed_between(kills)
     for key, runs in by_key.items():
         run_id, kind, _, phase = key
         if kind != "tool":
@@ -282,7 +298,16 @@ def check_executions(
                 report.re_executions_of_saved += 1
                 report.add(1, run_id, f"{later.describe()} re-executed: {problem}")
 
-    # Guarantee 3: per worker kill, every execution it interrupted, and when the same work started again.
+
+def _check_recoveries(
+    report: Report,
+    execs: Sequence[Execution],
+    by_key: Mapping[Key, Sequence[Execution]],
+    kills: Sequence[tuple[Kill, int]],
+    final_saved: set[tuple[str, str]],
+    recovery_bound: float | None,
+) -> None:
+    """Guarantee 3: per worker kill, every execution it interrupted, and when the same work started again."""
     for kill, index in kills:
         if kill.target != "worker":
             continue
@@ -338,7 +363,7 @@ def _re_execution_problem(
     later: Execution,
     runs: Sequence[Execution],
     kills: Sequence[tuple[Kill, int]],
-    killed_between: Any,
+    killed_between: KilledBetween,
     saved_types: tuple[str, ...],
 ) -> str | None:
     """Why starting ``later`` broke guarantee 1, or ``None`` when it is the allowed at-least-once re-run."""
@@ -411,6 +436,23 @@ def check_journal(
     def bad(guarantee: int, message: str) -> None:
         report.add(guarantee, run_id, message)
 
+    _check_offsets_and_duplicates(bad, entries)
+    visible, resets = visible_after_resets(entries)
+    report.step_resets += resets
+    seen = _scan_visible(bad, visible, executed_calls)
+    if completed:
+        _check_steps(bad, agent_id, seen)
+        _check_segments(bad, agent_id, entries, seen)
+        _check_transcript(bad, transcript)
+    report.journal_violations += sum(1 for v in report.violations[before:] if v.guarantee in (4, 5))
+
+
+Bad = Callable[[int, str], None]
+"""Records a violation of a guarantee (its number, what is wrong) for the run being checked."""
+
+
+def _check_offsets_and_duplicates(bad: Bad, entries: Sequence[JournalEntry]) -> None:
+    """Guarantee 5 at any moment: offsets 0..n-1, and every durable chunk once."""
     offsets = [entry.offset for entry in entries]
     if offsets != list(range(len(entries))):
         missing = sorted(set(range(max(offsets, default=-1) + 1)) - set(offsets))
@@ -435,16 +477,30 @@ def check_journal(
             where = f" at step {at_step}" if at_step >= 0 else ""
             bad(5, f"duplicate durable chunk {kind} {what}{where}: {count} times")
 
-    visible, resets = visible_after_resets(entries)
-    report.step_resets += resets
 
-    # Per step, after resets: exactly one attempt's chunks, every tool call input closed, made and answered.
-    texts: dict[int, list[str]] = collections.defaultdict(list)
-    streaming: dict[int, collections.Counter[str]] = collections.defaultdict(collections.Counter)
-    streaming_ends: dict[int, collections.Counter[str]] = collections.defaultdict(collections.Counter)
-    calls: dict[int, collections.Counter[str]] = collections.defaultdict(collections.Counter)
-    call_names: dict[str, str] = {}
-    answers: dict[str, list[str]] = collections.defaultdict(list)
+@dataclass
+class _SeenChunks:
+    """What a client keeps of a run's journal after step resets, per step: texts by step, tool call inputs
+    started and ended, tool calls, each call's tool name and its answers' chunk types in order."""
+
+    texts: collections.defaultdict[int, list[str]] = field(default_factory=lambda: collections.defaultdict(list))
+    streaming: collections.defaultdict[int, collections.Counter[str]] = field(
+        default_factory=lambda: collections.defaultdict(collections.Counter)
+    )
+    streaming_ends: collections.defaultdict[int, collections.Counter[str]] = field(
+        default_factory=lambda: collections.defaultdict(collections.Counter)
+    )
+    calls: collections.defaultdict[int, collections.Counter[str]] = field(
+        default_factory=lambda: collections.defaultdict(collections.Counter)
+    )
+    call_names: dict[str, str] = field(default_factory=dict)
+    answers: collections.defaultdict[str, list[str]] = field(default_factory=lambda: collections.defaultdict(list))
+
+
+def _scan_visible(bad: Bad, visible: Sequence[JournalEntry], executed_calls: set[str]) -> _SeenChunks:
+    """Gather the kept chunks by step; guarantees 4 and 5 at any moment: every tool call input closed after its
+    start, every tool call made, every answer after its call."""
+    seen = _SeenChunks()
     step = -1
     for entry in visible:
         kind, payload = entry.chunk["type"], _payload(entry)
@@ -452,44 +508,46 @@ def check_journal(
         if kind == "step-start":
             step = payload["stepNumber"]
         elif kind == "text-delta":
-            texts[int(str(payload["id"]).removeprefix("text-"))].append(payload["text"])
+            seen.texts[int(str(payload["id"]).removeprefix("text-"))].append(payload["text"])
         elif kind == "tool-call-input-streaming-start":
-            streaming[step][call_id] += 1
+            seen.streaming[step][call_id] += 1
         elif kind == "tool-call-delta":
-            if streaming[step][call_id] == 0:
+            if seen.streaming[step][call_id] == 0:
                 bad(4, f"tool-call-delta for {call_id} at offset {entry.offset} without its input start")
         elif kind == "tool-call-input-streaming-end":
-            streaming_ends[step][call_id] += 1
-            if streaming[step][call_id] == 0:
+            seen.streaming_ends[step][call_id] += 1
+            if seen.streaming[step][call_id] == 0:
                 bad(4, f"tool-call-input-streaming-end for {call_id} at offset {entry.offset} without its start")
         elif kind == "tool-call":
-            calls[step][call_id] += 1
-            call_names[call_id] = payload.get("toolName", "")
+            seen.calls[step][call_id] += 1
+            seen.call_names[call_id] = payload.get("toolName", "")
             if call_id not in executed_calls:
                 bad(4, f"the journal shows tool-call {call_id} (offset {entry.offset}) that was never executed")
         elif kind in ("tool-result", "tool-error", "tool-call-suspended"):
-            if call_id not in call_names:
+            if call_id not in seen.call_names:
                 bad(5, f"orphaned {kind} for {call_id} at offset {entry.offset}: no tool-call before it")
-            answers[call_id].append(kind)
+            seen.answers[call_id].append(kind)
+    return seen
 
-    if not completed:
-        report.journal_violations += sum(1 for v in report.violations[before:] if v.guarantee in (4, 5))
-        return
+
+def _check_steps(bad: Bad, agent_id: str, seen: _SeenChunks) -> None:
+    """Guarantees 4 and 5 for a completed run: per step, exactly the scripted calls and text; each call answered
+    as scripted."""
     for at_step in range(STEPS + 1):
         want = sorted(call_id for call_id, _ in expected_calls(agent_id, at_step))
         for what, counter in (
-            ("tool-call-input-streaming-start", streaming[at_step]),
-            ("tool-call-input-streaming-end", streaming_ends[at_step]),
-            ("tool-call", calls[at_step]),
+            ("tool-call-input-streaming-start", seen.streaming[at_step]),
+            ("tool-call-input-streaming-end", seen.streaming_ends[at_step]),
+            ("tool-call", seen.calls[at_step]),
         ):
             got = sorted(counter.elements())
             if got != want:
                 bad(4, f"step {at_step} shows {what} for {got} after reset handling, expected {want}")
-        text = "".join(texts.get(at_step, []))
+        text = "".join(seen.texts.get(at_step, []))
         if text != step_text(at_step):
             bad(4, f"step {at_step} text after reset handling is {text!r}, expected {step_text(at_step)!r}")
-    for call_id, name in call_names.items():
-        got = answers.get(call_id, [])
+    for call_id, name in seen.call_names.items():
+        got = seen.answers.get(call_id, [])
         want_answer = (
             ["tool-error"] if name == "beta" and call_id.startswith(f"call_{ERROR_STEP}_") else ["tool-result"]
         )
@@ -498,6 +556,10 @@ def check_journal(
         if got != want_answer:
             bad(5, f"{name} call {call_id} is answered by {got or 'nothing'} in the journal, expected {want_answer}")
 
+
+def _check_segments(bad: Bad, agent_id: str, entries: Sequence[JournalEntry], seen: _SeenChunks) -> None:
+    """Guarantee 5 for a completed run: one start and one finish per segment, the journal ending with a finish,
+    the scripted text."""
     finishes = [_payload(e).get("stepResult", {}).get("reason") for e in entries if e.chunk["type"] == "finish"]
     want_finishes = ["suspended", "stop"] if agent_id == "chaos-suspend" else ["stop"]
     if finishes != want_finishes:
@@ -507,16 +569,18 @@ def check_journal(
         bad(5, f"{starts} start chunk(s) for {len(want_finishes)} segment(s)")
     if entries and entries[-1].chunk["type"] != "finish":
         bad(5, f"the journal ends with {entries[-1].chunk['type']}, not finish")
-    full_text = "".join("".join(texts.get(s, [])) for s in sorted(texts))
+    full_text = "".join("".join(seen.texts.get(s, [])) for s in sorted(seen.texts))
     if full_text != expected_text():
         bad(5, "the run's text after reset handling is not the scripted text")
 
+
+def _check_transcript(bad: Bad, transcript: Sequence[TranscriptEntry]) -> None:
+    """Guarantee 5 for a completed run: one assistant message per step, the last the scripted final answer."""
     assistants = [e for e in transcript if e.part == "assistant"]
     if [e.step for e in assistants] != list(range(STEPS + 1)):
         bad(5, f"the transcript has assistant messages for steps {[e.step for e in assistants]}")
     elif _text_of(assistants[-1].message) != FINAL_ANSWER:
         bad(5, f"the final answer in the transcript is {_text_of(assistants[-1].message)!r}, not the scripted one")
-    report.journal_violations += sum(1 for v in report.violations[before:] if v.guarantee in (4, 5))
 
 
 def run_stalls(execs: Sequence[Execution], kills: Sequence[tuple[Kill, int]]) -> list[float]:

@@ -631,18 +631,7 @@ class OpenAIServer:
                 if item.reset:
                     writer.transport.abort()
                 return False  # the caller closes the socket without the terminating chunk
-            if isinstance(item, Raw):
-                payload = item.data
-            elif isinstance(item, Cut):
-                whole = json.dumps({**envelope, **item.chunk}, separators=(",", ":"))
-                payload = f"data: {whole[: item.keep]}\n\n".encode()
-            elif isinstance(item, str):
-                payload = f"data: {item}\n\n".encode()
-            else:
-                event = {**envelope, **item} if "choices" in item else dict(item)
-                if "choices" in item and include_usage and "usage" not in item:
-                    event["usage"] = None  # OpenAI sends "usage": null on every chunk but the last
-                payload = f"data: {json.dumps(event, separators=(',', ':'))}\n\n".encode()
+            payload = _event_bytes(item, envelope, include_usage)
             try:
                 writer.write(f"{len(payload):x}\r\n".encode() + payload + b"\r\n")
                 await writer.drain()
@@ -663,6 +652,22 @@ class OpenAIServer:
             "service_tier": "default",
             "system_fingerprint": "fp_tempo",
         }
+
+
+def _event_bytes(item: Mapping[str, Any] | str | Raw | Cut, envelope: Mapping[str, Any], include_usage: bool) -> bytes:
+    """What the stream sends for one item: raw bytes as given, a chunk cut short, an event's data as given, or a chunk
+    (in the completion's envelope when it has choices)."""
+    if isinstance(item, Raw):
+        return item.data
+    if isinstance(item, Cut):
+        whole = json.dumps({**envelope, **item.chunk}, separators=(",", ":"))
+        return f"data: {whole[: item.keep]}\n\n".encode()
+    if isinstance(item, str):
+        return f"data: {item}\n\n".encode()
+    event = {**envelope, **item} if "choices" in item else dict(item)
+    if "choices" in item and include_usage and "usage" not in item:
+        event["usage"] = None  # OpenAI sends "usage": null on every chunk but the last
+    return f"data: {json.dumps(event, separators=(',', ':'))}\n\n".encode()
 
 
 def _head(status_line: str, headers: Mapping[str, str]) -> bytes:

@@ -15,18 +15,9 @@ from tempo_agents import Agent, ScriptedModel, ScriptedResponse
 from tempo_agents.errors import ConfigurationError
 from tempo_agents.models.model import ModelRequest
 from tests.conftest import AppFactory, closed_history, running_worker
-from tests.support.cli_processes import CLI
+from tests.support.cli_processes import cli
 from tests.support.fork_agents import by_turn, call, lookup_tool
 from tests.support.http_api import served
-
-
-async def cli(*args: str) -> tuple[int, str, str]:
-    process = await asyncio.create_subprocess_exec(
-        *CLI, *args, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE
-    )
-    stdout, stderr = await asyncio.wait_for(process.communicate(), 90)
-    assert process.returncode is not None
-    return process.returncode, stdout.decode(), stderr.decode()
 
 
 async def forks_of(http: httpx.AsyncClient, run_id: str, expected: int) -> list[str]:

@@ -15,7 +15,8 @@ from playwright.async_api import expect
 
 from tempo_agents import App
 from tests.conftest import AppFactory, running_worker
-from tests.support.browser import TOKENS, chromium, dashboard_server, desk_agent, shoot, signed_in_page, until
+from tests.support.browser import TOKENS, chromium, dashboard_server, desk_agent, shoot, signed_in_page
+from tests.support.polling import until
 
 
 async def start(app: App, message: str) -> str:

@@ -5,21 +5,13 @@ its contrast in light and dark. Writes ``docs/screenshots/schedules-*.png``."""
 
 from __future__ import annotations
 
-import asyncio
-
 from playwright.async_api import expect
 
 from tempo_agents import Agent, ScriptedModel, ScriptedResponse
-from tempo_agents.schedules.handles import AgentSchedule, ScheduleView
 from tests.conftest import AppFactory, running_worker
 from tests.support.browser import chromium, dashboard_server, shoot, signed_in_page
 from tests.support.contrast import low_contrast
-
-
-async def recent(schedule: AgentSchedule, count: int) -> ScheduleView:
-    while len((view := await schedule.describe()).recent_runs) < count:
-        await asyncio.sleep(0.1)
-    return view
+from tests.support.scheduled_runs import view_with_recent_runs
 
 
 async def test_the_schedules_page_shows_and_acts_on_the_apps_schedules(make_app: AppFactory) -> None:
@@ -40,7 +32,7 @@ async def test_the_schedules_page_shows_and_acts_on_the_apps_schedules(make_app:
         )
         try:
             await hourly.trigger()
-            first_run = (await recent(hourly, 1)).recent_runs[0].run_id
+            first_run = (await view_with_recent_runs(hourly, 1)).recent_runs[0].run_id
             assert await app.attach(first_run).text == "all quiet"
 
             _, page = await signed_in_page(browser, server, None, path="/#/schedules")
@@ -85,7 +77,7 @@ async def test_the_schedules_page_shows_and_acts_on_the_apps_schedules(make_app:
 
             # Run now: a second run, listed newest first.
             await first.get_by_role("button", name="Run now").click()
-            view = await recent(hourly, 2)
+            view = await view_with_recent_runs(hourly, 2)
             second_run = view.recent_runs[1].run_id
             await page.wait_for_timeout(5_500)  # the page refreshes every 5 s
             await expect(first.locator(".recent-runs li a")).to_have_text([second_run, first_run], timeout=10_000)
@@ -130,7 +122,7 @@ async def test_the_edit_form_changes_a_schedule_in_place(make_app: AppFactory) -
         schedule = await app.schedule("reporter", "Anything new?", every="1h", schedule_id=schedule_id, max_steps=4)
         try:
             await schedule.trigger()
-            first_run = (await recent(schedule, 1)).recent_runs[0].run_id
+            first_run = (await view_with_recent_runs(schedule, 1)).recent_runs[0].run_id
 
             _, page = await signed_in_page(browser, server, None, path="/#/schedules")
             card = page.locator(f'article.schedule[data-schedule-id="{schedule_id}"]')
