@@ -1,4 +1,5 @@
-"""Running one of the run's activities as its options say: through the server, or local to the workflow task.
+"""Running one of the run's activities as its options say: through the server, or local to the workflow task; how
+they are cancelled, and what their failure says.
 
 Pure workflow code: it only chooses between ``workflow.execute_activity`` and ``workflow.execute_local_activity``
 (ARCHITECTURE.md, "Local activities").
@@ -9,15 +10,21 @@ from __future__ import annotations
 from typing import Any, TypeVar
 
 from temporalio import workflow
-from temporalio.exceptions import ActivityError, FailureError
+from temporalio.exceptions import ActivityError, ApplicationError, FailureError
 
 from tempo_agents.activity_options import ActivityOptions
+
+__all__ = ["LOCAL_ACTIVITIES", "WAIT_FOR_CANCELLATION", "execute", "failure_message"]
 
 _R = TypeVar("_R")
 
 LOCAL_ACTIVITIES = "local-activities"
 """Patch id: runs started before it ran every model step and tool call as an activity. It is asked only for an
 activity whose options say ``local``, so histories without local activities carry no marker."""
+
+WAIT_FOR_CANCELLATION = workflow.ActivityCancellationType.WAIT_CANCELLATION_COMPLETED
+"""How a run's model steps and tool calls are cancelled: a cancelled run journals ``abort`` only once its running
+model step and tools have stopped."""
 
 
 async def execute(
@@ -65,3 +72,13 @@ async def execute(
         summary=summary,
     )
     return result
+
+
+def failure_message(error: ActivityError) -> str:
+    """What an activity's failure says: the message of the application error at its root."""
+    cause: BaseException | None = error.cause
+    while isinstance(cause, ActivityError) and cause.cause is not None:
+        cause = cause.cause
+    if isinstance(cause, ApplicationError):
+        return cause.message
+    return str(cause or error)

@@ -293,56 +293,73 @@ class ThreadWorkflow:
             return ThreadOutcome(outcome="started", run_id=run.run_id)
         active_id = next(iter(self._active), None)
         if active_id is not None and run.run_input.options.auto_resume_suspended_tools:
-            # A run that waits for a person still holds the thread, but a new message may resume its waiting call:
-            # the new run starts beside it and takes the call over (the waiting run then ends).
-            waiting = await workflow.execute_activity(
-                THREAD_RUNS_WAITING,
-                RunsWaitingQuery(thread_id=self._thread_id, resource_id=self._resource_id, run_ids=list(self._active)),
-                result_type=list[str],
-                start_to_close_timeout=_WAITING_CHECK_TIMEOUT,
-            )
-            if self._active and set(self._active) <= set(waiting):
-                self._start(run)
-                return ThreadOutcome(outcome="started", run_id=run.run_id, active_run_id=active_id)
-            if self._idle():
-                self._start(run)
-                return ThreadOutcome(outcome="started", run_id=run.run_id)
+            outcome = await self._start_beside_waiting(run, active_id)
+            if outcome is not None:
+                return outcome
             active_id = next(iter(self._active), None)
         strategy = message.strategy
         if strategy == "reject":
             return ThreadOutcome(outcome="rejected", run_id=run.run_id, active_run_id=active_id)
         if strategy == "steer" and active_id is not None:
-            target = workflow.get_external_workflow_handle(active_id)
-            try:
-                for sent in run.run_input.messages:
-                    await target.signal(STEER_SIGNAL, {"message": sent, "sent_by": message.sent_by})
-            except FailureError:  # the run closed meanwhile: the message becomes a run of its own, in turn
-                pass
-            else:
+            if await self._steer(run, message.sent_by, active_id):
                 return ThreadOutcome(outcome="steered", run_id=active_id, active_run_id=active_id)
         elif strategy in ("interrupt", "rollback") and active_id is not None:
-            position = 1
-            if workflow.patched(JUMPERS_IN_ARRIVAL_ORDER_PATCH):
-                # Behind the runs that jumped before it (the first interrupter runs first), ahead of the others.
-                position = 1 + next(
-                    (n for n, queued in enumerate(self._queue) if queued.run_id not in self._jumped), len(self._queue)
-                )
-                self._jumped.add(run.run_id)
-            self._queue.insert(position - 1, run)
-            for running in list(self._active):
-                target = workflow.get_external_workflow_handle(running)
-                with contextlib.suppress(FailureError):  # it closed meanwhile: nothing to stop
-                    if strategy == "interrupt":
-                        await target.signal(INTERRUPT_SIGNAL, {"by_run_id": run.run_id})
-                    else:
-                        self._rolled_back.add(running)
-                        await target.cancel()
-            return ThreadOutcome(outcome="queued", run_id=run.run_id, active_run_id=active_id, position=position)
+            return await self._jump_the_queue(run, strategy, active_id)
         if self._idle():
             self._start(run)
             return ThreadOutcome(outcome="started", run_id=run.run_id)
         self._queue.append(run)
         return ThreadOutcome(outcome="queued", run_id=run.run_id, active_run_id=active_id, position=len(self._queue))
+
+    async def _start_beside_waiting(self, run: ThreadRun, active_id: str) -> ThreadOutcome | None:
+        """A run that waits for a person still holds the thread, but a new message may resume its waiting call: the
+        new run starts beside it and takes the call over (the waiting run then ends). ``None``: the active runs do
+        not all wait, and the message is decided as its strategy says."""
+        waiting = await workflow.execute_activity(
+            THREAD_RUNS_WAITING,
+            RunsWaitingQuery(thread_id=self._thread_id, resource_id=self._resource_id, run_ids=list(self._active)),
+            result_type=list[str],
+            start_to_close_timeout=_WAITING_CHECK_TIMEOUT,
+        )
+        if self._active and set(self._active) <= set(waiting):
+            self._start(run)
+            return ThreadOutcome(outcome="started", run_id=run.run_id, active_run_id=active_id)
+        if self._idle():
+            self._start(run)
+            return ThreadOutcome(outcome="started", run_id=run.run_id)
+        return None
+
+    async def _steer(self, run: ThreadRun, sent_by: str | None, active_id: str) -> bool:
+        """Send the message into the active run; ``False`` when the run closed meanwhile (the message then becomes a
+        run of its own, in turn)."""
+        target = workflow.get_external_workflow_handle(active_id)
+        try:
+            for sent in run.run_input.messages:
+                await target.signal(STEER_SIGNAL, {"message": sent, "sent_by": sent_by})
+        except FailureError:
+            return False
+        return True
+
+    async def _jump_the_queue(self, run: ThreadRun, strategy: str, active_id: str) -> ThreadOutcome:
+        """An ``interrupt`` or ``rollback`` message: queued ahead of the other messages, and the active runs are
+        interrupted (or cancelled, their messages to leave the thread)."""
+        position = 1
+        if workflow.patched(JUMPERS_IN_ARRIVAL_ORDER_PATCH):
+            # Behind the runs that jumped before it (the first interrupter runs first), ahead of the others.
+            position = 1 + next(
+                (n for n, queued in enumerate(self._queue) if queued.run_id not in self._jumped), len(self._queue)
+            )
+            self._jumped.add(run.run_id)
+        self._queue.insert(position - 1, run)
+        for running in list(self._active):
+            target = workflow.get_external_workflow_handle(running)
+            with contextlib.suppress(FailureError):  # it closed meanwhile: nothing to stop
+                if strategy == "interrupt":
+                    await target.signal(INTERRUPT_SIGNAL, {"by_run_id": run.run_id})
+                else:
+                    self._rolled_back.add(running)
+                    await target.cancel()
+        return ThreadOutcome(outcome="queued", run_id=run.run_id, active_run_id=active_id, position=position)
 
     async def _await_yields(self) -> None:
         """When the store says every active run waits for people and each will yield the thread, wait for their

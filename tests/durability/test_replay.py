@@ -21,7 +21,8 @@ from temporalio.worker import Replayer
 
 from tempo_agents.worker import TempoAgentsPlugin
 from tempo_agents.workflows.activity_calls import LOCAL_ACTIVITIES
-from tempo_agents.workflows.agent_run import (
+from tempo_agents.workflows.payloads import RunInput, RunResult
+from tempo_agents.workflows.run_patches import (
     APPROVED_ARGUMENTS,
     BUDGET_WAITS,
     CALL_ALARMS,
@@ -30,7 +31,6 @@ from tempo_agents.workflows.agent_run import (
     RUNS_YIELD_THREADS,
     SEGMENTS_CLOSED_BY_ACTIVITIES,
 )
-from tempo_agents.workflows.payloads import RunInput, RunResult
 from tempo_agents.workflows.steering import STEERING_PATCH
 from tempo_agents.workflows.thread import JUMPERS_IN_ARRIVAL_ORDER_PATCH, SLIM_WAITING_PATCH
 from tempo_agents.workflows.thread import RUNS_YIELD_THREADS as THREADS_YIELD

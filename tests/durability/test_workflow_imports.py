@@ -26,7 +26,7 @@ def imported_modules(path: Path) -> set[str]:
     return modules
 
 
-@pytest.mark.parametrize("path", sorted(WORKFLOWS.glob("*.py")), ids=lambda p: p.name)
+@pytest.mark.parametrize("path", sorted(WORKFLOWS.rglob("*.py")), ids=lambda p: str(p.relative_to(WORKFLOWS)))
 def test_workflow_modules_import_no_private_module_of_another_package(path: Path) -> None:
     private = {
         module

@@ -17,8 +17,8 @@ from temporalio.api.enums.v1 import EventType
 
 from tempo_agents import Agent, ScriptedModel, ScriptedResponse, ScriptedToolCall, ToolContext, create_tool
 from tempo_agents.activity_options import ActivityOptions
-from tempo_agents.workflows.agent_run import REFUSED_RESUMES_RUN_ANEW
 from tempo_agents.workflows.payloads import ResumeRequest
+from tempo_agents.workflows.run_patches import REFUSED_RESUMES_RUN_ANEW
 from tests.conftest import AppFactory, closed_history, running_worker
 
 TOOL_CALL = "tempo_agents.tool_call"

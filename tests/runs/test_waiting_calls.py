@@ -252,6 +252,31 @@ def test_a_call_whose_tool_refuses_its_answer_waits_again_as_it_was() -> None:
     assert calls.pending() == before
 
 
+def test_a_refused_call_waits_again_behind_the_others_and_keeps_its_reminders() -> None:
+    calls, _, _ = make_calls()
+    reminded = Suspension(kind="suspension", tool_id="charge-tool", remind_every_seconds=60)
+    calls.call_ended(call_input("call_0"), ToolCallResult(status="suspended", suspension=reminded), T0)
+    suspend(calls, "call_1", index=1)
+    [alarm] = calls.ring(T0 + timedelta(seconds=60))
+    assert (alarm.call.tool_call_id, alarm.reminder) == ("call_0", 1)
+    calls.accept(ResumeRequest(tool_call_id="call_0"))
+    calls.take_resolved()
+    calls.call_ended(call_input("call_0", round=1), ToolCallResult(status="resume-rejected"), T0)
+    assert [p.tool_call_id for p in calls.pending()] == ["call_1", "call_0"]
+    assert calls.next_wakeup(True) == T0 + timedelta(seconds=120)  # the second reminder, not the first again
+
+
+def test_a_call_resolved_again_keeps_its_place_among_the_answers() -> None:
+    calls, _, _ = make_calls()
+    suspend(calls, "call_0")
+    suspend(calls, "call_1", index=1)
+    calls.accept(ResumeRequest(tool_call_id="call_0"))
+    calls.accept(ResumeRequest(tool_call_id="call_1"))
+    calls.resolve({"call_0": Resolution(action="resume", data="its child closed")})
+    taken = [(waiting.tool_call_id, resolution.data) for waiting, resolution in calls.take_resolved()]
+    assert taken == [("call_0", "its child closed"), ("call_1", None)]
+
+
 def test_a_call_that_ends_another_way_stops_waiting() -> None:
     calls, _, _ = make_calls()
     suspend(calls, "call_0")
