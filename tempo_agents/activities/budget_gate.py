@@ -24,10 +24,10 @@ from tempo_agents.errors import ConfigurationError
 from tempo_agents.journal import constructors
 from tempo_agents.journal.outbox import StepFinishNote
 from tempo_agents.journal.writer import RunJournal
+from tempo_agents.metrics.run_metrics import BUDGET_STOPS, COST
 from tempo_agents.models.model import FinishEvent, Model
 from tempo_agents.models.usage import Usage
 from tempo_agents.store.base import ChunkWrite, UsageCharge, WaitingCall, WaitingChange
-from tempo_agents.telemetry.metrics import BUDGET_STOPS, COST
 from tempo_agents.workflows.payloads import ModelStepInput, ModelStepResult, PendingCall
 
 if TYPE_CHECKING:

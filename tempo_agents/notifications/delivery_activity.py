@@ -28,6 +28,7 @@ from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
 from tempo_agents.errors import ConfigurationError
+from tempo_agents.metrics.run_metrics import NOTIFICATION_DELIVERIES
 from tempo_agents.notifications.channels import (
     EmailChannel,
     NotificationSettings,
@@ -38,7 +39,6 @@ from tempo_agents.notifications.delivery_payloads import DELIVER_NOTIFICATION, D
 from tempo_agents.notifications.events import NotificationEvent
 from tempo_agents.notifications.messages import email_message, slack_message
 from tempo_agents.notifications.signature import signature_header
-from tempo_agents.telemetry.metrics import NOTIFICATION_DELIVERIES
 
 logger = logging.getLogger("tempo_agents.notifications")
 

@@ -10,7 +10,7 @@ import pytest
 from tempo_agents import Agent, ScriptedModel, ScriptedResponse, ScriptedToolCall, Usage, create_tool
 from tempo_agents.client.budget_usage import BudgetRefusedError, send_budget_answer
 from tempo_agents.errors import ConfigurationError
-from tempo_agents.telemetry.metrics import BUDGET_STOPS, COST
+from tempo_agents.metrics.run_metrics import BUDGET_STOPS, COST
 from tempo_agents.workflows.payloads import BudgetAnswer
 from tests.conftest import AppFactory, running_worker
 

@@ -9,8 +9,8 @@ from datetime import timedelta
 import pytest
 
 from tempo_agents import Agent, ScriptedModel, ScriptedResponse, ScriptedToolCall, create_tool
+from tempo_agents.metrics.run_metrics import NOTIFICATION_DELIVERIES
 from tempo_agents.notifications import NotificationSettings, WebhookChannel
-from tempo_agents.telemetry.metrics import NOTIFICATION_DELIVERIES
 from tests.conftest import AppFactory, running_worker
 from tests.support.http_api import served
 from tests.support.notification_receivers import WebhookReceiver, settled_deliveries, webhook_receiver
