@@ -14,9 +14,14 @@ from tempo_agents.agent import Agent, AgentMode, ToolCallHookContext, ToolHooks
 from tempo_agents.agent.delegation import DelegationComplete, DelegationHooks, DelegationStart
 from tempo_agents.agent.suspended_runs import SuspendedRun, SuspendedRuns, SuspendedToolCall
 from tempo_agents.agent.workflow_tools import WorkflowTool
-from tempo_agents.approvals.answer_links import AnswerLinks, Choice, approval_choices, option_choices
-from tempo_agents.approvals.approvers import ApproverPolicy
-from tempo_agents.approvals.policy import ApprovalRequest
+from tempo_agents.approvals import (
+    AnswerLinks,
+    ApprovalRequest,
+    ApproverPolicy,
+    Choice,
+    approval_choices,
+    option_choices,
+)
 from tempo_agents.budgets import Budget, BudgetLimits, ModelPrice, PeriodLimits, PriceTable
 from tempo_agents.client import App
 from tempo_agents.client.budget_usage import BudgetRefusedError, BudgetUsage
@@ -40,15 +45,19 @@ from tempo_agents.errors import (
     ToolNotFoundError,
 )
 from tempo_agents.file_agents import FileAgentError
-from tempo_agents.ingress.events import EventRun
-from tempo_agents.ingress.webhook_source_file import load_webhook_sources
-from tempo_agents.ingress.webhook_sources import WebhookSource
-from tempo_agents.ingress.webhooks import WebhookRefusedError, sign_webhook, verify_webhook
+from tempo_agents.ingress import (
+    EventRun,
+    WebhookRefusedError,
+    WebhookSource,
+    load_webhook_sources,
+    sign_webhook,
+    verify_webhook,
+)
 from tempo_agents.models import Model, ScriptedModel, ScriptedResponse, ScriptedToolCall, Usage
 from tempo_agents.models.anthropic import anthropic
 from tempo_agents.models.openai_compatible import local_model, openai_compatible
 from tempo_agents.notifications import EmailChannel, NotificationSettings, SlackChannel, WebhookChannel
-from tempo_agents.schedules.handles import AgentSchedule, ScheduledRun, ScheduleView, TriggeredRun
+from tempo_agents.schedules import AgentSchedule, ScheduledRun, ScheduleView, TriggeredRun
 from tempo_agents.signals import TaskSignalProvider
 from tempo_agents.streams import AgentStream, GenerateResult, ToolInputPreview
 from tempo_agents.threads import ThreadSnapshot

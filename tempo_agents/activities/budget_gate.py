@@ -16,15 +16,22 @@ from typing import TYPE_CHECKING
 from temporalio import activity
 
 from tempo_agents.activities.segment_close import close_segment
-from tempo_agents.budgets import BUDGET_TOOL_NAME, budget_wait_id
-from tempo_agents.budgets.counters import Counter, counters
-from tempo_agents.budgets.limits import Budget, BudgetStop, Spent, reached
-from tempo_agents.budgets.prices import cost_nanos
+from tempo_agents.budgets import (
+    BUDGET_TOOL_NAME,
+    Budget,
+    BudgetStop,
+    Counter,
+    Spent,
+    budget_wait_id,
+    cost_nanos,
+    reached,
+    step_counters,
+)
 from tempo_agents.errors import ConfigurationError
 from tempo_agents.journal import constructors
 from tempo_agents.journal.outbox import StepFinishNote
 from tempo_agents.journal.writer import RunJournal
-from tempo_agents.metrics.run_metrics import BUDGET_STOPS, COST
+from tempo_agents.metrics import BUDGET_STOPS, COST
 from tempo_agents.models.model import FinishEvent, Model
 from tempo_agents.models.usage import Usage
 from tempo_agents.store.base import ChunkWrite, UsageCharge, WaitingCall, WaitingChange
@@ -52,7 +59,7 @@ class StepCounters:
         memory = step_input.options.memory
         thread = memory.thread if memory is not None else None
         resource = memory.resource if memory is not None else None
-        return cls(counters(step_input.run_id, thread, resource, now), now)
+        return cls(step_counters(step_input.run_id, thread, resource, now), now)
 
     def charges(self, tokens: int, cost: int) -> list[UsageCharge]:
         return [UsageCharge(c.scope_key, c.period_key, tokens, cost) for c in self.counters]

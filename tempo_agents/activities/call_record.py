@@ -21,7 +21,7 @@ from tempo_agents.activities.segment_close import close_segment
 from tempo_agents.activities.waiting_transcript import waiting_note
 from tempo_agents.journal import constructors, keys
 from tempo_agents.journal.writer import RunJournal
-from tempo_agents.metrics.run_metrics import SUSPENDED_AT_FIELD
+from tempo_agents.metrics import SUSPENDED_AT_FIELD
 from tempo_agents.models.messages import Message, ToolResultPart
 from tempo_agents.store.base import ChunkWrite, SavedOutcome, TranscriptEntry, WaitingCall, WaitingChange
 from tempo_agents.tools.displayed_call import displayed_call

@@ -19,7 +19,7 @@ from tempo_agents.journal import keys
 from tempo_agents.journal.chunks import Chunk, ToolErrorChunk, ToolResultChunk, chunk_from_wire
 from tempo_agents.journal.outbox_flush import write_outbox
 from tempo_agents.store.base import ChunkWrite, JournalEntry
-from tempo_agents.streams.stream import collect_result
+from tempo_agents.streams import collect_result
 from tempo_agents.tools.suspension import schema_string
 from tempo_agents.tools.user_code import call_user_function
 from tempo_agents.workflows.child_payloads import ChildOutcome

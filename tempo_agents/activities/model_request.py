@@ -11,8 +11,7 @@ from tempo_agents.models.messages import Message, TextPart
 from tempo_agents.models.model import Model, ModelRequest
 from tempo_agents.store.base import Store
 from tempo_agents.store.transcript_cache import RunTranscript
-from tempo_agents.tasks import TASKS_STATE_TYPE, TaskItem
-from tempo_agents.tasks.signals import TASK_STATE_SYSTEM_MESSAGE, compute_task_signal
+from tempo_agents.tasks import TASK_STATE_SYSTEM_MESSAGE, TASKS_STATE_TYPE, TaskItem, compute_task_signal
 from tempo_agents.tools.builtin.web_search import SUPPORTED_PROVIDERS, base_provider, web_search_unsupported
 from tempo_agents.workflows.payloads import ModelStepInput
 

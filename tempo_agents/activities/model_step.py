@@ -26,7 +26,7 @@ from tempo_agents.activities.model_step_attempt import StepAttempt
 from tempo_agents.activities.model_step_inputs import open_step
 from tempo_agents.activities.model_step_record import closed_if_done, record_step, step_result
 from tempo_agents.activities.model_stream import StreamedStep, stream_answer
-from tempo_agents.budgets.limits import BudgetStop
+from tempo_agents.budgets import BudgetStop
 from tempo_agents.models.resolve import resolve_model
 from tempo_agents.workflows.payloads import ModelStepInput, ModelStepResult
 

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 from tempo_agents.activities.model_step_attempt import StepAttempt
 from tempo_agents.activities.waiting_transcript import catch_up
-from tempo_agents.forks.origin import seed_fork
+from tempo_agents.forks import seed_fork
 from tempo_agents.journal import constructors, keys
 from tempo_agents.journal.outbox_flush import store_outbox
 from tempo_agents.store.base import HISTORY_STEP, INPUT_STEP, ChunkWrite, Store, TranscriptEntry

@@ -8,13 +8,10 @@ from typing import Any
 from tempo_agents.agent.agent import Agent
 from tempo_agents.agent.delegation import is_child_tool
 from tempo_agents.agent.hooks import ToolHooks
-from tempo_agents.approvals.approvers import ApproverPolicy
-from tempo_agents.approvals.policy import ApprovalPolicy
-from tempo_agents.budgets.prices import ModelPrice, PriceTable
+from tempo_agents.approvals import ApprovalPolicy, ApproverPolicy
+from tempo_agents.budgets import ModelPrice, PriceTable
 from tempo_agents.errors import ConfigurationError, ToolNotFoundError
-from tempo_agents.notifications.channels import NotificationSettings
-from tempo_agents.notifications.events import AnswerLinkMaker
-from tempo_agents.notifications.sender import NotificationSender
+from tempo_agents.notifications import AnswerLinkMaker, NotificationSender, NotificationSettings
 from tempo_agents.store.base import Store
 from tempo_agents.store.transcript_cache import TranscriptCache
 from tempo_agents.store.url import open_store

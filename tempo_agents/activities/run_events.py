@@ -14,7 +14,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
-from tempo_agents.notifications.events import (
+from tempo_agents.notifications import (
     AnswerView,
     CallKind,
     CallView,

@@ -13,7 +13,7 @@ from tempo_agents.activities.waiting_transcript import is_said_by_others
 from tempo_agents.journal import constructors, keys
 from tempo_agents.journal.chunks import FinishPayload, RunOutput, StepResult, ToolCallPayload, ToolResultPayload
 from tempo_agents.journal.writer import RunJournal, step_finish_write
-from tempo_agents.metrics.run_metrics import record_segment_end
+from tempo_agents.metrics import record_segment_end
 from tempo_agents.models.usage import Usage
 from tempo_agents.store.base import HISTORY_STEP, ChunkWrite
 from tempo_agents.store.transcript_cache import RunTranscript

@@ -24,8 +24,8 @@ from tempo_agents.activities.run_events import notify_call
 from tempo_agents.activity_options import TOOL_CALL_DEFAULTS
 from tempo_agents.agent.auto_resume import is_eligible, split_resume_fields
 from tempo_agents.agent.hooks import merge_hooks, run_with_hooks
-from tempo_agents.approvals.policy import ApprovalRequest
-from tempo_agents.forks.origin import TOOL_REUSED_CHUNK, reusable_outcome
+from tempo_agents.approvals import ApprovalRequest
+from tempo_agents.forks import TOOL_REUSED_CHUNK, reusable_outcome
 from tempo_agents.journal import constructors
 from tempo_agents.journal.outbox_flush import write_outbox
 from tempo_agents.journal.writer import JournalToolWriter

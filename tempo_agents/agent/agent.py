@@ -23,7 +23,7 @@ from tempo_agents.tools.user_code import call_user_function
 from tempo_agents.workflows.payloads import ResumeRequest
 
 if TYPE_CHECKING:
-    from tempo_agents.streams.stream import AgentStream, GenerateResult
+    from tempo_agents.streams import AgentStream, GenerateResult
 
 Instructions: TypeAlias = str | Callable[[dict[str, Any]], str | Awaitable[str]]
 """A string, or a function of the run's request context returning one (resolved on the worker)."""

@@ -16,11 +16,12 @@ from tempo_agents.approvals.answer_links import (
     option_choices,
 )
 from tempo_agents.approvals.approvers import ApproverPolicy, Approvers
-from tempo_agents.approvals.policy import ApprovalRequest
+from tempo_agents.approvals.policy import ApprovalPolicy, ApprovalRequest
 from tempo_agents.approvals.who_may_answer import may_answer, not_an_approver_text
 
 __all__ = [
     "AnswerLinks",
+    "ApprovalPolicy",
     "ApprovalRequest",
     "ApproverPolicy",
     "Approvers",

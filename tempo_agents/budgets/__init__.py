@@ -7,8 +7,19 @@ model-step activity reads the counters from the store, compares them with :func:
 :func:`budget_wait_id`, which :func:`is_budget_wait` tells from a tool call (ARCHITECTURE.md, "Budgets").
 """
 
-from tempo_agents.budgets.counters import Counter, charges, counters, period_keys
-from tempo_agents.budgets.limits import Budget, BudgetLimits, BudgetStop, PeriodLimits, merge_budgets, reached
+from tempo_agents.budgets.counters import Counter, charges, period_keys, step_counters
+from tempo_agents.budgets.limits import (
+    NANOS_PER_USD,
+    Budget,
+    BudgetLimits,
+    BudgetStop,
+    Period,
+    PeriodLimits,
+    Scope,
+    Spent,
+    merge_budgets,
+    reached,
+)
 from tempo_agents.budgets.prices import DEFAULT_PRICES, PRICES_PUBLISHED, ModelPrice, PriceTable, cost_nanos
 from tempo_agents.budgets.waits import BUDGET_TOOL_NAME, BUDGET_WAIT_ID_PREFIX, budget_wait_id, is_budget_wait
 
@@ -16,20 +27,24 @@ __all__ = [
     "BUDGET_TOOL_NAME",
     "BUDGET_WAIT_ID_PREFIX",
     "DEFAULT_PRICES",
+    "NANOS_PER_USD",
     "PRICES_PUBLISHED",
     "Budget",
     "BudgetLimits",
     "BudgetStop",
     "Counter",
     "ModelPrice",
+    "Period",
     "PeriodLimits",
     "PriceTable",
+    "Scope",
+    "Spent",
     "budget_wait_id",
     "charges",
     "cost_nanos",
-    "counters",
     "is_budget_wait",
     "merge_budgets",
     "period_keys",
     "reached",
+    "step_counters",
 ]

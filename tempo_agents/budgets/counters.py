@@ -42,7 +42,7 @@ def scope_keys(run_id: str, thread: str | None, resource: str | None) -> dict[Sc
     return keys
 
 
-def counters(run_id: str, thread: str | None, resource: str | None, now: datetime) -> list[Counter]:
+def step_counters(run_id: str, thread: str | None, resource: str | None, now: datetime) -> list[Counter]:
     """Every counter a step of this run adds to, in the order limits are checked (and rows locked)."""
     periods = period_keys(now)
     found = []

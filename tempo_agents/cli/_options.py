@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from tempo_agents.cli._console import CliError
-from tempo_agents.notifications.config_file import NOTIFICATIONS_ENV
+from tempo_agents.notifications import NOTIFICATIONS_ENV
 from tempo_agents.store.pool_size import STORE_POOL_SIZE_ENV
 
 if TYPE_CHECKING:

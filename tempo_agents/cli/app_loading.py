@@ -13,11 +13,11 @@ from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
-from tempo_agents.budgets.prices import PriceTable
+from tempo_agents.budgets import PriceTable
 from tempo_agents.cli._console import CliError, one_line
 from tempo_agents.client.app import App
 from tempo_agents.errors import ConfigurationError
-from tempo_agents.notifications.config_file import load_notification_settings
+from tempo_agents.notifications import load_notification_settings
 
 if TYPE_CHECKING:
     from temporalio.service import TLSConfig

@@ -16,8 +16,14 @@ from tempo_agents.cli._options import add_app_options, add_server_options, conne
 from tempo_agents.cli.app_loading import configure_app, connect, load_app
 from tempo_agents.client.app import App
 from tempo_agents.errors import ConfigurationError
-from tempo_agents.schedules.handles import OVERLAP_POLICIES, AgentSchedule, ScheduleView, create_schedule
-from tempo_agents.schedules.requests import ScheduleChanges, ScheduleRequest
+from tempo_agents.schedules import (
+    OVERLAP_POLICIES,
+    AgentSchedule,
+    ScheduleChanges,
+    ScheduleRequest,
+    ScheduleView,
+    create_schedule,
+)
 
 _CLEAR = "-"
 """Given to an option of ``update``, clears it (back to the agent's default)."""

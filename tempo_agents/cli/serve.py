@@ -19,7 +19,7 @@ from tempo_agents.cli._telemetry import CommandTelemetry, add_telemetry_options
 from tempo_agents.cli.app_loading import configure_app, connect, load_app
 from tempo_agents.client.app import App
 from tempo_agents.errors import ConfigurationError
-from tempo_agents.ingress.webhook_source_file import load_webhook_sources
+from tempo_agents.ingress import load_webhook_sources
 from tempo_agents.server.auth import load_token_groups, load_tokens_file
 from tempo_agents.server.serving import ApiServer, ApiServerError, is_loopback
 

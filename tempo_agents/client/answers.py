@@ -13,11 +13,11 @@ from typing import Any, Protocol
 
 from tempo_agents.activities.kept_answer import end_wait
 from tempo_agents.agent.agent import Agent
-from tempo_agents.budgets.limits import Budget
+from tempo_agents.budgets import Budget
 from tempo_agents.client.budget_usage import send_budget_answer
 from tempo_agents.client.resume import ANSWER_METHODS, AnsweringClient, send_resume, stream_after
 from tempo_agents.errors import ConfigurationError
-from tempo_agents.streams.stream import AgentStream
+from tempo_agents.streams import AgentStream
 from tempo_agents.workflows.payloads import Answer, BudgetAnswer, PendingCall, ResumeRequest
 
 __all__ = ["AnsweringApp", "answer_budget", "answer_call", "signal_answer", "with_groups"]

@@ -23,10 +23,8 @@ from tempo_agents.activities.registry import Registry
 from tempo_agents.agent.agent import Agent
 from tempo_agents.agent.hooks import ToolHooks
 from tempo_agents.agent.suspended_runs import SuspendedRuns
-from tempo_agents.approvals.approvers import ApproverPolicy
-from tempo_agents.approvals.policy import ApprovalPolicy
-from tempo_agents.budgets.limits import Budget
-from tempo_agents.budgets.prices import ModelPrice, PriceTable
+from tempo_agents.approvals import ApprovalPolicy, ApproverPolicy
+from tempo_agents.budgets import Budget, ModelPrice, PriceTable
 from tempo_agents.client.answers import answer_budget, answer_call, signal_answer
 from tempo_agents.client.budget_usage import BudgetUsage, read_usage, run_usage
 from tempo_agents.client.event_methods import EventMethods
@@ -42,21 +40,20 @@ from tempo_agents.client.temporal_setup import app_worker, connect_runs_client, 
 from tempo_agents.client.waiting_runs import suspended_runs
 from tempo_agents.errors import ConfigurationError
 from tempo_agents.file_agents import load_agents
-from tempo_agents.ingress.events import EventTemplate
-from tempo_agents.ingress.webhook_sources import WebhookSource
+from tempo_agents.ingress import EventTemplate, WebhookSource
 from tempo_agents.models.messages import Message, MessageInput, normalize_messages
 from tempo_agents.models.model import Model
-from tempo_agents.notifications.channels import NotificationSettings
+from tempo_agents.notifications import NotificationSettings
 from tempo_agents.store.base import Store
-from tempo_agents.streams.stream import AgentStream, Follow, GenerateResult
-from tempo_agents.threads.operations import ThreadSnapshot, cancel_queued, read_thread
+from tempo_agents.streams import AgentStream, Follow, GenerateResult
+from tempo_agents.threads import ThreadSnapshot, cancel_queued, read_thread
 from tempo_agents.tools.tool import Tool
 from tempo_agents.worker.plugin import TempoAgentsPlugin
 from tempo_agents.workflows.payloads import PendingCall, ResumeRequest, RunInput, RunOptions
 from tempo_agents.workflows.steering import SteerAccepted
 
 if TYPE_CHECKING:
-    from tempo_agents.approvals.answer_links import AnswerLinks
+    from tempo_agents.approvals import AnswerLinks
 
 __all__ = ["DEFAULT_TASK_QUEUE", "EAGER_STARTS_IN_FLIGHT", "PENDING_SETTLE_SECONDS", "THREAD_STRATEGY_OPTION", "App"]
 

@@ -11,8 +11,7 @@ from temporalio.exceptions import ApplicationError
 from temporalio.service import RPCError, RPCStatusCode
 
 from tempo_agents._wire import WireModel
-from tempo_agents.budgets.counters import counters
-from tempo_agents.budgets.limits import NANOS_PER_USD, Budget, Period, Scope
+from tempo_agents.budgets import NANOS_PER_USD, Budget, Period, Scope, step_counters
 from tempo_agents.client.update_resends import execute_update_resending
 from tempo_agents.errors import TempoAgentsError
 from tempo_agents.store.base import Store
@@ -69,7 +68,7 @@ async def read_usage(
     waiting: BudgetWait | None = None,
 ) -> BudgetUsage:
     """The counters of the run (if any), its thread and resource for the day and month of ``at`` (now)."""
-    found = counters(run_id or "", thread, resource, at or datetime.now(UTC))
+    found = step_counters(run_id or "", thread, resource, at or datetime.now(UTC))
     if run_id is None:
         found = [c for c in found if c.scope != "run"]
     counted = await store.usage_counters([(c.scope_key, c.period_key) for c in found])

@@ -12,8 +12,7 @@ from datetime import UTC, datetime
 from typing import Any, Protocol
 
 from tempo_agents.errors import ConfigurationError
-from tempo_agents.ingress.events import EventApp, EventRun, receive_event, receive_source_event
-from tempo_agents.ingress.webhook_sources import WebhookSource
+from tempo_agents.ingress import EventApp, EventRun, WebhookSource, receive_event, receive_source_event
 
 __all__ = ["EventMethods", "EventSourcesApp"]
 

@@ -10,7 +10,7 @@ from temporalio.service import RPCError, RPCStatusCode
 
 from tempo_agents.client.forking import FORK_MEMO, forks_query
 from tempo_agents.errors import RunNotFoundError
-from tempo_agents.forks.compare import compare_runs
+from tempo_agents.forks import compare_runs
 from tempo_agents.store.base import Store
 
 __all__ = ["ComparingApp", "compared_runs", "fork_origin", "forks_of"]

@@ -21,7 +21,7 @@ from tempo_agents.approvals import may_answer, not_an_approver_text
 from tempo_agents.client.update_resends import execute_update_resending
 from tempo_agents.errors import ResumeError, ResumeValidationError
 from tempo_agents.store.base import Store
-from tempo_agents.streams.stream import AgentStream, Follow
+from tempo_agents.streams import AgentStream, Follow
 from tempo_agents.workflows import resume_errors
 from tempo_agents.workflows.activity_names import AGENT_RUN_WORKFLOW
 from tempo_agents.workflows.payloads import PendingCall, ResumeAccepted, ResumeRequest

@@ -11,7 +11,7 @@ from temporalio.common import SearchAttributePair
 
 from tempo_agents.activities.registry import Registry
 from tempo_agents.agent.agent import Agent
-from tempo_agents.budgets.limits import Budget, merge_budgets
+from tempo_agents.budgets import Budget, merge_budgets
 from tempo_agents.errors import ConfigurationError
 from tempo_agents.models.messages import MessageInput, normalize_messages
 from tempo_agents.workflows import search_attributes

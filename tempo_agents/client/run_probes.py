@@ -7,8 +7,8 @@ from temporalio.client import Client, WorkflowExecutionStatus
 from temporalio.service import RPCError, RPCStatusCode
 
 from tempo_agents.errors import RunNotFoundError
-from tempo_agents.streams.stream import RunClosedProbe
-from tempo_agents.threads.operations import thread_view
+from tempo_agents.streams import RunClosedProbe
+from tempo_agents.threads import thread_view
 
 __all__ = ["run_closed_probe", "thread_run_probe"]
 

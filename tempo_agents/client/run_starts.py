@@ -23,8 +23,8 @@ from tempo_agents.errors import ConfigurationError, ThreadBusyError
 from tempo_agents.journal.start_chunk import journal_start
 from tempo_agents.models.messages import MessageInput
 from tempo_agents.store.base import Store
-from tempo_agents.streams.stream import AgentStream
-from tempo_agents.threads.operations import send_to_thread
+from tempo_agents.streams import AgentStream
+from tempo_agents.threads import send_to_thread
 from tempo_agents.workflows import search_attributes
 from tempo_agents.workflows.activity_names import AGENT_RUN_WORKFLOW
 from tempo_agents.workflows.agent_run import AgentRunWorkflow

@@ -10,13 +10,7 @@ from datetime import timedelta
 from typing import Any, Protocol
 
 from tempo_agents.models.messages import MessageInput
-from tempo_agents.schedules.handles import (
-    AgentSchedule,
-    ScheduleView,
-    SchedulingApp,
-    create_schedule,
-    list_schedules,
-)
+from tempo_agents.schedules import AgentSchedule, ScheduleView, SchedulingApp, create_schedule, list_schedules
 
 __all__ = ["ScheduleMethods", "ScheduleOwner"]
 

@@ -36,7 +36,7 @@ from tempo_agents.ingress.webhooks import DEFAULT_TOLERANCE, WebhookRefusedError
 from tempo_agents.journal.start_chunk import journal_start
 from tempo_agents.models.messages import MessageInput
 from tempo_agents.store.base import Store
-from tempo_agents.threads.operations import send_to_thread
+from tempo_agents.threads import send_to_thread
 from tempo_agents.workflows.agent_run import AgentRunWorkflow
 from tempo_agents.workflows.payloads import RunInput
 from tempo_agents.workflows.thread_payloads import DEFAULT_THREAD_STRATEGY, ThreadOutcome, ThreadRun, ThreadStrategy

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from tempo_agents.errors import TempoAgentsError
-from tempo_agents.notifications.signature import sign_webhook
+from tempo_agents.notifications import sign_webhook
 
 __all__ = ["DEFAULT_TOLERANCE", "WebhookRefusedError", "sign_webhook", "verify_webhook"]
 

@@ -12,12 +12,13 @@ from tempo_agents.metrics.run_metrics import (
     RUN_METRICS,
     RUNS_FINISHED,
     RUNS_STARTED,
+    SUSPENDED_AT_FIELD,
     TOKENS,
     TOOL_CALLS,
     WAIT_SECONDS,
     record_segment_end,
 )
-from tempo_agents.metrics.run_scope import RunScope, current_scope
+from tempo_agents.metrics.scope import RunScope, current_scope, run_scope
 
 __all__ = [
     "BUDGET_STOPS",
@@ -26,10 +27,12 @@ __all__ = [
     "RUNS_FINISHED",
     "RUNS_STARTED",
     "RUN_METRICS",
+    "SUSPENDED_AT_FIELD",
     "TOKENS",
     "TOOL_CALLS",
     "WAIT_SECONDS",
     "RunScope",
     "current_scope",
     "record_segment_end",
+    "run_scope",
 ]

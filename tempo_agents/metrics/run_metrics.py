@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from prometheus_client import CollectorRegistry, Counter, Histogram
 
-from tempo_agents.metrics.run_scope import current_scope
+from tempo_agents.metrics.scope import current_scope
 
 __all__ = [
     "BUDGET_STOPS",

@@ -6,13 +6,46 @@ Light on purpose: importing this package imports its settings and signatures onl
 """
 
 from tempo_agents.notifications.channels import EmailChannel, NotificationSettings, SlackChannel, WebhookChannel
+from tempo_agents.notifications.config_file import NOTIFICATIONS_ENV, load_notification_settings
+from tempo_agents.notifications.delivery_activity import NotificationDeliveries
+from tempo_agents.notifications.delivery_payloads import DELIVERIES_QUERY, DeliveryRecord, delivery_workflow_id
+from tempo_agents.notifications.delivery_workflow import NotificationDeliveryWorkflow
+from tempo_agents.notifications.events import (
+    AnswerLinkMaker,
+    AnswerView,
+    CallKind,
+    CallView,
+    EventType,
+    LinkedCall,
+    NotificationEvent,
+    RunEnd,
+    event_id,
+)
+from tempo_agents.notifications.sender import NotificationSender
 from tempo_agents.notifications.signature import sign_webhook, signature_header
 
 __all__ = [
+    "DELIVERIES_QUERY",
+    "NOTIFICATIONS_ENV",
+    "AnswerLinkMaker",
+    "AnswerView",
+    "CallKind",
+    "CallView",
+    "DeliveryRecord",
     "EmailChannel",
+    "EventType",
+    "LinkedCall",
+    "NotificationDeliveries",
+    "NotificationDeliveryWorkflow",
+    "NotificationEvent",
+    "NotificationSender",
     "NotificationSettings",
+    "RunEnd",
     "SlackChannel",
     "WebhookChannel",
+    "delivery_workflow_id",
+    "event_id",
+    "load_notification_settings",
     "sign_webhook",
     "signature_header",
 ]

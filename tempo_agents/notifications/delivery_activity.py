@@ -28,7 +28,7 @@ from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
 from tempo_agents.errors import ConfigurationError
-from tempo_agents.metrics.run_metrics import NOTIFICATION_DELIVERIES
+from tempo_agents.metrics import NOTIFICATION_DELIVERIES
 from tempo_agents.notifications.channels import (
     EmailChannel,
     NotificationSettings,

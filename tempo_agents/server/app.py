@@ -13,7 +13,7 @@ from pydantic import BaseModel
 
 from tempo_agents.client.app import App
 from tempo_agents.errors import StoreUnavailableError
-from tempo_agents.ingress.events import event_secrets_of
+from tempo_agents.ingress import event_secrets_of
 from tempo_agents.server.auth import Authorize, BearerTokens, allow_all, authorization_dependency
 from tempo_agents.server.dashboard.mounting import mount_dashboard
 from tempo_agents.server.errors import ERROR_RESPONSES, STORE_RETRY_AFTER_SECONDS, install_error_handlers

@@ -37,7 +37,7 @@ from tempo_agents.errors import ConfigurationError
 from tempo_agents.server.auth import principal, principal_groups
 from tempo_agents.server.dependencies import request_id
 from tempo_agents.server.errors import ApiError, resume_error_status
-from tempo_agents.streams.stream import AgentStream
+from tempo_agents.streams import AgentStream
 from tempo_agents.workflows import resume_errors, search_attributes
 from tempo_agents.workflows.activity_names import AGENT_RUN_WORKFLOW
 from tempo_agents.workflows.payloads import PendingCall, ResumeAccepted, ResumeRequest

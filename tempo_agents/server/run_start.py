@@ -14,7 +14,7 @@ from tempo_agents.errors import ConfigurationError
 from tempo_agents.models.messages import Message, normalize_messages
 from tempo_agents.server.bodies import StreamBody
 from tempo_agents.server.errors import ApiError
-from tempo_agents.streams.stream import AgentStream
+from tempo_agents.streams import AgentStream
 from tempo_agents.workflows.thread_payloads import ThreadOutcome
 
 __all__ = [

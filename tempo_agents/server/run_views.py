@@ -19,8 +19,8 @@ from tempo_agents.client.run_control import rolled_back
 from tempo_agents.client.run_queries import RunQueries
 from tempo_agents.client.visibility import TOP_RUNS, quote, runs_query
 from tempo_agents.errors import ConfigurationError
-from tempo_agents.notifications.delivery_payloads import DELIVERIES_QUERY, DeliveryRecord, delivery_workflow_id
-from tempo_agents.schedules.handles import SCHEDULE_MEMO, SCHEDULED_BY
+from tempo_agents.notifications import DELIVERIES_QUERY, DeliveryRecord, delivery_workflow_id
+from tempo_agents.schedules import SCHEDULE_MEMO, SCHEDULED_BY
 from tempo_agents.server.child_runs import child_runs
 from tempo_agents.server.errors import ApiError
 from tempo_agents.server.pending_view import iso, pending_view

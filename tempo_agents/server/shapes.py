@@ -14,7 +14,7 @@ from tempo_agents.journal.chunks import (
     ToolCallSuspendedChunk,
     chunk_to_wire,
 )
-from tempo_agents.streams.stream import GenerateResult
+from tempo_agents.streams import GenerateResult
 from tempo_agents.tools.tool import Tool
 
 __all__ = ["JSON_SCHEMA_DIALECT", "agent_details", "chunk_wire", "full_output", "message_id", "tool_listing"]

@@ -18,7 +18,7 @@ from typing import Any
 from starlette.responses import StreamingResponse
 
 from tempo_agents.journal.chunks import Chunk
-from tempo_agents.streams.stream import AgentStream
+from tempo_agents.streams import AgentStream
 
 __all__ = [
     "DONE",

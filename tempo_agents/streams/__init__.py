@@ -1,6 +1,14 @@
 """Reading a run: its chunk stream, the result collected from it, and partial tool arguments as they arrive."""
 
 from tempo_agents.streams.partial_args import ToolInputPreview, parse_partial_args
-from tempo_agents.streams.stream import AgentStream, GenerateResult, collect_result
+from tempo_agents.streams.stream import AgentStream, Follow, GenerateResult, RunClosedProbe, collect_result
 
-__all__ = ["AgentStream", "GenerateResult", "ToolInputPreview", "collect_result", "parse_partial_args"]
+__all__ = [
+    "AgentStream",
+    "Follow",
+    "GenerateResult",
+    "RunClosedProbe",
+    "ToolInputPreview",
+    "collect_result",
+    "parse_partial_args",
+]

@@ -1,6 +1,6 @@
 """Telemetry: OpenTelemetry spans, Prometheus metrics and JSON logs of agent runs."""
 
-from tempo_agents.metrics.run_scope import RunScope, current_scope
+from tempo_agents.metrics import RunScope, current_scope
 from tempo_agents.telemetry.endpoint import MetricsEndpoint
 from tempo_agents.telemetry.exposition import MetricsExposition
 from tempo_agents.telemetry.log_format import JsonLogFormatter, configure_logging

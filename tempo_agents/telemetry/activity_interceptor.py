@@ -17,8 +17,7 @@ from temporalio.worker import ActivityInboundInterceptor, ExecuteActivityInput, 
 
 from tempo_agents.errors import ConfigurationError
 from tempo_agents.journal import keys
-from tempo_agents.metrics.run_metrics import RUNS_STARTED, SUSPENDED_AT_FIELD, TOKENS, TOOL_CALLS, WAIT_SECONDS
-from tempo_agents.metrics.run_scope import RunScope, run_scope
+from tempo_agents.metrics import RUNS_STARTED, SUSPENDED_AT_FIELD, TOKENS, TOOL_CALLS, WAIT_SECONDS, RunScope, run_scope
 from tempo_agents.workflows.payloads import (
     FinishInput,
     JournalInput,

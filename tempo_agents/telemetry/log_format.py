@@ -16,7 +16,7 @@ from typing import Any, Literal
 
 from temporalio import activity
 
-from tempo_agents.metrics.run_scope import current_scope
+from tempo_agents.metrics import current_scope
 
 __all__ = ["LOG_FORMATS", "JsonLogFormatter", "LogFormat", "configure_logging"]
 

@@ -13,8 +13,7 @@ from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxR
 
 from tempo_agents.activities.agent_activities import AgentActivities
 from tempo_agents.agent.auto_resume import SuspendedCallHandoff, SuspendedRunFinder
-from tempo_agents.notifications.delivery_activity import NotificationDeliveries
-from tempo_agents.notifications.delivery_workflow import NotificationDeliveryWorkflow
+from tempo_agents.notifications import NotificationDeliveries, NotificationDeliveryWorkflow
 from tempo_agents.workflows.agent_run import AgentRunWorkflow
 from tempo_agents.workflows.thread import ThreadWorkflow
 

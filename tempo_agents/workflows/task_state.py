@@ -11,18 +11,23 @@ from typing import Any
 from tempo_agents.journal import constructors, keys
 from tempo_agents.journal.outbox import JournalOutbox, JournalRecord, ThreadStateRecord, TranscriptRecord
 from tempo_agents.models.messages import Message, ToolResultPart
-from tempo_agents.tasks import TASKS_STATE_TYPE, TaskItem, TaskSignalState
-from tempo_agents.tasks.inputs import TASK_TOOL_INPUT_MODELS
-from tempo_agents.tasks.operation_names import TASK_CHECK, TASK_COMPLETE, TASK_UPDATE, TASK_WRITE
-from tempo_agents.tasks.operations import (
+from tempo_agents.tasks import (
+    TASK_CHECK,
+    TASK_COMPLETE,
+    TASK_TOOL_INPUT_MODELS,
+    TASK_UPDATE,
+    TASK_WRITE,
+    TASKS_STATE_TYPE,
+    TaskItem,
     TaskMutation,
+    TaskSignalState,
     check_tasks,
     complete_task,
+    compute_task_signal,
     no_memory_result,
     update_task,
     write_tasks,
 )
-from tempo_agents.tasks.signals import compute_task_signal
 from tempo_agents.tools.validation import Schema, validate_input
 from tempo_agents.workflows.payloads import MemoryRef, ToolCallRequest
 

@@ -24,7 +24,7 @@ from datetime import datetime
 from temporalio.exceptions import ApplicationError
 
 from tempo_agents.activity_options import ActivityOptions
-from tempo_agents.approvals.who_may_answer import may_answer, not_an_approver_text
+from tempo_agents.approvals import may_answer, not_an_approver_text
 from tempo_agents.tools.validation import Schema, validate_input, validate_resume_data
 from tempo_agents.workflows.payloads import (
     MAX_CARRIED_ANSWERS,

@@ -26,7 +26,7 @@ from tempo_agents.cli.demo.prompter import Prompter
 from tempo_agents.cli.printing import ChunkPrinter
 from tempo_agents.client.app import App
 from tempo_agents.journal.chunks import Chunk, TextDeltaChunk
-from tempo_agents.streams.stream import AgentStream
+from tempo_agents.streams import AgentStream
 from tempo_agents.tools.builtin.submit_plan import PROJECT_ROOT_ENV
 from tempo_agents.worker.dev_server import DEFAULT_DB_FILENAME, DatabaseInUseError, DevServer
 

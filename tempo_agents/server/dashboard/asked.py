@@ -11,7 +11,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from tempo_agents.forks.origin import copied_steps
+from tempo_agents.forks import copied_steps
 from tempo_agents.journal import keys
 from tempo_agents.models.messages import Message, TextPart, ToolCallPart, ToolResultPart
 from tempo_agents.store.base import HISTORY_STEP, INPUT_STEP, Store, TranscriptEntry

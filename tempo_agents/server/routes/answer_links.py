@@ -19,7 +19,7 @@ from fastapi.responses import HTMLResponse
 from temporalio.service import RPCError
 
 from tempo_agents.agent.agent import Agent
-from tempo_agents.approvals.answer_links import AnswerLinks, LinkClaims, LinkRefusedError, args_hash
+from tempo_agents.approvals import AnswerLinks, LinkClaims, LinkRefusedError, args_hash
 from tempo_agents.client.app import App
 from tempo_agents.client.resume import check_answerer
 from tempo_agents.errors import ConfigurationError, ResumeError

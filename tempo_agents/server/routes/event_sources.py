@@ -16,7 +16,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Query, Request
 from fastapi.responses import JSONResponse
 
-from tempo_agents.ingress.webhooks import WebhookRefusedError
+from tempo_agents.ingress import WebhookRefusedError
 from tempo_agents.server.dependencies import PRINTABLE, AppDep
 from tempo_agents.server.errors import ApiError
 from tempo_agents.server.routes.events import event_answer

@@ -16,8 +16,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Query, Request
 from fastapi.responses import JSONResponse
 
-from tempo_agents.ingress.events import EventRun, event_secrets_of
-from tempo_agents.ingress.webhooks import WebhookRefusedError
+from tempo_agents.ingress import EventRun, WebhookRefusedError, event_secrets_of
 from tempo_agents.server.dependencies import PRINTABLE, AppDep, find_agent
 from tempo_agents.server.errors import ApiError
 from tempo_agents.server.run_start import outcome_headers

@@ -37,7 +37,7 @@ from tempo_agents.server.run_start import check_model_settings
 from tempo_agents.server.run_views import list_runs, run_detail
 from tempo_agents.server.shapes import chunk_wire
 from tempo_agents.server.sse import SSE_RESPONSES, EventStream, stream_response
-from tempo_agents.streams.stream import AgentStream
+from tempo_agents.streams import AgentStream
 
 __all__ = ["router"]
 

@@ -14,8 +14,13 @@ from temporalio.client import ScheduleAlreadyRunningError
 from temporalio.service import RPCError, RPCStatusCode
 
 from tempo_agents.client.app import App
-from tempo_agents.schedules.handles import AgentSchedule, BackfillOverlapError, create_schedule
-from tempo_agents.schedules.requests import ScheduleChanges, ScheduleRequest
+from tempo_agents.schedules import (
+    AgentSchedule,
+    BackfillOverlapError,
+    ScheduleChanges,
+    ScheduleRequest,
+    create_schedule,
+)
 from tempo_agents.server.dependencies import PRINTABLE, AppDep, find_agent
 from tempo_agents.server.errors import ApiError
 

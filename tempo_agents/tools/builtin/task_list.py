@@ -1,30 +1,36 @@
 """Deprecated alias: the task-list operations' earlier import path. They live in :mod:`tempo_agents.tasks`; the
 tools' descriptions in :mod:`tempo_agents.tools.builtin.task_tools`."""
 
-from tempo_agents.tasks.inputs import (
+from tempo_agents.tasks import (
+    NO_MEMORY_MESSAGE,
+    TASK_CHECK,
+    TASK_COMPLETE,
     TASK_TOOL_INPUT_MODELS,
+    TASK_TOOL_NAMES,
+    TASK_UPDATE,
+    TASK_WRITE,
+    TASKS_REQUEST_CONTEXT_KEY,
+    TASKS_STATE_TYPE,
     TaskCheckInput,
     TaskIdInput,
     TaskInput,
+    TaskItem,
+    TaskMutation,
+    TaskStatus,
     TaskUpdateInput,
     TaskWriteInput,
-    input_json_schema,
-)
-from tempo_agents.tasks.items import TASKS_REQUEST_CONTEXT_KEY, TASKS_STATE_TYPE, TaskItem, TaskStatus
-from tempo_agents.tasks.operation_names import TASK_CHECK, TASK_COMPLETE, TASK_TOOL_NAMES, TASK_UPDATE, TASK_WRITE
-from tempo_agents.tasks.operations import (
-    NO_MEMORY_MESSAGE,
-    TaskMutation,
+    assign_task_ids,
     check_tasks,
     complete_task,
     demote_extra_in_progress,
     failure_result,
     format_task_list_result,
+    input_json_schema,
     no_memory_result,
+    slugify,
     update_task,
     write_tasks,
 )
-from tempo_agents.tasks.task_ids import assign_task_ids, slugify
 from tempo_agents.tools.builtin.task_tools import (
     TASK_CHECK_DESCRIPTION,
     TASK_COMPLETE_DESCRIPTION,

@@ -1,4 +1,23 @@
-"""Deprecated alias: the task signals' earlier import path. They live in :mod:`tempo_agents.tasks.signals`."""
+"""Deprecated alias: the task signals' earlier import path. They live in :mod:`tempo_agents.tasks`."""
 
-from tempo_agents.tasks.signals import *  # noqa: F403
-from tempo_agents.tasks.signals import __all__ as __all__
+from tempo_agents.tasks import (
+    MAX_DELTAS_PER_SNAPSHOT,
+    TASK_STATE_PROCESSOR_ID,
+    TASK_STATE_SYSTEM_MESSAGE,
+    TASKS_STATE_ID,
+    TaskSignal,
+    TaskSignalState,
+    compute_task_signal,
+    task_list_fingerprint,
+)
+
+__all__ = [
+    "MAX_DELTAS_PER_SNAPSHOT",
+    "TASKS_STATE_ID",
+    "TASK_STATE_PROCESSOR_ID",
+    "TASK_STATE_SYSTEM_MESSAGE",
+    "TaskSignal",
+    "TaskSignalState",
+    "compute_task_signal",
+    "task_list_fingerprint",
+]

@@ -10,9 +10,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from tempo_agents.tasks.inputs import TASK_TOOL_INPUT_MODELS, input_json_schema
-from tempo_agents.tasks.operation_names import TASK_CHECK, TASK_COMPLETE, TASK_UPDATE, TASK_WRITE
-from tempo_agents.tasks.operations import no_memory_result
+from tempo_agents.tasks import (
+    TASK_CHECK,
+    TASK_COMPLETE,
+    TASK_TOOL_INPUT_MODELS,
+    TASK_UPDATE,
+    TASK_WRITE,
+    input_json_schema,
+    no_memory_result,
+)
 from tempo_agents.tools.tool import Tool, create_tool
 
 __all__ = [

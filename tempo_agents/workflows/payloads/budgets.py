@@ -7,7 +7,7 @@ from datetime import datetime
 from typing import Literal
 
 from tempo_agents._wire import WireModel
-from tempo_agents.budgets.limits import Budget, BudgetStop
+from tempo_agents.budgets import Budget, BudgetStop
 
 __all__ = ["BudgetAnswer", "BudgetState", "BudgetWait"]
 

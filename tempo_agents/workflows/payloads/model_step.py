@@ -8,7 +8,7 @@ from datetime import datetime
 from pydantic import Field, model_validator
 
 from tempo_agents._wire import WireModel
-from tempo_agents.budgets.limits import BudgetStop
+from tempo_agents.budgets import BudgetStop
 from tempo_agents.journal.outbox import JournalOutbox, legacy_outbox
 from tempo_agents.models.messages import Message
 from tempo_agents.models.usage import Usage

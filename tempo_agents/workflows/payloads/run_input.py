@@ -9,7 +9,7 @@ from pydantic import ConfigDict, Field, SerializerFunctionWrapHandler, model_ser
 
 from tempo_agents._wire import WireModel
 from tempo_agents.activity_options import ActivityOptions
-from tempo_agents.budgets.limits import Budget
+from tempo_agents.budgets import Budget
 from tempo_agents.journal.outbox import JournalOutbox, legacy_outbox
 from tempo_agents.models.messages import Message
 from tempo_agents.models.model import ToolChoice
