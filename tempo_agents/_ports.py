@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import socket
 
+__all__ = ["free_port"]
+
 
 def free_port(host: str = "127.0.0.1") -> int:
     """A TCP port nothing listens on right now."""

@@ -5,6 +5,8 @@ from __future__ import annotations
 from pydantic import BaseModel, ConfigDict
 from pydantic.alias_generators import to_camel
 
+__all__ = ["WireModel"]
+
 
 class WireModel(BaseModel):
     """A pydantic model whose JSON form uses camelCase field names."""

@@ -14,6 +14,15 @@ from temporalio.common import RetryPolicy
 
 from tempo_agents._wire import WireModel
 
+__all__ = [
+    "FINISH_DEFAULTS",
+    "LOCAL_TASK_TIMEOUT",
+    "MODEL_STEP_DEFAULTS",
+    "PROVIDER_ATTEMPTS",
+    "TOOL_CALL_DEFAULTS",
+    "ActivityOptions",
+]
+
 
 class ActivityOptions(WireModel):
     """How long one attempt may take, how soon a lost worker is noticed, and how often to retry.

@@ -6,6 +6,24 @@ Every error carries a stable ``code`` (the reference's error id where one exists
 
 from __future__ import annotations
 
+__all__ = [
+    "ConfigurationError",
+    "IdTooLongError",
+    "MessageTooLargeError",
+    "ModelError",
+    "ResumeError",
+    "ResumeValidationError",
+    "RunFinishedError",
+    "RunNotFoundError",
+    "StoreBusyError",
+    "StoreUnavailableError",
+    "SupersededStartError",
+    "TempoAgentsError",
+    "ThreadBusyError",
+    "ToolNameCollisionError",
+    "ToolNotFoundError",
+]
+
 
 class TempoAgentsError(Exception):
     """Base class of every error this package raises on purpose."""

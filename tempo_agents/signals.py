@@ -7,6 +7,8 @@ from dataclasses import dataclass
 from tempo_agents.tools.builtin.task_tools import TASK_TOOLS
 from tempo_agents.tools.tool import Tool
 
+__all__ = ["TaskSignalProvider"]
+
 
 @dataclass(frozen=True)
 class TaskSignalProvider:

@@ -15,6 +15,20 @@ from tempo_agents.errors import ConfigurationError, ModelError, StoreUnavailable
 from tempo_agents.store.base import StartFence, Store
 from tempo_agents.store.patience import waiting_for_store
 
+__all__ = [
+    "HEARTBEAT_SECONDS",
+    "MESSAGE_LIMIT",
+    "PROVIDER_RETRY_CAP_SECONDS",
+    "STORE_RETRY_DELAY",
+    "STORE_WAIT_MARGIN_SECONDS",
+    "attempt",
+    "is_local",
+    "may_have_run_before",
+    "run_activity",
+    "saved_or_counted_start",
+    "start_fence",
+]
+
 _T = TypeVar("_T")
 
 HEARTBEAT_SECONDS = 1.0

@@ -38,6 +38,8 @@ from tempo_agents.workflows.payloads import (
 )
 from tempo_agents.workflows.thread_payloads import RunsWaitingQuery
 
+__all__ = ["AgentActivities"]
+
 if TYPE_CHECKING:
     from tempo_agents.activities.registry import Registry
 

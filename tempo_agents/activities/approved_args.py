@@ -14,6 +14,8 @@ from typing import TYPE_CHECKING, Any
 from tempo_agents.journal import constructors
 from tempo_agents.store.base import ChunkWrite, TranscriptEntry
 
+__all__ = ["ARGS_CHANGED_CHUNK", "record_changed_args"]
+
 if TYPE_CHECKING:
     from tempo_agents.activities.call_record import CallRecord
 

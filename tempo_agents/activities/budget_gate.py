@@ -37,6 +37,17 @@ from tempo_agents.models.usage import Usage
 from tempo_agents.store.base import ChunkWrite, UsageCharge, WaitingCall, WaitingChange
 from tempo_agents.workflows.payloads import ModelStepInput, ModelStepResult, PendingCall
 
+__all__ = [
+    "BUDGET_CHUNK",
+    "BUDGET_EXCEEDED",
+    "StepCounters",
+    "check_budget",
+    "check_priced",
+    "spends_tokens",
+    "step_cost",
+    "stop_step",
+]
+
 if TYPE_CHECKING:
     from tempo_agents.activities.registry import Registry
 

@@ -31,6 +31,8 @@ from tempo_agents.workflows.child_payloads import CHILD_RUN_CHUNK, ChildStart
 from tempo_agents.workflows.payloads import PendingCall, Suspension, ToolCallInput, ToolCallResult
 from tempo_agents.workflows.resume_errors import INVALID_RESUME_DATA
 
+__all__ = ["CallRecord", "close_batch_if_last", "saved_outcome_key"]
+
 if TYPE_CHECKING:
     from tempo_agents.activities.registry import Registry
     from tempo_agents.agent.agent import Agent

@@ -25,6 +25,8 @@ from tempo_agents.tools.user_code import call_user_function
 from tempo_agents.workflows.child_payloads import ChildOutcome
 from tempo_agents.workflows.payloads import ChildRelayInput, ChildRelayResult, Suspension, ToolCallResult
 
+__all__ = ["WAIT_SECONDS", "run_child_relay"]
+
 if TYPE_CHECKING:
     from tempo_agents.activities.registry import Registry
     from tempo_agents.store.base import Store

@@ -13,6 +13,8 @@ from collections.abc import Sequence
 from tempo_agents.store.base import ReaddressedCall, WaitingChange
 from tempo_agents.workflows.payloads import CallAlarm
 
+__all__ = ["escalated_calls"]
+
 
 def escalated_calls(alarms: Sequence[CallAlarm]) -> WaitingChange | None:
     """The waiting calls the escalations among ``alarms`` re-address (each in the round it waits in), or ``None``."""

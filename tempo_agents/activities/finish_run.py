@@ -11,6 +11,8 @@ from tempo_agents.journal.outbox_flush import write_outbox
 from tempo_agents.journal.writer import RunJournal
 from tempo_agents.workflows.payloads import FinishInput
 
+__all__ = ["ABORTED", "abort_after_a_closed_segment", "run_finish"]
+
 if TYPE_CHECKING:
     from tempo_agents.activities.registry import Registry
     from tempo_agents.store.base import Store

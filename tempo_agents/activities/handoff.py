@@ -10,6 +10,8 @@ from typing import Protocol
 
 from tempo_agents.workflows.payloads import HandoffAccepted, MemoryRef
 
+__all__ = ["CallHandoff"]
+
 
 class CallHandoff(Protocol):
     """Takes a suspended call of a tool over from an earlier run of the same thread."""

@@ -17,6 +17,8 @@ from tempo_agents.store.transcript_cache import TranscriptCache
 from tempo_agents.store.url import open_store
 from tempo_agents.tools.tool import Tool
 
+__all__ = ["Registry", "with_sub_agents"]
+
 
 class Registry:
     """Agents, tools, hooks and approval policies by name, and the store.

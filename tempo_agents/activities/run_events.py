@@ -27,6 +27,8 @@ from tempo_agents.notifications import (
 from tempo_agents.tools.displayed_call import displayed_call
 from tempo_agents.workflows.payloads import CallAlarm, PendingCall, Resolution, ToolCallInput, ToolCallResult
 
+__all__ = ["ASK_USER_TOOL", "notify_alarms", "notify_call", "notify_run_end"]
+
 if TYPE_CHECKING:
     from tempo_agents.activities.registry import Registry
 

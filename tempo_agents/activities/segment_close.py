@@ -19,6 +19,8 @@ from tempo_agents.store.base import HISTORY_STEP, ChunkWrite
 from tempo_agents.store.transcript_cache import RunTranscript
 from tempo_agents.workflows.payloads import RunOptions, SegmentClose
 
+__all__ = ["close_segment"]
+
 
 async def close_segment(
     registry: Registry,

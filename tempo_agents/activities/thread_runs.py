@@ -6,6 +6,8 @@ from __future__ import annotations
 from tempo_agents.store.base import Store
 from tempo_agents.workflows.thread_payloads import RunsWaitingQuery
 
+__all__ = ["remove_rolled_back", "runs_waiting"]
+
 
 async def runs_waiting(store: Store, task_queue: str, query: RunsWaitingQuery) -> list[str]:
     """The ids among ``query.run_ids`` that wait for a person now."""

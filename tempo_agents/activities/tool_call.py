@@ -38,6 +38,8 @@ from tempo_agents.tools.validation import is_validation_result, validate_input, 
 from tempo_agents.workflows.child_payloads import ChildStart
 from tempo_agents.workflows.payloads import HandoffAccepted, Resolution, Suspension, ToolCallInput, ToolCallResult
 
+__all__ = ["run_tool_call", "to_jsonable"]
+
 if TYPE_CHECKING:
     from tempo_agents.activities.registry import Registry
 

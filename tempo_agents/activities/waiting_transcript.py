@@ -19,6 +19,16 @@ from tempo_agents.models.messages import Message, TextPart
 from tempo_agents.store.base import Store, TranscriptEntry
 from tempo_agents.workflows.payloads import ThreadCatchUp
 
+__all__ = [
+    "ANSWERED_PART",
+    "ANSWERED_POSITION",
+    "SAID_PART_PREFIX",
+    "SAID_POSITION_BASE",
+    "catch_up",
+    "is_said_by_others",
+    "waiting_note",
+]
+
 SAID_PART_PREFIX = "thread-said-"
 """Transcript parts of what other runs said on the thread while this one waited: never saved to the thread again."""
 

@@ -22,6 +22,8 @@ from tempo_agents.tools.transform import ToolTransform, merge_transforms
 from tempo_agents.tools.user_code import call_user_function
 from tempo_agents.workflows.payloads import ResumeRequest
 
+__all__ = ["Agent", "AgentRuns", "Instructions"]
+
 if TYPE_CHECKING:
     from tempo_agents.streams import AgentStream, GenerateResult
 

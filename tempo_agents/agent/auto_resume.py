@@ -18,6 +18,18 @@ from tempo_agents.agent.suspended_runs import SuspendedRuns
 from tempo_agents.tools.tool import Tool
 from tempo_agents.workflows.payloads import HandoffAccepted, HandoffRequest, MemoryRef
 
+__all__ = [
+    "RESUME_DATA_DESCRIPTION",
+    "RESUME_DATA_FIELD",
+    "RUN_ID_DESCRIPTION",
+    "RUN_ID_FIELD",
+    "SuspendedCallHandoff",
+    "SuspendedRunFinder",
+    "is_eligible",
+    "split_resume_fields",
+    "with_resume_fields",
+]
+
 RUN_ID_FIELD = "suspendedToolRunId"
 RESUME_DATA_FIELD = "resumeData"
 RUN_ID_DESCRIPTION = "The runId of the suspended tool"

@@ -23,6 +23,26 @@ from tempo_agents.workflows.activity_names import AGENT_RUN_WORKFLOW
 from tempo_agents.workflows.child_payloads import ChildStart
 from tempo_agents.workflows.payloads import MemoryRef, RunInput, RunOptions
 
+__all__ = [
+    "AGENT_TOOL_INPUT_SCHEMA",
+    "AGENT_TOOL_OUTPUT_SCHEMA",
+    "DEFAULT_MAX_STEPS",
+    "MIN_SUB_AGENT_STEPS",
+    "REJECTED_BY_HOOK",
+    "ChildTool",
+    "DelegatedAgent",
+    "DelegatingAgent",
+    "DelegationComplete",
+    "DelegationHooks",
+    "DelegationStart",
+    "OnDelegationComplete",
+    "OnDelegationStart",
+    "agent_tool_text",
+    "child_run_id",
+    "is_child_tool",
+    "sub_agent_tool",
+]
+
 MIN_SUB_AGENT_STEPS = 3
 DEFAULT_MAX_STEPS = 5
 REJECTED_BY_HOOK = "Delegation rejected by onDelegationStart hook"

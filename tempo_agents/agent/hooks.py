@@ -11,6 +11,16 @@ from tempo_agents.tools.context import ToolContext
 from tempo_agents.tools.tool import Tool, run_tool
 from tempo_agents.tools.user_code import call_user_function
 
+__all__ = [
+    "AfterToolCall",
+    "BeforeToolCall",
+    "ToolCallHookContext",
+    "ToolHooks",
+    "coerce_hooks",
+    "merge_hooks",
+    "run_with_hooks",
+]
+
 
 @dataclass(frozen=True)
 class ToolCallHookContext:

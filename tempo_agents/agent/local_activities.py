@@ -9,6 +9,8 @@ from typing import Protocol
 from tempo_agents.activity_options import LOCAL_TASK_TIMEOUT, ActivityOptions
 from tempo_agents.tools.tool import Tool
 
+__all__ = ["ActivitySettings", "uses_local_activities", "workflow_task_timeout"]
+
 
 class ActivitySettings(Protocol):
     """What an agent's activity options are read from (an :class:`~tempo_agents.agent.agent.Agent`)."""

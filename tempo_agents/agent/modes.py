@@ -8,6 +8,8 @@ from typing import Any
 
 from tempo_agents.errors import ConfigurationError
 
+__all__ = ["AgentMode", "ModeInstructions", "check_modes"]
+
 ModeInstructions = str | Callable[[dict[str, Any]], str | Awaitable[str]]
 
 

@@ -8,6 +8,8 @@ from typing import TypeVar
 
 from tempo_agents.errors import ToolNameCollisionError
 
+__all__ = ["MAX_TOOL_NAME_LENGTH", "sanitize_tool_name", "sanitize_tool_names"]
+
 _T = TypeVar("_T")
 _INVALID = re.compile(r"[^a-zA-Z0-9_-]")
 _VALID_START = re.compile(r"[a-zA-Z_]")

@@ -10,6 +10,8 @@ from pydantic import Field
 from tempo_agents._wire import WireModel
 from tempo_agents.workflows.activity_names import AGENT_RUN_WORKFLOW
 
+__all__ = ["SuspendedRun", "SuspendedRuns", "SuspendedToolCall"]
+
 
 class SuspendedToolCall(WireModel):
     tool_call_id: str

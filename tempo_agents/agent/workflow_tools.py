@@ -20,6 +20,8 @@ from tempo_agents.tools.context import ToolContext
 from tempo_agents.tools.tool import Tool
 from tempo_agents.workflows.child_payloads import ChildStart
 
+__all__ = ["OPEN_OBJECT", "WorkflowTool", "workflow_tool", "workflow_tool_input_schema", "workflow_tool_output_schema"]
+
 OPEN_OBJECT: dict[str, Any] = {"type": "object", "additionalProperties": True}
 
 

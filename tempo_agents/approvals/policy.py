@@ -6,6 +6,8 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+__all__ = ["ApprovalPolicy", "ApprovalRequest"]
+
 
 @dataclass(frozen=True)
 class ApprovalRequest:

@@ -13,6 +13,8 @@ from datetime import UTC, datetime
 
 from tempo_agents.budgets.limits import Period, Scope
 
+__all__ = ["Counter", "charges", "period_keys", "scope_keys", "step_counters"]
+
 
 @dataclass(frozen=True)
 class Counter:

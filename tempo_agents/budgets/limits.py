@@ -10,6 +10,20 @@ from pydantic import ConfigDict, Field, Strict
 
 from tempo_agents._wire import WireModel
 
+__all__ = [
+    "NANOS_PER_USD",
+    "Budget",
+    "BudgetLimits",
+    "BudgetPolicy",
+    "BudgetStop",
+    "Period",
+    "PeriodLimits",
+    "Scope",
+    "Spent",
+    "merge_budgets",
+    "reached",
+]
+
 NANOS_PER_USD = 1_000_000_000
 """Costs are counted in billionths of a US dollar (integers: sums are exact in both stores)."""
 

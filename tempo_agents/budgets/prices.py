@@ -20,6 +20,8 @@ from pydantic import ConfigDict, Field
 from tempo_agents._wire import WireModel
 from tempo_agents.errors import ConfigurationError
 
+__all__ = ["DEFAULT_PRICES", "PRICES_ENV", "PRICES_PUBLISHED", "ModelPrice", "PriceTable", "cost_nanos"]
+
 PRICES_PUBLISHED = "2025-06-01"
 """The date the default prices were read from the providers' pricing pages."""
 

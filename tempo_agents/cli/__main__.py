@@ -2,5 +2,7 @@
 
 from tempo_agents.cli.main import main
 
+__all__ = []
+
 if __name__ == "__main__":
     main()

@@ -7,6 +7,8 @@ import os
 import sys
 from typing import NoReturn
 
+__all__ = ["CliError", "err", "exit_now", "one_line", "out"]
+
 
 class CliError(Exception):
     """An error the CLI reports as one line on stderr, exiting with ``exit_code``."""

@@ -11,6 +11,27 @@ from tempo_agents.cli._console import CliError
 from tempo_agents.notifications import NOTIFICATIONS_ENV
 from tempo_agents.store.pool_size import STORE_POOL_SIZE_ENV
 
+__all__ = [
+    "ADDRESS_ENV",
+    "API_KEY_ENV",
+    "APP_ENV",
+    "DEFAULT_ADDRESS",
+    "DEFAULT_NAMESPACE",
+    "NAMESPACE_ENV",
+    "SINGLE_TOKEN_PRINCIPAL",
+    "TLS_CA_ENV",
+    "TLS_CERT_ENV",
+    "TLS_ENV",
+    "TLS_KEY_ENV",
+    "TLS_SERVER_NAME_ENV",
+    "TOKEN_ENV",
+    "WEBHOOK_SOURCES_ENV",
+    "add_api_options",
+    "add_app_options",
+    "add_server_options",
+    "connection_options",
+]
+
 if TYPE_CHECKING:
     from temporalio.service import TLSConfig
 

@@ -9,6 +9,8 @@ from collections.abc import Callable
 
 from tempo_agents.cli._console import err, exit_now
 
+__all__ = ["StopSignals"]
+
 
 class StopSignals:
     """SIGINT/SIGTERM set :attr:`stop`; a second one runs the ``on_force`` callbacks and exits at once."""

@@ -18,6 +18,8 @@ from tempo_agents.telemetry.plugin import instrument
 from tempo_agents.telemetry.sdk_metrics import TemporalSdkMetrics
 from tempo_agents.telemetry.tracing import OTLP_ENDPOINT_ENV, otlp_tracer_provider
 
+__all__ = ["DEFAULT_METRICS_HOST", "CommandTelemetry", "add_telemetry_options"]
+
 DEFAULT_METRICS_HOST = "0.0.0.0"
 
 

@@ -19,6 +19,8 @@ from tempo_agents.client.app import App
 from tempo_agents.errors import ConfigurationError
 from tempo_agents.notifications import load_notification_settings
 
+__all__ = ["configure_app", "connect", "is_app_directory", "load_app"]
+
 if TYPE_CHECKING:
     from temporalio.service import TLSConfig
 

@@ -19,6 +19,8 @@ from tempo_agents.cli.api import command as api
 from tempo_agents.cli.demo import command as demo
 from tempo_agents.errors import TempoAgentsError
 
+__all__ = ["build_parser", "main", "run_cli"]
+
 
 def build_parser() -> argparse.ArgumentParser:
     """The parser of every command; each parsed command carries its ``handler``."""

@@ -26,6 +26,8 @@ from tempo_agents.journal.chunks import (
 )
 from tempo_agents.models.usage import Usage
 
+__all__ = ["ChunkPrinter", "json_preview", "relayed_chunk"]
+
 
 def json_preview(value: Any, limit: int = 400) -> str:
     """``value`` as JSON, cut after ``limit`` characters (saying how many more there were)."""

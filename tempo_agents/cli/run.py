@@ -15,6 +15,8 @@ from tempo_agents.client.app import App
 from tempo_agents.errors import ConfigurationError, ThreadBusyError
 from tempo_agents.workflows.thread_payloads import DEFAULT_THREAD_STRATEGY, THREAD_STRATEGIES
 
+__all__ = ["add_command", "cmd_run"]
+
 
 def add_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Register ``run``."""

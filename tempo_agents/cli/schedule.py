@@ -25,6 +25,8 @@ from tempo_agents.schedules import (
     create_schedule,
 )
 
+__all__ = ["add_command", "cmd_schedule"]
+
 _CLEAR = "-"
 """Given to an option of ``update``, clears it (back to the agent's default)."""
 

@@ -23,6 +23,8 @@ from tempo_agents.ingress import load_webhook_sources
 from tempo_agents.server.auth import load_token_groups, load_tokens_file
 from tempo_agents.server.serving import ApiServer, ApiServerError, is_loopback
 
+__all__ = ["add_command", "add_webhook_sources", "api_tokens", "cmd_serve", "print_api_urls", "start_api"]
+
 
 def add_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Register ``serve``."""

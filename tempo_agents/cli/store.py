@@ -8,6 +8,8 @@ from tempo_agents.cli._console import CliError, out
 from tempo_agents.errors import ConfigurationError
 from tempo_agents.store.url import DEFAULT_STORE_URL, STORE_ENV, open_store
 
+__all__ = ["add_commands", "cmd_migrate"]
+
 
 def add_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Register ``store migrate``."""

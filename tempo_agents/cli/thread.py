@@ -10,6 +10,8 @@ from tempo_agents.cli._options import add_app_options, add_server_options, conne
 from tempo_agents.cli.app_loading import configure_app, connect, load_app
 from tempo_agents.client.app import App
 
+__all__ = ["add_command", "cmd_thread"]
+
 
 def add_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Register ``thread`` and its sub-commands."""

@@ -18,6 +18,8 @@ from tempo_agents.client.app import App
 from tempo_agents.errors import TempoAgentsError
 from tempo_agents.worker.dev_server import DEFAULT_DB_FILENAME, DevServer
 
+__all__ = ["add_commands", "cmd_dev", "cmd_worker"]
+
 
 def add_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Register ``worker`` and ``dev``."""

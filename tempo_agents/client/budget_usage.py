@@ -19,6 +19,16 @@ from tempo_agents.workflows.agent_run import AgentRunWorkflow
 from tempo_agents.workflows.payloads import BudgetAnswer, BudgetWait, ResumeAccepted
 from tempo_agents.workflows.resume_errors import NOT_SUSPENDED
 
+__all__ = [
+    "BUDGET_UPDATE",
+    "BudgetRefusedError",
+    "BudgetUsage",
+    "CounterUsage",
+    "read_usage",
+    "run_usage",
+    "send_budget_answer",
+]
+
 BUDGET_UPDATE = "budget"
 """The workflow's update that answers a budget wait (``AgentRunWorkflow.answer_budget``)."""
 

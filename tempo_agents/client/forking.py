@@ -22,6 +22,8 @@ from tempo_agents.store.base import Store
 from tempo_agents.workflows import search_attributes
 from tempo_agents.workflows.payloads import ForkOrigin, RunInput
 
+__all__ = ["FORK_MEMO", "ForkPlan", "Reuse", "forks_query", "origin_input", "plan_fork"]
+
 Reuse = Literal["none", "tools"]
 
 FORK_MEMO = "forkOf"

@@ -32,6 +32,16 @@ from tempo_agents.workflows.steering import (
     SteerRequest,
 )
 
+__all__ = [
+    "ROLLED_BACK_CHUNK",
+    "ROLLED_BACK_KEY",
+    "RollbackResult",
+    "interrupt_run",
+    "rollback_run",
+    "rolled_back",
+    "steer_run",
+]
+
 ROLLED_BACK_CHUNK = "data-rolled-back"
 """The chunk a rolled-back run's journal ends with."""
 ROLLED_BACK_KEY = "rolled-back"

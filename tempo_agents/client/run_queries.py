@@ -12,6 +12,8 @@ from tempo_agents.tasks import TaskItem
 from tempo_agents.workflows.agent_run import AgentRunWorkflow
 from tempo_agents.workflows.payloads import Answer, BudgetState, PendingCall, RunSnapshot
 
+__all__ = ["RunQueries"]
+
 
 class RunQueries:
     """``RunQueries(client.get_workflow_handle(run_id)).pending()``: what a run answers without changing.

@@ -8,6 +8,8 @@ from tempo_agents.workflows import search_attributes
 from tempo_agents.workflows.activity_names import AGENT_RUN_WORKFLOW
 from tempo_agents.workflows.thread_payloads import THREAD_WORKFLOW_ID_PREFIX
 
+__all__ = ["TOP_RUNS", "quote", "runs_query", "waiting_clauses"]
+
 
 def quote(value: str) -> str:
     """A string literal of Temporal's list filter."""

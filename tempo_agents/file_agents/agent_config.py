@@ -15,6 +15,8 @@ from tempo_agents.signals import TaskSignalProvider
 from tempo_agents.tools.tool import Tool
 from tempo_agents.tools.transform import ToolTransform
 
+__all__ = ["AgentConfig", "agent_config"]
+
 
 class AgentConfig(TypedDict, total=False):
     """The keyword arguments of :class:`~tempo_agents.Agent`, every one optional: ``id`` and ``name`` default to

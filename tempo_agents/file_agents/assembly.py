@@ -18,6 +18,8 @@ from tempo_agents.file_agents.modules import import_file
 from tempo_agents.models.model import Model
 from tempo_agents.tools.tool import Tool
 
+__all__ = ["FileAgentError", "WarnFunction", "load_agents"]
+
 WarnFunction = Callable[[str], None]
 """Receives each warning's text; by default they are logged (logger ``tempo_agents.file_agents``, level WARNING)."""
 

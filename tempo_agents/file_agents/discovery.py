@@ -12,6 +12,17 @@ from pathlib import Path
 
 from tempo_agents.file_agents.messages import MAX_SUBAGENT_DEPTH
 
+__all__ = [
+    "CONFIG_FILE",
+    "INSTRUCTIONS_FILE",
+    "SUBAGENTS_DIR",
+    "TOOLS_DIR",
+    "AgentEntry",
+    "ToolFile",
+    "discover_agents",
+    "discover_tools",
+]
+
 CONFIG_FILE = "config.py"
 INSTRUCTIONS_FILE = "instructions.md"
 TOOLS_DIR = "tools"

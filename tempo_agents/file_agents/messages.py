@@ -7,6 +7,25 @@ out; the texts marked "ours" cover what Python adds (a tool file is a module tha
 
 from __future__ import annotations
 
+__all__ = [
+    "MAX_SUBAGENT_DEPTH",
+    "agent_ignores_instructions",
+    "agent_ignores_subagents",
+    "agent_ignores_tools",
+    "instructions_function_wins",
+    "instructions_required",
+    "model_required",
+    "no_agents_folder",
+    "no_config_in_file",
+    "no_tool_in_file",
+    "several_tools_in_file",
+    "subagent_collides_with_tool",
+    "subagent_defined_twice",
+    "subagent_description_required",
+    "subagents_too_deep",
+    "tool_defined_twice",
+]
+
 MAX_SUBAGENT_DEPTH = 3
 """How many levels of ``subagents/`` may nest below a top-level agent."""
 

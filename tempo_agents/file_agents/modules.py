@@ -11,6 +11,8 @@ from types import ModuleType
 
 from tempo_agents.errors import ConfigurationError
 
+__all__ = ["import_file"]
+
 
 def import_file(path: Path, app_dir: Path) -> ModuleType:
     """Run ``path`` as a module named after where it lives in the app directory.

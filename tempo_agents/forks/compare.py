@@ -13,6 +13,8 @@ from tempo_agents.forks.origin import canonical, copied_steps
 from tempo_agents.models.messages import Message
 from tempo_agents.store.base import Store, TranscriptEntry
 
+__all__ = ["align", "compare_runs", "conversation_steps", "run_usage"]
+
 
 def conversation_steps(entries: Sequence[TranscriptEntry]) -> list[dict[str, Any]]:
     """The run's model steps in the order the model saw them: each with the messages given to the model before it

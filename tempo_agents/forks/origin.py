@@ -18,6 +18,20 @@ from tempo_agents.models.messages import Message
 from tempo_agents.store.base import HISTORY_STEP, INPUT_STEP, Store, TranscriptEntry
 from tempo_agents.workflows.payloads import ForkOrigin
 
+__all__ = [
+    "FORK_STEP",
+    "TOOL_REUSED_CHUNK",
+    "ReusedOutcome",
+    "StepState",
+    "canonical",
+    "check_fork_point",
+    "copied_steps",
+    "last_good_step",
+    "reusable_outcome",
+    "seed_fork",
+    "step_states",
+]
+
 FORK_STEP = -3
 """Transcript step of a fork's copy of its origin (before the thread history and input steps, so it reads first)."""
 

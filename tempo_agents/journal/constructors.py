@@ -15,6 +15,20 @@ from tempo_agents.journal import keys
 from tempo_agents.journal.chunks import ChunkSource
 from tempo_agents.journal.outbox import JournalRecord
 
+__all__ = [
+    "LOST_AS_LOCAL_ACTIVITY",
+    "abort",
+    "chunk",
+    "data_chunk",
+    "mode_changed",
+    "resume_rejected",
+    "start",
+    "step_reset",
+    "to_jsonable",
+    "tool_error",
+    "tool_stopped_message",
+]
+
 
 def to_jsonable(value: Any) -> Any:
     """A JSON-ready copy of a value (pydantic models by alias); raises ``ValueError`` when impossible."""

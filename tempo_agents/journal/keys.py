@@ -8,6 +8,26 @@ and its ``finish``: the first ends when the run finishes or suspends, every resu
 
 from __future__ import annotations
 
+__all__ = [
+    "abort",
+    "call_outcome",
+    "call_round",
+    "child_chunk",
+    "child_run",
+    "error",
+    "finish",
+    "mode_change",
+    "model_step_outcome",
+    "provider_chunk",
+    "start",
+    "step_abandoned",
+    "step_finish",
+    "step_start",
+    "task_update",
+    "tool_call",
+    "tool_call_outcome",
+]
+
 
 def start(segment: int) -> str:
     return f"start:{segment}"

@@ -15,6 +15,8 @@ from pydantic import ConfigDict, Field
 from tempo_agents._wire import WireModel
 from tempo_agents.models.usage import Usage
 
+__all__ = ["JournalOutbox", "JournalRecord", "StepFinishNote", "ThreadStateRecord", "TranscriptRecord", "legacy_outbox"]
+
 
 class JournalRecord(WireModel):
     """A chunk in wire form, with its identity key when it is durable."""

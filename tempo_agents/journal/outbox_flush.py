@@ -13,6 +13,8 @@ from tempo_agents.journal.writer import step_finish_write
 from tempo_agents.store.base import ChunkWrite, Store, TranscriptEntry
 from tempo_agents.store.transcript_cache import RunTranscript, TranscriptCache
 
+__all__ = ["store_outbox", "write_outbox"]
+
 
 async def write_outbox(store: Store, transcripts: TranscriptCache, run_id: str, outbox: JournalOutbox) -> None:
     """Write an outbox now (an empty one costs nothing)."""

@@ -12,6 +12,8 @@ from tempo_agents.journal import constructors
 from tempo_agents.journal.chunks import Chunk, chunk_from_wire
 from tempo_agents.store.base import ChunkWrite, Store
 
+__all__ = ["journal_start"]
+
 
 async def journal_start(
     store: Store, run_id: str, agent_id: str, fork_of: tuple[str, int] | None = None

@@ -14,6 +14,8 @@ from tempo_agents.store.base import ChunkWrite, StartFence, Store
 from tempo_agents.store.transcript_cache import RunTranscript
 from tempo_agents.tools.context import check_custom_chunk
 
+__all__ = ["TEXT_FLUSH_SECONDS", "JournalToolWriter", "RunJournal", "step_finish_write"]
+
 TEXT_FLUSH_SECONDS = 0.008
 """Text deltas are written at most this often (batched in between)."""
 

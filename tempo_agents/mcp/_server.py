@@ -12,6 +12,8 @@ from mcp_types import CONNECTION_CLOSED
 
 from tempo_agents.errors import TempoAgentsError
 
+__all__ = ["McpServer", "McpServerSource", "McpServerUnavailableError", "McpToolError", "connection_lost", "reason"]
+
 McpServerSource = str | Sequence[str] | StdioServerParameters
 """A streamable HTTP URL (``http://…``/``https://…``), a command (a list of words, or a string split like a shell
 would) started over stdio, or the SDK's ``StdioServerParameters`` (environment, working directory)."""

@@ -20,6 +20,8 @@ from mcp import Client
 
 from tempo_agents.mcp._server import McpServer, McpServerUnavailableError, connection_lost, reason
 
+__all__ = ["KeptSession"]
+
 
 @dataclass(eq=False)
 class _Owner:

@@ -30,6 +30,8 @@ from tempo_agents.mcp._session import KeptSession
 from tempo_agents.tools.context import ToolContext
 from tempo_agents.tools.tool import Tool, create_tool
 
+__all__ = ["DEFAULT_IDLE_SECONDS", "DEFAULT_TIMEOUT_SECONDS", "list_mcp_tools", "mcp_tools"]
+
 DEFAULT_TIMEOUT_SECONDS = 60.0
 DEFAULT_IDLE_SECONDS = 300.0
 

@@ -11,6 +11,8 @@ from collections.abc import Iterator
 from contextvars import ContextVar
 from dataclasses import dataclass
 
+__all__ = ["RunScope", "current_scope", "run_scope"]
+
 
 @dataclass(frozen=True)
 class RunScope:

@@ -7,6 +7,18 @@ retried: the adapter cannot know whether the activity's retry policy has an atte
 
 from __future__ import annotations
 
+__all__ = [
+    "BAD_LINE_CHARS",
+    "MAY_SUCCEED_LATER",
+    "PROVIDER_DETAIL_CHARS",
+    "WILL_NOT_SUCCEED_LATER",
+    "capitalized",
+    "clipped",
+    "quoted_start",
+    "retry_outlook",
+    "without_full_stop",
+]
+
 PROVIDER_DETAIL_CHARS = 300
 """How much of a provider's own error text a message quotes."""
 BAD_LINE_CHARS = 100

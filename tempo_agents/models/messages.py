@@ -9,6 +9,8 @@ from pydantic import Field, TypeAdapter
 
 from tempo_agents._wire import WireModel
 
+__all__ = ["Message", "MessageInput", "Part", "TextPart", "ToolCallPart", "ToolResultPart", "normalize_messages"]
+
 
 class TextPart(WireModel):
     """Plain text inside a message."""

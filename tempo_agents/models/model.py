@@ -11,6 +11,22 @@ from tempo_agents._wire import WireModel
 from tempo_agents.models.messages import Message
 from tempo_agents.models.usage import Usage
 
+__all__ = [
+    "FinishEvent",
+    "Model",
+    "ModelEvent",
+    "ModelRequest",
+    "TextDelta",
+    "ToolCallEvent",
+    "ToolChoice",
+    "ToolChoiceTool",
+    "ToolDefinition",
+    "ToolInputDelta",
+    "ToolInputEnd",
+    "ToolInputStart",
+    "ToolResultEvent",
+]
+
 
 class ToolDefinition(WireModel):
     """A tool as the model is offered it: model-visible name, description, JSON schema of its input.

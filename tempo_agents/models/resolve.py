@@ -5,6 +5,8 @@ from __future__ import annotations
 from tempo_agents.errors import ConfigurationError
 from tempo_agents.models.model import Model
 
+__all__ = ["resolve_model"]
+
 _cache: dict[str, Model] = {}
 _model_types: set[type] = set()
 

@@ -23,6 +23,8 @@ from tempo_agents.models.model import (
 )
 from tempo_agents.models.usage import Usage
 
+__all__ = ["ScriptExhaustedError", "ScriptFunction", "ScriptedModel", "ScriptedResponse", "ScriptedToolCall"]
+
 
 @dataclass(frozen=True)
 class ScriptedToolCall:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from tempo_agents._wire import WireModel
 
+__all__ = ["Usage"]
+
 
 class Usage(WireModel):
     """Token counts of one model step, or of a whole run when added up."""

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from tempo_agents.errors import ConfigurationError
 
+__all__ = ["SUPPORTED_PROVIDERS", "WEB_SEARCH_UNSUPPORTED_PROVIDER", "base_provider", "web_search_unsupported"]
+
 WEB_SEARCH_UNSUPPORTED_PROVIDER = "WEB_SEARCH_UNSUPPORTED_PROVIDER"
 SUPPORTED_PROVIDERS = frozenset({"openai", "anthropic", "google", "xai"})
 

@@ -19,6 +19,8 @@ import pydantic
 from tempo_agents.errors import ConfigurationError
 from tempo_agents.notifications.channels import NotificationSettings
 
+__all__ = ["NOTIFICATIONS_ENV", "load_notification_settings"]
+
 NOTIFICATIONS_ENV = "TEMPO_AGENTS_NOTIFICATIONS"
 """The default of ``--notifications``: the path of a notification settings file."""
 

@@ -40,6 +40,8 @@ from tempo_agents.notifications.events import NotificationEvent
 from tempo_agents.notifications.messages import email_message, slack_message
 from tempo_agents.notifications.signature import signature_header
 
+__all__ = ["CHANNEL_MISSING", "NotificationDeliveries"]
+
 logger = logging.getLogger("tempo_agents.notifications")
 
 CHANNEL_MISSING = "ChannelMissing"

@@ -11,6 +11,22 @@ from pydantic import Field
 from tempo_agents._wire import WireModel
 from tempo_agents.notifications.events import NotificationEvent
 
+__all__ = [
+    "DELIVERIES_QUERY",
+    "DELIVER_NOTIFICATION",
+    "EVENT_SIGNAL",
+    "MAX_KEPT_DELIVERIES",
+    "NOTIFICATION_DELIVERY_WORKFLOW",
+    "DeliveryInput",
+    "DeliveryOutcome",
+    "DeliveryRecord",
+    "DeliveryRetry",
+    "DeliveryStart",
+    "DeliveryState",
+    "NotificationEnvelope",
+    "delivery_workflow_id",
+]
+
 NOTIFICATION_DELIVERY_WORKFLOW = "TempoAgentsNotifications"
 """The delivery workflow's name (one per run)."""
 DELIVER_NOTIFICATION = "tempo_agents.deliver_notification"

@@ -37,6 +37,8 @@ from tempo_agents.notifications.delivery_payloads import (
 )
 from tempo_agents.notifications.events import NotificationEvent
 
+__all__ = ["QUIET_BEFORE_CLOSING", "NotificationDeliveryWorkflow"]
+
 QUIET_BEFORE_CLOSING = timedelta(minutes=1)
 """How long the workflow stays open after the run's end was delivered, for late hand-overs of retried activities."""
 

@@ -9,6 +9,8 @@ from typing import Any
 
 from tempo_agents.notifications.events import NotificationEvent, call_label
 
+__all__ = ["details", "email_message", "slack_message", "summary"]
+
 _KIND_TITLES = {"approval": "Approval needed", "question": "Question waiting", "suspension": "Input needed"}
 
 

@@ -23,6 +23,8 @@ from tempo_agents.notifications.delivery_payloads import (
 )
 from tempo_agents.notifications.events import AnswerLinkMaker, EventLinks, LinkedCall, NotificationEvent, dashboard_link
 
+__all__ = ["NotificationSender"]
+
 
 class NotificationSender:
     """What an App's activities need to notify: the channels and how to link to the dashboard and answers."""

@@ -7,6 +7,8 @@ from typing import Any
 from tempo_agents.store.base import Store
 from tempo_agents.workflows.child_payloads import CHILD_RUN_CHUNK
 
+__all__ = ["PAGE", "child_runs"]
+
 PAGE = 1000
 
 

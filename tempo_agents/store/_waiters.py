@@ -6,6 +6,8 @@ import asyncio
 import contextlib
 from collections.abc import Iterable
 
+__all__ = ["Waiter", "wake"]
+
 
 class Waiter:
     """A reader in ``wait_for_chunks``, waiting for a chunk at ``offset`` or later."""

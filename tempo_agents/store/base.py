@@ -10,6 +10,39 @@ from typing import Any
 
 from tempo_agents.errors import SupersededStartError
 
+__all__ = [
+    "ANSWERED_COLUMNS",
+    "ANSWERED_ORDER",
+    "CHILD_RUN_CHUNK",
+    "HISTORY_STEP",
+    "INPUT_STEP",
+    "WAITING_COLUMNS",
+    "WAITING_ORDER",
+    "AnsweredCall",
+    "AnsweredCalls",
+    "ChunkWrite",
+    "GivenAnswer",
+    "JournalEntry",
+    "ReaddressedCall",
+    "SavedOutcome",
+    "StartFence",
+    "Store",
+    "TranscriptEntry",
+    "UsageCharge",
+    "WaitingCall",
+    "WaitingChange",
+    "WaitingRuns",
+    "answered_call",
+    "child_runs_in",
+    "ends_run",
+    "first_runs",
+    "group_waiting",
+    "to_json",
+    "transcript_rows",
+    "waiting_filter",
+    "waiting_row",
+]
+
 
 @dataclass(frozen=True)
 class JournalEntry:

@@ -10,6 +10,8 @@ from __future__ import annotations
 import threading
 import time
 
+__all__ = ["STORE_OUTAGES", "OutageTally"]
+
 
 class OutageTally:
     """Outages begun and seconds spent unreachable, the outages still going included."""

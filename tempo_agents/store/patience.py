@@ -12,6 +12,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 
+__all__ = ["store_patience", "waiting_for_store"]
+
 _override: ContextVar[float | None] = ContextVar("tempo_agents_store_patience", default=None)
 
 

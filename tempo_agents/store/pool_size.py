@@ -12,6 +12,16 @@ from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from tempo_agents.errors import ConfigurationError
 
+__all__ = [
+    "DEFAULT_POOL_SIZE",
+    "DEFAULT_POOL_TIMEOUT",
+    "POOL_PARAMETERS",
+    "STORE_POOL_SIZE_ENV",
+    "pool_size",
+    "pool_timeout",
+    "split_url",
+]
+
 STORE_POOL_SIZE_ENV = "TEMPO_AGENTS_STORE_POOL_SIZE"
 """The environment variable that sizes the pool of a store whose URL does not (``?pool_size=N``)."""
 DEFAULT_POOL_SIZE = 10

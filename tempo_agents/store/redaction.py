@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
+__all__ = ["redact"]
+
 
 def redact(url: str) -> str:
     """The URL without its password (in the user part or a ``password=`` parameter)."""

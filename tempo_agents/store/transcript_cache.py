@@ -16,6 +16,8 @@ from dataclasses import dataclass, field
 from tempo_agents.models.messages import Message
 from tempo_agents.store.base import Store, TranscriptEntry
 
+__all__ = ["RunTranscript", "TranscriptCache"]
+
 
 def _order(entry: TranscriptEntry) -> tuple[int, int, str]:
     return (entry.step, entry.position, entry.part)

@@ -7,6 +7,8 @@ from typing import Any
 
 from tempo_agents.journal.chunks import Chunk, ToolOutputChunk
 
+__all__ = ["drop_nested_attempt", "is_nested_reset"]
+
 
 def is_nested_reset(output: Any) -> bool:
     """Whether a relayed chunk is a child's ``step-reset``."""

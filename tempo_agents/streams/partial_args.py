@@ -19,6 +19,8 @@ from tempo_agents.journal.chunks import (
     ToolInputStreamingStartChunk,
 )
 
+__all__ = ["ToolInputPreview", "parse_partial_args"]
+
 
 def parse_partial_args(text: str) -> Any | None:
     """The value a prefix of a JSON document stands for so far, or ``None`` while nothing can be read yet."""

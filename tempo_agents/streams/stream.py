@@ -28,6 +28,18 @@ from tempo_agents.store.base import Store
 from tempo_agents.streams.nested_chunks import drop_nested_attempt, is_nested_reset
 from tempo_agents.workflows.thread_payloads import ThreadOutcome
 
+__all__ = [
+    "OUTAGE_PAUSE_SECONDS",
+    "PROBE_AFTER_IDLE_SECONDS",
+    "READ_BATCH",
+    "AgentStream",
+    "Follow",
+    "GenerateResult",
+    "RunClosedProbe",
+    "collect_result",
+    "effective_chunks",
+]
+
 Follow = Literal["segment", "run"]
 """How far a stream reads: to the next ``finish`` chunk, or to the end of the run across suspensions."""
 

@@ -9,6 +9,8 @@ from typing import Any, Protocol
 
 from tempo_agents.models.messages import Message
 
+__all__ = ["DetachedWriter", "ModeSwitch", "SuspendFunction", "ToolContext", "ToolWriter", "check_custom_chunk"]
+
 
 class ToolWriter(Protocol):
     """Streams a tool's progress into the run: ``tool-output`` and custom ``data-*`` chunks."""

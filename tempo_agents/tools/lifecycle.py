@@ -15,6 +15,8 @@ from typing import Any
 from tempo_agents.models.messages import Message
 from tempo_agents.tools.user_code import call_user_function
 
+__all__ = ["LifecycleHook", "ToolLifecycleEvent", "run_lifecycle_hook"]
+
 _log = logging.getLogger("tempo_agents.tools")
 
 

@@ -8,6 +8,8 @@ from typing import Any
 
 from tempo_agents.tools.validation import Schema, ValidationFailure, validate_suspend_payload
 
+__all__ = ["APPROVAL_EXPIRED_RESULT", "APPROVAL_RESUME_SCHEMA", "DECLINED_RESULT", "Suspender", "schema_string"]
+
 DECLINED_RESULT = "Tool call was not approved by the user"
 """The tool result of a declined approval, unless a reason is given (word for word: the model reads it)."""
 

@@ -25,6 +25,16 @@ from tempo_agents.tools.validation import (
     validate_output,
 )
 
+__all__ = [
+    "ApprovalPredicate",
+    "ExecuteFunction",
+    "ToModelOutput",
+    "Tool",
+    "checked_approvers",
+    "create_tool",
+    "run_tool",
+]
+
 ExecuteFunction = Callable[..., Any]
 ApprovalPredicate = Callable[[Any, ToolContext], bool | Awaitable[bool]]
 ToModelOutput = Callable[[Any], Any]

@@ -18,6 +18,19 @@ from typing import Any, Literal, TypeAlias
 from tempo_agents.errors import ConfigurationError
 from tempo_agents.tools.user_code import call_user_function
 
+__all__ = [
+    "REDACTED",
+    "Phase",
+    "Slot",
+    "Target",
+    "TargetTransforms",
+    "ToolTransform",
+    "TransformContext",
+    "TransformFunction",
+    "merge_transforms",
+    "project",
+]
+
 _log = logging.getLogger("tempo_agents.tools")
 
 Target: TypeAlias = Literal["display", "transcript"]

@@ -8,6 +8,8 @@ import inspect
 from collections.abc import Callable
 from typing import Any
 
+__all__ = ["call_user_function"]
+
 
 async def call_user_function(function: Callable[..., Any], *args: Any) -> Any:
     """Call user code that may be sync or async and may take fewer arguments than offered.

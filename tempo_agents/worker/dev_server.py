@@ -34,6 +34,17 @@ from tempo_agents._ports import free_port as free_port  # also public here (test
 from tempo_agents.errors import TempoAgentsError
 from tempo_agents.workflows import search_attributes
 
+__all__ = [
+    "DEFAULT_DB_FILENAME",
+    "DEV_SERVER_TUNING",
+    "SEARCH_ATTRIBUTES",
+    "DatabaseInUseError",
+    "DevServer",
+    "DevServerError",
+    "find_temporal_binary",
+    "port_in_use",
+]
+
 try:
     import fcntl
 except ImportError:  # pragma: no cover - Windows has no fcntl; files are then not locked.

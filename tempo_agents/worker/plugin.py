@@ -17,6 +17,16 @@ from tempo_agents.notifications import NotificationDeliveries, NotificationDeliv
 from tempo_agents.workflows.agent_run import AgentRunWorkflow
 from tempo_agents.workflows.thread import ThreadWorkflow
 
+__all__ = [
+    "HEARTBEAT_THROTTLE",
+    "PASSTHROUGH_MODULES",
+    "SANDBOXED_RUNS_VARIABLE",
+    "STICKY_QUEUE_TIMEOUT",
+    "ServedApp",
+    "TempoAgentsPlugin",
+    "sandbox_runner",
+]
+
 if TYPE_CHECKING:
     from tempo_agents.activities.handoff import CallHandoff
     from tempo_agents.activities.registry import Registry

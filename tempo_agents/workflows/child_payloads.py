@@ -9,6 +9,17 @@ from typing import Any, Literal
 
 from tempo_agents._wire import WireModel
 
+__all__ = [
+    "CHILD_RESUME_SIGNAL",
+    "CHILD_RUN_CHUNK",
+    "CHILD_SUSPENDED_SIGNAL",
+    "ChildKind",
+    "ChildOutcome",
+    "ChildResume",
+    "ChildStart",
+    "ChildSuspension",
+]
+
 ChildKind = Literal["agent", "workflow"]
 
 CHILD_RUN_CHUNK = "data-child-run"

@@ -39,6 +39,8 @@ from tempo_agents.workflows.payloads import (
     ToolCallResult,
 )
 
+__all__ = ["CHILD_RELAY_DEFAULTS", "ChildCalls"]
+
 CHILD_RELAY_DEFAULTS = ActivityOptions(start_to_close_timeout=timedelta(days=1))
 """A relay lasts as long as the child's segment runs (it heartbeats every second)."""
 

@@ -1,5 +1,18 @@
 """Error codes of rejected resumes (the reference's error ids), shared by the workflow and clients."""
 
+__all__ = [
+    "AGENT_MISMATCH",
+    "AMBIGUOUS_TOOL_CALL",
+    "INVALID_APPROVAL",
+    "INVALID_ARGS",
+    "INVALID_RESUME_DATA",
+    "NOT_AN_APPROVER",
+    "NOT_SUSPENDED",
+    "NO_SNAPSHOT_FOUND",
+    "TOOL_CALL_NOT_SUSPENDED",
+    "WORDED_BY_THE_RUN",
+]
+
 NO_SNAPSHOT_FOUND = "AGENT_RESUME_NO_SNAPSHOT_FOUND"
 NOT_SUSPENDED = "AGENT_RESUME_NOT_SUSPENDED"
 AMBIGUOUS_TOOL_CALL = "AGENT_RESUME_AMBIGUOUS_TOOL_CALL"

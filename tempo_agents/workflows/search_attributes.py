@@ -6,6 +6,8 @@ from typing import Literal, TypeAlias
 
 from temporalio.common import SearchAttributeKey
 
+__all__ = ["AGENT_ID", "ALL", "FORK_OF", "RESOURCE_ID", "STATUS", "THREAD_ID", "RunStatus"]
+
 RunStatus: TypeAlias = Literal["running", "suspended", "completed", "failed"]
 
 STATUS = SearchAttributeKey.for_keyword("TempoAgentStatus")

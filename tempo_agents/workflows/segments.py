@@ -16,6 +16,8 @@ from tempo_agents.journal.outbox import StepFinishNote
 from tempo_agents.models.usage import Usage
 from tempo_agents.workflows.payloads import BatchClose, SegmentClose
 
+__all__ = ["Segments"]
+
 
 class Segments:
     """The open segment's number, whether it is closed yet, and the path (by activities, or pre-patch)."""

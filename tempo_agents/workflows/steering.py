@@ -19,6 +19,24 @@ from tempo_agents.journal import constructors
 from tempo_agents.journal.outbox import JournalOutbox, JournalRecord, TranscriptRecord
 from tempo_agents.models.messages import Message
 
+__all__ = [
+    "INTERRUPT",
+    "INTERRUPTED",
+    "RUN_FINISHED",
+    "STEER",
+    "STEERING_PATCH",
+    "STEER_CHUNK",
+    "STEER_POSITION_BASE",
+    "InterruptRequest",
+    "SteerAccepted",
+    "SteerRequest",
+    "SteerState",
+    "Steers",
+    "interrupted_call_message",
+    "interrupted_record",
+    "steer_record",
+]
+
 STEER = "tempo_agents.steer"
 """The name of the steer update (answers where the message goes) and of the steer signal (fire-and-forget)."""
 

@@ -31,6 +31,8 @@ from tempo_agents.tasks import (
 from tempo_agents.tools.validation import Schema, validate_input
 from tempo_agents.workflows.payloads import MemoryRef, ToolCallRequest
 
+__all__ = ["TaskState"]
+
 _SCHEMAS = {name: Schema(model) for name, model in TASK_TOOL_INPUT_MODELS.items()}
 
 

@@ -64,6 +64,15 @@ from tempo_agents.workflows.thread_payloads import (
     ThreadView,
 )
 
+__all__ = [
+    "CONTINUE_AFTER_EVENTS",
+    "JUMPERS_IN_ARRIVAL_ORDER_PATCH",
+    "QUEUE_FITS_PATCH",
+    "RUNS_YIELD_THREADS",
+    "SLIM_WAITING_PATCH",
+    "ThreadWorkflow",
+]
+
 CONTINUE_AFTER_EVENTS = 2000
 """An idle thread's workflow continues as new past this many history events (or when Temporal suggests it)."""
 

@@ -12,6 +12,16 @@ ARCHITECTURE.md, "Threads"; README, "Threads".
 
 from __future__ import annotations
 
+__all__ = [
+    "ID_TOO_LONG",
+    "MAX_CARRIED_QUEUE_BYTES",
+    "MAX_MESSAGE_BYTES",
+    "MAX_WORKFLOW_ID_CHARS",
+    "MESSAGE_TOO_LARGE",
+    "message_too_large",
+    "run_id_too_long",
+]
+
 MAX_MESSAGE_BYTES = 1 << 20
 """The largest ``thread_send`` payload (the message as its run would start, with its options): 1 MiB, half of
 Temporal's 2 MiB limit on one payload, so the run's start, which carries the same input, fits too."""

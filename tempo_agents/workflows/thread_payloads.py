@@ -10,6 +10,33 @@ from pydantic import Field
 from tempo_agents._wire import WireModel
 from tempo_agents.workflows.payloads import RunInput
 
+__all__ = [
+    "CANCEL_QUEUED_UPDATE",
+    "DEFAULT_THREAD_STRATEGY",
+    "GO_AHEAD_SIGNAL",
+    "INTERRUPT_SIGNAL",
+    "MAX_DONE_RUNS",
+    "RUN_ANSWERED_SIGNAL",
+    "RUN_ENDED_SIGNAL",
+    "RUN_WAITING_SIGNAL",
+    "SEND_UPDATE",
+    "STEER_SIGNAL",
+    "THREAD_STRATEGIES",
+    "THREAD_WORKFLOW_ID_PREFIX",
+    "VIEW_QUERY",
+    "Outcome",
+    "RunState",
+    "RunsWaitingQuery",
+    "ThreadMessage",
+    "ThreadOutcome",
+    "ThreadRun",
+    "ThreadRunEntry",
+    "ThreadRunNote",
+    "ThreadState",
+    "ThreadStrategy",
+    "ThreadView",
+]
+
 ThreadStrategy: TypeAlias = Literal["reject", "enqueue", "interrupt", "rollback", "steer"]
 """What a new message does when its thread has an active run (README, "Threads")."""
 

@@ -21,6 +21,8 @@ from tempo_agents.workflows.child_payloads import (
     ChildSuspension,
 )
 
+__all__ = ["wait_for_resume"]
+
 
 async def wait_for_resume(payload: Any = None, *, resume_schema: dict[str, Any] | None = None) -> Any:
     """Inside a workflow run as an agent's tool: show ``payload`` to a person and return their answer.

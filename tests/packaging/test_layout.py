@@ -1,8 +1,10 @@
 """The layout the code keeps: no module of the package over 600 lines, and no circle between its folders (a folder
-imports another only if that one imports nothing of it back, through any number of folders)."""
+imports another only if that one imports nothing of it back, through any number of folders); each module declares
+its __all__."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import grimp
@@ -53,3 +55,13 @@ def folder_circles() -> list[list[str]]:
 
 def test_no_two_folders_import_each_other() -> None:
     assert folder_circles() == [], f"folders that import each other: {folder_circles()}"
+
+
+def test_every_module_says_what_it_exports() -> None:
+    """Each module's ``__all__`` is its public surface; everything else in it is the package's own business."""
+    silent = [
+        str(path.relative_to(PACKAGE))
+        for path in sorted(PACKAGE.rglob("*.py"))
+        if not re.search(r"^(__all__\b|from \S+ import __all__ as __all__$)", path.read_text(encoding="utf-8"), re.M)
+    ]
+    assert silent == [], f"modules without __all__: {silent}"

@@ -8,6 +8,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+__all__ = ["DemoData"]
+
 
 @dataclass
 class DemoData:

@@ -13,6 +13,8 @@ from tempo_agents.cli.demo.prompter import Prompter
 from tempo_agents.journal.chunks import Chunk, ToolCallSuspendedChunk
 from tempo_agents.workflows.payloads import PendingCall
 
+__all__ = ["PlanDecision", "decide", "show_plan", "suspended_chunk"]
+
 
 @dataclass(frozen=True)
 class PlanDecision:

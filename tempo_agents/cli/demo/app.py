@@ -45,6 +45,8 @@ from tempo_agents.store.url import DEFAULT_STORE_URL
 from tempo_agents.tools import submit_plan_tool
 from tempo_agents.tools.builtin.submit_plan import DEFAULT_PLANS_DIR
 
+__all__ = ["BUILD_MODE", "DEMO_AGENT", "DEMO_PROMPT", "MAX_STEPS", "PLAN_MODE", "create_app"]
+
 DEMO_AGENT = "planner"
 DEMO_PROMPT = "Plan a weekend in Lisbon on a 120 EUR budget, priced in USD, then carry the plan out."
 MAX_STEPS = 12

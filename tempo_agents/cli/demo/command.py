@@ -30,6 +30,8 @@ from tempo_agents.streams import AgentStream
 from tempo_agents.tools.builtin.submit_plan import PROJECT_ROOT_ENV
 from tempo_agents.worker.dev_server import DEFAULT_DB_FILENAME, DatabaseInUseError, DevServer
 
+__all__ = ["MAX_DECISIONS", "FollowOutcome", "add_command", "cmd_demo"]
+
 MAX_DECISIONS = 5
 """The demo's planner submits one plan; a run asking more often than this is stopped being followed."""
 

@@ -9,6 +9,8 @@ from typing import Any
 from tempo_agents.cli.printing import ChunkPrinter, json_preview
 from tempo_agents.journal.chunks import Chunk, DataChunk, ToolCallChunk, ToolCallSuspendedChunk, ToolResultChunk
 
+__all__ = ["TASK_ICONS", "TASK_TOOLS", "DemoPrinter", "render_tasks"]
+
 TASK_ICONS = {"completed": "✓", "in_progress": "▸", "pending": "○"}
 """How the demo marks a task's status."""
 

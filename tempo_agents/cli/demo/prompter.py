@@ -10,6 +10,8 @@ import select
 import threading
 from typing import Any, TextIO
 
+__all__ = ["Prompter"]
+
 
 class Prompter:
     """Asks the person at the terminal, or reads answers already waiting on a non-terminal stdin.

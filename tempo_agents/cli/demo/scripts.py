@@ -16,6 +16,8 @@ from tempo_agents.models import ModelRequest
 from tempo_agents.models.messages import ToolResultPart
 from tempo_agents.tools.builtin.submit_plan import DEFAULT_PLANS_DIR
 
+__all__ = ["Trip", "assistant_script", "planner_script", "read_trip"]
+
 _CITY = re.compile(r"\b(?:in|at|for)\s+([A-Z][a-zA-Z-]+(?:\s[A-Z][a-zA-Z-]+)?)")
 _MONEY = re.compile(r"(\d+(?:\.\d+)?)\s*([A-Za-z]{3})\s+(?:in|to|into)\s+([A-Za-z]{3})\b")
 _BUDGET = re.compile(r"(\d+(?:\.\d+)?)\s*([A-Z]{3})\b")

@@ -11,6 +11,17 @@ from pydantic import BaseModel, Field
 from tempo_agents import ToolContext
 from tempo_agents.tools.builtin.submit_plan import DEFAULT_PLANS_DIR, project_root
 
+__all__ = [
+    "ConvertIn",
+    "WeatherIn",
+    "WeatherOut",
+    "WriteFileIn",
+    "convert_currency",
+    "get_weather",
+    "plans_file",
+    "write_file",
+]
+
 
 class WeatherIn(BaseModel):
     """The input of ``get_weather``."""

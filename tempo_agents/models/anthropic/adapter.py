@@ -20,6 +20,8 @@ from tempo_agents.models.anthropic.wire import PROVIDER, build_request_body, ser
 from tempo_agents.models.model import ModelEvent, ModelRequest
 from tempo_agents.models.provider_http import SSEDecoder, pooled_client
 
+__all__ = ["DEFAULT_BASE_URL", "AnthropicModel"]
+
 DEFAULT_BASE_URL = "https://api.anthropic.com"
 
 

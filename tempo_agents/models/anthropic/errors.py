@@ -25,6 +25,8 @@ from tempo_agents.models.provider_http import (
     retryable_status,
 )
 
+__all__ = ["CallFailures", "CalledModel"]
+
 _ERROR_TYPE_STATUS: dict[str, int] = {
     "invalid_request_error": 400,
     "authentication_error": 401,

@@ -8,6 +8,8 @@ from tempo_agents.errors import ConfigurationError
 from tempo_agents.models.anthropic.adapter import AnthropicModel
 from tempo_agents.models.anthropic.wire import PROVIDER
 
+__all__ = ["anthropic", "from_model_string"]
+
 
 def anthropic(model: str, **options: Any) -> AnthropicModel:
     """An :class:`AnthropicModel` for ``model`` (``"claude-sonnet-4-5"`` or ``"anthropic/claude-sonnet-4-5"``)."""

@@ -26,6 +26,8 @@ from tempo_agents.models.model import (
 )
 from tempo_agents.models.usage import Usage
 
+__all__ = ["FINISH_REASONS", "StreamDecoder"]
+
 FINISH_REASONS: dict[str, str] = {
     "end_turn": "stop",
     "stop_sequence": "stop",

@@ -16,6 +16,16 @@ from tempo_agents.errors import ConfigurationError
 from tempo_agents.models.messages import Message, TextPart, ToolCallPart, ToolResultPart
 from tempo_agents.models.model import ModelRequest, ToolChoiceTool, ToolDefinition
 
+__all__ = [
+    "DEFAULT_MAX_TOKENS",
+    "PROVIDER",
+    "SERVER_TOOL_ID_PREFIX",
+    "WEB_SEARCH_TOOL_NAME",
+    "WEB_SEARCH_TOOL_TYPE",
+    "build_request_body",
+    "server_tool_names",
+]
+
 PROVIDER = "anthropic"
 DEFAULT_MAX_TOKENS = 4096
 """``max_tokens`` is required by the Messages API; used when ``settings`` has none."""

@@ -22,6 +22,8 @@ from tempo_agents.models.openai_compatible.stream import StreamState
 from tempo_agents.models.openai_compatible.wire import check_base_url, request_body
 from tempo_agents.models.provider_http import USER_AGENT, pooled_client
 
+__all__ = ["DEFAULT_OPENAI_BASE_URL", "OpenAICompatibleModel"]
+
 DEFAULT_OPENAI_BASE_URL = "https://api.openai.com/v1"
 _DRAIN_SECONDS = 1.0
 """After ``[DONE]``, how long to wait for the end of the body so the connection can be reused."""

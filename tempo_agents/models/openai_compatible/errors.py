@@ -36,6 +36,8 @@ from tempo_agents.models.provider_http import (
     retryable_status,
 )
 
+__all__ = ["CallFailures", "CalledModel", "ErrorDetail", "json_or_none"]
+
 
 class CalledModel(Protocol):
     """What the errors read of the model they are about (an ``OpenAICompatibleModel``)."""

@@ -7,6 +7,8 @@ from typing import Any, Literal, TypeAlias
 from tempo_agents.errors import ConfigurationError
 from tempo_agents.models.openai_compatible.adapter import OpenAICompatibleModel
 
+__all__ = ["LOCAL_SERVER_URLS", "LocalServer", "from_model_string", "local_model", "openai_compatible"]
+
 
 def openai_compatible(
     model: str,

@@ -24,6 +24,8 @@ from tempo_agents.models.openai_compatible.errors import CallFailures
 from tempo_agents.models.provider_http import SSEDecoder, SSEEvent
 from tempo_agents.models.usage import Usage
 
+__all__ = ["StreamState", "cached_input_tokens_of", "usage_of"]
+
 _FINISH_REASONS = {
     "stop": "stop",
     "eos": "stop",

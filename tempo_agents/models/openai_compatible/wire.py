@@ -18,6 +18,17 @@ from tempo_agents.models.messages import Message, TextPart, ToolCallPart, ToolRe
 from tempo_agents.models.model import ModelRequest, ToolChoiceTool, ToolDefinition
 from tempo_agents.models.web_search import web_search_unsupported
 
+__all__ = [
+    "check_base_url",
+    "is_openai_api",
+    "max_tokens_key",
+    "messages_to_openai",
+    "request_body",
+    "settings_to_openai",
+    "tool_choice_to_openai",
+    "tool_to_openai",
+]
+
 
 def request_body(request: ModelRequest, *, model: str, provider: str, base_url: str) -> dict[str, Any]:
     """The JSON body sent for ``request`` to the server at ``base_url`` (the key is not part of it)."""

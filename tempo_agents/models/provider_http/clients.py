@@ -12,6 +12,8 @@ import weakref
 
 import httpx
 
+__all__ = ["MAX_KEEPALIVE_CONNECTIONS", "USER_AGENT", "pooled_client"]
+
 USER_AGENT = "tempo-agents/0.1"
 MAX_KEEPALIVE_CONNECTIONS = 64
 

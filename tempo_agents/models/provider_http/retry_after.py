@@ -13,6 +13,8 @@ import time
 from collections.abc import Mapping
 from email.utils import parsedate_to_datetime
 
+__all__ = ["parse_retry_after", "retry_after_seconds"]
+
 
 def retry_after_seconds(headers: Mapping[str, str]) -> float | None:
     """Seconds to wait from a response's headers (looked up in lower case, as ``httpx.Headers`` allows)."""

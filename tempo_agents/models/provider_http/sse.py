@@ -15,6 +15,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+__all__ = ["SSEDecoder", "SSEEvent"]
+
 
 @dataclass(frozen=True)
 class SSEEvent:

@@ -1,1 +1,3 @@
 """Built-in tools shipped with tempo-agents."""
+
+__all__: list[str] = []

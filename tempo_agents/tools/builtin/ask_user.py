@@ -10,6 +10,16 @@ from pydantic.alias_generators import to_camel
 from tempo_agents.tools.context import ToolContext
 from tempo_agents.tools.tool import Tool, create_tool
 
+__all__ = [
+    "ASK_USER_DESCRIPTION",
+    "AskUserAnswer",
+    "AskUserInput",
+    "AskUserOption",
+    "AskUserSuspend",
+    "SelectionMode",
+    "ask_user_tool",
+]
+
 ASK_USER_DESCRIPTION = (
     "Ask the user a question and wait for their response. Use this when you need clarification, want to validate "
     "assumptions, or need the user to make a decision between options. Provide options for structured choices "

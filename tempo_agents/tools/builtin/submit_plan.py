@@ -17,6 +17,26 @@ from pydantic import BaseModel, Field
 from tempo_agents.tools.context import ToolContext
 from tempo_agents.tools.tool import Tool, create_tool
 
+__all__ = [
+    "APPROVED_TEXT",
+    "DEFAULT_MAX_PLAN_BYTES",
+    "DEFAULT_PLANS_DIR",
+    "PROJECT_ROOT_ENV",
+    "REJECTED_TEXT",
+    "REJECTED_WITH_FEEDBACK_TEXT",
+    "PlanFile",
+    "PlanTooLargeError",
+    "SubmitPlanDecision",
+    "SubmitPlanSuspend",
+    "create_submit_plan_tool",
+    "parse_plan",
+    "path_description",
+    "project_root",
+    "read_plan_file",
+    "submit_plan_description",
+    "submit_plan_tool",
+]
+
 DEFAULT_PLANS_DIR = ".plans"
 DEFAULT_MAX_PLAN_BYTES = 256 * 1024
 PROJECT_ROOT_ENV = "TEMPO_AGENTS_PROJECT_ROOT"
