@@ -59,10 +59,15 @@ class CrossingRecorder:
         self.into_earlier: set[tuple[str, str]] = set()
         self.back_into_stack: set[tuple[str, str]] = set()
         self.recording = False
+        self.finished = False
         self._lock = threading.Lock()
 
     def __call__(self, frame: FrameType, event: str, arg: Any) -> None:
-        if not self.recording or event != "call" or frame.f_back is None:
+        if not self.recording:
+            if self.finished:
+                sys.setprofile(None)  # this thread's hook goes at its next call, before the interpreter stops
+            return
+        if event != "call" or frame.f_back is None:
             return
         callee, caller = frame.f_code.co_filename, frame.f_back.f_code.co_filename
         if callee == caller or not callee.startswith(PACKAGE) or not caller.startswith(PACKAGE):
@@ -83,6 +88,7 @@ class CrossingRecorder:
         sys.setprofile(self)
 
     def stop(self) -> None:
+        self.finished = True
         sys.setprofile(None)
         threading.setprofile(None)
 
