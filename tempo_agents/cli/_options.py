@@ -197,6 +197,7 @@ WEBHOOK_SOURCES_ENV = "TEMPO_AGENTS_WEBHOOK_SOURCES"
 
 def add_api_options(command: argparse.ArgumentParser) -> None:
     """``--api-host`` and ``--api-port`` of the HTTP API."""
+    # Imported here, not above: FastAPI and uvicorn load only for the commands that serve (a start-up cost, no cycle).
     from tempo_agents.server.request_limits import MAX_BODY_BYTES
     from tempo_agents.server.serving import DEFAULT_API_HOST, DEFAULT_API_PORT
 

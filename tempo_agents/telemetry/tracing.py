@@ -12,6 +12,8 @@ from typing import TYPE_CHECKING
 
 from opentelemetry import trace
 
+from tempo_agents.errors import ConfigurationError
+
 if TYPE_CHECKING:
     from temporalio.contrib.opentelemetry import TracingInterceptor
 
@@ -30,8 +32,6 @@ def tracing_interceptor(tracer_provider: trace.TracerProvider | None = None) -> 
     Workflow spans are made even for runs started by a client without tracing (the HTTP API of another
     deployment, the ``temporal`` CLI).
     """
-    from tempo_agents.errors import ConfigurationError
-
     try:  # Temporal's contrib module imports the OpenTelemetry SDK, which only the extra installs
         from temporalio.contrib.opentelemetry import TracingInterceptor
     except ImportError:
@@ -45,8 +45,6 @@ def otlp_tracer_provider(endpoint: str | None = None, *, service_name: str = "te
     ``$OTEL_EXPORTER_OTLP_ENDPOINT``), over gRPC, or over HTTP when ``$OTEL_EXPORTER_OTLP_PROTOCOL`` is
     ``http/protobuf``; named ``$OTEL_SERVICE_NAME``, else ``service_name``. Needs the ``tempo-agents[telemetry]``
     extra."""
-    from tempo_agents.errors import ConfigurationError
-
     try:
         from opentelemetry.sdk.resources import Resource
         from opentelemetry.sdk.trace import TracerProvider
