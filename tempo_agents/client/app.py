@@ -347,7 +347,9 @@ class App(ScheduleMethods, EventMethods):
         method: str | None = None,
     ) -> AgentStream:
         """Answer a waiting call of a run (resume, approve or decline, as ``request.action`` says); returns the
-        resumed stream. Every way to answer goes through here: the methods below, ``Agent``'s, HTTP, the dashboard.
+        resumed stream. Every way to answer ends in the same function (``client/answers.py``, ``answer_call``): the
+        methods below and ``Agent``'s through here, HTTP, the dashboard and answer links directly, with the call they
+        already read.
 
         The run must belong to ``agent_id``. Pass the same ``idempotency_key`` when retrying a request whose
         answer was lost: the run is resumed once and the retry gets the same answer. ``method`` names the caller

@@ -2,7 +2,7 @@
 
 Only small state lives here, in a few typed objects: the run's input, progress, waiting calls
 (:class:`WaitingCalls`) and steers in :class:`RunState`; what it owes the journal, and its status, in
-:class:`RunJournal` (the journal's segments in :class:`Segments`); its thread's turn in :class:`ThreadTurn`; its
+:class:`JournalKeeper` (the journal's segments in :class:`Segments`); its thread's turn in :class:`ThreadTurn`; its
 budget waits in :class:`BudgetWaits`. :class:`CallBatch` runs a step's tool calls and :class:`PeopleWait` waits for
 people's answers. Every model call and tool call is an activity
 and transcripts stay in the store (ARCHITECTURE.md, "Durable-execution rules"). A run that waits for a person is
@@ -52,7 +52,7 @@ from tempo_agents.workflows.payloads import (
 )
 from tempo_agents.workflows.people_wait import PeopleWait
 from tempo_agents.workflows.resume_errors import AGENT_MISMATCH
-from tempo_agents.workflows.run_journal import RunJournal
+from tempo_agents.workflows.run_journal import JournalKeeper
 from tempo_agents.workflows.run_patches import SEGMENTS_CLOSED_BY_ACTIVITIES
 from tempo_agents.workflows.run_state import RunState
 from tempo_agents.workflows.steering import (
@@ -87,7 +87,7 @@ class AgentRunWorkflow:
     @workflow.init
     def __init__(self, run_input: RunInput) -> None:
         self._state = state = RunState.of(run_input)
-        self._journal = RunJournal(state)
+        self._journal = JournalKeeper(state)
         self._thread = ThreadTurn(state)
         self._budget = BudgetWaits(state, self._journal, self._thread)
         self._batch = CallBatch(state, self._journal)

@@ -18,7 +18,7 @@ from tempo_agents.journal.outbox import JournalRecord, StepFinishNote
 from tempo_agents.models.usage import Usage
 from tempo_agents.workflows.payloads import BudgetAnswer, BudgetState, BudgetWait, ModelStepResult, ResumeAccepted
 from tempo_agents.workflows.resume_errors import NOT_SUSPENDED
-from tempo_agents.workflows.run_journal import RunJournal
+from tempo_agents.workflows.run_journal import JournalKeeper
 from tempo_agents.workflows.run_patches import BUDGET_WAITS
 from tempo_agents.workflows.run_state import RunState
 from tempo_agents.workflows.thread_turn import ThreadTurn
@@ -29,7 +29,7 @@ __all__ = ["BudgetWaits"]
 class BudgetWaits:
     """The run's waits for its budget: how many there were, the one under way, and the answer to it."""
 
-    def __init__(self, state: RunState, journal: RunJournal, thread: ThreadTurn) -> None:
+    def __init__(self, state: RunState, journal: JournalKeeper, thread: ThreadTurn) -> None:
         self._state = state
         self._journal = journal
         self._thread = thread

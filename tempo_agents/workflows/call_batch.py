@@ -23,7 +23,7 @@ from tempo_agents.workflows import activity_calls
 from tempo_agents.workflows.activity_names import TOOL_CALL
 from tempo_agents.workflows.child_tools import ChildCalls
 from tempo_agents.workflows.payloads import PendingCall, Resolution, ToolCallInput, ToolCallRequest, ToolCallResult
-from tempo_agents.workflows.run_journal import RunJournal
+from tempo_agents.workflows.run_journal import JournalKeeper
 from tempo_agents.workflows.run_patches import APPROVED_ARGUMENTS
 from tempo_agents.workflows.run_state import RunState
 
@@ -33,7 +33,7 @@ __all__ = ["CallBatch"]
 class CallBatch:
     """Runs the run's batches of tool calls; ``children`` are the calls that go on as child workflows."""
 
-    def __init__(self, state: RunState, journal: RunJournal) -> None:
+    def __init__(self, state: RunState, journal: JournalKeeper) -> None:
         self._state = state
         self._journal = journal
         self._calls = state.calls

@@ -15,7 +15,7 @@ from temporalio import workflow
 
 from tempo_agents.journal.outbox import StepFinishNote
 from tempo_agents.workflows.call_batch import CallBatch
-from tempo_agents.workflows.run_journal import RunJournal
+from tempo_agents.workflows.run_journal import JournalKeeper
 from tempo_agents.workflows.run_patches import CALL_ALARMS
 from tempo_agents.workflows.run_state import RunState
 from tempo_agents.workflows.steering import INTERRUPTED, interrupted_call_message, interrupted_record
@@ -27,7 +27,7 @@ __all__ = ["PeopleWait"]
 class PeopleWait:
     """The run's waits for people, between a batch of calls and the next model step."""
 
-    def __init__(self, state: RunState, journal: RunJournal, thread: ThreadTurn, batch: CallBatch) -> None:
+    def __init__(self, state: RunState, journal: JournalKeeper, thread: ThreadTurn, batch: CallBatch) -> None:
         self._state = state
         self._journal = journal
         self._thread = thread

@@ -33,10 +33,10 @@ from tempo_agents.workflows.run_state import RunState
 from tempo_agents.workflows.search_attributes import RunStatus
 from tempo_agents.workflows.segments import Segments
 
-__all__ = ["RunJournal"]
+__all__ = ["JournalKeeper"]
 
 
-class RunJournal:
+class JournalKeeper:
     """The run's segments, its outbox, its notes and alarms, and its status."""
 
     def __init__(self, state: RunState) -> None:

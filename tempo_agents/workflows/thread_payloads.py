@@ -25,13 +25,13 @@ __all__ = [
     "THREAD_WORKFLOW_ID_PREFIX",
     "VIEW_QUERY",
     "Outcome",
-    "RunState",
     "RunsWaitingQuery",
     "ThreadMessage",
     "ThreadOutcome",
     "ThreadRun",
     "ThreadRunEntry",
     "ThreadRunNote",
+    "ThreadRunState",
     "ThreadState",
     "ThreadStrategy",
     "ThreadView",
@@ -47,7 +47,7 @@ DEFAULT_THREAD_STRATEGY: ThreadStrategy = "enqueue"
 
 Outcome: TypeAlias = Literal["started", "queued", "rejected", "steered", "duplicate"]
 
-RunState: TypeAlias = Literal["active", "queued", "waiting", "done"]
+ThreadRunState: TypeAlias = Literal["active", "queued", "waiting", "done"]
 
 THREAD_WORKFLOW_ID_PREFIX = "thread-"
 """Every thread's workflow id starts so: a run whose parent workflow has such an id is a thread's run, a top run (not
@@ -121,7 +121,7 @@ class ThreadRunEntry(WireModel):
 
     run_id: str
     agent_id: str
-    state: RunState
+    state: ThreadRunState
     status: str | None = None
     continues: bool | None = None
     """``True`` on a queued entry that is a waiting run's rest, answered already: it goes on in its turn and cannot
