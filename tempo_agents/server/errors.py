@@ -15,6 +15,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict
 from starlette.exceptions import HTTPException
+from temporalio.service import RPCError, RPCStatusCode
 
 from tempo_agents.errors import (
     ConfigurationError,
@@ -33,11 +34,13 @@ from tempo_agents.workflows import resume_errors
 __all__ = [
     "ERROR_RESPONSES",
     "STORE_RETRY_AFTER_SECONDS",
+    "TEMPORAL_UNAVAILABLE",
     "ApiError",
     "ErrorBody",
     "install_error_handlers",
     "resume_error_status",
     "store_unavailable_response",
+    "temporal_unavailable_response",
 ]
 
 _log = logging.getLogger("tempo_agents.server")
@@ -81,7 +84,7 @@ ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
         "than a thread carries (code MESSAGE_TOO_LARGE)"
     ),
     422: _error("Refused data (resume data against its schema, a failing tool)"),
-    503: _error("The store's database cannot be reached now; try again after Retry-After seconds"),
+    503: _error("The store's database or Temporal cannot be reached now; try again after Retry-After seconds"),
 }
 """The errors every route may answer, for the OpenAPI document (the official client retries 5xx: a 503 is the one
 a retry may cure)."""
@@ -176,6 +179,33 @@ def store_unavailable_response(error: StoreUnavailableError) -> JSONResponse:
     )
 
 
+TEMPORAL_UNAVAILABLE = "TEMPORAL_UNAVAILABLE"
+"""The code of a 503 answered while Temporal does not answer (down, overloaded, or slower than the call's deadline)."""
+_TRANSIENT_RPC = {
+    RPCStatusCode.UNAVAILABLE,
+    RPCStatusCode.DEADLINE_EXCEEDED,
+    RPCStatusCode.RESOURCE_EXHAUSTED,
+    RPCStatusCode.CANCELLED,
+}
+
+
+def temporal_unavailable_response(error: RPCError) -> JSONResponse:
+    """A 503 for a Temporal call that failed in a way a later attempt may not: ``Retry-After`` as for the store."""
+    return JSONResponse(
+        {"error": f"Temporal did not answer ({error.status.name}: {error.message})", "code": TEMPORAL_UNAVAILABLE},
+        status_code=503,
+        headers={"retry-after": str(STORE_RETRY_AFTER_SECONDS)},
+    )
+
+
+async def _on_rpc_error(request: Request, error: Exception) -> JSONResponse:
+    assert isinstance(error, RPCError)
+    if error.status in _TRANSIENT_RPC:
+        _log.warning("answered 503: Temporal did not answer (%s): %s", error.status.name, error.message)
+        return temporal_unavailable_response(error)
+    return await _on_unexpected(request, error)
+
+
 async def _on_store_unavailable(_: Request, error: Exception) -> JSONResponse:
     assert isinstance(error, StoreUnavailableError)
     _log.warning("answered 503: %s", error.message)
@@ -211,4 +241,5 @@ def install_error_handlers(api: FastAPI) -> None:
     api.add_exception_handler(RequestValidationError, _on_validation_error)
     api.add_exception_handler(HTTPException, _on_http_exception)
     api.add_exception_handler(StoreUnavailableError, _on_store_unavailable)
+    api.add_exception_handler(RPCError, _on_rpc_error)
     api.add_exception_handler(Exception, _on_unexpected)
