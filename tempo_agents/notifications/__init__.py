@@ -8,7 +8,12 @@ Light on purpose: importing this package imports its settings and signatures onl
 from tempo_agents.notifications.channels import EmailChannel, NotificationSettings, SlackChannel, WebhookChannel
 from tempo_agents.notifications.config_file import NOTIFICATIONS_ENV, load_notification_settings
 from tempo_agents.notifications.delivery_activity import NotificationDeliveries
-from tempo_agents.notifications.delivery_payloads import DELIVERIES_QUERY, DeliveryRecord, delivery_workflow_id
+from tempo_agents.notifications.delivery_payloads import (
+    DELIVERIES_QUERY,
+    NOTIFICATION_DELIVERY_WORKFLOW,
+    DeliveryRecord,
+    delivery_workflow_id,
+)
 from tempo_agents.notifications.delivery_workflow import NotificationDeliveryWorkflow
 from tempo_agents.notifications.events import (
     AnswerLinkMaker,
@@ -27,6 +32,7 @@ from tempo_agents.notifications.signature import sign_webhook, signature_header
 __all__ = [
     "DELIVERIES_QUERY",
     "NOTIFICATIONS_ENV",
+    "NOTIFICATION_DELIVERY_WORKFLOW",
     "AnswerLinkMaker",
     "AnswerView",
     "CallKind",

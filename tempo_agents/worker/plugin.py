@@ -9,11 +9,12 @@ from typing import TYPE_CHECKING, Protocol
 from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.plugin import SimplePlugin
 from temporalio.worker import ReplayerConfig, UnsandboxedWorkflowRunner, WorkerConfig
-from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxRestrictions
+from temporalio.worker.workflow_sandbox import SandboxRestrictions
 
 from tempo_agents.activities.agent_activities import AgentActivities
 from tempo_agents.agent.auto_resume import SuspendedCallHandoff, SuspendedRunFinder
 from tempo_agents.notifications import NotificationDeliveries, NotificationDeliveryWorkflow
+from tempo_agents.worker.uninterrupted_runners import UninterruptedSandboxedRunner, UninterruptedUnsandboxedRunner
 from tempo_agents.workflows.agent_run import AgentRunWorkflow
 from tempo_agents.workflows.thread import ThreadWorkflow
 
@@ -66,9 +67,10 @@ class ServedApp(SuspendedRunFinder, Protocol):
     def registry(self) -> Registry: ...
 
 
-def sandbox_runner() -> SandboxedWorkflowRunner:
-    """The sandboxed runner with tempo-agents' pure modules passed through."""
-    return SandboxedWorkflowRunner(
+def sandbox_runner() -> UninterruptedSandboxedRunner:
+    """The sandboxed runner with tempo-agents' pure modules passed through (tempo-agents' own workflows run
+    uninterrupted: ``uninterrupted_runners``)."""
+    return UninterruptedSandboxedRunner(
         restrictions=SandboxRestrictions.default.with_passthrough_modules(*PASSTHROUGH_MODULES)
     )
 
@@ -119,23 +121,30 @@ class TempoAgentsPlugin(SimplePlugin):
 
     def configure_worker(self, config: WorkerConfig) -> WorkerConfig:
         """Unless the worker was given its own values: send activity heartbeats promptly, so a cancelled
-        run reaches its running tools within seconds; and give up on a lost worker's sticky queue after
-        two seconds, so a run whose worker died goes on elsewhere without waiting ten."""
+        run reaches its running tools within seconds; give up on a lost worker's sticky queue after
+        two seconds, so a run whose worker died goes on elsewhere without waiting ten; and run the workflows defined
+        outside the sandbox with ``unsandboxed_runner()``."""
         config = super().configure_worker(config)
         if config.get("max_heartbeat_throttle_interval") == _SDK_DEFAULT_THROTTLE:
             config["max_heartbeat_throttle_interval"] = HEARTBEAT_THROTTLE
         if config.get("sticky_queue_schedule_to_start_timeout") == _SDK_DEFAULT_STICKY_TIMEOUT:
             config["sticky_queue_schedule_to_start_timeout"] = STICKY_QUEUE_TIMEOUT
-        if self.sandboxed_runs and _is_stock_unsandboxed(config.get("unsandboxed_workflow_runner")):
-            config["unsandboxed_workflow_runner"] = sandbox_runner()
+        if _is_stock_unsandboxed(config.get("unsandboxed_workflow_runner")):
+            config["unsandboxed_workflow_runner"] = self.unsandboxed_runner()
         return config
 
     def configure_replayer(self, config: ReplayerConfig) -> ReplayerConfig:
         """As for a worker: with ``sandboxed_runs``, histories replay inside the sandbox."""
         config = super().configure_replayer(config)
-        if self.sandboxed_runs and _is_stock_unsandboxed(config.get("unsandboxed_workflow_runner")):
-            config["unsandboxed_workflow_runner"] = sandbox_runner()
+        if _is_stock_unsandboxed(config.get("unsandboxed_workflow_runner")):
+            config["unsandboxed_workflow_runner"] = self.unsandboxed_runner()
         return config
+
+    def unsandboxed_runner(self) -> UninterruptedSandboxedRunner | UninterruptedUnsandboxedRunner:
+        """The runner of workflows defined with ``sandboxed=False`` (agent runs among them): the sandbox with
+        ``sandboxed_runs``, else none; either way tempo-agents' own workflows run uninterrupted
+        (``uninterrupted_runners``)."""
+        return sandbox_runner() if self.sandboxed_runs else UninterruptedUnsandboxedRunner()
 
 
 def _is_stock_unsandboxed(runner: object) -> bool:
