@@ -3,7 +3,8 @@
 - :class:`ApprovalRequest` (``policy``): what a tool's approval asks, as the agent defines it;
 - :class:`ApproverPolicy` and :class:`Approvers` (``approvers``): who a waiting call is assigned to;
 - :func:`may_answer` (``who_may_answer``): the one check of an answerer, made by the client and by the workflow;
-- :class:`AnswerLinks` (``answer_links``): signed, single-use links that answer one round of one call.
+- :class:`AnswerLinks` (``answer_links``): signed, single-use links that answer one round of one call, and the
+  store's record of a spent link (``link_spent``, ``record_spent``).
 """
 
 from tempo_agents.approvals.answer_links import (
@@ -13,7 +14,9 @@ from tempo_agents.approvals.answer_links import (
     LinkRefusedError,
     approval_choices,
     args_hash,
+    link_spent,
     option_choices,
+    record_spent,
 )
 from tempo_agents.approvals.approvers import ApproverPolicy, Approvers
 from tempo_agents.approvals.policy import ApprovalPolicy, ApprovalRequest
@@ -30,7 +33,9 @@ __all__ = [
     "LinkRefusedError",
     "approval_choices",
     "args_hash",
+    "link_spent",
     "may_answer",
     "not_an_approver_text",
     "option_choices",
+    "record_spent",
 ]

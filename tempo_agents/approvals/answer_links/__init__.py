@@ -6,6 +6,7 @@
 
 from tempo_agents.approvals.answer_links.choices import Choice, approval_choices, option_choices
 from tempo_agents.approvals.answer_links.signing import AnswerLinks, LinkClaims, LinkRefusedError, args_hash
+from tempo_agents.approvals.answer_links.spent import link_spent, record_spent
 
 __all__ = [
     "AnswerLinks",
@@ -14,5 +15,7 @@ __all__ = [
     "LinkRefusedError",
     "approval_choices",
     "args_hash",
+    "link_spent",
     "option_choices",
+    "record_spent",
 ]

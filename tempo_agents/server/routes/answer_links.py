@@ -19,7 +19,7 @@ from fastapi.responses import HTMLResponse
 from temporalio.service import RPCError
 
 from tempo_agents.agent.agent import Agent
-from tempo_agents.approvals import AnswerLinks, LinkClaims, LinkRefusedError, args_hash
+from tempo_agents.approvals import AnswerLinks, LinkClaims, LinkRefusedError, args_hash, link_spent, record_spent
 from tempo_agents.client.app import App
 from tempo_agents.client.resume import check_answerer
 from tempo_agents.errors import ConfigurationError, ResumeError
@@ -27,7 +27,6 @@ from tempo_agents.server.dependencies import AppDep
 from tempo_agents.server.errors import api_error_from
 from tempo_agents.server.pending_view import shown_call
 from tempo_agents.server.resuming import ResumeCommand, resume_run
-from tempo_agents.store.base import SavedOutcome
 from tempo_agents.workflows import resume_errors, search_attributes
 from tempo_agents.workflows.payloads import PendingCall
 
@@ -80,16 +79,11 @@ def _groups(request: Request, principal: str) -> list[str]:
     return [*server.get(principal, []), *app.groups.get(principal, [])]
 
 
-def _used_key(claims: LinkClaims) -> str:
-    """Where the store keeps that a link was used (by its nonce, under its run)."""
-    return f"answer-link-used:{claims.nonce}"
-
-
 async def _waiting_call(app: App, claims: LinkClaims) -> tuple[PendingCall, list[PendingCall]]:
     """The call the link answers, as it waits now, and the run's waiting calls as read (once) to find it; raises
     when the link no longer fits it (or was used: a call whose answer its tool refused waits again in the same
     round, and the link that gave that answer is spent). Who may answer it is the client's check."""
-    if await app.store.saved_outcome(claims.run_id, _used_key(claims)) is not None:
+    if await link_spent(app.store, claims):
         raise LinkRefusedError("This link was used already; it answers nothing more.", status=409)
     try:
         pending = await app.pending(claims.run_id, settle_seconds=0)
@@ -193,8 +187,7 @@ async def answer(app: AppDep, token: str, request: Request) -> HTMLResponse:
         if answered_by is not None:
             reason = f"This call was answered already (by {answered_by}); this link answers nothing more."
         return _refused(reason, refused.status)
-    used = {"principal": claims.principal, "choice": choice.name, "toolCallId": claims.tool_call_id}
-    await app.store.record(claims.run_id, [], [], SavedOutcome(_used_key(claims), used))
+    await record_spent(app.store, claims, choice.name)
     word = _ACTION_WORDS[choice.action]
     done = f'<p id="done">{html.escape(word)}: sent. Thank you.</p>'
     return _page("Answered", await _summary(app, claims, call) + done)
