@@ -15,28 +15,12 @@ from tempo_agents.errors import ConfigurationError
 from tempo_agents.models.model import ModelRequest
 from tests.conftest import AppFactory, closed_history, running_worker
 from tests.support.browser import chromium, dashboard_server, shoot, signed_in_page
-from tests.support.fork_agents import by_turn, call, lookup_tool
+from tests.support.fork_agents import by_turn, call, lookup_tool, travel_agents
 
 
 async def test_lineage_compare_and_fork_from_here(make_app: AppFactory, client: Client) -> None:
     executed: collections.Counter[str] = collections.Counter()
-    tools = {"lookup": lookup_tool(executed)}
-    responses = [
-        ScriptedResponse(text="Paris first.", tool_calls=[call("Paris", "c1")]),
-        ScriptedResponse(text="And Rome.", tool_calls=[call("Rome", "c2")]),
-        ScriptedResponse(text="All clear."),
-    ]
-    edited = [
-        responses[0],
-        ScriptedResponse(text="And Oslo.", tool_calls=[call("Oslo", "c2")]),
-        ScriptedResponse(text="Snow in Oslo."),
-    ]
-    app = make_app(
-        [
-            Agent(id="travel", model=by_turn(responses), tools=tools),
-            Agent(id="travel-v2", model=by_turn(edited), tools=tools),
-        ]
-    )
+    app = make_app(travel_agents(executed))
     async with running_worker(app), dashboard_server(app) as server, chromium() as browser:
         original = await app.generate("travel", "Weather?")
         fork = await app.fork(original.run_id, at_step=1, agent_id="travel-v2")

@@ -16,7 +16,7 @@ from tempo_agents.errors import ConfigurationError
 from tempo_agents.models.model import ModelRequest
 from tests.conftest import AppFactory, closed_history, running_worker
 from tests.support.cli_processes import cli
-from tests.support.fork_agents import by_turn, call, lookup_tool
+from tests.support.fork_agents import call, lookup_tool, travel_agents
 from tests.support.http_api import served
 
 
@@ -32,23 +32,7 @@ async def forks_of(http: httpx.AsyncClient, run_id: str, expected: int) -> list[
 
 async def test_fork_compare_and_lineage_over_http_and_the_cli(make_app: AppFactory, client: Client) -> None:
     executed: collections.Counter[str] = collections.Counter()
-    tools = {"lookup": lookup_tool(executed)}
-    responses = [
-        ScriptedResponse(text="Paris first.", tool_calls=[call("Paris", "c1")]),
-        ScriptedResponse(text="And Rome.", tool_calls=[call("Rome", "c2")]),
-        ScriptedResponse(text="All clear."),
-    ]
-    edited = [
-        ScriptedResponse(text="Paris first.", tool_calls=[call("Paris", "c1")]),
-        ScriptedResponse(text="And Oslo.", tool_calls=[call("Oslo", "c2")]),
-        ScriptedResponse(text="Snow in Oslo."),
-    ]
-    app = make_app(
-        [
-            Agent(id="travel", model=by_turn(responses), tools=tools),
-            Agent(id="travel-v2", model=by_turn(edited), tools=tools),
-        ]
-    )
+    app = make_app(travel_agents(executed))
     async with served(app) as http, running_worker(app):
         original = await app.generate("travel", "Weather?")
         await closed_history(client, original.run_id)
@@ -147,23 +131,7 @@ async def test_a_fork_of_a_fork_numbers_its_steps_as_the_conversation_does(
     """Steps are numbered in the conversation, from 0, a fork's copied steps counted: a fork at step 1 asks step 1
     again and its own steps are 1 and 2, so a fork of it at step 2 is at step 2 in its answer, its detail, compare
     and the CLI alike."""
-    tools = {"lookup": lookup_tool(collections.Counter())}
-    responses = [
-        ScriptedResponse(text="Paris first.", tool_calls=[call("Paris", "c1")]),
-        ScriptedResponse(text="And Rome.", tool_calls=[call("Rome", "c2")]),
-        ScriptedResponse(text="All clear."),
-    ]
-    edited = [
-        responses[0],
-        ScriptedResponse(text="And Oslo.", tool_calls=[call("Oslo", "c2")]),
-        ScriptedResponse(text="Snow in Oslo."),
-    ]
-    app = make_app(
-        [
-            Agent(id="travel", model=by_turn(responses), tools=tools),
-            Agent(id="travel-v2", model=by_turn(edited), tools=tools),
-        ]
-    )
+    app = make_app(travel_agents(collections.Counter()))
     async with served(app) as http, running_worker(app):
         original = await app.generate("travel", "Weather?")
         first = await http.post(f"/runs/{original.run_id}/fork", json={"atStep": 1, "agentId": "travel-v2"})

@@ -7,7 +7,7 @@ import collections
 from collections.abc import Sequence
 from typing import Any
 
-from tempo_agents import ScriptedModel, ScriptedResponse, ScriptedToolCall, ToolContext, create_tool
+from tempo_agents import Agent, ScriptedModel, ScriptedResponse, ScriptedToolCall, ToolContext, create_tool
 from tempo_agents.models.model import ModelRequest
 
 
@@ -38,3 +38,24 @@ def lookup_tool(executed: collections.Counter[str]) -> Any:
 
 def call(city: str, call_id: str) -> ScriptedToolCall:
     return ScriptedToolCall("lookup", {"city": city}, id=call_id)
+
+
+def travel_agents(executed: collections.Counter[str]) -> list[Agent]:
+    """``travel`` (Paris, then Rome, then done) and ``travel-v2``, the same first step then Oslo: the agents a fork
+    moves between. Both call ``lookup``, which counts its executions in ``executed``."""
+    tools = {"lookup": lookup_tool(executed)}
+    first = ScriptedResponse(text="Paris first.", tool_calls=[call("Paris", "c1")])
+    responses = [
+        first,
+        ScriptedResponse(text="And Rome.", tool_calls=[call("Rome", "c2")]),
+        ScriptedResponse(text="All clear."),
+    ]
+    edited = [
+        first,
+        ScriptedResponse(text="And Oslo.", tool_calls=[call("Oslo", "c2")]),
+        ScriptedResponse(text="Snow in Oslo."),
+    ]
+    return [
+        Agent(id="travel", model=by_turn(responses), tools=tools),
+        Agent(id="travel-v2", model=by_turn(edited), tools=tools),
+    ]
