@@ -427,9 +427,10 @@ class Store(ABC):
         await self.record(run_id, [], [], SavedOutcome(counter_key, {"starts": count}))
         return None, count
 
-    @abstractmethod
     async def get_transcript(self, run_id: str) -> list[TranscriptEntry]:
         """The whole transcript of a run, ordered by step then position."""
+        entries, _ = await self.transcript_changes(run_id, 0)
+        return entries
 
     @abstractmethod
     async def transcript_changes(self, run_id: str, after_revision: int) -> tuple[list[TranscriptEntry], int]:

@@ -191,10 +191,6 @@ class PostgresStore(Store):
         if entries:
             await self.record(run_id, entries, ())
 
-    async def get_transcript(self, run_id: str) -> list[TranscriptEntry]:
-        entries, _ = await self.transcript_changes(run_id, 0)
-        return entries
-
     async def transcript_changes(self, run_id: str, after_revision: int) -> tuple[list[TranscriptEntry], int]:
         return await journal_reads.transcript_changes(self._db, run_id, after_revision)
 
