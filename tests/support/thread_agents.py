@@ -41,11 +41,17 @@ def answer_of(message: str, seen: int) -> str:
     return f"{message} after {seen}"
 
 
-def gated_agent(gate: Gate, agent_id: str = "chat") -> Agent:
-    """The agent described in the module's text."""
+def gated_agent(gate: Gate, agent_id: str = "chat", *, cancellation_gate: Gate | None = None) -> Agent:
+    """The agent described in the module's text. With ``cancellation_gate``, a model step that is cancelled while it
+    waits finishes cancelling only once that gate opens: its run stays the thread's active run until then."""
 
     async def respond(request: ModelRequest) -> ScriptedResponse:
-        await gate.wait()
+        try:
+            await gate.wait()
+        except asyncio.CancelledError:
+            if cancellation_gate is not None:
+                await cancellation_gate.wait()
+            raise
         users = [m.text for m in request.messages if m.role == "user"]
         return ScriptedResponse(text=answer_of(users[-1], len(users)))
 

@@ -99,11 +99,15 @@ async def test_jumping_race_runs_every_message_once_each_seeing_all_before(
 ) -> None:
     """Every message after the first jumps the queue behind those that jumped before it: each is told its true
     position, and they run in the order they arrived (the first interrupter first); under ``rollback`` the first
-    run is cancelled and leaves nothing in the thread."""
-    gate = Gate()
-    app = make_app([gated_agent(gate)])
+    run is cancelled and leaves nothing in the thread.
+
+    The first run's cancellation completes only once every sender has its answer: a run cancelled sooner would let
+    the first jumper's run start, and a later ``rollback`` would (rightly) cancel that one too."""
+    gate, cancellation_gate = Gate(), Gate()
+    app = make_app([gated_agent(gate, cancellation_gate=cancellation_gate)])
     async with running_worker(app):
         results = await asyncio.to_thread(race_from_processes, _race(app, temporal_env, strategy), MESSAGES)
+        cancellation_gate.open()
         outcomes = collections.Counter(r["outcome"] for r in results)
         assert outcomes == {"started": 1, "queued": len(SENT) - 1}
         (first,) = [r for r in results if r["outcome"] == "started"]
