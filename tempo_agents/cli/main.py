@@ -10,20 +10,34 @@ import os
 import sys
 import traceback
 from collections.abc import Callable, Coroutine, Sequence
+from importlib import import_module
 from typing import Any, NoReturn
 
 from tempo_agents import __version__
-from tempo_agents.cli import run, schedule, serve, store, thread, worker
 from tempo_agents.cli._console import CliError, err, exit_now, one_line
-from tempo_agents.cli.api import command as api
-from tempo_agents.cli.demo import command as demo
 from tempo_agents.errors import TempoAgentsError
 
-__all__ = ["build_parser", "main", "run_cli"]
+__all__ = ["COMMANDS", "build_parser", "main", "run_cli"]
+
+COMMANDS: dict[str, tuple[str, str]] = {
+    "worker": ("tempo_agents.cli.worker", "add_commands"),
+    "dev": ("tempo_agents.cli.worker", "add_commands"),
+    "run": ("tempo_agents.cli.run", "add_command"),
+    "serve": ("tempo_agents.cli.serve", "add_command"),
+    "schedule": ("tempo_agents.cli.schedule", "add_command"),
+    "thread": ("tempo_agents.cli.thread", "add_command"),
+    "api": ("tempo_agents.cli.api.command", "add_command"),
+    "store": ("tempo_agents.cli.store", "add_commands"),
+    "demo": ("tempo_agents.cli.demo.command", "add_command"),
+}
+"""Each command: the module that defines it and the function that adds its parser. A command's module is imported
+only when that command runs (or for the help that lists them all), so ``tempo-agents api`` loads an HTTP client,
+not the worker and the server."""
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The parser of every command; each parsed command carries its ``handler``."""
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The parser of every command, or only of ``command`` when it names one; each parsed command carries its
+    ``handler``."""
     parser = argparse.ArgumentParser(
         prog="tempo-agents",
         description=(
@@ -33,24 +47,25 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"tempo-agents {__version__}")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    worker.add_commands(commands)
-    run.add_command(commands)
-    serve.add_command(commands)
-    schedule.add_command(commands)
-    thread.add_command(commands)
-    api.add_command(commands)
-    store.add_commands(commands)
-    demo.add_command(commands)
+    wanted = [COMMANDS[command]] if command in COMMANDS else COMMANDS.values()
+    for module, adder in dict.fromkeys(wanted):
+        getattr(import_module(module), adder)(commands)
     return parser
+
+
+def _command_of(argv: Sequence[str]) -> str | None:
+    """The command ``argv`` names: its first word that is not an option (``None`` without one)."""
+    return next((word for word in argv if not word.startswith("-")), None)
 
 
 def run_cli(argv: Sequence[str] | None = None) -> int:
     """Parse ``argv`` and run the command; returns the exit code."""
     if isinstance(sys.stdout, io.TextIOWrapper):
         sys.stdout.reconfigure(errors="replace")  # never fail on a terminal that cannot show a character
-    parser = build_parser()
+    words = list(sys.argv[1:] if argv is None else argv)
+    parser = build_parser(_command_of(words))
     try:
-        args = parser.parse_args(argv)
+        args = parser.parse_args(words)
     except SystemExit as exit_:
         return exit_.code if isinstance(exit_.code, int) else 2
     handler: Callable[[argparse.Namespace], Coroutine[Any, Any, int]] = args.handler
