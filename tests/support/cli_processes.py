@@ -1,6 +1,10 @@
 """The ``tempo-agents`` command as a real subprocess of the tests: run it to the end (from a test without an event
 loop, or without blocking the test's loop, where an App it serves may be what the command talks to), or start it,
-read its output until a line says it is ready, and stop it with a signal."""
+read its output until a line says it is ready, and stop it with a signal.
+
+The waits here guard against a command that hangs, not against a slow one: each starts a Python process that loads
+the package and connects to Temporal, which takes seconds on a busy machine, and each test's own timeout bounds the
+whole."""
 
 from __future__ import annotations
 
@@ -20,7 +24,7 @@ CLI = [sys.executable, "-m", "tempo_agents.cli"]
 """The command, run by this Python (so the checkout's package, without an installed script)."""
 
 
-def run_cli(args: Sequence[str], cwd: Path, timeout: float = 60) -> subprocess.CompletedProcess[str]:
+def run_cli(args: Sequence[str], cwd: Path, timeout: float = 120) -> subprocess.CompletedProcess[str]:
     """Run the command to its end, blocking (for a test that has no event loop to keep answering)."""
     return subprocess.run([*CLI, *args], cwd=cwd, capture_output=True, text=True, timeout=timeout, check=False)
 
@@ -63,7 +67,7 @@ async def start_cli(args: Sequence[str], cwd: Path) -> asyncio.subprocess.Proces
     )
 
 
-async def read_until(process: asyncio.subprocess.Process, needle: str, timeout: float = 30) -> str:
+async def read_until(process: asyncio.subprocess.Process, needle: str, timeout: float = 90) -> str:
     """Read stdout lines until one contains ``needle``; fail with the process's stderr otherwise."""
     assert process.stdout is not None and process.stderr is not None
     seen: list[str] = []
