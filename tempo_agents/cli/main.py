@@ -29,6 +29,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "api": ("tempo_agents.cli.api.command", "add_command"),
     "store": ("tempo_agents.cli.store", "add_commands"),
     "demo": ("tempo_agents.cli.demo.command", "add_command"),
+    "erase": ("tempo_agents.cli.erase", "add_command"),
 }
 """Each command: the module that defines it and the function that adds its parser. A command's module is imported
 only when that command runs (or for the help that lists them all), so ``tempo-agents api`` loads an HTTP client,

@@ -38,6 +38,7 @@ from tempo_agents.client.run_starts import EAGER_STARTS_IN_FLIGHT, RunStarter
 from tempo_agents.client.schedule_methods import ScheduleMethods
 from tempo_agents.client.temporal_setup import app_worker, connect_runs_client, runs_client
 from tempo_agents.client.waiting_runs import suspended_runs
+from tempo_agents.erasure import ErasureReport, ErasureScope, erase_scope
 from tempo_agents.errors import ConfigurationError
 from tempo_agents.file_agents import load_agents
 from tempo_agents.ingress import EventTemplate, WebhookSource
@@ -326,6 +327,23 @@ class App(ScheduleMethods, EventMethods):
         """A memory thread as it stands: its runs (active, queued in the order they will run, done) and its messages
         in the order its runs wrote them."""
         return await read_thread(self.client, self.task_queue, self.store, thread_id, resource_id)
+
+    async def erase(
+        self, *, resource: str | None = None, thread: str | None = None, run: str | None = None
+    ) -> ErasureReport:
+        """Erase everything of a ``resource``, of one ``thread`` (with its ``resource``) or of one ``run`` (with the
+        sub-agent runs it started): its schedules are deleted, what still runs is terminated (the report names it),
+        its rows leave the store and its executions leave Temporal. The report names what was done by id only;
+        erasing again is harmless."""
+        scope = ErasureScope(resource=resource, thread=thread, run=run)
+        schedules = [] if run is not None else await self.list_schedules()
+
+        async def delete_schedule(schedule_id: str) -> None:
+            await self.get_schedule(schedule_id).delete()
+
+        return await erase_scope(
+            self.client, self.store, self.task_queue, scope, schedules=schedules, delete_schedule=delete_schedule
+        )
 
     async def cancel_queued_run(self, thread_id: str, run_id: str, *, resource_id: str) -> bool:
         """Take a queued run out of its thread's queue before it starts (its stream then ends); ``False`` when it is

@@ -18,7 +18,17 @@ from tempo_agents.server.auth import Authorize, BearerTokens, allow_all, authori
 from tempo_agents.server.dashboard.mounting import mount_dashboard
 from tempo_agents.server.errors import ERROR_RESPONSES, STORE_RETRY_AFTER_SECONDS, install_error_handlers
 from tempo_agents.server.request_limits import MAX_BODY_BYTES, RequestLimits
-from tempo_agents.server.routes import agents, answer_links, event_sources, events, runs, schedules, threads, tools
+from tempo_agents.server.routes import (
+    agents,
+    answer_links,
+    erasure,
+    event_sources,
+    events,
+    runs,
+    schedules,
+    threads,
+    tools,
+)
 from tempo_agents.telemetry.api_route import metrics_router
 
 __all__ = ["DEFAULT_PREFIX", "create_server"]
@@ -101,7 +111,7 @@ def create_server(
     base = prefix.rstrip("/")
     api.include_router(_health_router(), prefix=base)
     dependencies = [Depends(authorization_dependency(authorize))]
-    for router in (agents.router, tools.router, runs.router, threads.router, schedules.router):
+    for router in (agents.router, tools.router, runs.router, threads.router, schedules.router, erasure.router):
         api.include_router(router, prefix=base, dependencies=dependencies, responses=ERROR_RESPONSES)
     # A webhook's signature is its credential: no bearer token, no authorize (a sender is no principal).
     api.include_router(events.router, prefix=base, responses=ERROR_RESPONSES)

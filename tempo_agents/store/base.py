@@ -448,6 +448,15 @@ class Store(ABC):
         what was said meanwhile)."""
 
     @abstractmethod
+    async def erase(
+        self, run_ids: Sequence[str], threads: Sequence[tuple[str, str]] = (), resources: Sequence[str] = ()
+    ) -> int:
+        """Delete everything the store holds of ``run_ids`` (journal, transcript, outcomes, waiting and answered
+        calls, thread messages), of ``threads`` (thread id, resource id: their messages and state) and of
+        ``resources`` (every thread of theirs, every waiting or answered call), so that none of it can be read back;
+        how many rows went. Erasing what is already gone deletes nothing."""
+
+    @abstractmethod
     async def remove_run_from_thread(self, thread_id: str, resource_id: str, run_id: str) -> int:
         """Remove the messages ``run_id`` added to a memory thread (a rolled-back run); how many were removed. The
         thread's other messages keep their order."""

@@ -25,7 +25,7 @@ from tempo_agents.store.base import (
     WaitingChange,
     WaitingRuns,
 )
-from tempo_agents.store.postgres import journal_reads, journal_writes, threads, waiting_calls
+from tempo_agents.store.postgres import erasure, journal_reads, journal_writes, threads, waiting_calls
 from tempo_agents.store.postgres.connections import PostgresConnections
 from tempo_agents.store.postgres.listener import Listener
 
@@ -200,6 +200,11 @@ class PostgresStore(Store):
         self, thread_id: str, resource_id: str, run_id: str, messages: Sequence[dict[str, Any]]
     ) -> None:
         await threads.append_thread_messages(self._db, thread_id, resource_id, run_id, messages)
+
+    async def erase(
+        self, run_ids: Sequence[str], threads: Sequence[tuple[str, str]] = (), resources: Sequence[str] = ()
+    ) -> int:
+        return await erasure.erase(self._db, run_ids, threads, resources)
 
     async def remove_run_from_thread(self, thread_id: str, resource_id: str, run_id: str) -> int:
         return await threads.remove_run_from_thread(self._db, thread_id, resource_id, run_id)

@@ -13,7 +13,7 @@ from typing import Any
 
 from tempo_agents.store import base
 from tempo_agents.store.base import ChunkWrite, JournalEntry, SavedOutcome, Store, TranscriptEntry
-from tempo_agents.store.sqlite import journal_reads, journal_writes, threads, waiting_calls
+from tempo_agents.store.sqlite import erasure, journal_reads, journal_writes, threads, waiting_calls
 from tempo_agents.store.sqlite.connections import SQLiteConnections
 from tempo_agents.store.sqlite.watcher import Watcher
 
@@ -87,6 +87,11 @@ class SQLiteStore(Store):
         self, thread_id: str, resource_id: str, run_id: str, messages: Sequence[dict[str, Any]]
     ) -> None:
         await threads.append_thread_messages(self._db, thread_id, resource_id, run_id, messages)
+
+    async def erase(
+        self, run_ids: Sequence[str], threads: Sequence[tuple[str, str]] = (), resources: Sequence[str] = ()
+    ) -> int:
+        return await erasure.erase(self._db, run_ids, threads, resources)
 
     async def remove_run_from_thread(self, thread_id: str, resource_id: str, run_id: str) -> int:
         return await threads.remove_run_from_thread(self._db, thread_id, resource_id, run_id)

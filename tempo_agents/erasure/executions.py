@@ -1,0 +1,73 @@
+"""Finding the Temporal executions of an erasure's scope: its runs, the sub-agent runs they started, and its threads'
+workflows (every status, every run of each workflow id)."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+
+from temporalio.client import Client, WorkflowExecution, WorkflowExecutionStatus
+
+from tempo_agents.erasure.scope import ErasureScope
+from tempo_agents.threads import thread_workflow_id
+from tempo_agents.workflows import search_attributes
+
+__all__ = ["Execution", "scope_executions", "scope_query"]
+
+
+@dataclass(frozen=True)
+class Execution:
+    """One execution: its workflow id, its run id, whether it still runs, and the thread it ran on (if any)."""
+
+    workflow_id: str
+    run_id: str
+    running: bool
+    thread: tuple[str, str] | None
+
+
+def _quote(value: str) -> str:
+    return "'" + value.replace("\\", "\\\\").replace("'", "\\'") + "'"
+
+
+def scope_query(scope: ErasureScope, task_queue: str) -> str:
+    """The visibility query of the scope's own executions on ``task_queue`` (sub-agent runs are found from them)."""
+    if scope.run is not None:
+        return f"WorkflowId = {_quote(scope.run)}"
+    assert scope.resource is not None
+    resource = f"{search_attributes.RESOURCE_ID.name} = {_quote(scope.resource)}"
+    if scope.thread is not None:
+        runs = f"{resource} AND {search_attributes.THREAD_ID.name} = {_quote(scope.thread)}"
+        thread = f"WorkflowId = {_quote(thread_workflow_id(task_queue, scope.resource, scope.thread))}"
+    else:
+        runs = resource
+        thread = f"WorkflowId STARTS_WITH {_quote(thread_workflow_id(task_queue, scope.resource, ''))}"
+    return f"TaskQueue = {_quote(task_queue)} AND (({runs}) OR {thread})"
+
+
+async def scope_executions(client: Client, scope: ErasureScope, task_queue: str) -> list[Execution]:
+    """Every execution of the scope, parents before the sub-agent runs they started."""
+    found: dict[tuple[str, str], Execution] = {}
+    query = scope_query(scope, task_queue)
+    while query:
+        parents = [listed.id async for listed in _listed(client, query, found)]
+        query = " OR ".join(f"ParentWorkflowId = {_quote(parent)}" for parent in dict.fromkeys(parents))
+    return list(found.values())
+
+
+async def _listed(
+    client: Client, query: str, found: dict[tuple[str, str], Execution]
+) -> AsyncIterator[WorkflowExecution]:
+    async for listed in client.list_workflows(query):
+        key = (listed.id, listed.run_id)
+        if key in found:
+            continue
+        found[key] = Execution(
+            listed.id, listed.run_id, listed.status == WorkflowExecutionStatus.RUNNING, _thread(listed)
+        )
+        yield listed
+
+
+def _thread(listed: WorkflowExecution) -> tuple[str, str] | None:
+    attributes = listed.typed_search_attributes
+    thread, resource = attributes.get(search_attributes.THREAD_ID), attributes.get(search_attributes.RESOURCE_ID)
+    return (thread, resource) if thread is not None and resource is not None else None

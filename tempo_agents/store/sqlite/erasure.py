@@ -1,0 +1,78 @@
+"""Erasing runs, threads and resources from the SQLite file so that nothing of them can be read back from it: deleted
+with ``secure_delete`` (freed pages are overwritten with zeros) and the write-ahead log checkpointed and truncated."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Sequence
+
+from tempo_agents.store.erasure_tables import RESOURCE_TABLES, RUN_TABLES
+from tempo_agents.store.sqlite.connections import SQLiteConnections
+
+__all__ = ["erase"]
+
+_BATCH = 500
+
+
+async def erase(
+    connections: SQLiteConnections,
+    run_ids: Sequence[str],
+    threads: Sequence[tuple[str, str]],
+    resources: Sequence[str],
+) -> int:
+    """Delete every row of ``run_ids``, ``threads`` (thread id, resource id) and ``resources``; how many went."""
+
+    def work(db: sqlite3.Connection) -> int:
+        db.execute("PRAGMA secure_delete=ON")
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            every_thread = [*threads, *_threads_of(db, resources)]
+            deleted = _delete_runs(db, run_ids) + _delete_threads(db, every_thread)
+            for resource in resources:
+                for table in RESOURCE_TABLES:
+                    deleted += db.execute(f"DELETE FROM {table} WHERE resource_id = ?", (resource,)).rowcount
+            deleted += _delete_thread_states(db, every_thread)
+            db.execute("COMMIT")
+        except BaseException:
+            db.execute("ROLLBACK")
+            raise
+        db.execute("PRAGMA wal_checkpoint(TRUNCATE)")  # the log's copies of the deleted pages go too
+        return deleted
+
+    return await connections.run(work)
+
+
+def _threads_of(db: sqlite3.Connection, resources: Sequence[str]) -> list[tuple[str, str]]:
+    found: list[tuple[str, str]] = []
+    for resource in resources:
+        rows = db.execute("SELECT DISTINCT thread_id FROM thread_messages WHERE resource_id = ?", (resource,))
+        found.extend((thread_id, resource) for (thread_id,) in rows.fetchall())
+    return found
+
+
+def _delete_runs(db: sqlite3.Connection, run_ids: Sequence[str]) -> int:
+    deleted = 0
+    for start in range(0, len(run_ids), _BATCH):
+        batch = list(run_ids[start : start + _BATCH])
+        marks = ",".join("?" * len(batch))
+        for table in RUN_TABLES:
+            deleted += db.execute(f"DELETE FROM {table} WHERE run_id IN ({marks})", batch).rowcount
+    return deleted
+
+
+def _delete_threads(db: sqlite3.Connection, threads: Sequence[tuple[str, str]]) -> int:
+    deleted = 0
+    for thread_id, resource_id in threads:
+        for table in RESOURCE_TABLES:
+            deleted += db.execute(
+                f"DELETE FROM {table} WHERE thread_id = ? AND resource_id = ?", (thread_id, resource_id)
+            ).rowcount
+    return deleted
+
+
+def _delete_thread_states(db: sqlite3.Connection, threads: Sequence[tuple[str, str]]) -> int:
+    deleted = 0
+    for thread_id in dict.fromkeys(thread_id for thread_id, _ in threads):
+        if db.execute("SELECT 1 FROM thread_messages WHERE thread_id = ? LIMIT 1", (thread_id,)).fetchone() is None:
+            deleted += db.execute("DELETE FROM thread_state WHERE thread_id = ?", (thread_id,)).rowcount
+    return deleted

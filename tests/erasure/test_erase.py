@@ -1,0 +1,173 @@
+"""Erasure on request, seen from outside: after ``erase``, the store's file (and its write-ahead log), the stock
+``temporal`` CLI and the API hold nothing of the erased resource, thread or run, and every other tenant's runs are
+untouched. Running it again is harmless."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+from temporalio.testing import WorkflowEnvironment
+
+from tempo_agents import Agent, ScriptedModel, ScriptedResponse, ScriptedToolCall, create_tool
+from tempo_agents.erasure import ErasureScope
+from tempo_agents.errors import ConfigurationError
+from tempo_agents.models.model import ModelRequest
+from tests.conftest import AppFactory, running_worker, temporal_binary
+from tests.support.cli_processes import cli, cli_output
+from tests.support.http_api import served
+from tests.support.store_contents import store_contents
+
+pytestmark = pytest.mark.timeout(300)
+
+ACME = ("ACME-PROMPT-7731", "ACME-INVOICE-7731")  # a prompt, and the tool result it leads to
+GLOBEX = ("GLOBEX-PROMPT-2208", "GLOBEX-INVOICE-2208")
+
+
+def _agent() -> Agent:
+    """``lookup <x>`` looks up an invoice (its result names the customer's invoice); ``pay <x>`` waits for approval."""
+
+    def script(request: ModelRequest) -> ScriptedResponse:
+        last = request.messages[-1]
+        if last.role == "user":
+            verb, _, customer = last.text.partition(" ")
+            return ScriptedResponse(tool_calls=[ScriptedToolCall(verb, {"customer": customer})])
+        return ScriptedResponse(text=f"done: {last.text}")
+
+    def lookup(data: dict[str, Any]) -> str:
+        return str(data["customer"]).replace("PROMPT", "INVOICE")
+
+    tools = {
+        "lookup": create_tool(id="lookup", description="Looks up an invoice", execute=lookup),
+        "pay": create_tool(id="pay", description="Pays", execute=lambda data: "paid", require_approval=True),
+    }
+    return Agent(id="billing", model=ScriptedModel(script), tools=tools)
+
+
+def _temporal(env: WorkflowEnvironment, *args: str) -> subprocess.CompletedProcess[str]:
+    address = env.client.service_client.config.target_host
+    return subprocess.run(
+        [temporal_binary(), *args, "--address", address, "--output", "json"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+
+
+async def _listed(env: WorkflowEnvironment, resource: str) -> list[dict[str, Any]]:
+    listed = await asyncio.to_thread(
+        _temporal, env, "workflow", "list", "--query", f"TempoAgentResource = '{resource}'"
+    )
+    assert listed.returncode == 0, listed.stderr
+    return json.loads(listed.stdout or "[]") or []
+
+
+async def _gone_from_visibility(env: WorkflowEnvironment, resource: str) -> None:
+    for _ in range(200):  # visibility catches up with a deletion within moments
+        if not await _listed(env, resource):
+            return
+        await asyncio.sleep(0.1)
+    raise AssertionError(f"{resource}'s runs are still listed: {await _listed(env, resource)}")
+
+
+async def test_erasing_a_resource_leaves_nothing_of_it_and_everything_of_the_others(
+    make_app: AppFactory, temporal_env: WorkflowEnvironment
+) -> None:
+    app = make_app([_agent()])
+    acme = {"thread": "t1", "resource": "acme"}
+    async with running_worker(app):
+        looked_up = await app.generate("billing", f"lookup {ACME[0]}", memory=acme)
+        waiting = await app.generate("billing", f"pay {ACME[0]}", memory={"thread": "t2", "resource": "acme"})
+        assert waiting.finish_reason == "suspended"
+        theirs = await app.generate("billing", f"lookup {GLOBEX[0]}", memory={"thread": "t1", "resource": "globex"})
+        schedule = await app.schedule("billing", f"lookup {ACME[0]}", every="1h", paused=True, memory=acme)
+        kept = await app.schedule("billing", f"lookup {GLOBEX[0]}", every="1h", paused=True)
+        assert [secret for secret in (*ACME, *GLOBEX) if secret not in store_contents(app.store)] == []
+
+        report = await app.erase(resource="acme")
+
+        assert report.stopped == [waiting.run_id]  # the waiting run was still running: terminated, and said so
+        assert {looked_up.run_id, waiting.run_id} <= set(report.deleted_runs)
+        assert theirs.run_id not in report.deleted_runs
+        assert report.deleted_schedules == [schedule.id] and report.store_rows > 0
+        wire = json.dumps(report.to_wire())
+        assert not any(secret in wire for secret in ACME)  # what was erased is named by id only
+
+        store = store_contents(app.store)
+        assert not any(secret in store for secret in ACME)
+        assert all(secret in store for secret in GLOBEX)
+        await _gone_from_visibility(temporal_env, "acme")
+        for run_id in (looked_up.run_id, waiting.run_id):
+            shown = await asyncio.to_thread(_temporal, temporal_env, "workflow", "show", "--workflow-id", run_id)
+            assert shown.returncode != 0 and ACME[0] not in shown.stdout
+        assert [run["execution"]["workflowId"] for run in await _listed(temporal_env, "globex")] == [theirs.run_id]
+        assert (await app.thread("t1", resource_id="acme")).to_wire()["messages"] == []
+        assert len((await app.thread("t1", resource_id="globex")).to_wire()["messages"]) == 4
+        assert [view.id for view in await app.list_schedules()] == [kept.id]
+
+        again = await app.erase(resource="acme")  # harmless: nothing runs, nothing is left in the store
+        assert again.stopped == [] and again.store_rows == 0 and again.deleted_schedules == []
+        assert all(secret in store_contents(app.store) for secret in GLOBEX)
+
+
+async def test_erasing_a_run_and_a_thread_over_http(make_app: AppFactory, temporal_env: WorkflowEnvironment) -> None:
+    app = make_app([_agent()])
+    async with served(app) as http, running_worker(app):
+        one = await app.generate("billing", f"lookup {ACME[0]}", memory={"thread": "t1", "resource": "acme"})
+        other = await app.generate("billing", f"lookup {ACME[0]}", memory={"thread": "t2", "resource": "acme"})
+
+        erased = await http.post("/erasure", json={"runId": one.run_id})
+        assert erased.status_code == 200, erased.text
+        assert erased.json()["deletedRuns"] == [one.run_id] and erased.json()["stopped"] == []
+        assert (await http.get(f"/runs/{one.run_id}")).status_code == 404
+        assert (await app.store.read_chunks(one.run_id)) == []
+        assert (await app.store.read_chunks(other.run_id)) != []  # the same thread's other runs stay
+
+        by_thread = await http.post("/erasure", json={"threadId": "t2", "resourceId": "acme"})
+        assert by_thread.status_code == 200 and by_thread.json()["deletedRuns"] == [other.run_id]
+        assert (await http.get("/threads/t2", params={"resourceId": "acme"})).json()["messages"] == []
+        assert (await app.store.read_chunks(other.run_id)) == []
+
+        for body, message in (
+            ({}, "name what to erase"),
+            ({"threadId": "t2"}, "with its resource"),
+            ({"runId": one.run_id, "resourceId": "acme"}, "a run is named alone"),
+        ):
+            refused = await http.post("/erasure", json=body)
+            assert refused.status_code == 400 and message in refused.json()["error"], refused.text
+
+
+def test_an_erasure_must_name_what_it_erases() -> None:
+    with pytest.raises(ConfigurationError, match="must not be empty"):
+        ErasureScope(resource=" ")
+
+
+BILLING_MODULE = """
+from tempo_agents import App
+from tests.erasure.test_erase import _agent
+
+app = App(agents=[_agent()])
+"""
+
+
+async def test_the_erase_command(make_app: AppFactory, temporal_env: WorkflowEnvironment, tmp_path: Path) -> None:
+    app = make_app([_agent()])
+    (tmp_path / "billingapp.py").write_text(BILLING_MODULE)
+    common = [
+        "--address", temporal_env.client.service_client.config.target_host,
+        "--task-queue", app.task_queue, "--app", "billingapp:app", "--store", app.store.url,
+    ]  # fmt: skip
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), str(Path.cwd())])}
+    async with running_worker(app):
+        run = await app.generate("billing", f"lookup {ACME[0]}", memory={"thread": "t1", "resource": "acme"})
+        report = json.loads(await cli_output("erase", "--run", run.run_id, *common, cwd=tmp_path, env=env))
+        assert report["scope"] == {"run": run.run_id} and report["deletedRuns"] == [run.run_id]
+        assert await app.store.read_chunks(run.run_id) == []
+        code, _, stderr = await cli("erase", "--thread", "t1", *common, cwd=tmp_path, env=env)
+        assert code == 2 and "a thread is erased with its resource" in stderr
