@@ -45,6 +45,7 @@ from tempo_agents.ingress import EventTemplate, WebhookSource
 from tempo_agents.models.messages import Message, MessageInput, normalize_messages
 from tempo_agents.models.model import Model
 from tempo_agents.notifications import NotificationSettings
+from tempo_agents.retention import Retention
 from tempo_agents.store.base import Store
 from tempo_agents.streams import AgentStream, Follow, GenerateResult
 from tempo_agents.threads import ThreadSnapshot, cancel_queued, read_thread
@@ -93,6 +94,10 @@ class App(ScheduleMethods, EventMethods):
     ``notifications`` (channels: webhooks, Slack-compatible incoming webhooks, email) sends the runs' events
     durably (README, "Notifications"); ``answer_links`` makes the one-click answer URLs a waiting event carries.
 
+    ``retention`` says how long a closed run's journal, transcript, answers, notification records and thread
+    messages are kept, for every run, per agent or per resource (:class:`Retention`); the App's workers sweep what
+    expired (docs/data-protection.md). :meth:`erase` deletes everything of a resource, a thread or a run at once.
+
     ``store`` is a URL (``sqlite:///path.db``, ``postgresql://user:password@host/db``) or a :class:`Store`;
     without one, ``$TEMPO_AGENTS_STORE`` or ``sqlite:///.tempo-agents/store.db``.
     """
@@ -117,6 +122,7 @@ class App(ScheduleMethods, EventMethods):
         groups: Mapping[str, Sequence[str]] | None = None,
         answer_links: AnswerLinks | None = None,
         waiting_holds_thread: bool = False,
+        retention: Retention | None = None,
     ) -> None:
         self.registry = Registry(
             agents=agents,
@@ -134,6 +140,8 @@ class App(ScheduleMethods, EventMethods):
         self.waiting_holds_thread = waiting_holds_thread
         """Whether a thread's run that waits only for people keeps its thread (under the agent's and the run's
         ``waiting_holds_thread``)."""
+        self.retention = retention
+        """How long closed runs' records are kept (:class:`Retention`); the App's workers delete them once expired."""
         self.groups: dict[str, list[str]] = {name: list(names) for name, names in (groups or {}).items()}
         """The groups each principal belongs to (principal → group names): answers under a principal carry its
         groups, and calls assigned to ``group:<name>`` accept them. The HTTP server adds its tokens file's."""

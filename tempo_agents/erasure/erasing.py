@@ -10,13 +10,12 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable, Sequence
 
-from temporalio.api.common.v1 import WorkflowExecution as ExecutionRef
-from temporalio.api.workflowservice.v1 import DeleteWorkflowExecutionRequest
 from temporalio.client import Client
 from temporalio.service import RPCError, RPCStatusCode
 
 from tempo_agents.erasure.executions import Execution, scope_executions
 from tempo_agents.erasure.scope import ErasureReport, ErasureScope
+from tempo_agents.retention import delete_execution
 from tempo_agents.schedules import ScheduleView
 from tempo_agents.store.base import Store
 from tempo_agents.workflows.thread_payloads import THREAD_WORKFLOW_ID_PREFIX
@@ -66,7 +65,7 @@ async def erase_scope(
     run_ids, threads, resources = _store_keys(scope, executions)
     report_rows = await store.erase(run_ids, threads, resources)
     for execution in executions:
-        await _delete(client, execution)
+        await delete_execution(client, execution.workflow_id, execution.run_id)
         if not _is_thread(execution):
             report.deleted_runs.append(execution.workflow_id)
     await asyncio.gather(*(_gone(client, execution) for execution in executions))
@@ -123,15 +122,3 @@ async def _gone(client: Client, execution: Execution) -> None:
         f"Temporal still holds the execution {execution.workflow_id!r} {_GONE_CHECKS * _GONE_INTERVAL:.0f} s after "
         "it was deleted; erase again to finish"
     )
-
-
-async def _delete(client: Client, execution: Execution) -> None:
-    request = DeleteWorkflowExecutionRequest(
-        namespace=client.namespace,
-        workflow_execution=ExecutionRef(workflow_id=execution.workflow_id, run_id=execution.run_id),
-    )
-    try:
-        await client.workflow_service.delete_workflow_execution(request)
-    except RPCError as error:
-        if error.status != RPCStatusCode.NOT_FOUND:  # deleted already: erasing twice is harmless
-            raise

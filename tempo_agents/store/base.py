@@ -448,6 +448,27 @@ class Store(ABC):
         what was said meanwhile)."""
 
     @abstractmethod
+    async def set_expiries(self, expiries: Sequence[tuple[str, float]]) -> None:
+        """Record when closed runs' records expire: ``(run id, seconds since the epoch)``, replacing an earlier
+        expiry of the same run."""
+
+    @abstractmethod
+    async def expired_runs(self, now: float, limit: int) -> list[str]:
+        """Up to ``limit`` runs whose records expired at ``now`` or before, the earliest first."""
+
+    @abstractmethod
+    async def forget_expiries(self, run_ids: Sequence[str]) -> None:
+        """Drop the expiries of runs whose records are gone."""
+
+    @abstractmethod
+    async def retention_mark(self, task_queue: str) -> float | None:
+        """Up to when (seconds since the epoch) the retention sweeper has read the closed runs of ``task_queue``."""
+
+    @abstractmethod
+    async def set_retention_mark(self, task_queue: str, mark: float) -> None:
+        """Record how far the retention sweeper has read the closed runs of ``task_queue``."""
+
+    @abstractmethod
     async def erase(
         self, run_ids: Sequence[str], threads: Sequence[tuple[str, str]] = (), resources: Sequence[str] = ()
     ) -> int:

@@ -13,6 +13,7 @@ RUN_TABLES = (
     "answered_calls",
     "child_runs",
     "thread_messages",
+    "run_expiries",
 )
 """Tables with a ``run_id`` column: a run's journal, transcript, saved outcomes (tool results, notification records),
 waiting and answered calls (answers included), and the messages it added to its thread."""

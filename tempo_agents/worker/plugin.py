@@ -14,6 +14,8 @@ from temporalio.worker.workflow_sandbox import SandboxRestrictions
 from tempo_agents.activities.agent_activities import AgentActivities
 from tempo_agents.agent.auto_resume import SuspendedCallHandoff, SuspendedRunFinder
 from tempo_agents.notifications import NotificationDeliveries, NotificationDeliveryWorkflow
+from tempo_agents.retention import Retention, RetentionSweeper, sweeping
+from tempo_agents.store.base import Store
 from tempo_agents.worker.uninterrupted_runners import UninterruptedSandboxedRunner, UninterruptedUnsandboxedRunner
 from tempo_agents.workflows.agent_run import AgentRunWorkflow
 from tempo_agents.workflows.thread import ThreadWorkflow
@@ -61,10 +63,20 @@ SANDBOXED_RUNS_VARIABLE = "TEMPO_AGENTS_SANDBOXED_RUNS"
 
 
 class ServedApp(SuspendedRunFinder, Protocol):
-    """What a worker needs of an App: the registry it looks things up in, and its client (for hand-overs)."""
+    """What a worker needs of an App: the registry it looks things up in, its client (for hand-overs), and for its
+    retention sweeper its store, task queue and retention."""
 
     @property
     def registry(self) -> Registry: ...
+
+    @property
+    def store(self) -> Store: ...
+
+    @property
+    def task_queue(self) -> str: ...
+
+    @property
+    def retention(self) -> Retention | None: ...
 
 
 def sandbox_runner() -> UninterruptedSandboxedRunner:
@@ -95,6 +107,7 @@ class TempoAgentsPlugin(SimplePlugin):
         *,
         handoff: CallHandoff | None = None,
         sandboxed_runs: bool | None = None,
+        sweeper: RetentionSweeper | None = None,
     ) -> None:
         self.sandboxed_runs = (
             os.environ.get(SANDBOXED_RUNS_VARIABLE) == "1" if sandboxed_runs is None else sandboxed_runs
@@ -111,13 +124,20 @@ class TempoAgentsPlugin(SimplePlugin):
             activities=activities,
             workflows=[AgentRunWorkflow, ThreadWorkflow, *workflow_tools],
             workflow_runner=sandbox_runner(),
+            run_context=None if sweeper is None else lambda: sweeping(sweeper),
         )
 
     @classmethod
     def for_app(cls, app: ServedApp, *, sandboxed_runs: bool | None = None) -> TempoAgentsPlugin:
         """The plugin that runs an App's agents: its registry, and hand-overs of suspended calls through its
         client (``app.plugin()`` is this)."""
-        return cls(app.registry, handoff=SuspendedCallHandoff(app), sandboxed_runs=sandboxed_runs)
+        retention = app.retention
+        sweeper = (
+            RetentionSweeper(app.client, app.store, app.task_queue, retention)
+            if retention is not None and retention.applies
+            else None
+        )
+        return cls(app.registry, handoff=SuspendedCallHandoff(app), sandboxed_runs=sandboxed_runs, sweeper=sweeper)
 
     def configure_worker(self, config: WorkerConfig) -> WorkerConfig:
         """Unless the worker was given its own values: send activity heartbeats promptly, so a cancelled

@@ -130,6 +130,14 @@ MIGRATIONS: tuple[str, ...] = (
     );
     CREATE INDEX answered_calls_queue ON tempo_agents.answered_calls (task_queue, answered_at);
     """,
+    # 6: when each closed run's records expire under its retention (the retention sweeper deletes them then).
+    """
+    CREATE TABLE tempo_agents.run_expiries (
+        run_id text PRIMARY KEY,
+        expires_at double precision NOT NULL
+    );
+    CREATE INDEX run_expiries_due ON tempo_agents.run_expiries (expires_at);
+    """,
 )
 """Schema versions, in order: version N is ``MIGRATIONS[N - 1]``. Append; never edit one that shipped."""
 

@@ -97,6 +97,11 @@ CREATE TABLE IF NOT EXISTS thread_state (
     body TEXT NOT NULL,
     PRIMARY KEY (thread_id, type)
 );
+CREATE TABLE IF NOT EXISTS run_expiries (
+    run_id TEXT PRIMARY KEY,
+    expires_at REAL NOT NULL
+);
+CREATE INDEX IF NOT EXISTS run_expiries_due ON run_expiries (expires_at);
 """
 
 

@@ -13,7 +13,7 @@ from typing import Any
 
 from tempo_agents.store import base
 from tempo_agents.store.base import ChunkWrite, JournalEntry, SavedOutcome, Store, TranscriptEntry
-from tempo_agents.store.sqlite import erasure, journal_reads, journal_writes, threads, waiting_calls
+from tempo_agents.store.sqlite import erasure, journal_reads, journal_writes, run_expiries, threads, waiting_calls
 from tempo_agents.store.sqlite.connections import SQLiteConnections
 from tempo_agents.store.sqlite.watcher import Watcher
 
@@ -87,6 +87,21 @@ class SQLiteStore(Store):
         self, thread_id: str, resource_id: str, run_id: str, messages: Sequence[dict[str, Any]]
     ) -> None:
         await threads.append_thread_messages(self._db, thread_id, resource_id, run_id, messages)
+
+    async def set_expiries(self, expiries: Sequence[tuple[str, float]]) -> None:
+        await run_expiries.set_expiries(self._db, expiries)
+
+    async def expired_runs(self, now: float, limit: int) -> list[str]:
+        return await run_expiries.expired_runs(self._db, now, limit)
+
+    async def forget_expiries(self, run_ids: Sequence[str]) -> None:
+        await run_expiries.forget_expiries(self._db, run_ids)
+
+    async def retention_mark(self, task_queue: str) -> float | None:
+        return await run_expiries.retention_mark(self._db, task_queue)
+
+    async def set_retention_mark(self, task_queue: str, mark: float) -> None:
+        await run_expiries.set_retention_mark(self._db, task_queue, mark)
 
     async def erase(
         self, run_ids: Sequence[str], threads: Sequence[tuple[str, str]] = (), resources: Sequence[str] = ()
