@@ -23,5 +23,6 @@ class IdentityView(BaseModel):
 @router.get("/identity", summary="Who the request comes from: its principal, its groups and its roles per tenant")
 async def who_am_i(request: Request) -> IdentityView:
     found = identity(request)
-    roles = {tenant: sorted(str(role) for role in held) for tenant, held in found.roles.items()} if found is not None else {}
+    held_roles = found.roles if found is not None else {}
+    roles = {tenant: sorted(str(role) for role in held) for tenant, held in held_roles.items()}
     return IdentityView(name=principal(request), groups=principal_groups(request), roles=roles)
