@@ -30,6 +30,7 @@ from tempo_agents.server.routes import (
     threads,
     tools,
 )
+from tempo_agents.server.sign_in import SIGN_IN_PREFIX, ProviderClient, SessionCookies, sign_in_router
 from tempo_agents.telemetry.api_route import metrics_router
 
 __all__ = ["DEFAULT_PREFIX", "create_server"]
@@ -127,12 +128,18 @@ def create_server(
     install_error_handlers(api)
     api.add_middleware(RequestLimits, max_body_bytes=max_body_bytes)  # inside the token check: 401 comes first
     authenticators = _authenticators(tokens, oidc)
+    sessions = None
+    if oidc is not None and oidc.client_id:  # the dashboard signs people in through the provider
+        sessions = SessionCookies(oidc.session_secret)
+        api.include_router(sign_in_router(ProviderClient(oidc), sessions))
+        open_paths = [*open_paths, f"{SIGN_IN_PREFIX}/"]
     if authenticators:
         event_paths = [f"{base}/agents/{agent.id}/events" for agent in app.agents if event_secrets_of(app, agent.id)]
         event_paths += [f"{base}/events/{name}" for name in app.webhook_sources]
         api.add_middleware(
             Authentication,
             authenticators=authenticators,
+            sessions=sessions,
             open_paths=[f"{base}/health", f"{base}/ready", f"{base}/answer-links/", *event_paths, *open_paths],
             judges_any_token=oidc is not None,
         )
