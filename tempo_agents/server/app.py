@@ -112,7 +112,7 @@ def create_server(
         openapi_url="/openapi.json",
     )
     api.state.tempo_app = app
-    api.state.principal_groups = {name: list(names) for name, names in (groups or {}).items()}
+    api.state.principal_groups = _principal_groups(tokens, groups)
     base = prefix.rstrip("/")
     api.include_router(_health_router(), prefix=base)
     dependencies = [Depends(authorization_dependency(authorize))]
@@ -152,6 +152,19 @@ def create_server(
             expose_headers=["*"],
         )
     return api
+
+
+def _principal_groups(
+    tokens: Mapping[str, str | Principal] | None, groups: Mapping[str, Sequence[str]] | None
+) -> dict[str, list[str]]:
+    """Principal → groups: ``groups``, and those of the static tokens' principals (a tokens file's), which answer
+    links, naming a principal but carrying no token, read."""
+    merged = {name: list(names) for name, names in (groups or {}).items()}
+    for value in (tokens or {}).values():
+        if isinstance(value, Principal) and value.groups:
+            kept = merged.setdefault(value.name, [])
+            kept.extend(group for group in value.groups if group not in kept)
+    return merged
 
 
 def _authenticators(tokens: Mapping[str, str | Principal] | None, oidc: OidcSettings | None) -> list[Authenticator]:
