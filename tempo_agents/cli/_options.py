@@ -8,7 +8,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from tempo_agents.cli._console import CliError
-from tempo_agents.cli.oidc_options import add_oidc_options
 from tempo_agents.notifications import NOTIFICATIONS_ENV
 from tempo_agents.store.pool_size import STORE_POOL_SIZE_ENV
 
@@ -250,7 +249,6 @@ def add_api_options(command: argparse.ArgumentParser) -> None:
             f"that hold their secrets), each served at POST /api/events/<name> (default ${WEBHOOK_SOURCES_ENV})"
         ),
     )
-    add_oidc_options(command)
     command.add_argument(
         "--temporal-ui-url",
         metavar="URL",

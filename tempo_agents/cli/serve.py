@@ -17,7 +17,7 @@ from tempo_agents.cli._options import (
 from tempo_agents.cli._stop_signals import StopSignals
 from tempo_agents.cli._telemetry import CommandTelemetry, add_telemetry_options
 from tempo_agents.cli.app_loading import configure_app, connect, load_app
-from tempo_agents.cli.oidc_options import oidc_settings
+from tempo_agents.cli.oidc_options import add_oidc_options, oidc_settings
 from tempo_agents.client.app import App
 from tempo_agents.errors import ConfigurationError
 from tempo_agents.identity import Principal, load_token_principals
@@ -41,6 +41,7 @@ def add_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
     add_server_options(serve)
     add_app_options(serve, required=True)
     add_api_options(serve)
+    add_oidc_options(serve)
     add_telemetry_options(serve, metrics_port=False)
     serve.set_defaults(handler=cmd_serve)
 
