@@ -62,14 +62,12 @@ class ProviderClient:
         }
         return f"{endpoint}{'&' if '?' in endpoint else '?'}{urlencode(query)}"
 
-    async def end_session_url(self, session: Session | None, after: str) -> str | None:
+    async def end_session_url(self, after: str) -> str | None:
         """The provider's sign-out page (``None`` when it has none), coming back to ``after``."""
         endpoint = (await self.endpoints()).get("end_session_endpoint")
         if not isinstance(endpoint, str) or not endpoint:
             return None
         query = {"client_id": self.client_id, "post_logout_redirect_uri": after}
-        if session is not None and session.id_token:
-            query["id_token_hint"] = session.id_token
         return f"{endpoint}{'&' if '?' in endpoint else '?'}{urlencode(query)}"
 
     async def sign_in(self, code: str, login: LoginState, redirect_uri: str) -> Session:
@@ -135,7 +133,6 @@ class ProviderClient:
             subject=str(claims.get("sub", "")),
             expires_at=float(expires) if isinstance(expires, int | float) else time.time(),
             refresh_token=renewed if isinstance(renewed, str) else refresh_token,
-            id_token=id_token,
         )
 
     async def _token_request(self, form: dict[str, str]) -> dict[str, Any]:

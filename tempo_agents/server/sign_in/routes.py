@@ -98,9 +98,8 @@ def sign_in_router(client: ProviderClient, cookies: SessionCookies) -> APIRouter
 
     @router.post("/logout")
     async def logout(request: Request) -> Response:
-        session = cookies.session_of(request.scope)
         try:
-            target = await client.end_session_url(session, str(request.base_url))
+            target = await client.end_session_url(str(request.base_url))
         except ProviderUnavailable:
             target = None
         response = JSONResponse({"redirect": target or "/"})

@@ -11,6 +11,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
+import logging
 import secrets
 import time
 from dataclasses import asdict, dataclass, field
@@ -28,6 +29,8 @@ __all__ = ["LOGIN_COOKIE", "SESSION_COOKIE", "LoginState", "Session", "SessionCo
 SESSION_COOKIE = "tempo_agents_session"
 LOGIN_COOKIE = "tempo_agents_login"
 _LOGIN_SECONDS = 600
+_COOKIE_LIMIT = 4000
+_log = logging.getLogger("tempo_agents.server.sign_in")
 _SESSION_COOKIE_SECONDS = 30 * 24 * 3600  # the cookie outlives the session so its refresh token can renew it
 
 
@@ -43,14 +46,12 @@ class Session:
     roles: dict[str, list[str]]
     expires_at: float
     refresh_token: str | None = None
-    id_token: str | None = None
 
     @classmethod
-    def of(
-        cls, principal: Principal, *, subject: str, expires_at: float, refresh_token: str | None, id_token: str | None
-    ) -> Session:
+    def of(cls, principal: Principal, *, subject: str, expires_at: float, refresh_token: str | None) -> Session:
+        """The session of ``principal`` (the ID token itself is not kept: a browser refuses cookies over 4 KB)."""
         roles = {tenant: sorted(str(role) for role in held) for tenant, held in principal.roles.items()}
-        return cls(principal.name, subject, list(principal.groups), roles, expires_at, refresh_token, id_token)
+        return cls(principal.name, subject, list(principal.groups), roles, expires_at, refresh_token)
 
     @property
     def principal(self) -> Principal:
@@ -107,9 +108,18 @@ class SessionCookies:
             return None
 
     def set_session(self, response: Response, session: Session, *, secure: bool) -> None:
+        sealed = self._seal(asdict(session))
+        if len(sealed) > _COOKIE_LIMIT:
+            _log.warning(
+                "the session cookie of %s is %d bytes, more than browsers keep (%d): the principal has too many groups "
+                "or roles in its token; sign-in will not last",
+                session.name,
+                len(sealed),
+                _COOKIE_LIMIT,
+            )
         response.set_cookie(
             SESSION_COOKIE,
-            self._seal(asdict(session)),
+            sealed,
             max_age=_SESSION_COOKIE_SECONDS,
             httponly=True,
             secure=secure,
