@@ -2,6 +2,10 @@
 
     python bench/http_api.py [--runs 200] [--concurrency 8] [--first-chunk 30] [--tokens 300] [--delay-ms 10]
                              [--db-file PATH] [--stock-server]
+    python bench/http_api.py --auth [--requests 2000]
+
+``--auth`` measures what authenticating a request costs instead: no token, a static token and a JWT from a local
+OpenID Connect provider, per request in the same run, and the JWT's verification alone (``bench/_auth_cost.py``).
 
 One embedded dev server, one App (SQLite store in a temporary directory) whose worker runs in this process, and
 its HTTP API (``ApiServer``, uvicorn in this process, as ``tempo-agents dev`` runs it, with a bearer token). The
@@ -40,6 +44,7 @@ import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from bench._auth_cost import auth_cost
 from bench._common import (
     add_dev_server_arguments,
     bench_parser,
@@ -223,8 +228,11 @@ def main() -> int:
     parser.add_argument("--first-chunk", type=int, default=30)
     parser.add_argument("--tokens", type=int, default=300)
     parser.add_argument("--delay-ms", type=float, default=10.0)
+    parser.add_argument("--auth", action="store_true", help="measure the cost of authentication per request instead")
+    parser.add_argument("--requests", type=int, default=2000, help="--auth: requests of each kind")
     add_dev_server_arguments(parser)
-    return asyncio.run(_main(parser.parse_args()))
+    args = parser.parse_args()
+    return asyncio.run(auth_cost(args.requests) if args.auth else _main(args))
 
 
 if __name__ == "__main__":

@@ -221,7 +221,10 @@ def add_api_options(command: argparse.ArgumentParser) -> None:
     command.add_argument(
         "--tokens-file",
         metavar="PATH",
-        help='tokens and the principals they name: JSON {"token": "name"} or lines "token name"',
+        help=(
+            'tokens and the principals they name: JSON {"token": "name"} (or {"token": {"name": ..., "groups": [...], '
+            '"roles": {"tenant": ["operator"]}}}) or lines "token name"'
+        ),
     )
     command.add_argument(
         "--cors-origin",

@@ -17,10 +17,11 @@ from tempo_agents.cli._options import (
 from tempo_agents.cli._stop_signals import StopSignals
 from tempo_agents.cli._telemetry import CommandTelemetry, add_telemetry_options
 from tempo_agents.cli.app_loading import configure_app, connect, load_app
+from tempo_agents.cli.oidc_options import add_oidc_options, oidc_settings
 from tempo_agents.client.app import App
 from tempo_agents.errors import ConfigurationError
+from tempo_agents.identity import Principal, load_token_principals
 from tempo_agents.ingress import load_webhook_sources
-from tempo_agents.server.auth import load_token_groups, load_tokens_file
 from tempo_agents.server.serving import ApiServer, ApiServerError, is_loopback
 
 __all__ = ["add_command", "add_webhook_sources", "api_tokens", "cmd_serve", "print_api_urls", "start_api"]
@@ -40,26 +41,29 @@ def add_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
     add_server_options(serve)
     add_app_options(serve, required=True)
     add_api_options(serve)
+    add_oidc_options(serve)
     add_telemetry_options(serve, metrics_port=False)
     serve.set_defaults(handler=cmd_serve)
 
 
-def api_tokens(args: argparse.Namespace) -> dict[str, str]:
-    """The tokens of ``--tokens-file`` and ``--auth-token`` (or ``TEMPO_AGENTS_API_TOKEN``): token → principal.
+def api_tokens(args: argparse.Namespace) -> dict[str, str | Principal]:
+    """The tokens of ``--tokens-file`` and ``--auth-token`` (or ``TEMPO_AGENTS_API_TOKEN``): token → principal
+    (a name, an admin in every tenant, or a tokens file's principal with its roles).
 
-    Without a token the API may listen on the loopback interface only: a non-loopback ``--api-host`` is
-    refused here, before anything starts.
+    Without a token or an OpenID Connect provider the API may listen on the loopback interface only: a
+    non-loopback ``--api-host`` is refused here, before anything starts.
     """
-    tokens: dict[str, str] = {}
+    oidc = oidc_settings(args)  # a bad --oidc-* option fails here, before anything starts
+    tokens: dict[str, str | Principal] = {}
     if args.tokens_file:
         try:
-            tokens.update(load_tokens_file(args.tokens_file))
+            tokens.update(load_token_principals(args.tokens_file))
         except ConfigurationError as error:
             raise CliError(error.message, exit_code=2) from None
     single = args.auth_token or os.environ.get(TOKEN_ENV) or None
     if single:
         tokens[single] = SINGLE_TOKEN_PRINCIPAL
-    if not tokens and not is_loopback(args.api_host):
+    if not tokens and oidc is None and not is_loopback(args.api_host):
         raise CliError(
             f"refusing to serve the HTTP API on {args.api_host} without a token: anyone who can reach it could "
             f"start and answer runs. Pass --auth-token TOKEN (or set {TOKEN_ENV}, or --tokens-file PATH), "
@@ -85,16 +89,15 @@ async def start_api(app: App, args: argparse.Namespace, *, temporal_ui_url: str 
     A port in use is a one-line CLI error.
     """
     tokens = api_tokens(args)
-    groups = load_token_groups(args.tokens_file) if args.tokens_file else {}
     server = ApiServer(
         app,
         host=args.api_host,
         port=args.api_port,
         tokens=tokens,
+        oidc=oidc_settings(args),
         cors_origins=args.cors_origin,
         temporal_ui_url=temporal_ui_url or getattr(args, "temporal_ui_url", None),
         max_body_bytes=args.max_body_bytes,
-        groups=groups,
     )
     try:
         await server.start()
@@ -111,7 +114,11 @@ def print_api_urls(server: ApiServer) -> None:
         out(
             f"  every request but GET /api/health needs 'Authorization: Bearer <token>' ({server.token_count} token(s))"
         )
-    else:
+    if server.oidc is not None:
+        out(f"  bearer JWTs from {server.oidc.issuer} (audience {', '.join(server.oidc.audiences)}) accepted")
+        if server.oidc.client_id:
+            out(f"  the dashboard signs people in through {server.oidc.issuer}")
+    if not server.token_count and server.oidc is None:
         out(f"  no token: listening on {server.host} only (loopback); pass --auth-token to require one")
 
 

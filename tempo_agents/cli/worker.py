@@ -13,6 +13,7 @@ from tempo_agents.cli._options import add_api_options, add_app_options, add_serv
 from tempo_agents.cli._stop_signals import StopSignals
 from tempo_agents.cli._telemetry import CommandTelemetry, add_telemetry_options
 from tempo_agents.cli.app_loading import configure_app, connect, load_app
+from tempo_agents.cli.oidc_options import add_oidc_options
 from tempo_agents.cli.serve import add_webhook_sources, api_tokens, print_api_urls, start_api
 from tempo_agents.client.app import App
 from tempo_agents.errors import TempoAgentsError
@@ -49,6 +50,7 @@ def add_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) 
     )
     add_app_options(dev, required=False)
     add_api_options(dev)
+    add_oidc_options(dev)
     dev.add_argument("--port", type=int, default=7233, help="frontend port (default 7233; 0 picks a free one)")
     dev.add_argument(
         "--ui-port", type=int, default=8233, help="the Temporal UI's port (default 8233; 0 picks a free one)"

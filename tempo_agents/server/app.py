@@ -13,8 +13,9 @@ from pydantic import BaseModel
 
 from tempo_agents.client.app import App
 from tempo_agents.errors import StoreUnavailableError
+from tempo_agents.identity import Authenticator, JwtBearerTokens, OidcSettings, Principal, StaticTokens
 from tempo_agents.ingress import event_secrets_of
-from tempo_agents.server.auth import Authorize, BearerTokens, allow_all, authorization_dependency
+from tempo_agents.server.auth import Authentication, Authorize, allow_all, authorization_dependency
 from tempo_agents.server.dashboard.mounting import mount_dashboard
 from tempo_agents.server.errors import ERROR_RESPONSES, STORE_RETRY_AFTER_SECONDS, install_error_handlers
 from tempo_agents.server.request_limits import MAX_BODY_BYTES, RequestLimits
@@ -24,11 +25,13 @@ from tempo_agents.server.routes import (
     erasure,
     event_sources,
     events,
+    identity,
     runs,
     schedules,
     threads,
     tools,
 )
+from tempo_agents.server.sign_in import SIGN_IN_PREFIX, ProviderClient, SessionCookies, sign_in_router
 from tempo_agents.telemetry.api_route import metrics_router
 
 __all__ = ["DEFAULT_PREFIX", "create_server"]
@@ -82,7 +85,8 @@ def create_server(
     *,
     prefix: str = DEFAULT_PREFIX,
     authorize: Authorize = allow_all,
-    tokens: Mapping[str, str] | None = None,
+    tokens: Mapping[str, str | Principal] | None = None,
+    oidc: OidcSettings | None = None,
     cors_origins: Sequence[str] = (),
     temporal_ui_url: str | None = None,
     max_body_bytes: int = MAX_BODY_BYTES,
@@ -90,9 +94,11 @@ def create_server(
 ) -> FastAPI:
     """The HTTP API serving ``app`` (which must have a Temporal client) under ``prefix``.
 
-    ``tokens`` (token → principal name): every request but ``GET {prefix}/health`` needs
-    ``Authorization: Bearer <token>`` (401 otherwise), and the token's name is recorded as ``answeredBy``
-    with each answer it sends. ``cors_origins``: browser origins allowed to call the API. Every route
+    ``tokens`` (token → principal name, an admin in every tenant, or a :class:`Principal` with its roles) and
+    ``oidc`` (an OpenID Connect provider whose JWTs are accepted; with its ``client_id``, the dashboard signs people
+    in through it): every request but ``GET {prefix}/health`` needs ``Authorization: Bearer <token>`` (401
+    otherwise), and the token's principal is recorded as ``answeredBy`` with each answer it sends.
+    ``cors_origins``: browser origins allowed to call the API. Every route
     runs ``authorize`` first; the default allows everything. The operations dashboard is served at ``/``
     (linking runs to the Temporal UI at ``temporal_ui_url`` when given). A request body over
     ``max_body_bytes`` is refused (413) without being read, a JSON body nested too deeply or holding a lone
@@ -107,11 +113,12 @@ def create_server(
         openapi_url="/openapi.json",
     )
     api.state.tempo_app = app
-    api.state.principal_groups = {name: list(names) for name, names in (groups or {}).items()}
+    api.state.principal_groups = _principal_groups(tokens, groups)
     base = prefix.rstrip("/")
     api.include_router(_health_router(), prefix=base)
     dependencies = [Depends(authorization_dependency(authorize))]
-    for router in (agents.router, tools.router, runs.router, threads.router, schedules.router, erasure.router):
+    routers = (agents.router, tools.router, runs.router, threads.router, schedules.router, erasure.router)
+    for router in (*routers, identity.router):
         api.include_router(router, prefix=base, dependencies=dependencies, responses=ERROR_RESPONSES)
     # A webhook's signature is its credential: no bearer token, no authorize (a sender is no principal).
     api.include_router(events.router, prefix=base, responses=ERROR_RESPONSES)
@@ -122,13 +129,21 @@ def create_server(
     open_paths = mount_dashboard(api, app, prefix=base, dependencies=dependencies, temporal_ui_url=temporal_ui_url)
     install_error_handlers(api)
     api.add_middleware(RequestLimits, max_body_bytes=max_body_bytes)  # inside the token check: 401 comes first
-    if tokens:
+    authenticators = _authenticators(tokens, oidc)
+    sessions = None
+    if oidc is not None and oidc.client_id:  # the dashboard signs people in through the provider
+        sessions = SessionCookies(oidc.session_secret)
+        api.include_router(sign_in_router(ProviderClient(oidc), sessions))
+        open_paths = [*open_paths, f"{SIGN_IN_PREFIX}/"]
+    if authenticators:
         event_paths = [f"{base}/agents/{agent.id}/events" for agent in app.agents if event_secrets_of(app, agent.id)]
         event_paths += [f"{base}/events/{name}" for name in app.webhook_sources]
         api.add_middleware(
-            BearerTokens,
-            tokens=dict(tokens),
+            Authentication,
+            authenticators=authenticators,
+            sessions=sessions,
             open_paths=[f"{base}/health", f"{base}/ready", f"{base}/answer-links/", *event_paths, *open_paths],
+            judges_any_token=oidc is not None,
         )
     if cors_origins:  # outermost, so preflights (which carry no token) are answered and 401s carry CORS headers
         api.add_middleware(
@@ -139,3 +154,30 @@ def create_server(
             expose_headers=["*"],
         )
     return api
+
+
+def _principal_groups(
+    tokens: Mapping[str, str | Principal] | None, groups: Mapping[str, Sequence[str]] | None
+) -> dict[str, list[str]]:
+    """Principal → groups: ``groups``, and those of the static tokens' principals (a tokens file's), which answer
+    links, naming a principal but carrying no token, read."""
+    merged = {name: list(names) for name, names in (groups or {}).items()}
+    for value in (tokens or {}).values():
+        if isinstance(value, Principal) and value.groups:
+            kept = merged.setdefault(value.name, [])
+            kept.extend(group for group in value.groups if group not in kept)
+    return merged
+
+
+def _authenticators(tokens: Mapping[str, str | Principal] | None, oidc: OidcSettings | None) -> list[Authenticator]:
+    """Static tokens first (a dictionary look-up), then the provider's JWTs."""
+    authenticators: list[Authenticator] = []
+    if tokens:
+        principals = {
+            token: value if isinstance(value, Principal) else Principal.administrator(value)
+            for token, value in tokens.items()
+        }
+        authenticators.append(StaticTokens(principals))
+    if oidc is not None:
+        authenticators.append(JwtBearerTokens(oidc))
+    return authenticators

@@ -1,14 +1,16 @@
-"""Access control: bearer tokens that name principals, and a hook that runs before every route.
+"""Access control: bearer tokens and sign-in sessions that name principals, and a hook that runs before every route.
 
 With tokens configured (``create_server(app, tokens={"secret": "alice"})``; on the command line
-``--auth-token``, ``TEMPO_AGENTS_API_TOKEN`` or ``--tokens-file``) every request but ``GET /api/health``
-(and CORS preflights) must carry ``Authorization: Bearer <token>``, or it is answered 401
-``{"error": ...}`` before any route runs; ``/openapi.json`` and the docs are covered too. The token's
-name is the request's *principal*: the one recorded as ``answeredBy`` with every resume, approval
-and decline it sends.
+``--auth-token``, ``TEMPO_AGENTS_API_TOKEN`` or ``--tokens-file``) or an OpenID Connect provider
+(``create_server(app, oidc=OidcSettings(...))``) every request but ``GET /api/health``
+(and CORS preflights) must carry ``Authorization: Bearer <token>`` (or, for the dashboard, its sign-in session
+cookie), or it is answered 401 ``{"error": ...}`` before any route runs; ``/openapi.json`` and the docs are
+covered too. :class:`Authentication` is that one place: it sets ``request.state.principal`` (the name: the one
+recorded as ``answeredBy`` with every resume, approval and decline it sends) and ``request.state.identity`` (the
+:class:`~tempo_agents.identity.Principal`, with its groups and roles per tenant).
 
-A principal may belong to groups (``create_server(groups={"alice": ["finance"]})``, or a tokens file's groups):
-its answers carry them, and a call assigned to ``group:finance`` accepts them.
+A principal may belong to groups (``create_server(groups={"alice": ["finance"]})``, a tokens file's groups, or a
+JWT's groups claim): its answers carry them, and a call assigned to ``group:finance`` accepts them.
 
 ``authorize=`` is a further hook (a function that raises :class:`ApiError`, 401 or 403, for requests it
 refuses); it may set ``request.state.principal`` itself.
@@ -16,23 +18,25 @@ refuses); it may set ``request.state.principal`` itself.
 
 from __future__ import annotations
 
-import hmac
 import inspect
-import json
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from pathlib import Path
+from typing import Protocol
 
 from fastapi import Request
 from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from tempo_agents.errors import ConfigurationError
+from tempo_agents.identity import Authenticator, Principal, ProviderUnavailable, TokenRefused, load_token_principals
 
 __all__ = [
+    "Authentication",
     "Authorize",
-    "BearerTokens",
+    "SessionReader",
     "allow_all",
     "authorization_dependency",
+    "identity",
     "load_token_groups",
     "load_tokens_file",
     "principal",
@@ -64,117 +68,127 @@ def principal(request: Request) -> str | None:
     return name if isinstance(name, str) else None
 
 
+def identity(request: Request) -> Principal | None:
+    """Who sent the request, with its groups and roles per tenant (``None`` when the server asks for no token)."""
+    found = getattr(request.state, "identity", None)
+    return found if isinstance(found, Principal) else None
+
+
 def principal_groups(request: Request) -> list[str]:
-    """The groups the request's principal belongs to (the server's ``groups``, e.g. from its tokens file)."""
+    """The groups the request's principal belongs to: its token's (a JWT's groups claim) and the server's
+    ``groups`` (e.g. from its tokens file)."""
     name = principal(request)
+    if name is None:
+        return []
+    found = identity(request)
+    held = list(found.groups) if found is not None and found.name == name else []
     groups: Mapping[str, Sequence[str]] = getattr(request.app.state, "principal_groups", {})
-    return list(groups.get(name, [])) if name is not None else []
+    held.extend(group for group in groups.get(name, []) if group not in held)
+    return held
 
 
-class BearerTokens:
-    """ASGI middleware: every HTTP request but the open paths needs one of ``tokens`` (token → principal)."""
+class SessionReader(Protocol):
+    """Finds the principal of a request's sign-in session cookie (the dashboard's); ``None`` without one."""
 
-    def __init__(self, app: ASGIApp, *, tokens: Mapping[str, str], open_paths: Iterable[str] = ()) -> None:
-        """``open_paths``: paths served without a token; one ending in ``/`` opens everything under it."""
-        if not tokens:
-            raise ConfigurationError("BearerTokens needs at least one token")
+    def principal_of(self, scope: Scope) -> Principal | None: ...
+
+
+class Authentication:
+    """ASGI middleware, the one place requests pass through: every HTTP request but the open paths needs a
+    bearer token one of ``authenticators`` accepts, or a sign-in session ``sessions`` reads.
+
+    A refused token is answered 401 ``{"error": "<why>"}`` with ``WWW-Authenticate: Bearer error="invalid_token"``
+    and nothing else runs; a provider whose keys cannot be fetched, 503.
+    """
+
+    def __init__(
+        self,
+        app: ASGIApp,
+        *,
+        authenticators: Sequence[Authenticator],
+        sessions: SessionReader | None = None,
+        open_paths: Iterable[str] = (),
+        judges_any_token: bool = False,
+    ) -> None:
+        """``open_paths``: paths served without a token; one ending in ``/`` opens everything under it.
+        ``judges_any_token``: whether a token no authenticator knows is refused as malformed (with a JWT verifier)
+        rather than as unknown (static tokens only, the messages they always had)."""
+        if not authenticators:
+            raise ConfigurationError("Authentication needs at least one authenticator")
         self.app = app
-        self._tokens = [(token.encode(), name) for token, name in tokens.items()]
+        self._authenticators = list(authenticators)
+        self._sessions = sessions
+        self._judges_any_token = judges_any_token
         paths = list(open_paths)
         self._open = frozenset(path for path in paths if not path.endswith("/") or path == "/")
         self._open_prefixes = tuple(path for path in paths if path.endswith("/") and path != "/")
-
-    def _principal(self, scope: Scope) -> str | None:
-        for key, value in scope.get("headers", ()):
-            if key == b"authorization":
-                scheme, _, token = value.decode("latin-1").strip().partition(" ")
-                if scheme.lower() != "bearer" or not token.strip():
-                    return None
-                offered = token.strip().encode("latin-1")
-                found = None
-                for known, name in self._tokens:  # compare with every token, in constant time
-                    if hmac.compare_digest(offered, known):
-                        found = name
-                return found
-        return None
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         path = scope.get("path", "")
         if scope["type"] != "http" or path in self._open or path.startswith(self._open_prefixes):
             await self.app(scope, receive, send)
             return
-        name = self._principal(scope)
-        if name is None:
-            has_header = any(key == b"authorization" for key, _ in scope.get("headers", ()))
-            message = "Invalid or expired token" if has_header else "Authentication required"
-            response = JSONResponse({"error": message}, status_code=401, headers={"WWW-Authenticate": "Bearer"})
-            await response(scope, receive, send)
+        try:
+            found = await self._principal(scope)
+        except TokenRefused as refusal:
+            await _refuse(refusal.message, scope, receive, send, invalid_token=True)
             return
-        scope.setdefault("state", {})["principal"] = name
+        except ProviderUnavailable as error:
+            await JSONResponse({"error": error.message}, status_code=503)(scope, receive, send)
+            return
+        if found is None:
+            has_header = _authorization(scope) is not None
+            message = "Invalid or expired token" if has_header else "Authentication required"
+            await _refuse(message, scope, receive, send, invalid_token=False)
+            return
+        state = scope.setdefault("state", {})
+        state["principal"] = found.name
+        state["identity"] = found
         await self.app(scope, receive, send)
+
+    async def _principal(self, scope: Scope) -> Principal | None:
+        header = _authorization(scope)
+        if header is None:
+            return self._sessions.principal_of(scope) if self._sessions is not None else None
+        scheme, _, token = header.strip().partition(" ")
+        token = token.strip()
+        if scheme.lower() != "bearer" or not token:
+            return None
+        for authenticator in self._authenticators:
+            found = await authenticator.authenticate(token)
+            if found is not None:
+                return found
+        if self._judges_any_token:
+            raise TokenRefused("The token is malformed: it is neither a known token nor a JWT")
+        return None
+
+
+def _authorization(scope: Scope) -> str | None:
+    for key, value in scope.get("headers", ()):
+        if key == b"authorization":
+            return str(value.decode("latin-1"))
+    return None
+
+
+async def _refuse(message: str, scope: Scope, receive: Receive, send: Send, *, invalid_token: bool) -> None:
+    challenge = 'Bearer error="invalid_token"' if invalid_token else "Bearer"
+    response = JSONResponse({"error": message}, status_code=401, headers={"WWW-Authenticate": challenge})
+    await response(scope, receive, send)
 
 
 def load_tokens_file(path: str | Path) -> dict[str, str]:
     """Tokens and the principals they name, from a file: a JSON object ``{"token": "name"}`` (or
-    ``{"token": {"name": "alice", "groups": ["finance"]}}``), or lines ``token name`` or ``token name group,group``
-    (blank lines and ``#`` comments skipped). The groups are read by :func:`load_token_groups`."""
-    return {token: name for token, (name, _) in _read_tokens_file(path).items()}
+    ``{"token": {"name": "alice", "groups": ["finance"], "roles": {"acme": ["operator"]}}}``), or lines
+    ``token name`` or ``token name group,group`` (blank lines and ``#`` comments skipped). The groups are read by
+    :func:`load_token_groups`, the whole principals by :func:`~tempo_agents.identity.load_token_principals`."""
+    return {token: principal.name for token, principal in load_token_principals(path).items()}
 
 
 def load_token_groups(path: str | Path) -> dict[str, list[str]]:
     """The groups of each principal a tokens file names (principal → group names; only those with groups)."""
     groups: dict[str, list[str]] = {}
-    for name, names in _read_tokens_file(path).values():
-        if names:
-            kept = groups.setdefault(name, [])
-            kept.extend(group for group in names if group not in kept)
+    for principal in load_token_principals(path).values():
+        if principal.groups:
+            kept = groups.setdefault(principal.name, [])
+            kept.extend(group for group in principal.groups if group not in kept)
     return groups
-
-
-def _read_tokens_file(path: str | Path) -> dict[str, tuple[str, list[str]]]:
-    file = Path(path)
-    try:
-        text = file.read_text(encoding="utf-8")
-    except OSError as error:
-        raise ConfigurationError(f"cannot read the tokens file {file}: {error.strerror or error}") from None
-    tokens: dict[str, tuple[str, list[str]]] = {}
-    if text.lstrip().startswith("{"):
-        try:
-            loaded = json.loads(text)
-        except ValueError as error:
-            raise ConfigurationError(f"the tokens file {file} is not valid JSON: {error}") from None
-        for token, value in loaded.items():
-            entry = _json_entry(value)
-            if not token or entry is None:
-                raise ConfigurationError(
-                    f'the tokens file {file} must map tokens to names: {{"token": "name"}} or '
-                    '{"token": {"name": "name", "groups": ["group"]}}'
-                )
-            tokens[token] = entry
-    else:
-        for number, line in enumerate(text.splitlines(), start=1):
-            line = line.strip()
-            if not line or line.startswith("#"):
-                continue
-            parts = line.split()
-            if len(parts) not in (2, 3):
-                raise ConfigurationError(f"{file}:{number}: expected 'token name' or 'token name group,group'")
-            names = [group for group in parts[2].split(",") if group] if len(parts) == 3 else []
-            tokens[parts[0]] = (parts[1], names)
-    if not tokens:
-        raise ConfigurationError(f"the tokens file {file} holds no tokens")
-    return tokens
-
-
-def _json_entry(value: object) -> tuple[str, list[str]] | None:
-    """A JSON tokens file's value: a name, or ``{"name": ..., "groups": [...]}``; ``None`` when malformed."""
-    if isinstance(value, str) and value:
-        return value, []
-    if not isinstance(value, dict) or set(value) - {"name", "groups"}:
-        return None
-    name, groups = value.get("name"), value.get("groups", [])
-    if not isinstance(name, str) or not name or not isinstance(groups, list):
-        return None
-    if not all(isinstance(group, str) and group for group in groups):
-        return None
-    return name, list(groups)

@@ -16,6 +16,7 @@ import uvicorn
 
 from tempo_agents.client.app import App
 from tempo_agents.errors import TempoAgentsError
+from tempo_agents.identity import OidcSettings, Principal
 from tempo_agents.server.app import DEFAULT_PREFIX, create_server
 from tempo_agents.server.auth import Authorize, allow_all
 from tempo_agents.server.request_limits import MAX_BODY_BYTES
@@ -50,9 +51,9 @@ def is_loopback(host: str) -> bool:
 
 
 class ApiServer:
-    """The HTTP API of ``app`` on ``host:port`` (``port=0`` picks a free one); ``tokens``, ``cors_origins``
-    and ``max_body_bytes`` as :func:`create_server` takes them. Without tokens or an ``authorize`` hook it listens
-    on a loopback address only (another ``host`` is refused)."""
+    """The HTTP API of ``app`` on ``host:port`` (``port=0`` picks a free one); ``tokens``, ``oidc``,
+    ``cors_origins`` and ``max_body_bytes`` as :func:`create_server` takes them. Without tokens, a provider or an
+    ``authorize`` hook it listens on a loopback address only (another ``host`` is refused)."""
 
     def __init__(
         self,
@@ -62,14 +63,15 @@ class ApiServer:
         port: int = DEFAULT_API_PORT,
         prefix: str = DEFAULT_PREFIX,
         authorize: Authorize = allow_all,
-        tokens: Mapping[str, str] | None = None,
+        tokens: Mapping[str, str | Principal] | None = None,
+        oidc: OidcSettings | None = None,
         cors_origins: Sequence[str] = (),
         log_level: str = "warning",
         temporal_ui_url: str | None = None,
         max_body_bytes: int = MAX_BODY_BYTES,
         groups: Mapping[str, Sequence[str]] | None = None,
     ) -> None:
-        if not tokens and authorize is allow_all and not is_loopback(host):
+        if not tokens and oidc is None and authorize is allow_all and not is_loopback(host):
             raise ApiServerError(
                 f"refusing to serve the HTTP API on {host} with neither tokens nor an authorize hook: anyone who "
                 "can reach it could start and answer runs; pass tokens= (or authorize=), or listen on 127.0.0.1"
@@ -80,6 +82,7 @@ class ApiServer:
                 prefix=prefix,
                 authorize=authorize,
                 tokens=tokens,
+                oidc=oidc,
                 cors_origins=cors_origins,
                 temporal_ui_url=temporal_ui_url,
                 max_body_bytes=max_body_bytes,
@@ -96,7 +99,9 @@ class ApiServer:
         self.host = host
         self.port = port
         self.token_count = len(tokens or {})
-        """How many bearer tokens the server accepts (0: it asks for none)."""
+        """How many static bearer tokens the server accepts (0: it asks for none, unless ``oidc`` is set)."""
+        self.oidc = oidc
+        """The OpenID Connect provider whose tokens the server accepts, if any."""
 
     @property
     def url(self) -> str:

@@ -18,6 +18,7 @@ import pytest
 
 from tempo_agents import Agent, App, ScriptedModel, ScriptedResponse, ScriptedToolCall, ToolContext, create_tool
 from tempo_agents.approvals.answer_links import AnswerLinks, Choice, approval_choices
+from tempo_agents.identity import Principal
 from tempo_agents.server.serving import ApiServer
 from tests.conftest import AppFactory, running_worker
 from tests.support.approval_agents import TRANSFER_ARGS, payments_agent
@@ -242,3 +243,20 @@ def test_as_a_link_maker_it_gives_each_choice_a_link_answering_as_the_first_appr
     lisbon = claims(question["Lisbon"])
     assert (lisbon.choice.action, lisbon.choice.data, lisbon.principal) == ("resume", "Lisbon", "answer-link")
     assert claims(links("r", "c", 0, {}, approvers=["group:ops"])["approve"]).principal == "group:ops"
+
+
+async def test_a_link_answers_with_the_groups_a_tokens_file_gives_its_principal(make_app: AppFactory) -> None:
+    app, _ = await two_calls(make_app)  # the calls wait for alice or group:finance
+    carol = Principal(name="carol", groups=("finance",))  # a tokens file's entry, its groups with it
+    server = ApiServer(app, port=0, tokens={"tok-carol-5d1": carol})
+    await server.start()
+    app.answer_links = AnswerLinks(SECRETS, base_url=server.url)
+    try:
+        async with running_worker(app), httpx.AsyncClient(timeout=60) as http:
+            run_id = await suspended(app)
+            answered = await http.post(approve_link(app.answer_links, run_id, principal="carol"))
+            assert answered.status_code == 200, answered.text
+            answers = await app.queries(run_id).answers()
+            assert [(a.tool_call_id, a.answered_by) for a in answers] == [("call-1", "carol")]
+    finally:
+        await server.stop()

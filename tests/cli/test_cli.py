@@ -282,6 +282,31 @@ async def test_dev_serves_an_app_until_interrupted(tmp_path: Path) -> None:
         (["dev", "--app", "calcapp:app", "--api-host", "192.0.2.7"], 2, "without a token"),
         (["serve", "--app", "calcapp:app", "--tokens-file", "nope.json"], 2, "cannot read the tokens file"),
         (["dev", "--app", "calcapp:app", "--webhook-sources", "nope.toml"], 2, "cannot read the webhook sources file"),
+        (["serve", "--app", "calcapp:app", "--oidc-issuer", "http://127.0.0.1:9"], 2, "needs an audience"),
+        (["serve", "--app", "calcapp:app", "--oidc-audience", "api"], 2, "--oidc-audience need(s) --oidc-issuer"),
+        (
+            [
+                *["dev", "--app", "calcapp:app", "--oidc-issuer", "https://id.example", "--oidc-audience", "api"],
+                *["--oidc-algorithms", "RS256,HS256"],
+            ],
+            2,
+            "refusing the signature algorithm(s) HS256",
+        ),
+        (
+            [
+                "serve",
+                "--app",
+                "calcapp:app",
+                "--auth-token",
+                "t",
+                "--oidc-issuer",
+                "id.example",
+                "--oidc-audience",
+                "a",
+            ],
+            2,
+            "the OpenID Connect issuer must be an http(s) URL",
+        ),
     ],
 )
 def test_errors_are_one_line(tmp_path: Path, args: list[str], code: int, message: str) -> None:

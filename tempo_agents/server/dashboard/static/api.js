@@ -1,8 +1,21 @@
-// Talking to the HTTP API: the bearer token (kept in sessionStorage), JSON requests, and SSE over fetch
-// (EventSource cannot send an Authorization header), reconnecting with Last-Event-ID.
+// Talking to the HTTP API: the bearer token (kept in sessionStorage) or the provider's sign-in session (an
+// HttpOnly cookie the browser sends itself), JSON requests, and SSE over fetch (EventSource cannot send an
+// Authorization header), reconnecting with Last-Event-ID.
 
 const TOKEN_KEY = "tempo-agents-token";
 let askToken = null;
+let providerSignIn = false;
+
+// The server signs people in through its identity provider: a 401 renews the session with its refresh token
+// (POST /auth/refresh), or sends the person to sign in again and back to this page.
+export function useProviderSignIn() {
+  providerSignIn = true;
+}
+
+export function signInAgain() {
+  location.assign(`/auth/login?next=${encodeURIComponent(location.pathname + location.hash)}`);
+  return new Promise(() => {}); // the page is leaving
+}
 
 export function onTokenNeeded(handler) {
   askToken = handler;
@@ -33,8 +46,16 @@ function headers(extra = {}) {
 }
 
 async function authorised(doFetch) {
+  let renewed = false;
   for (;;) {
     const response = await doFetch();
+    if (response.status === 401 && providerSignIn && !token()) {
+      if (!renewed && (await fetch("/auth/refresh", { method: "POST" })).ok) {
+        renewed = true;
+        continue;
+      }
+      await signInAgain();
+    }
     if (response.status !== 401 || !askToken) return response;
     const body = await response.json().catch(() => ({}));
     await askToken(token() ? body.error || "Invalid or expired token" : "");

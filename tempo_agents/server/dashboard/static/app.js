@@ -2,7 +2,7 @@
 // (#/inbox, #/runs, #/runs/<runId>, #/compare/<runA>/<runB>, #/schedules,
 // #/threads/<threadId>?resourceId=<resourceId>).
 
-import { ApiError, get, onTokenNeeded, setToken, token } from "./api.js";
+import { ApiError, get, onTokenNeeded, setToken, token, useProviderSignIn } from "./api.js";
 import { answeredView } from "./answered.js";
 import { compareView } from "./compare.js";
 import { h } from "./dom.js";
@@ -67,12 +67,31 @@ function route() {
   });
 }
 
+// Whether the server signs people in through its identity provider (GET /auth/session answers only then).
+async function providerSession() {
+  try {
+    const answer = await fetch("/auth/session");
+    return answer.ok ? await answer.json() : null;
+  } catch {
+    return null;
+  }
+}
+
 async function start() {
+  const provider = await providerSession();
+  if (provider?.signIn) useProviderSignIn();
   session = await get("/api/dashboard/session");
   document.getElementById("principal").textContent = session.principal ? `Signed in as ${session.principal}` : "";
   const signOut = document.getElementById("sign-out");
-  signOut.hidden = !token();
-  signOut.addEventListener("click", () => {
+  const withProvider = Boolean(provider?.signIn && !token());
+  signOut.hidden = !token() && !withProvider;
+  signOut.addEventListener("click", async () => {
+    if (withProvider) {
+      // the session cookie is cleared by the server; then the provider's own sign-out page, if it has one
+      const answer = await fetch("/auth/logout", { method: "POST" }).then((r) => r.json()).catch(() => ({}));
+      location.assign(answer.redirect || "/");
+      return;
+    }
     setToken(null); // forgotten by this browser session; the next request asks for a token again
     location.reload();
   });
