@@ -11,11 +11,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 from tempo_agents.store.sealed_columns import SEALED_MARK, SEALED_TABLES, SealedColumns, SealedTable
 
 __all__ = [
+    "KeyRotatingStore",
     "KeyRotationBackend",
     "RotatedTable",
     "Swap",
@@ -65,6 +66,17 @@ class KeyRotationBackend(Protocol):
 
     async def swap(self, table: SealedTable, swaps: Sequence[Swap]) -> int:
         """Apply the swaps whose old value is still stored, in one transaction; how many were applied."""
+        ...
+
+
+@runtime_checkable
+class KeyRotatingStore(Protocol):
+    """A store that can re-encrypt its sealed values under its newest key (both stores of this package)."""
+
+    async def rotate_keys(
+        self, batch_size: int = 500, progress: Callable[[RotatedTable], None] | None = None
+    ) -> list[RotatedTable]:
+        """Re-encrypt every sealed value not under the newest key (module docstring); what was done."""
         ...
 
 
