@@ -1,7 +1,7 @@
 """Per-step cost of an agent run against a bare-Temporal baseline, in one process, on one dev server.
 
     python bench/step_overhead.py [--steps 20] [--runs 10] [--warmup 2] [--db-file PATH] [--stock-server]
-                                  [--telemetry] [--store sqlite|postgresql|postgresql://...]
+                                  [--telemetry] [--store sqlite|postgresql|postgresql://...] [--store-encryption]
 
 tempo-agents side: an agent on a ``ScriptedModel`` whose every step but the last calls one no-op tool, run
 for ``--steps`` steps (``max_steps`` = steps) with ``app.stream(...)`` + ``stream.result()``, as ``generate()``
@@ -17,6 +17,12 @@ The last line is quotable::
 
     step_overhead: store=sqlite tempo=XX.Xms/step baseline=YY.Yms/step ratio=Z.ZZx
 
+``--store-encryption``: a third side, interleaved with the other two: the same agent on the same store with the
+store's columns sealed under a keyring (docs/store-encryption.md); the last lines compare it with the agent in
+clear::
+
+    step_overhead: store encryption store=sqlite clear=XX.Xms/step sealed=YY.Yms/step cost=+Z.Z%
+
 Where the time of a step goes: ``bench/profile_step.py``. ``--telemetry``: the App is instrumented
 (``tempo_agents.telemetry.instrument``: Temporal's tracing interceptor on the client and the worker, so on the
 baseline too, tempo-agents' spans and metrics) with an OpenTelemetry SDK tracer provider whose batch processor
@@ -27,6 +33,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import dataclasses
 import os
 import statistics
@@ -69,6 +76,7 @@ from bench._common import (
     store_kind,
 )
 from tempo_agents import Agent, App, ScriptedModel, ScriptedResponse, ScriptedToolCall, ToolContext, Usage, create_tool
+from tempo_agents.encryption import EncryptionKey, Keyring, keyring_of
 from tempo_agents.store.base import Store
 from tempo_agents.workflows import activity_names
 
@@ -77,6 +85,8 @@ _T = TypeVar("_T")
 AGENT_ID = "bench-agent"
 TEMPO = "tempo-agents"
 BASELINE = "baseline"
+SEALED = "tempo-sealed"
+"""The side of ``--store-encryption``: tempo-agents with the store's columns sealed."""
 
 MODEL, TOOL, FINISH, OTHER, LOCAL = "model step", "tool call", "finish", "other activity", "local activity"
 TEMPO_ROLES = {activity_names.MODEL_STEP: MODEL, activity_names.TOOL_CALL: TOOL, activity_names.FINISH_RUN: FINISH}
@@ -208,7 +218,9 @@ async def _noop(data: Any, context: ToolContext) -> dict[str, Any]:
     return {}
 
 
-def build_app(steps: int, store: str | Store, task_queue: str, client: Client) -> App:
+def build_app(
+    steps: int, store: str | Store, task_queue: str, client: Client, encryption_keys: Keyring | None = None
+) -> App:
     """An App with one agent whose every step but the last calls the no-op tool once."""
     noop = create_tool(id="noop", description="Does nothing and returns an empty object.", execute=_noop)
     # Usage is given, so the scripted model does not estimate it from the whole conversation each step (work a
@@ -226,7 +238,7 @@ def build_app(steps: int, store: str | Store, task_queue: str, client: Client) -
         tools={"noop": noop},
         default_options={"max_steps": steps},
     )
-    return App(agents=[agent], store=store, task_queue=task_queue, client=client)
+    return App(agents=[agent], store=store, task_queue=task_queue, client=client, encryption_keys=encryption_keys)
 
 
 # Measurements ------------------------------------------------------------------------------------
@@ -572,11 +584,25 @@ async def bench(args: argparse.Namespace) -> int:
             client = env.client
             task_queue = f"bench-{uuid.uuid4()}"
             app = build_app(steps, store.url, task_queue, client)
+            sealed_app = (
+                build_app(
+                    steps,
+                    store.url,
+                    f"{task_queue}-sealed",
+                    client,
+                    keyring_of([EncryptionKey("bench", os.urandom(32))]),
+                )
+                if args.store_encryption
+                else None
+            )
             spans = _instrument(app) if args.telemetry else None
             records: list[RunRecord] = []
             out()
             print_run_header()
-            async with app.worker(plugins=[BaselinePlugin()]):
+            async with contextlib.AsyncExitStack() as workers:
+                await workers.enter_async_context(app.worker(plugins=[BaselinePlugin()]))
+                if sealed_app is not None:
+                    await workers.enter_async_context(sealed_app.worker())
                 for number in range(args.warmup + args.runs):
                     warmup = number < args.warmup
                     label = number if warmup else number - args.warmup
@@ -585,8 +611,16 @@ async def bench(args: argparse.Namespace) -> int:
                     base = await run_baseline(client, task_queue, steps, tempo.plan, label, warmup)
                     print_run(base)
                     records += [tempo, base]
+                    if sealed_app is not None:
+                        sealed = dataclasses.replace(
+                            await run_tempo(sealed_app, client, steps, label, warmup), side=SEALED
+                        )
+                        print_run(sealed)
+                        records.append(sealed)
                 tempo_ms, base_ms, tempo_cpu, base_cpu = summarise(records, steps)
             await app.store.close()
+            if sealed_app is not None:
+                await sealed_app.store.close()
             if spans is not None:
                 spans.provider.shutdown()
                 out(f"telemetry on: {spans.count} spans exported (and dropped)")
@@ -604,7 +638,27 @@ async def bench(args: argparse.Namespace) -> int:
         f"step_overhead: store={kind} tempo={tempo_ms:.1f}ms/step baseline={base_ms:.1f}ms/step "
         f"ratio={tempo_ms / base_ms:.2f}x"
     )
+    if args.store_encryption:
+        print_encryption_cost(records, steps, kind)
     return 0
+
+
+def print_encryption_cost(records: Sequence[RunRecord], steps: int, kind: str) -> None:
+    """The cost of sealing the store: the sealed side against tempo-agents in clear, per step (wall and CPU)."""
+    measured = [r for r in records if not r.warmup]
+    clear = [r for r in measured if r.side == TEMPO]
+    sealed = [r for r in measured if r.side == SEALED]
+    clear_ms, sealed_ms = median([r.per_step_ms for r in clear]), median([r.per_step_ms for r in sealed])
+    clear_cpu = median([r.process_cpu_s * 1000 / steps for r in clear])
+    sealed_cpu = median([r.process_cpu_s * 1000 / steps for r in sealed])
+    out(
+        f"step_overhead: store encryption (CPU of this process) store={kind} clear={clear_cpu:.2f}ms/step "
+        f"sealed={sealed_cpu:.2f}ms/step cost={(sealed_cpu / clear_cpu - 1) * 100:+.1f}%"
+    )
+    out(
+        f"step_overhead: store encryption store={kind} clear={clear_ms:.1f}ms/step sealed={sealed_ms:.1f}ms/step "
+        f"cost={(sealed_ms / clear_ms - 1) * 100:+.1f}%"
+    )
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
@@ -615,6 +669,11 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     add_dev_server_arguments(parser)
     add_store_argument(parser)
     parser.add_argument("--telemetry", action="store_true", help="trace and count the runs (spans exported to nowhere)")
+    parser.add_argument(
+        "--store-encryption",
+        action="store_true",
+        help="also run the agent with the store sealed under a keyring (a third side) and report the cost",
+    )
     args = parser.parse_args(argv)
     if args.steps < 2 or args.runs < 1 or args.warmup < 0:
         parser.error("need --steps >= 2, --runs >= 1, --warmup >= 0")

@@ -10,6 +10,7 @@ from tempo_agents.agent.delegation import is_child_tool
 from tempo_agents.agent.hooks import ToolHooks
 from tempo_agents.approvals import ApprovalPolicy, ApproverPolicy
 from tempo_agents.budgets import ModelPrice, PriceTable
+from tempo_agents.encryption import Keyring, KeyringSource
 from tempo_agents.errors import ConfigurationError, ToolNotFoundError
 from tempo_agents.notifications import AnswerLinkMaker, NotificationSender, NotificationSettings
 from tempo_agents.store.base import Store
@@ -39,7 +40,10 @@ class Registry:
         notifications: NotificationSettings | None = None,
         answer_links: AnswerLinkMaker | None = None,
         approver_policies: Mapping[str, ApproverPolicy] | None = None,
+        encryption_keys: Keyring | KeyringSource | None = None,
     ) -> None:
+        self._encryption_keys = encryption_keys
+        """What a store opened from a URL seals with (``None``: ``$TEMPO_AGENTS_ENCRYPTION_KEYS``, if set)."""
         if isinstance(prices, PriceTable):
             self.prices = prices
         else:
@@ -167,7 +171,8 @@ class Registry:
         """The store (opened on first use)."""
         if self._store is None:
             assert not isinstance(self._store_source, Store)
-            self._store = open_store(self._store_source)  # None: $TEMPO_AGENTS_STORE or the default
+            # None: $TEMPO_AGENTS_STORE or the default; keys: the App's, else $TEMPO_AGENTS_ENCRYPTION_KEYS
+            self._store = open_store(self._store_source, keyring=self._encryption_keys)
         return self._store
 
     def use_store(self, store: str | Store) -> None:

@@ -38,6 +38,7 @@ from tempo_agents.client.run_starts import EAGER_STARTS_IN_FLIGHT, RunStarter
 from tempo_agents.client.schedule_methods import ScheduleMethods
 from tempo_agents.client.temporal_setup import app_worker, connect_runs_client, runs_client
 from tempo_agents.client.waiting_runs import suspended_runs
+from tempo_agents.encryption import Keyring, KeyringSource
 from tempo_agents.erasure import ErasureReport, ErasureScope, erase_scope
 from tempo_agents.errors import ConfigurationError
 from tempo_agents.file_agents import load_agents
@@ -99,7 +100,9 @@ class App(ScheduleMethods, EventMethods):
     expired (docs/data-protection.md). :meth:`erase` deletes everything of a resource, a thread or a run at once.
 
     ``store`` is a URL (``sqlite:///path.db``, ``postgresql://user:password@host/db``) or a :class:`Store`;
-    without one, ``$TEMPO_AGENTS_STORE`` or ``sqlite:///.tempo-agents/store.db``.
+    without one, ``$TEMPO_AGENTS_STORE`` or ``sqlite:///.tempo-agents/store.db``. ``encryption_keys`` (a
+    :class:`~tempo_agents.encryption.Keyring` or a callable returning one) seal what a store opened from a URL keeps
+    of runs (docs/store-encryption.md); without them, ``$TEMPO_AGENTS_ENCRYPTION_KEYS``, else nothing is sealed.
     """
 
     def __init__(
@@ -123,6 +126,7 @@ class App(ScheduleMethods, EventMethods):
         answer_links: AnswerLinks | None = None,
         waiting_holds_thread: bool = False,
         retention: Retention | None = None,
+        encryption_keys: Keyring | KeyringSource | None = None,
     ) -> None:
         self.registry = Registry(
             agents=agents,
@@ -134,6 +138,7 @@ class App(ScheduleMethods, EventMethods):
             notifications=notifications,
             answer_links=answer_links,
             approver_policies=approver_policies,
+            encryption_keys=encryption_keys,
         )
         self.budget = None if budget is None else Budget.model_validate(budget)
         """The budget of every run of this App, under the agent's ``default_options["budget"]`` and the run's."""

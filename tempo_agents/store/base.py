@@ -175,7 +175,7 @@ class AnsweredCalls:
     total: int
 
 
-ANSWERED_COLUMNS = "run_id, tool_call_id, task_queue, agent_id, thread_id, resource_id, answered_at, body"
+ANSWERED_COLUMNS = "run_id, tool_call_id, round, task_queue, agent_id, thread_id, resource_id, answered_at, body"
 """The columns of both stores' ``answered_calls`` table that :func:`answered_call` reads, in its order."""
 
 ANSWERED_ORDER = "ORDER BY answered_at DESC, run_id, tool_call_id, round DESC"
@@ -184,7 +184,7 @@ ANSWERED_ORDER = "ORDER BY answered_at DESC, run_id, tool_call_id, round DESC"
 
 def answered_call(row: Sequence[Any]) -> AnsweredCall:
     """A row of :data:`ANSWERED_COLUMNS` as an :class:`AnsweredCall`."""
-    run_id, tool_call_id, task_queue, agent_id, thread_id, resource_id, answered_at, body = row
+    run_id, tool_call_id, _, task_queue, agent_id, thread_id, resource_id, answered_at, body = row
     return AnsweredCall(
         run_id=run_id,
         tool_call_id=tool_call_id,

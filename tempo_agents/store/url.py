@@ -5,9 +5,11 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from tempo_agents.encryption import keyring_from_environment
 from tempo_agents.errors import ConfigurationError
 from tempo_agents.store.base import Store
 from tempo_agents.store.redaction import redact
+from tempo_agents.store.sealed_columns import StoreKeys
 from tempo_agents.store.sqlite import SQLiteStore
 
 DEFAULT_STORE_URL = "sqlite:///.tempo-agents/store.db"
@@ -25,14 +27,17 @@ def default_store_url() -> str:
     return os.environ.get(STORE_ENV) or DEFAULT_STORE_URL
 
 
-def open_store(url: str | None = None) -> Store:
+def open_store(url: str | None = None, *, keyring: StoreKeys | None = None) -> Store:
     """Open the store a URL names: ``sqlite:///relative/path.db``, ``sqlite:////absolute/path.db`` or
     ``postgresql://user:password@host:5432/database`` (also ``postgres://``; needs the ``postgresql`` extra).
-    Without a URL: :func:`default_store_url`."""
+    Without a URL: :func:`default_store_url`. The store seals what it keeps of runs under ``keyring``, else under
+    the keys of ``$TEMPO_AGENTS_ENCRYPTION_KEYS`` when it is set (docs/store-encryption.md)."""
     if url is None:
         url = default_store_url()
+    if keyring is None:
+        keyring = keyring_from_environment()
     if url.startswith("sqlite:///"):
-        return SQLiteStore(Path(url.removeprefix("sqlite:///")))
+        return SQLiteStore(Path(url.removeprefix("sqlite:///")), keyring=keyring)
     if url.startswith(_POSTGRES_SCHEMES):
         try:
             from tempo_agents.store.postgres import PostgresStore
@@ -40,7 +45,7 @@ def open_store(url: str | None = None) -> Store:
             raise ConfigurationError(
                 f"PostgreSQL stores need psycopg ({error.name} is missing): pip install 'tempo-agents[postgresql]'"
             ) from None
-        return PostgresStore(url)
+        return PostgresStore(url, keyring=keyring)
     scheme = url.split(":", 1)[0] if ":" in url else url
     raise ConfigurationError(
         f"unsupported store URL {redact(url)!r} (scheme {scheme!r}); use sqlite:///path/to/store.db "

@@ -3,7 +3,8 @@
 Idempotent journal writes, contiguous offsets (also under several writer processes at once), a write and its
 saved outcome in one transaction (also when its process is killed in the middle), transcripts and their
 revisions, memory threads and thread state, and readers in other processes. Writers and readers in other
-processes are real ``python -c`` processes opening the same URL.
+processes are real ``python -c`` processes opening the same URL. Every test runs with the store's columns in clear
+and sealed under a keyring (``$TEMPO_AGENTS_ENCRYPTION_KEYS``, which the other processes inherit).
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from pathlib import Path
 
 import pytest
 
+from tempo_agents.encryption import KEYS_ENVIRONMENT_VARIABLE
 from tempo_agents.errors import SupersededStartError
 from tempo_agents.store import ChunkWrite, Store, TranscriptEntry, open_store
 from tempo_agents.store.base import (
@@ -42,6 +44,16 @@ LONG = 60.0
 
 def chunk(kind: str, n: int) -> dict[str, object]:
     return {"type": kind, "runId": "r", "from": "AGENT", "payload": {"n": n}}
+
+
+SEALED_KEYS = "k2:" + "Ag" * 21 + "g=,k1:" + "AQ" * 21 + "E="
+"""Two AES-256 keys (32 bytes of 2s, then of 1s), newest first."""
+
+
+@pytest.fixture(params=("in clear", "sealed"), autouse=True)
+def sealing(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+    if request.param == "sealed":
+        monkeypatch.setenv(KEYS_ENVIRONMENT_VARIABLE, SEALED_KEYS)
 
 
 @pytest.fixture(params=STORES)

@@ -30,6 +30,7 @@ from tempo_agents.store.patience import store_patience
 from tempo_agents.store.postgres.failures import Attempt, busy_error, one_line, pool_is_full, unavailable_error
 from tempo_agents.store.postgres.schema import migrate_schema
 from tempo_agents.store.redaction import redact
+from tempo_agents.store.sealed_columns import SealedColumns
 
 __all__ = ["PROBE_SECONDS", "Conn", "PostgresConnections"]
 
@@ -65,8 +66,11 @@ class PostgresConnections:
         retry_seconds: float,
         connect_timeout: float,
         pool_timeout: float | None,
+        columns: SealedColumns | None = None,
     ) -> None:
         self.display_url = redact(url)
+        self.columns = columns or SealedColumns()
+        """How the store's columns that hold user content are sealed."""
         conninfo, ours = sizing.split_url(url)
         try:
             conninfo_to_dict(conninfo)

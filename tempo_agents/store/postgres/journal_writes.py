@@ -23,13 +23,13 @@ from tempo_agents.store.base import (
     UsageCharge,
     WaitingChange,
     to_json,
-    transcript_rows,
 )
 from tempo_agents.store.postgres.connections import Conn, PostgresConnections
 from tempo_agents.store.postgres.failures import Attempt
-from tempo_agents.store.postgres.journal_reads import OUTCOME
+from tempo_agents.store.postgres.journal_reads import OUTCOME, opened_outcome
 from tempo_agents.store.postgres.listener import CHANNEL
 from tempo_agents.store.postgres.waiting_calls import change_waiting
+from tempo_agents.store.sealed_columns import JOURNAL, SealedColumns
 
 __all__ = ["record", "record_in", "saved_or_counted"]
 
@@ -100,9 +100,9 @@ async def record(
                 # the count read is the newest committed one.
                 cursor = await conn.execute(_FENCE, (run_id, fence.counter_key))
                 counted = await cursor.fetchone()
-                fence.check(run_id, None if counted is None else json.loads(counted[0]))
-            done = await record_in(conn, run_id, entries, writes, outcome, charges)
-            await change_waiting(conn, run_id, writes, waiting)
+                fence.check(run_id, None if counted is None else json.loads(counted[0]))  # a count: in clear
+            done = await record_in(conn, db.columns, run_id, entries, writes, outcome, charges)
+            await change_waiting(conn, db.columns, run_id, writes, waiting)
             attempt.committing = True
         return done
 
@@ -119,7 +119,7 @@ async def saved_or_counted(
             cursor = await conn.execute(OUTCOME, (run_id, key))
             saved = await cursor.fetchone()
             if saved is not None:
-                return dict(json.loads(saved[0])), 0
+                return opened_outcome(db.columns, run_id, key, saved[0]), 0
             cursor = await conn.execute(_COUNT_START, (run_id, counter_key))
             counted = await cursor.fetchone()
             assert counted is not None
@@ -131,6 +131,7 @@ async def saved_or_counted(
 
 async def record_in(
     conn: Conn,
+    columns: SealedColumns,
     run_id: str,
     entries: Sequence[TranscriptEntry],
     writes: Sequence[ChunkWrite],
@@ -158,13 +159,13 @@ async def record_in(
             revision = int(row[0])
             await cursor.executemany(
                 _PUT_TRANSCRIPT,
-                transcript_rows(run_id, entries, revision),
+                columns.transcript_rows(run_id, entries, revision),
             )
         if outcome is not None:
             await cursor.execute(
                 "INSERT INTO tempo_agents.outcomes (run_id, key, body) VALUES (%s, %s, %s) "
                 "ON CONFLICT (run_id, key) DO UPDATE SET body = excluded.body",
-                (run_id, outcome.key, to_json(outcome.value)),
+                (run_id, outcome.key, columns.seal_outcome(run_id, outcome.key, to_json(outcome.value))),
             )
         if charges:  # after the run's offset row: every writer locks its run first, then counters in key order
             await cursor.executemany(_CHARGE, sorted((c.scope, c.period, c.tokens, c.cost_nanos) for c in charges))
@@ -183,7 +184,7 @@ async def record_in(
                 if write.key is not None:
                     seq_of[write.key] = seq
             offsets.append(seq)
-            rows.append((run_id, seq, write.key, to_json(write.chunk)))
+            rows.append((run_id, seq, write.key, columns.seal(JOURNAL, "body", (run_id, seq), to_json(write.chunk))))
         if len(rows) == 1:
             await cursor.execute(_PUT_CHUNK, rows[0])  # executemany would set up a pipeline for one row
         else:

@@ -8,7 +8,7 @@ listening connection (:mod:`~tempo_agents.store.postgres.listener`) for readers 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from tempo_agents.store._waiters import Waiter
@@ -25,9 +25,19 @@ from tempo_agents.store.base import (
     WaitingChange,
     WaitingRuns,
 )
-from tempo_agents.store.postgres import erasure, journal_reads, journal_writes, run_expiries, threads, waiting_calls
+from tempo_agents.store.key_rotation import RotatedTable, rotate_keys
+from tempo_agents.store.postgres import (
+    erasure,
+    journal_reads,
+    journal_writes,
+    key_rotation,
+    run_expiries,
+    threads,
+    waiting_calls,
+)
 from tempo_agents.store.postgres.connections import PostgresConnections
 from tempo_agents.store.postgres.listener import Listener
+from tempo_agents.store.sealed_columns import SealedColumns, StoreKeys
 
 __all__ = ["PostgresStore"]
 
@@ -38,7 +48,7 @@ class PostgresStore(Store):
     Connections come from a psycopg ``AsyncConnectionPool`` opened on first use (``min_size``..``max_size``),
     after one direct connection has created or upgraded the schema. ``max_size`` and ``pool_timeout`` default to
     the URL's ``pool_size`` and ``pool_timeout`` parameters, then ``$TEMPO_AGENTS_STORE_POOL_SIZE``, then 10 and
-    30 s.
+    30 s. With a ``keyring``, the columns that hold user content are sealed (:mod:`~tempo_agents.store.sealed_columns`).
     """
 
     def __init__(
@@ -50,6 +60,7 @@ class PostgresStore(Store):
         retry_seconds: float = 20.0,
         connect_timeout: float = 10.0,
         pool_timeout: float | None = None,
+        keyring: StoreKeys | None = None,
     ) -> None:
         self.url = url
         self._db = PostgresConnections(
@@ -59,6 +70,7 @@ class PostgresStore(Store):
             retry_seconds=retry_seconds,
             connect_timeout=connect_timeout,
             pool_timeout=pool_timeout,
+            columns=SealedColumns(keyring),
         )
         self._listener: Listener | None = None
 
@@ -91,6 +103,11 @@ class PostgresStore(Store):
 
     async def check(self) -> None:
         await self._db.check()
+
+    async def rotate_keys(
+        self, batch_size: int = 500, progress: Callable[[RotatedTable], None] | None = None
+    ) -> list[RotatedTable]:
+        return await rotate_keys(self._db.columns, key_rotation.PostgresRotation(self._db), batch_size, progress)
 
     async def migrate(self) -> str:
         return await self._db.migrate()

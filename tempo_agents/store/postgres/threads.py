@@ -10,6 +10,7 @@ from typing import Any
 from tempo_agents.store.base import to_json
 from tempo_agents.store.postgres.connections import Conn, PostgresConnections
 from tempo_agents.store.postgres.failures import Attempt
+from tempo_agents.store.sealed_columns import THREAD_MESSAGES, THREAD_STATE
 
 __all__ = [
     "append_thread_messages",
@@ -24,6 +25,9 @@ __all__ = [
 async def append_thread_messages(
     db: PostgresConnections, thread_id: str, resource_id: str, run_id: str, messages: Sequence[dict[str, Any]]
 ) -> None:
+    def seal(idx: int, text: str) -> str:
+        return db.columns.seal(THREAD_MESSAGES, "body", (thread_id, resource_id, run_id, idx), text)
+
     async def op(conn: Conn, attempt: Attempt) -> None:
         async with conn.transaction(), conn.cursor() as cursor:
             where = "thread_id = %s AND resource_id = %s"
@@ -52,7 +56,10 @@ async def append_thread_messages(
                 "INSERT INTO tempo_agents.thread_messages (thread_id, resource_id, run_id, idx, created, body) "
                 "VALUES (%s, %s, %s, %s, %s, %s) ON CONFLICT (thread_id, resource_id, run_id, idx) "
                 "DO UPDATE SET body = excluded.body",
-                [(thread_id, resource_id, run_id, i, kept.get(i, fresh), to_json(m)) for i, m in enumerate(messages)],
+                [
+                    (thread_id, resource_id, run_id, i, kept.get(i, fresh), seal(i, to_json(m)))
+                    for i, m in enumerate(messages)
+                ],
             )
 
     if messages:
@@ -73,11 +80,11 @@ async def remove_run_from_thread(db: PostgresConnections, thread_id: str, resour
 async def get_thread_messages(db: PostgresConnections, thread_id: str, resource_id: str) -> list[dict[str, Any]]:
     async def op(conn: Conn, attempt: Attempt) -> list[dict[str, Any]]:
         cursor = await conn.execute(
-            "SELECT body FROM tempo_agents.thread_messages WHERE thread_id = %s AND resource_id = %s "
+            "SELECT run_id, idx, body FROM tempo_agents.thread_messages WHERE thread_id = %s AND resource_id = %s "
             "ORDER BY created, idx",
             (thread_id, resource_id),
         )
-        return [json.loads(body) for (body,) in await cursor.fetchall()]
+        return _opened(db, thread_id, resource_id, await cursor.fetchall())
 
     return await db.run(op)
 
@@ -87,12 +94,12 @@ async def thread_messages_after(
 ) -> list[dict[str, Any]]:
     async def op(conn: Conn, attempt: Attempt) -> list[dict[str, Any]]:
         cursor = await conn.execute(
-            "SELECT body FROM tempo_agents.thread_messages WHERE thread_id = %s AND resource_id = %s "
+            "SELECT run_id, idx, body FROM tempo_agents.thread_messages WHERE thread_id = %s AND resource_id = %s "
             "AND run_id <> %s AND created > (SELECT COALESCE(MAX(created), 0) FROM tempo_agents.thread_messages "
             "WHERE thread_id = %s AND resource_id = %s AND run_id = %s) ORDER BY created, idx",
             (thread_id, resource_id, run_id, thread_id, resource_id, run_id),
         )
-        return [json.loads(body) for (body,) in await cursor.fetchall()]
+        return _opened(db, thread_id, resource_id, await cursor.fetchall())
 
     return await db.run(op)
 
@@ -104,7 +111,9 @@ async def get_thread_state(db: PostgresConnections, thread_id: str, state_type: 
             (thread_id, state_type),
         )
         row = await cursor.fetchone()
-        return None if row is None else json.loads(row[0])
+        return (
+            None if row is None else json.loads(db.columns.open(THREAD_STATE, "body", (thread_id, state_type), row[0]))
+        )
 
     return await db.run(op)
 
@@ -114,7 +123,18 @@ async def set_thread_state(db: PostgresConnections, thread_id: str, state_type: 
         await conn.execute(
             "INSERT INTO tempo_agents.thread_state (thread_id, type, body) VALUES (%s, %s, %s) "
             "ON CONFLICT (thread_id, type) DO UPDATE SET body = excluded.body",
-            (thread_id, state_type, to_json(value)),
+            (thread_id, state_type, db.columns.seal(THREAD_STATE, "body", (thread_id, state_type), to_json(value))),
         )
 
     await db.run(op)
+
+
+def _opened(
+    connections: PostgresConnections, thread_id: str, resource_id: str, rows: Sequence[Sequence[Any]]
+) -> list[dict[str, Any]]:
+    """Thread messages read as ``(run_id, idx, body)``, opened."""
+    opened = connections.columns.open
+    return [
+        json.loads(opened(THREAD_MESSAGES, "body", (thread_id, resource_id, run_id, idx), body))
+        for run_id, idx, body in rows
+    ]

@@ -4,6 +4,7 @@ the lists."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 
 from tempo_agents.store.base import (
@@ -14,6 +15,7 @@ from tempo_agents.store.base import (
     AnsweredCalls,
     ChunkWrite,
     GivenAnswer,
+    ReaddressedCall,
     WaitingChange,
     WaitingRuns,
     answered_call,
@@ -23,10 +25,10 @@ from tempo_agents.store.base import (
     group_waiting,
     to_json,
     waiting_filter,
-    waiting_row,
 )
 from tempo_agents.store.postgres.connections import Conn, PostgresConnections
 from tempo_agents.store.postgres.failures import Attempt
+from tempo_agents.store.sealed_columns import ANSWERED_CALLS, WAITING_CALLS, SealedColumns
 
 __all__ = ["answered_calls", "change_waiting", "forget_waiting", "waiting_kept_since", "waiting_runs"]
 
@@ -35,7 +37,9 @@ _WAITING_SLACK = 16
 _WAITING_UPDATED = ("round", "task_queue", "agent_id", "thread_id", "resource_id", "suspended_at", "body")
 
 
-async def change_waiting(conn: Conn, run_id: str, writes: Sequence[ChunkWrite], waiting: WaitingChange | None) -> None:
+async def change_waiting(
+    conn: Conn, columns: SealedColumns, run_id: str, writes: Sequence[ChunkWrite], waiting: WaitingChange | None
+) -> None:
     """The waiting calls' part of :meth:`~tempo_agents.store.base.Store.record`, inside the caller's transaction."""
     async with conn.cursor() as cursor:
         children = child_runs_in(writes)
@@ -59,14 +63,27 @@ async def change_waiting(conn: Conn, run_id: str, writes: Sequence[ChunkWrite], 
                 f"INSERT INTO tempo_agents.waiting_calls ({WAITING_COLUMNS}) VALUES ({', '.join(['%s'] * 9)}) "
                 "ON CONFLICT (run_id, tool_call_id) DO UPDATE SET "
                 + ", ".join(f"{column} = excluded.{column}" for column in _WAITING_UPDATED),
-                [waiting_row(call) for call in waiting.waits],
+                [columns.waiting_row(call) for call in waiting.waits],
             )
-        if waiting.readdressed:
-            await cursor.executemany(
-                "UPDATE tempo_agents.waiting_calls SET body = (body::jsonb || %s::jsonb)::text "
-                "WHERE run_id = %s AND tool_call_id = %s AND round = %s",
-                [(call.body_patch(), run_id, call.tool_call_id, call.round) for call in waiting.readdressed],
-            )
+    for call in waiting.readdressed:
+        await _readdress(conn, columns, run_id, call)
+
+
+async def _readdress(conn: Conn, columns: SealedColumns, run_id: str, call: ReaddressedCall) -> None:
+    """Patch a waiting call's stored body with its new approvers, if it still waits in that round."""
+    where = "run_id = %s AND tool_call_id = %s AND round = %s"
+    cursor = await conn.execute(
+        f"SELECT body FROM tempo_agents.waiting_calls WHERE {where} FOR UPDATE", (run_id, call.tool_call_id, call.round)
+    )
+    found = await cursor.fetchone()
+    if found is None:
+        return
+    identity = (run_id, call.tool_call_id)
+    body = {**json.loads(columns.open(WAITING_CALLS, "body", identity, found[0])), **json.loads(call.body_patch())}
+    await conn.execute(
+        f"UPDATE tempo_agents.waiting_calls SET body = %s WHERE {where}",
+        (columns.seal(WAITING_CALLS, "body", identity, to_json(body)), run_id, call.tool_call_id, call.round),
+    )
 
 
 async def waiting_runs(
@@ -108,7 +125,8 @@ async def waiting_runs(
                 (ids,),
             )
             rows = await cursor.fetchall()
-        return WaitingRuns(runs=group_waiting(ids, rows), total=0 if counted is None else int(counted[0]))
+        opened = db.columns.opened_waiting_rows(rows)
+        return WaitingRuns(runs=group_waiting(ids, opened), total=0 if counted is None else int(counted[0]))
 
     return await db.run(op)
 
@@ -119,19 +137,35 @@ async def forget_waiting(
     async def op(conn: Conn, attempt: Attempt) -> None:
         async with conn.transaction():
             if answer is not None:
-                await conn.execute(
-                    "INSERT INTO tempo_agents.answered_calls (run_id, tool_call_id, round, task_queue, agent_id,"
-                    " thread_id, resource_id, answered_at, body) SELECT run_id, tool_call_id, round, task_queue,"
-                    " agent_id, thread_id, resource_id, %s, %s FROM tempo_agents.waiting_calls"
-                    " WHERE run_id = %s AND tool_call_id = %s AND round <= %s ON CONFLICT DO NOTHING",
-                    (answer.answered_at, to_json(answer.answer), run_id, tool_call_id, round),
-                )
+                await _keep_answer(conn, db.columns, run_id, tool_call_id, round, answer)
             await conn.execute(
                 "DELETE FROM tempo_agents.waiting_calls WHERE run_id = %s AND tool_call_id = %s AND round <= %s",
                 (run_id, tool_call_id, round),
             )
 
     await db.run(op)
+
+
+async def _keep_answer(
+    conn: Conn, columns: SealedColumns, run_id: str, tool_call_id: str, round: int, answer: GivenAnswer
+) -> None:
+    """Keep the answer with where its call waited (inside the caller's transaction), sealed bound to its round."""
+    cursor = await conn.execute(
+        "SELECT round FROM tempo_agents.waiting_calls WHERE run_id = %s AND tool_call_id = %s AND round <= %s"
+        " FOR UPDATE",
+        (run_id, tool_call_id, round),
+    )
+    waited = await cursor.fetchone()
+    if waited is None:
+        return
+    body = columns.seal(ANSWERED_CALLS, "body", (run_id, tool_call_id, waited[0]), to_json(answer.answer))
+    await conn.execute(
+        "INSERT INTO tempo_agents.answered_calls (run_id, tool_call_id, round, task_queue, agent_id,"
+        " thread_id, resource_id, answered_at, body) SELECT run_id, tool_call_id, round, task_queue,"
+        " agent_id, thread_id, resource_id, %s, %s FROM tempo_agents.waiting_calls"
+        " WHERE run_id = %s AND tool_call_id = %s AND round = %s ON CONFLICT DO NOTHING",
+        (answer.answered_at, body, run_id, tool_call_id, waited[0]),
+    )
 
 
 async def answered_calls(
@@ -152,7 +186,8 @@ async def answered_calls(
             )
             rows = await cursor.fetchall()
         total = 0 if counted is None else int(counted[0])
-        return AnsweredCalls(answers=[answered_call(row) for row in rows], total=total)
+        opened = db.columns.opened_answered_rows(rows)
+        return AnsweredCalls(answers=[answered_call(row) for row in opened], total=total)
 
     return await db.run(op)
 

@@ -14,6 +14,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TypeVar
 
+from tempo_agents.store.sealed_columns import SealedColumns
 from tempo_agents.store.sqlite.schema import open_writer
 
 __all__ = ["SQLiteConnections"]
@@ -22,10 +23,11 @@ _T = TypeVar("_T")
 
 
 class SQLiteConnections:
-    """The writer and reader threads of one SQLite file (module docstring)."""
+    """The writer and reader threads of one SQLite file (module docstring), and how its columns are sealed."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, columns: SealedColumns | None = None) -> None:
         self.path = path
+        self.columns = columns or SealedColumns()
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="tempo-agents-sqlite")
         self._read_executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="tempo-agents-sqlite-read")
         self._connection: sqlite3.Connection | None = None

@@ -9,14 +9,29 @@ from collections.abc import Sequence
 from typing import Any
 
 from tempo_agents.store.base import JournalEntry, TranscriptEntry
+from tempo_agents.store.sealed_columns import JOURNAL, OUTCOMES, SealedColumns
 from tempo_agents.store.sqlite.connections import SQLiteConnections
 
-__all__ = ["OUTCOME", "offset_of", "read_chunks", "saved_outcome", "transcript_changes", "usage_counters"]
+__all__ = [
+    "OUTCOME",
+    "offset_of",
+    "read_chunks",
+    "read_outcome",
+    "saved_outcome",
+    "transcript_changes",
+    "usage_counters",
+]
 
 OUTCOME = "SELECT body FROM outcomes WHERE run_id = ? AND key = ?"
 """A run's saved outcome under a key."""
 
 _TRANSCRIPT_COLUMNS = "step, part, position, body, memory_body"
+
+
+def read_outcome(db: sqlite3.Connection, columns: SealedColumns, run_id: str, key: str) -> dict[str, Any] | None:
+    """A run's saved outcome under a key, opened, or ``None`` (inside the caller's transaction, if any)."""
+    row = db.execute(OUTCOME, (run_id, key)).fetchone()
+    return None if row is None else dict(json.loads(columns.open(OUTCOMES, "body", (run_id, key), row[0])))
 
 
 async def read_chunks(connections: SQLiteConnections, run_id: str, offset: int, limit: int) -> list[JournalEntry]:
@@ -25,7 +40,11 @@ async def read_chunks(connections: SQLiteConnections, run_id: str, offset: int, 
             "SELECT seq, body FROM journal WHERE run_id = ? AND seq >= ? ORDER BY seq LIMIT ?",
             (run_id, offset, limit),
         ).fetchall()
-        return [JournalEntry(offset=int(seq), chunk=json.loads(body)) for seq, body in rows]
+        opened = connections.columns.open
+        return [
+            JournalEntry(offset=int(seq), chunk=json.loads(opened(JOURNAL, "body", (run_id, seq), body)))
+            for seq, body in rows
+        ]
 
     return await connections.read(work)
 
@@ -56,8 +75,7 @@ async def usage_counters(
 
 async def saved_outcome(connections: SQLiteConnections, run_id: str, key: str) -> dict[str, Any] | None:
     def work(db: sqlite3.Connection) -> dict[str, Any] | None:
-        row = db.execute(OUTCOME, (run_id, key)).fetchone()
-        return None if row is None else dict(json.loads(row[0]))
+        return read_outcome(db, connections.columns, run_id, key)
 
     return await connections.read(work)
 
@@ -76,12 +94,7 @@ async def transcript_changes(
             ).fetchall()
         finally:
             db.execute("COMMIT")
-        entries = [
-            TranscriptEntry(
-                step=s, part=p, position=pos, message=json.loads(b), memory_message=json.loads(m) if m else None
-            )
-            for s, p, pos, b, m in rows
-        ]
+        entries = [connections.columns.transcript_entry(run_id, *row) for row in rows]
         return entries, 0 if row is None else int(row[0])
 
     return await connections.read(work)

@@ -3,15 +3,15 @@ IMMEDIATE``: writers take turns), transcripts, and a start counted. They run on 
 
 from __future__ import annotations
 
-import json
 import sqlite3
 from collections.abc import Sequence
 from typing import Any
 
 from tempo_agents.store import base
-from tempo_agents.store.base import ChunkWrite, SavedOutcome, TranscriptEntry, to_json, transcript_rows
+from tempo_agents.store.base import ChunkWrite, SavedOutcome, TranscriptEntry, to_json
+from tempo_agents.store.sealed_columns import JOURNAL, SealedColumns
 from tempo_agents.store.sqlite.connections import SQLiteConnections
-from tempo_agents.store.sqlite.journal_reads import OUTCOME
+from tempo_agents.store.sqlite.journal_reads import read_outcome
 from tempo_agents.store.sqlite.waiting_calls import change_waiting
 
 __all__ = ["put_transcript", "put_transcript_in", "record", "record_in", "saved_or_counted"]
@@ -21,12 +21,14 @@ INSERT INTO usage_counters (scope, period, tokens, cost_nanos) VALUES (?, ?, ?, 
 ON CONFLICT (scope, period) DO UPDATE
 SET tokens = tokens + excluded.tokens, cost_nanos = cost_nanos + excluded.cost_nanos
 """
-_APPEND = """
-INSERT INTO journal (run_id, seq, key, body)
-VALUES (?, (SELECT COALESCE(MAX(seq), -1) + 1 FROM journal WHERE run_id = ?), ?, ?)
-ON CONFLICT (run_id, key) DO UPDATE SET body = excluded.body
-RETURNING seq
+_NEXT_SEQ = "SELECT COALESCE(MAX(seq), -1) + 1 FROM journal WHERE run_id = ?"
+_KEYED_SEQS = "SELECT key, seq FROM journal WHERE run_id = ? AND key IN (SELECT value FROM json_each(?))"
+_PUT_CHUNK = """
+INSERT INTO journal (run_id, seq, key, body) VALUES (?, ?, ?, ?)
+ON CONFLICT (run_id, seq) DO UPDATE SET key = excluded.key, body = excluded.body
 """
+"""A chunk at the offset it was given: a keyed chunk already written keeps its offset (its body is sealed bound to
+it), every other one goes after the run's last."""
 
 _NEXT_REVISION = """
 INSERT INTO transcript_revision (run_id, revision) VALUES (?, 1)
@@ -58,10 +60,10 @@ async def record(
         db.execute("BEGIN IMMEDIATE")
         try:
             if fence is not None:  # writers take turns (BEGIN IMMEDIATE): the count read here is the newest
-                counted = db.execute(OUTCOME, (run_id, fence.counter_key)).fetchone()
-                fence.check(run_id, None if counted is None else json.loads(counted[0]))
-            offsets = record_in(db, run_id, entries, writes, outcome, charges)
-            change_waiting(db, run_id, writes, waiting)
+                counted = read_outcome(db, connections.columns, run_id, fence.counter_key)
+                fence.check(run_id, counted)
+            offsets = record_in(db, connections.columns, run_id, entries, writes, outcome, charges)
+            change_waiting(db, connections.columns, run_id, writes, waiting)
         except BaseException:
             db.execute("ROLLBACK")
             raise
@@ -77,13 +79,13 @@ async def saved_or_counted(
     def work(db: sqlite3.Connection) -> tuple[dict[str, Any] | None, int]:
         db.execute("BEGIN IMMEDIATE")
         try:
-            saved = db.execute(OUTCOME, (run_id, key)).fetchone()
+            saved = read_outcome(db, connections.columns, run_id, key)
             if saved is not None:
                 db.execute("COMMIT")
-                return dict(json.loads(saved[0])), 0
-            counted = db.execute(OUTCOME, (run_id, counter_key)).fetchone()
-            count = 1 + (int(json.loads(counted[0])["starts"]) if counted is not None else 0)
-            record_in(db, run_id, (), (), SavedOutcome(counter_key, {"starts": count}))
+                return saved, 0
+            counted = read_outcome(db, connections.columns, run_id, counter_key)
+            count = 1 + (int(counted["starts"]) if counted is not None else 0)
+            record_in(db, connections.columns, run_id, (), (), SavedOutcome(counter_key, {"starts": count}))
         except BaseException:
             db.execute("ROLLBACK")
             raise
@@ -97,7 +99,7 @@ async def put_transcript(connections: SQLiteConnections, run_id: str, entries: S
     def work(db: sqlite3.Connection) -> None:
         db.execute("BEGIN IMMEDIATE")
         try:
-            put_transcript_in(db, run_id, entries)
+            put_transcript_in(db, connections.columns, run_id, entries)
         except BaseException:
             db.execute("ROLLBACK")
             raise
@@ -109,6 +111,7 @@ async def put_transcript(connections: SQLiteConnections, run_id: str, entries: S
 
 def record_in(
     db: sqlite3.Connection,
+    columns: SealedColumns,
     run_id: str,
     entries: Sequence[TranscriptEntry],
     writes: Sequence[ChunkWrite],
@@ -116,22 +119,42 @@ def record_in(
     charges: Sequence[base.UsageCharge] = (),
 ) -> list[int]:
     """The writes of :func:`record`, inside the caller's transaction."""
-    put_transcript_in(db, run_id, entries)
+    put_transcript_in(db, columns, run_id, entries)
     db.executemany(_CHARGE, [(c.scope, c.period, c.tokens, c.cost_nanos) for c in charges])
     if outcome is not None:
         db.execute(
             "INSERT OR REPLACE INTO outcomes (run_id, key, body) VALUES (?, ?, ?)",
-            (run_id, outcome.key, to_json(outcome.value)),
+            (run_id, outcome.key, columns.seal_outcome(run_id, outcome.key, to_json(outcome.value))),
         )
-    return [int(db.execute(_APPEND, (run_id, run_id, w.key, to_json(w.chunk))).fetchone()[0]) for w in writes]
+    return _append_in(db, columns, run_id, writes)
 
 
-def put_transcript_in(db: sqlite3.Connection, run_id: str, entries: Sequence[TranscriptEntry]) -> None:
+def _append_in(db: sqlite3.Connection, columns: SealedColumns, run_id: str, writes: Sequence[ChunkWrite]) -> list[int]:
+    """Append (or replace by key) the chunks, each sealed bound to its offset; returns the offsets."""
+    if not writes:
+        return []
+    next_seq = int(db.execute(_NEXT_SEQ, (run_id,)).fetchone()[0])
+    keys = [w.key for w in writes if w.key is not None]
+    seq_of: dict[str, int] = dict(db.execute(_KEYED_SEQS, (run_id, to_json(keys))).fetchall()) if keys else {}
+    offsets: list[int] = []
+    rows: list[tuple[str, int, str | None, str]] = []
+    for write in writes:
+        seq = seq_of.get(write.key) if write.key is not None else None
+        if seq is None:
+            seq, next_seq = next_seq, next_seq + 1
+            if write.key is not None:
+                seq_of[write.key] = seq
+        offsets.append(seq)
+        rows.append((run_id, seq, write.key, columns.seal(JOURNAL, "body", (run_id, seq), to_json(write.chunk))))
+    db.executemany(_PUT_CHUNK, rows)
+    return offsets
+
+
+def put_transcript_in(
+    db: sqlite3.Connection, columns: SealedColumns, run_id: str, entries: Sequence[TranscriptEntry]
+) -> None:
     """Upsert entries under the run's next transcript revision (inside the caller's transaction)."""
     if not entries:
         return
     revision = int(db.execute(_NEXT_REVISION, (run_id,)).fetchone()[0])
-    db.executemany(
-        _PUT_TRANSCRIPT,
-        transcript_rows(run_id, entries, revision),
-    )
+    db.executemany(_PUT_TRANSCRIPT, columns.transcript_rows(run_id, entries, revision))

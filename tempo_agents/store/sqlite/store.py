@@ -7,13 +7,23 @@ the journal's writes and reads, the waiting calls and the memory threads are fun
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 from tempo_agents.store import base
 from tempo_agents.store.base import ChunkWrite, JournalEntry, SavedOutcome, Store, TranscriptEntry
-from tempo_agents.store.sqlite import erasure, journal_reads, journal_writes, run_expiries, threads, waiting_calls
+from tempo_agents.store.key_rotation import RotatedTable, rotate_keys
+from tempo_agents.store.sealed_columns import SealedColumns, StoreKeys
+from tempo_agents.store.sqlite import (
+    erasure,
+    journal_reads,
+    journal_writes,
+    key_rotation,
+    run_expiries,
+    threads,
+    waiting_calls,
+)
 from tempo_agents.store.sqlite.connections import SQLiteConnections
 from tempo_agents.store.sqlite.watcher import Watcher
 
@@ -26,14 +36,15 @@ class SQLiteStore(Store):
     All SQL runs on one private thread so the event loop never blocks on disk. Readers in the same
     process are woken as soon as a chunk is appended; chunks appended by other processes are noticed by a
     watcher thread that, while a reader waits, checks the file every ``poll_interval`` seconds
-    (:mod:`~tempo_agents.store.sqlite.watcher`).
+    (:mod:`~tempo_agents.store.sqlite.watcher`). With a ``keyring``, the columns that hold user content are sealed
+    (:mod:`~tempo_agents.store.sealed_columns`).
     """
 
-    def __init__(self, path: str | Path, *, poll_interval: float = 0.005) -> None:
+    def __init__(self, path: str | Path, *, poll_interval: float = 0.005, keyring: StoreKeys | None = None) -> None:
         self.path = Path(path)
         self.url = f"sqlite:///{self.path}"
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._db = SQLiteConnections(self.path)
+        self._db = SQLiteConnections(self.path, SealedColumns(keyring))
         self._watcher = Watcher(self.path, poll_interval)
 
     @property
@@ -155,6 +166,11 @@ class SQLiteStore(Store):
 
     async def waiting_kept_since(self) -> float:
         return await waiting_calls.waiting_kept_since(self._db)
+
+    async def rotate_keys(
+        self, batch_size: int = 500, progress: Callable[[RotatedTable], None] | None = None
+    ) -> list[RotatedTable]:
+        return await rotate_keys(self._db.columns, key_rotation.SQLiteRotation(self._db), batch_size, progress)
 
     async def migrate(self) -> str:
         await self._db.run(lambda db: None)  # opening the file creates or upgrades its tables

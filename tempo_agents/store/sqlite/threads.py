@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from tempo_agents.store.base import to_json
+from tempo_agents.store.sealed_columns import THREAD_MESSAGES, THREAD_STATE
 from tempo_agents.store.sqlite.connections import SQLiteConnections
 
 __all__ = [
@@ -24,6 +25,9 @@ __all__ = [
 async def append_thread_messages(
     connections: SQLiteConnections, thread_id: str, resource_id: str, run_id: str, messages: Sequence[dict[str, Any]]
 ) -> None:
+    def seal(idx: int, text: str) -> str:
+        return connections.columns.seal(THREAD_MESSAGES, "body", (thread_id, resource_id, run_id, idx), text)
+
     def work(db: sqlite3.Connection) -> None:
         db.execute("BEGIN IMMEDIATE")
         try:
@@ -49,7 +53,10 @@ async def append_thread_messages(
             db.executemany(
                 "INSERT OR REPLACE INTO thread_messages (thread_id, resource_id, run_id, idx, created, body) "
                 "VALUES (?, ?, ?, ?, ?, ?)",
-                [(thread_id, resource_id, run_id, i, kept.get(i, fresh), to_json(m)) for i, m in enumerate(messages)],
+                [
+                    (thread_id, resource_id, run_id, i, kept.get(i, fresh), seal(i, to_json(m)))
+                    for i, m in enumerate(messages)
+                ],
             )
         except BaseException:
             db.execute("ROLLBACK")
@@ -73,10 +80,11 @@ async def remove_run_from_thread(connections: SQLiteConnections, thread_id: str,
 async def get_thread_messages(connections: SQLiteConnections, thread_id: str, resource_id: str) -> list[dict[str, Any]]:
     def work(db: sqlite3.Connection) -> list[dict[str, Any]]:
         rows = db.execute(
-            "SELECT body FROM thread_messages WHERE thread_id = ? AND resource_id = ? ORDER BY created, idx",
+            "SELECT run_id, idx, body FROM thread_messages WHERE thread_id = ? AND resource_id = ? "
+            "ORDER BY created, idx",
             (thread_id, resource_id),
         ).fetchall()
-        return [json.loads(body) for (body,) in rows]
+        return _opened(connections, thread_id, resource_id, rows)
 
     return await connections.read(work)
 
@@ -86,12 +94,12 @@ async def thread_messages_after(
 ) -> list[dict[str, Any]]:
     def work(db: sqlite3.Connection) -> list[dict[str, Any]]:
         rows = db.execute(
-            "SELECT body FROM thread_messages WHERE thread_id = ? AND resource_id = ? AND run_id <> ? AND "
+            "SELECT run_id, idx, body FROM thread_messages WHERE thread_id = ? AND resource_id = ? AND run_id <> ? AND "
             "created > (SELECT COALESCE(MAX(created), 0) FROM thread_messages "
             "WHERE thread_id = ? AND resource_id = ? AND run_id = ?) ORDER BY created, idx",
             (thread_id, resource_id, run_id, thread_id, resource_id, run_id),
         ).fetchall()
-        return [json.loads(body) for (body,) in rows]
+        return _opened(connections, thread_id, resource_id, rows)
 
     return await connections.read(work)
 
@@ -101,7 +109,11 @@ async def get_thread_state(connections: SQLiteConnections, thread_id: str, state
         row = db.execute(
             "SELECT body FROM thread_state WHERE thread_id = ? AND type = ?", (thread_id, state_type)
         ).fetchone()
-        return None if row is None else json.loads(row[0])
+        return (
+            None
+            if row is None
+            else json.loads(connections.columns.open(THREAD_STATE, "body", (thread_id, state_type), row[0]))
+        )
 
     return await connections.read(work)
 
@@ -111,7 +123,22 @@ async def set_thread_state(connections: SQLiteConnections, thread_id: str, state
         db.execute(
             "INSERT INTO thread_state (thread_id, type, body) VALUES (?, ?, ?) "
             "ON CONFLICT (thread_id, type) DO UPDATE SET body = excluded.body",
-            (thread_id, state_type, to_json(value)),
+            (
+                thread_id,
+                state_type,
+                connections.columns.seal(THREAD_STATE, "body", (thread_id, state_type), to_json(value)),
+            ),
         )
 
     await connections.run(work)
+
+
+def _opened(
+    connections: SQLiteConnections, thread_id: str, resource_id: str, rows: Sequence[Sequence[Any]]
+) -> list[dict[str, Any]]:
+    """Thread messages read as ``(run_id, idx, body)``, opened."""
+    opened = connections.columns.open
+    return [
+        json.loads(opened(THREAD_MESSAGES, "body", (thread_id, resource_id, run_id, idx), body))
+        for run_id, idx, body in rows
+    ]

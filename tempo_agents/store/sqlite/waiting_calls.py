@@ -4,18 +4,24 @@ the lists."""
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from collections.abc import Sequence
 
 from tempo_agents.store import base  # the waiting-call helpers, as base.<name>
 from tempo_agents.store.base import ChunkWrite, to_json
+from tempo_agents.store.sealed_columns import ANSWERED_CALLS, WAITING_CALLS, SealedColumns
 from tempo_agents.store.sqlite.connections import SQLiteConnections
 
 __all__ = ["answered_calls", "change_waiting", "forget_waiting", "waiting_kept_since", "waiting_runs"]
 
 
 def change_waiting(
-    db: sqlite3.Connection, run_id: str, writes: Sequence[ChunkWrite], waiting: base.WaitingChange | None
+    db: sqlite3.Connection,
+    columns: SealedColumns,
+    run_id: str,
+    writes: Sequence[ChunkWrite],
+    waiting: base.WaitingChange | None,
 ) -> None:
     """The waiting calls' part of :meth:`~tempo_agents.store.base.Store.record`, inside the caller's transaction."""
     db.executemany("INSERT OR IGNORE INTO child_runs (run_id) VALUES (?)", [(c,) for c in base.child_runs_in(writes)])
@@ -29,11 +35,24 @@ def change_waiting(
     )
     db.executemany(
         f"INSERT OR REPLACE INTO waiting_calls ({base.WAITING_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        [base.waiting_row(call) for call in waiting.waits],
+        [columns.waiting_row(call) for call in waiting.waits],
     )
-    db.executemany(
-        "UPDATE waiting_calls SET body = json_patch(body, ?) WHERE run_id = ? AND tool_call_id = ? AND round = ?",
-        [(call.body_patch(), run_id, call.tool_call_id, call.round) for call in waiting.readdressed],
+    for call in waiting.readdressed:
+        _readdress(db, columns, run_id, call)
+
+
+def _readdress(db: sqlite3.Connection, columns: SealedColumns, run_id: str, call: base.ReaddressedCall) -> None:
+    """Patch a waiting call's stored body with its new approvers, if it still waits in that round."""
+    where = "run_id = ? AND tool_call_id = ? AND round = ?"
+    row = db.execute(f"SELECT body FROM waiting_calls WHERE {where}", (run_id, call.tool_call_id, call.round))
+    found = row.fetchone()
+    if found is None:
+        return
+    identity = (run_id, call.tool_call_id)
+    body = {**json.loads(columns.open(WAITING_CALLS, "body", identity, found[0])), **json.loads(call.body_patch())}
+    db.execute(
+        f"UPDATE waiting_calls SET body = ? WHERE {where}",
+        (columns.seal(WAITING_CALLS, "body", identity, to_json(body)), run_id, call.tool_call_id, call.round),
     )
 
 
@@ -66,7 +85,8 @@ async def waiting_runs(
             ).fetchall()
         finally:
             db.execute("COMMIT")
-        return base.WaitingRuns(runs=base.group_waiting(ids, rows), total=total)
+        opened = connections.columns.opened_waiting_rows(rows)
+        return base.WaitingRuns(runs=base.group_waiting(ids, opened), total=total)
 
     return await connections.read(work)
 
@@ -78,13 +98,7 @@ async def forget_waiting(
         db.execute("BEGIN IMMEDIATE")
         try:
             if answer is not None:
-                db.execute(
-                    "INSERT OR IGNORE INTO answered_calls (run_id, tool_call_id, round, task_queue, agent_id,"
-                    " thread_id, resource_id, answered_at, body) SELECT run_id, tool_call_id, round, task_queue,"
-                    " agent_id, thread_id, resource_id, ?, ? FROM waiting_calls"
-                    " WHERE run_id = ? AND tool_call_id = ? AND round <= ?",
-                    (answer.answered_at, to_json(answer.answer), run_id, tool_call_id, round),
-                )
+                _keep_answer(db, connections.columns, run_id, tool_call_id, round, answer)
             db.execute(
                 "DELETE FROM waiting_calls WHERE run_id = ? AND tool_call_id = ? AND round <= ?",
                 (run_id, tool_call_id, round),
@@ -95,6 +109,26 @@ async def forget_waiting(
         db.execute("COMMIT")
 
     await connections.run(work)
+
+
+def _keep_answer(
+    db: sqlite3.Connection, columns: SealedColumns, run_id: str, tool_call_id: str, round: int, answer: base.GivenAnswer
+) -> None:
+    """Keep the answer with where its call waited (inside the caller's transaction), sealed bound to its round."""
+    waited = db.execute(
+        "SELECT round FROM waiting_calls WHERE run_id = ? AND tool_call_id = ? AND round <= ?",
+        (run_id, tool_call_id, round),
+    ).fetchone()
+    if waited is None:
+        return
+    body = columns.seal(ANSWERED_CALLS, "body", (run_id, tool_call_id, waited[0]), to_json(answer.answer))
+    db.execute(
+        "INSERT OR IGNORE INTO answered_calls (run_id, tool_call_id, round, task_queue, agent_id,"
+        " thread_id, resource_id, answered_at, body) SELECT run_id, tool_call_id, round, task_queue,"
+        " agent_id, thread_id, resource_id, ?, ? FROM waiting_calls"
+        " WHERE run_id = ? AND tool_call_id = ? AND round = ?",
+        (answer.answered_at, body, run_id, tool_call_id, waited[0]),
+    )
 
 
 async def answered_calls(
@@ -114,7 +148,8 @@ async def answered_calls(
             ).fetchall()
         finally:
             db.execute("COMMIT")
-        return base.AnsweredCalls(answers=[base.answered_call(row) for row in rows], total=total)
+        opened = connections.columns.opened_answered_rows(rows)
+        return base.AnsweredCalls(answers=[base.answered_call(row) for row in opened], total=total)
 
     return await connections.read(work)
 
