@@ -8,7 +8,7 @@ from typing import Any
 from tempo_agents.agent.agent import Agent
 from tempo_agents.agent.delegation import is_child_tool
 from tempo_agents.agent.hooks import ToolHooks
-from tempo_agents.approvals import ApprovalPolicy, ApproverPolicy
+from tempo_agents.approvals import ApprovalPolicy, ApproverPolicy, group_members
 from tempo_agents.budgets import ModelPrice, PriceTable
 from tempo_agents.errors import ConfigurationError, ToolNotFoundError
 from tempo_agents.notifications import AnswerLinkMaker, NotificationSender, NotificationSettings
@@ -39,6 +39,7 @@ class Registry:
         notifications: NotificationSettings | None = None,
         answer_links: AnswerLinkMaker | None = None,
         approver_policies: Mapping[str, ApproverPolicy] | None = None,
+        groups: Mapping[str, Sequence[str]] | None = None,
     ) -> None:
         if isinstance(prices, PriceTable):
             self.prices = prices
@@ -80,13 +81,17 @@ class Registry:
         self.notifier: NotificationSender | None = None
         """Sends the runs' notification events (``None``: no channel is configured)."""
         self._answer_links = answer_links
+        self.group_members = group_members(groups or {})
+        """Group name → its members (from principal → groups): each gets notification links of its own."""
         if notifications is not None:
             self.use_notifications(notifications)
 
     def use_notifications(self, settings: NotificationSettings) -> None:
         """Send the runs' events to these channels (a worker's ``--notifications`` file replaces the App's)."""
         self._check_channel_names(settings)
-        self.notifier = NotificationSender(settings, self._answer_links) if settings.channels else None
+        self.notifier = (
+            NotificationSender(settings, self._answer_links, self.group_members) if settings.channels else None
+        )
 
     def _check_channel_names(self, settings: NotificationSettings) -> None:
         for agent in self._agents.values():
