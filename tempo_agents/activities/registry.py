@@ -8,7 +8,7 @@ from typing import Any
 from tempo_agents.agent.agent import Agent
 from tempo_agents.agent.delegation import is_child_tool
 from tempo_agents.agent.hooks import ToolHooks
-from tempo_agents.approvals import ApprovalPolicy, ApproverPolicy, group_members
+from tempo_agents.approvals import ApprovalPolicy, ApproverPolicy, members_by_group
 from tempo_agents.budgets import ModelPrice, PriceTable
 from tempo_agents.errors import ConfigurationError, ToolNotFoundError
 from tempo_agents.notifications import AnswerLinkMaker, NotificationSender, NotificationSettings
@@ -81,7 +81,7 @@ class Registry:
         self.notifier: NotificationSender | None = None
         """Sends the runs' notification events (``None``: no channel is configured)."""
         self._answer_links = answer_links
-        self.group_members = group_members(groups or {})
+        self.group_members = members_by_group(groups or {})
         """Group name → its members (from principal → groups): each gets notification links of its own."""
         if notifications is not None:
             self.use_notifications(notifications)

@@ -2,7 +2,7 @@
 
 - :class:`ApprovalRequest` (``policy``): what a tool's approval asks, as the agent defines it;
 - :class:`ApproverPolicy` and :class:`Approvers` (``approvers``): who a waiting call is assigned to;
-- :func:`group_members` and :func:`people_of` (``group_members``): the people a call's approvers name;
+- :func:`members_by_group` and :func:`people_of` (``group_members``): the people a call's approvers name;
 - :func:`may_answer` (``who_may_answer``): the one check of an answerer, made by the client and by the workflow;
 - :class:`AnswerLinks` (``answer_links``): signed, single-use links that answer one round of one call, and the
   store's record of a spent link (``link_spent``, ``record_spent``).
@@ -21,7 +21,7 @@ from tempo_agents.approvals.answer_links import (
     record_spent,
 )
 from tempo_agents.approvals.approvers import ApproverPolicy, Approvers
-from tempo_agents.approvals.group_members import group_members, people_of
+from tempo_agents.approvals.group_members import members_by_group, people_of
 from tempo_agents.approvals.policy import ApprovalPolicy, ApprovalRequest
 from tempo_agents.approvals.who_may_answer import may_answer, not_an_approver_text
 
@@ -37,9 +37,9 @@ __all__ = [
     "approval_choices",
     "args_hash",
     "call_choices",
-    "group_members",
     "link_spent",
     "may_answer",
+    "members_by_group",
     "not_an_approver_text",
     "option_choices",
     "people_of",

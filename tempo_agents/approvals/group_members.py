@@ -8,10 +8,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-__all__ = ["group_members", "people_of"]
+__all__ = ["members_by_group", "people_of"]
 
 
-def group_members(groups: Mapping[str, Sequence[str]]) -> dict[str, list[str]]:
+def members_by_group(groups: Mapping[str, Sequence[str]]) -> dict[str, list[str]]:
     """Group name → its members, from principal → the groups it belongs to."""
     members: dict[str, list[str]] = {}
     for principal, names in groups.items():

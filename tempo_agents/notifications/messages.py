@@ -9,7 +9,7 @@ from typing import Any
 
 from tempo_agents.notifications.events import NotificationEvent, call_label
 
-__all__ = ["details", "email_message", "slack_message", "summary"]
+__all__ = ["ANSWER_ACTION_PREFIX", "details", "email_message", "slack_message", "summary"]
 
 ANSWER_ACTION_PREFIX = "answer:"
 """The ``action_id`` of an interactive message's answer button, before the choice's name."""

@@ -18,7 +18,17 @@ from tempo_agents.server.auth import Authorize, BearerTokens, allow_all, authori
 from tempo_agents.server.dashboard.mounting import mount_dashboard
 from tempo_agents.server.errors import ERROR_RESPONSES, STORE_RETRY_AFTER_SECONDS, install_error_handlers
 from tempo_agents.server.request_limits import MAX_BODY_BYTES, RequestLimits
-from tempo_agents.server.routes import agents, answer_links, event_sources, events, runs, schedules, threads, tools
+from tempo_agents.server.routes import (
+    agents,
+    answer_links,
+    event_sources,
+    events,
+    runs,
+    schedules,
+    slack_interactions,
+    threads,
+    tools,
+)
 from tempo_agents.telemetry.api_route import metrics_router
 
 __all__ = ["DEFAULT_PREFIX", "create_server"]
@@ -108,6 +118,7 @@ def create_server(
     api.include_router(event_sources.router, prefix=base, responses=ERROR_RESPONSES)
     # An answer link is its own credential too (signed, bound to one call, its principal named in it).
     api.include_router(answer_links.router, prefix=base)
+    api.include_router(slack_interactions.router, prefix=base)  # Slack's request signature is its credential
     api.include_router(metrics_router(), dependencies=dependencies)  # GET /metrics, outside the OpenAPI document
     open_paths = mount_dashboard(api, app, prefix=base, dependencies=dependencies, temporal_ui_url=temporal_ui_url)
     install_error_handlers(api)
@@ -118,7 +129,14 @@ def create_server(
         api.add_middleware(
             BearerTokens,
             tokens=dict(tokens),
-            open_paths=[f"{base}/health", f"{base}/ready", f"{base}/answer-links/", *event_paths, *open_paths],
+            open_paths=[
+                f"{base}/health",
+                f"{base}/ready",
+                f"{base}/answer-links/",
+                f"{base}/slack/interactions",
+                *event_paths,
+                *open_paths,
+            ],
         )
     if cors_origins:  # outermost, so preflights (which carry no token) are answered and 401s carry CORS headers
         api.add_middleware(
