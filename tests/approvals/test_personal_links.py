@@ -45,7 +45,7 @@ def on_server(server_url: str, url: str) -> str:
 
 
 def approve_link(mail: EmailMessage) -> str:
-    plain = next(part for part in mail.iter_parts() if part.get_content_type() == "text/plain").get_content()
+    plain = str(next(part for part in mail.iter_parts() if part.get_content_type() == "text/plain").get_content())
     line = next(line for line in plain.splitlines() if line.startswith("Approve: "))
     return line.removeprefix("Approve: ")
 
