@@ -9,13 +9,16 @@ import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from datetime import timedelta
+from pathlib import Path
 from typing import Any
 
 import httpx
+import pytest
 
 from tempo_agents import App
 from tempo_agents.approvals import AnswerLinks
-from tempo_agents.notifications import NotificationSettings, SlackChannel
+from tempo_agents.errors import ConfigurationError
+from tempo_agents.notifications import NotificationSettings, SlackChannel, load_notification_settings
 from tempo_agents.server.serving import ApiServer
 from tests.conftest import AppFactory, running_worker
 from tests.support.approval_agents import payments_agent
@@ -144,3 +147,28 @@ async def test_a_button_value_is_no_link_and_a_link_is_no_button_value(make_app:
             assert slack.responses["b"][0]["text"] == "Declined by @alice"
             await app.attach(run_id, follow="run").result()
     assert ran == []
+
+
+def test_a_slack_app_channel_from_a_settings_file_takes_its_secrets_from_the_environment(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("SLACK_BOT_TOKEN", BOT_TOKEN)
+    monkeypatch.setenv("SLACK_SIGNING_SECRET", SIGNING_SECRET)
+    file = tmp_path / "notifications.toml"
+    file.write_text(
+        '[[channels]]\ntype = "slack"\nname = "approvals"\nslack_channel = "C0001"\n'
+        'bot_token_env = "SLACK_BOT_TOKEN"\nsigning_secret_env = "SLACK_SIGNING_SECRET"\n'
+        '[channels.users]\nU0ALICE = "alice"\n'
+    )
+    [channel] = load_notification_settings(file).channels
+    assert isinstance(channel, SlackChannel) and channel.interactive
+    assert (channel.bot_token, channel.signing_secret, channel.users) == (
+        BOT_TOKEN,
+        SIGNING_SECRET,
+        {"U0ALICE": "alice"},
+    )
+    assert BOT_TOKEN not in repr(channel) and SIGNING_SECRET not in repr(channel)
+    with pytest.raises(ConfigurationError, match="needs an incoming-webhook url or a bot_token"):
+        SlackChannel(name="nothing")
+    with pytest.raises(ConfigurationError, match="name its slack_channel"):
+        SlackChannel(name="bot", bot_token=BOT_TOKEN)
