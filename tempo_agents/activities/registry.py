@@ -8,7 +8,7 @@ from typing import Any
 from tempo_agents.agent.agent import Agent
 from tempo_agents.agent.delegation import is_child_tool
 from tempo_agents.agent.hooks import ToolHooks
-from tempo_agents.approvals import ApprovalPolicy, ApproverPolicy
+from tempo_agents.approvals import ApprovalPolicy, ApproverPolicy, members_by_group
 from tempo_agents.budgets import ModelPrice, PriceTable
 from tempo_agents.encryption import Keyring, KeyringSource
 from tempo_agents.errors import ConfigurationError, ToolNotFoundError
@@ -41,6 +41,7 @@ class Registry:
         answer_links: AnswerLinkMaker | None = None,
         approver_policies: Mapping[str, ApproverPolicy] | None = None,
         encryption_keys: Keyring | KeyringSource | None = None,
+        groups: Mapping[str, Sequence[str]] | None = None,
     ) -> None:
         self._encryption_keys = encryption_keys
         """What a store opened from a URL seals with (``None``: ``$TEMPO_AGENTS_ENCRYPTION_KEYS``, if set)."""
@@ -84,13 +85,17 @@ class Registry:
         self.notifier: NotificationSender | None = None
         """Sends the runs' notification events (``None``: no channel is configured)."""
         self._answer_links = answer_links
+        self.group_members = members_by_group(groups or {})
+        """Group name → its members (from principal → groups): each gets notification links of its own."""
         if notifications is not None:
             self.use_notifications(notifications)
 
     def use_notifications(self, settings: NotificationSettings) -> None:
         """Send the runs' events to these channels (a worker's ``--notifications`` file replaces the App's)."""
         self._check_channel_names(settings)
-        self.notifier = NotificationSender(settings, self._answer_links) if settings.channels else None
+        self.notifier = (
+            NotificationSender(settings, self._answer_links, self.group_members) if settings.channels else None
+        )
 
     def _check_channel_names(self, settings: NotificationSettings) -> None:
         for agent in self._agents.values():

@@ -102,6 +102,7 @@ async def _waiting_event(
         _kind(call),
         options if isinstance(options, list) else (),
         call.approvers,
+        registry.agent(agent_id).answers_need_sign_in(call.tool_name),
     )
     links = notifier.links(run_id, linked)
     return NotificationEvent.model_validate(

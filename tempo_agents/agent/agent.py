@@ -89,6 +89,7 @@ class Agent:
         workflows: Mapping[str, Any] | None = None,
         delegation: DelegationHooks | Mapping[str, Any] | None = None,
         approvers: Sequence[str] | str | None = None,
+        answer_requires_sign_in: bool = False,
     ) -> None:
         if not isinstance(id, str) or not id:
             raise ConfigurationError("Agent() needs a non-empty string id")
@@ -137,6 +138,9 @@ class Agent:
         self.approvers = checked_approvers(approvers, f'agent "{id}"')
         """Who may answer the waiting calls of tools that name no approvers (``None``: anyone), or the name of
         an approver policy registered on the App."""
+        self.answer_requires_sign_in = answer_requires_sign_in
+        """Whether waiting calls of tools that do not say are answered only by a signed-in person on the dashboard
+        (their notifications' links open the dashboard instead of answering)."""
         check_modes(id, modes, default_mode, set(self.tools))
         self.modes: dict[str, AgentMode] = {mode.id: mode for mode in modes}
         self.default_mode = default_mode or (modes[0].id if modes else None)
@@ -221,6 +225,13 @@ class Agent:
         """The projections that apply to a tool of this agent (the tool's, over the agent's policy)."""
         tool = self.tools.get(tool_name)
         return merge_transforms(self.transform, tool.transform if tool is not None else None)
+
+    def answers_need_sign_in(self, tool_name: str) -> bool:
+        """Whether a waiting call of this tool is answered only by a signed-in person (the tool's choice, over the
+        agent's)."""
+        tool = self.tools.get(tool_name)
+        own = tool.answer_requires_sign_in if tool is not None else None
+        return self.answer_requires_sign_in if own is None else own
 
     def mode(self, mode_id: str | None) -> AgentMode | None:
         """The mode with this id (``None`` for none); an unknown id raises."""

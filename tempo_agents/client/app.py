@@ -139,6 +139,7 @@ class App(ScheduleMethods, EventMethods):
             answer_links=answer_links,
             approver_policies=approver_policies,
             encryption_keys=encryption_keys,
+            groups=groups,
         )
         self.budget = None if budget is None else Budget.model_validate(budget)
         """The budget of every run of this App, under the agent's ``default_options["budget"]`` and the run's."""

@@ -26,13 +26,23 @@ from tempo_agents.notifications.events import (
     RunEnd,
     event_id,
 )
+from tempo_agents.notifications.messages import ANSWER_ACTION_PREFIX
 from tempo_agents.notifications.sender import NotificationSender
 from tempo_agents.notifications.signature import sign_webhook, signature_header
+from tempo_agents.notifications.slack_requests import (
+    SLACK_TOLERANCE_SECONDS,
+    SlackRequestRefusedError,
+    sign_slack_request,
+    verify_slack_request,
+)
+from tempo_agents.notifications.slack_users import slack_principal
 
 __all__ = [
+    "ANSWER_ACTION_PREFIX",
     "DELIVERIES_QUERY",
     "NOTIFICATIONS_ENV",
     "NOTIFICATION_DELIVERY_WORKFLOW",
+    "SLACK_TOLERANCE_SECONDS",
     "AnswerLinkMaker",
     "AnswerView",
     "CallKind",
@@ -48,10 +58,14 @@ __all__ = [
     "NotificationSettings",
     "RunEnd",
     "SlackChannel",
+    "SlackRequestRefusedError",
     "WebhookChannel",
     "delivery_workflow_id",
     "event_id",
     "load_notification_settings",
+    "sign_slack_request",
     "sign_webhook",
     "signature_header",
+    "slack_principal",
+    "verify_slack_request",
 ]

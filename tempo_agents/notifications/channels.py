@@ -58,15 +58,41 @@ class WebhookChannel(_ChannelBase):
 
 
 class SlackChannel(_ChannelBase):
-    """A Slack-compatible incoming-webhook message: text, and blocks with buttons to the dashboard and answers."""
+    """A Slack message: text, and blocks with buttons to the dashboard and answers.
+
+    Posted to an incoming webhook (``url``: its buttons are answer links), or, with ``bot_token`` and
+    ``slack_channel``, by a Slack app through ``chat.postMessage``: its answer buttons are interactive (each
+    carries a signed value naming the run, the call, its round and the answer), and a click answers as the Slack
+    user who clicked, mapped to a principal by ``users`` (Slack user id → principal) or, failing that, by the
+    user's email (``users.info``) through ``emails`` (email → principal). ``signing_secret``: the app's, which
+    the server's ``POST /api/slack/interactions`` checks every click against. ``api_url``: Slack's Web API."""
 
     type: Literal["slack"] = "slack"
-    url: str = Field(repr=False)
+    url: str | None = Field(default=None, repr=False)
     """An incoming-webhook URL is itself the credential: never printed, never logged."""
+    bot_token: str | None = Field(default=None, repr=False)
+    slack_channel: str | None = None
+    """The Slack channel (its id) a bot posts to."""
+    signing_secret: str | None = Field(default=None, repr=False)
+    users: dict[str, str] = Field(default_factory=dict)
+    emails: dict[str, str] = Field(default_factory=dict)
+    api_url: str = "https://slack.com/api"
+
+    def model_post_init(self, context: object, /) -> None:
+        if self.bot_token is None and self.url is None:
+            raise ConfigurationError(f'Slack channel "{self.name}" needs an incoming-webhook url or a bot_token')
+        if self.bot_token is not None and not self.slack_channel:
+            raise ConfigurationError(f'Slack channel "{self.name}" posts with a bot_token: name its slack_channel')
+
+    @property
+    def interactive(self) -> bool:
+        """Whether it posts through the Slack app, with buttons that answer as whoever clicks."""
+        return self.bot_token is not None
 
 
 class EmailChannel(_ChannelBase):
-    """An email (plain text and HTML) sent over SMTP."""
+    """An email (plain text and HTML) sent over SMTP, one message per recipient: each carries answer links of its
+    own, answering as the recipient's principal (``principals``: address → principal; else the address)."""
 
     type: Literal["email"] = "email"
     host: str
@@ -77,6 +103,11 @@ class EmailChannel(_ChannelBase):
     password: str | None = Field(default=None, repr=False)
     starttls: bool = False
     use_tls: bool = False
+    principals: dict[str, str] = Field(default_factory=dict)
+
+    def principal_of(self, address: str) -> str:
+        """Who a recipient answers as."""
+        return self.principals.get(address, address)
 
 
 Channel = Annotated[WebhookChannel | SlackChannel | EmailChannel, Field(discriminator="type")]

@@ -3,7 +3,8 @@
 
 The file holds :class:`NotificationSettings` (``channels``, ``default``, ``public_url``, ``retry_for`` ... with
 durations in seconds). A secret need not be written in it: a channel's ``secrets_env`` (a list of variable names),
-``url_env`` and ``password_env`` name environment variables that hold them.
+``url_env``, ``password_env``, and a Slack app's ``bot_token_env`` and ``signing_secret_env`` name environment
+variables that hold them.
 """
 
 from __future__ import annotations
@@ -24,7 +25,13 @@ __all__ = ["NOTIFICATIONS_ENV", "load_notification_settings"]
 NOTIFICATIONS_ENV = "TEMPO_AGENTS_NOTIFICATIONS"
 """The default of ``--notifications``: the path of a notification settings file."""
 
-_FROM_ENV = {"secrets_env": "secrets", "url_env": "url", "password_env": "password"}
+_FROM_ENV = {
+    "secrets_env": "secrets",
+    "url_env": "url",
+    "password_env": "password",
+    "bot_token_env": "bot_token",
+    "signing_secret_env": "signing_secret",
+}
 
 
 def load_notification_settings(path: str | os.PathLike[str]) -> NotificationSettings:

@@ -73,8 +73,7 @@ class NotificationDeliveries:
                 if isinstance(channel, WebhookChannel):
                     status = await self._webhook(channel, event, budget)
                 elif isinstance(channel, SlackChannel):
-                    body = json.dumps(slack_message(event), ensure_ascii=False).encode()
-                    status = await _post(channel.url, body, budget)
+                    status = await _slack(channel, event, budget)
                 else:
                     status = await _email(channel, event, budget)
         except (_DeliveryRefused, TimeoutError) as error:
@@ -101,7 +100,7 @@ class NotificationDeliveries:
         return seconds - min(_GIVE_UP_BEFORE, seconds / 10)
 
     async def _webhook(self, channel: WebhookChannel, event: NotificationEvent, budget: float) -> int:
-        body = event.model_dump_json(by_alias=True, exclude_none=True).encode()
+        body = event.model_dump_json(by_alias=True, exclude_none=True, exclude={"links": {"buttons"}}).encode()
         timestamp = int(self._clock())
         headers = {"content-type": "application/json", "webhook-id": event.id, "webhook-timestamp": str(timestamp)}
         secrets = [secret for secret in channel.secrets]
@@ -148,6 +147,27 @@ async def _post(url: str, body: bytes, budget: float, headers: dict[str, str] | 
     return response.status_code
 
 
+async def _slack(channel: SlackChannel, event: NotificationEvent, budget: float) -> int:
+    """An incoming webhook's message, or a Slack app's (``chat.postMessage``, interactive buttons)."""
+    if not channel.interactive or channel.bot_token is None:
+        body = json.dumps(slack_message(event), ensure_ascii=False).encode()
+        return await _post(channel.url or "", body, budget)
+    message = {"channel": channel.slack_channel, **slack_message(event, interactive=True)}
+    try:
+        response = await _client().post(
+            f"{channel.api_url.rstrip('/')}/chat.postMessage",
+            content=json.dumps(message, ensure_ascii=False).encode(),
+            headers={"content-type": "application/json; charset=utf-8", "authorization": f"Bearer {channel.bot_token}"},
+            timeout=httpx.Timeout(budget),
+        )
+    except httpx.HTTPError as error:
+        raise _DeliveryRefused(f"{type(error).__name__}: Slack could not be reached") from None
+    answer = response.json() if response.headers.get("content-type", "").startswith("application/json") else {}
+    if response.status_code != 200 or not answer.get("ok"):
+        raise _DeliveryRefused(f"Slack answered {response.status_code}: {answer.get('error', 'not ok')}")
+    return response.status_code
+
+
 class _SmtpSession:
     """One attempt's SMTP session, run in a thread, which the attempt can cut when it gives up: nothing is sent
     once it is cut, and a session in the middle of its exchange loses its connection."""
@@ -178,7 +198,11 @@ class _SmtpSession:
 
 
 async def _email(channel: EmailChannel, event: NotificationEvent, budget: float) -> int:
-    message = email_message(event, channel.sender, channel.to)
+    people = event.links.people or {}
+    messages = [
+        email_message(event, channel.sender, [to], people.get(channel.principal_of(to)) if people else None)
+        for to in channel.to
+    ]
     session = _SmtpSession()
 
     def send() -> None:
@@ -189,8 +213,9 @@ async def _email(channel: EmailChannel, event: NotificationEvent, budget: float)
                 smtp.starttls(context=ssl.create_default_context())
             if channel.username is not None and channel.password is not None:
                 smtp.login(channel.username, channel.password)
-            session.check()
-            smtp.send_message(message)
+            for message in messages:  # one per recipient: each carries links of its own
+                session.check()
+                smtp.send_message(message)
 
     try:
         await asyncio.to_thread(send)
@@ -219,7 +244,7 @@ _SECRET_URLS = _SecretUrlFilter()
 
 
 def _hide_secret_urls(settings: NotificationSettings) -> None:
-    urls = {c.url for c in settings.channels if isinstance(c, SlackChannel)}
+    urls = {c.url for c in settings.channels if isinstance(c, SlackChannel) and c.url is not None}
     if urls:
         _SECRET_URLS.urls |= urls
         for name in ("httpx", "httpcore"):

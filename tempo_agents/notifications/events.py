@@ -69,6 +69,8 @@ class LinkedCall(NamedTuple):
     kind: str
     options: Sequence[str | Mapping[str, Any]]
     approvers: Sequence[str]
+    sign_in: bool = False
+    """Whether its tool or agent has ``answer_requires_sign_in=True``: its links open the dashboard instead."""
 
 
 class EventLinks(WireModel):
@@ -76,6 +78,12 @@ class EventLinks(WireModel):
 
     dashboard: str | None = None
     answers: dict[str, str] = Field(default_factory=dict)
+    people: dict[str, dict[str, str]] | None = None
+    """Each person's own answers (principal → choice name → URL): the call's approvers, members of its groups
+    where known, and the email recipients; each link answers as the person it was made for."""
+    buttons: dict[str, str] | None = None
+    """The values of an interactive Slack message's answer buttons (choice name → signed token); never sent to a
+    webhook."""
 
 
 class CallView(WireModel):

@@ -9,7 +9,10 @@ from typing import Any
 
 from tempo_agents.notifications.events import NotificationEvent, call_label
 
-__all__ = ["details", "email_message", "slack_message", "summary"]
+__all__ = ["ANSWER_ACTION_PREFIX", "details", "email_message", "slack_message", "summary"]
+
+ANSWER_ACTION_PREFIX = "answer:"
+"""The ``action_id`` of an interactive message's answer button, before the choice's name."""
 
 _KIND_TITLES = {"approval": "Approval needed", "question": "Question waiting", "suspension": "Input needed"}
 
@@ -62,55 +65,82 @@ def _json(value: Any) -> str:
     return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, sort_keys=True)
 
 
-def _buttons(event: NotificationEvent) -> list[tuple[str, str]]:
+def _buttons(event: NotificationEvent, answers: dict[str, str] | None = None) -> list[tuple[str, str]]:
     links = event.links
-    buttons = [(name.capitalize(), url) for name, url in links.answers.items()]
+    buttons = [(name.capitalize(), url) for name, url in (links.answers if answers is None else answers).items()]
     if links.dashboard:
         buttons.append(("Open in dashboard", links.dashboard))
     return buttons
 
 
-def slack_message(event: NotificationEvent) -> dict[str, Any]:
-    """A Slack incoming-webhook body: ``text`` (notifications, clients without blocks) and ``blocks``: the summary,
-    the facts, and a button per answer link and for the dashboard."""
+def slack_message(event: NotificationEvent, *, interactive: bool = False) -> dict[str, Any]:
+    """A Slack message body: ``text`` (notifications, clients without blocks) and ``blocks``: the summary, the
+    facts, and a button per answer link and for the dashboard. ``interactive`` (a Slack app's message): the
+    answer buttons carry signed values instead of links, and answer as whoever clicks them."""
     text = summary(event)
     facts = "\n".join(f"*{label}:* {_slack_escape(value)[:500]}" for label, value in details(event))
     blocks: list[dict[str, Any]] = [
         {"type": "section", "text": {"type": "mrkdwn", "text": f"*{_slack_escape(text)}*"}},
         {"type": "section", "text": {"type": "mrkdwn", "text": facts}},
     ]
-    buttons = _buttons(event)
-    if buttons:
-        blocks.append(
+    elements = _interactive_buttons(event) if interactive else _link_buttons(event)
+    if elements:
+        blocks.append({"type": "actions", "elements": elements})
+    return {"text": text, "blocks": blocks}
+
+
+def _link_buttons(event: NotificationEvent) -> list[dict[str, Any]]:
+    return [
+        {
+            "type": "button",
+            "text": {"type": "plain_text", "text": label},
+            "url": url,
+            "action_id": f"{event.id}-{n}",
+        }
+        for n, (label, url) in enumerate(_buttons(event))
+    ]
+
+
+def _interactive_buttons(event: NotificationEvent) -> list[dict[str, Any]]:
+    values = event.links.buttons or {}
+    elements: list[dict[str, Any]] = [
+        {
+            "type": "button",
+            "text": {"type": "plain_text", "text": name.capitalize()},
+            "value": value,
+            "action_id": f"{ANSWER_ACTION_PREFIX}{name}",
+            **({"style": "primary"} if name == "approve" else {"style": "danger"} if name == "decline" else {}),
+        }
+        for name, value in values.items()
+    ]
+    if event.links.dashboard:
+        elements.append(
             {
-                "type": "actions",
-                "elements": [
-                    {
-                        "type": "button",
-                        "text": {"type": "plain_text", "text": label},
-                        "url": url,
-                        "action_id": f"{event.id}-{n}",
-                    }
-                    for n, (label, url) in enumerate(buttons)
-                ],
+                "type": "button",
+                "text": {"type": "plain_text", "text": "Open in dashboard"},
+                "url": event.links.dashboard,
+                "action_id": "open-dashboard",
             }
         )
-    return {"text": text, "blocks": blocks}
+    return elements
 
 
 def _slack_escape(text: str) -> str:
     return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
-def email_message(event: NotificationEvent, sender: str, to: list[str]) -> EmailMessage:
-    """A multipart email: plain text, and HTML with the same facts and a link per button."""
+def email_message(
+    event: NotificationEvent, sender: str, to: list[str], answers: dict[str, str] | None = None
+) -> EmailMessage:
+    """A multipart email: plain text, and HTML with the same facts and a link per button. ``answers``: the
+    recipient's own answer links (default: the event's)."""
     message = EmailMessage()
     message["Subject"] = summary(event)
     message["From"] = sender
     message["To"] = ", ".join(to)
     message["Message-ID"] = f"<{event.id}@tempo-agents>"
     rows = details(event)
-    buttons = _buttons(event)
+    buttons = _buttons(event, answers)
     plain = [summary(event), "", *(f"{label}: {value}" for label, value in rows)]
     if buttons:
         plain += ["", *(f"{label}: {url}" for label, url in buttons)]

@@ -8,11 +8,12 @@ workflow drops. Only channel names travel; the worker holds their secrets.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from temporalio import activity
 
-from tempo_agents.notifications.channels import NotificationSettings
+from tempo_agents.approvals import AnswerLinks, call_choices, people_of
+from tempo_agents.notifications.channels import EmailChannel, NotificationSettings, SlackChannel
 from tempo_agents.notifications.delivery_payloads import (
     EVENT_SIGNAL,
     NOTIFICATION_DELIVERY_WORKFLOW,
@@ -29,9 +30,16 @@ __all__ = ["NotificationSender"]
 class NotificationSender:
     """What an App's activities need to notify: the channels and how to link to the dashboard and answers."""
 
-    def __init__(self, settings: NotificationSettings, answer_links: AnswerLinkMaker | None = None) -> None:
+    def __init__(
+        self,
+        settings: NotificationSettings,
+        answer_links: AnswerLinkMaker | None = None,
+        members: Mapping[str, Sequence[str]] | None = None,
+    ) -> None:
         self.settings = settings
         self.answer_links = answer_links
+        self.members = {group: list(people) for group, people in (members or {}).items()}
+        """Group name → its members (from the App's groups): each member of a call's group gets links of its own."""
         self._retry = DeliveryRetry(
             retry_for_seconds=settings.retry_for.total_seconds(),
             first_retry_seconds=settings.first_retry.total_seconds(),
@@ -42,21 +50,66 @@ class NotificationSender:
     def links(self, run_id: str, call: LinkedCall | None = None) -> EventLinks:
         """The event's links: the run's dashboard page (with a public URL configured) and, for a waiting call, the
         answer links of the plugged-in maker (bound to its exact arguments, its round and its approvers; a
-        question's options are its choices)."""
-        answers: dict[str, str] = {}
-        if call is not None and self.answer_links is not None:
-            answers = dict(
-                self.answer_links(
-                    run_id,
-                    call.tool_call_id,
-                    call.round,
-                    call.args,
-                    kind=call.kind,
-                    options=call.options,
-                    approvers=call.approvers,
-                )
+        question's options are its choices). With :class:`AnswerLinks`, each person the event reaches gets links
+        of their own (``people``), and an interactive Slack channel gets button values. A call whose answers
+        need sign-in gets the run's dashboard page for every answer, and nothing that answers by itself."""
+        dashboard = dashboard_link(self.settings.public_url, run_id)
+        maker = self.answer_links
+        if call is None or maker is None:
+            return EventLinks(dashboard=dashboard)
+        if call.sign_in:
+            page = dashboard or (maker.dashboard_url(run_id) if isinstance(maker, AnswerLinks) else None)
+            answers = {choice.name: page for choice in call_choices(call.kind, call.options) if page}
+            return EventLinks(dashboard=dashboard, answers=answers)
+        answers = dict(
+            maker(
+                run_id,
+                call.tool_call_id,
+                call.round,
+                call.args,
+                kind=call.kind,
+                options=call.options,
+                approvers=call.approvers,
             )
-        return EventLinks(dashboard=dashboard_link(self.settings.public_url, run_id), answers=answers)
+        )
+        if not isinstance(maker, AnswerLinks):
+            return EventLinks(dashboard=dashboard, answers=answers)
+        return EventLinks(
+            dashboard=dashboard,
+            answers=answers,
+            people=self._people_links(maker, run_id, call) or None,
+            buttons=self._button_values(maker, run_id, call),
+        )
+
+    def _people(self, call: LinkedCall) -> list[str]:
+        """Who gets links of their own: the call's approvers as people, then every email recipient."""
+        people = people_of(call.approvers, self.members)
+        for channel in self.settings.channels:
+            if isinstance(channel, EmailChannel):
+                people += [channel.principal_of(to) for to in channel.to if channel.principal_of(to) not in people]
+        return people
+
+    def _people_links(self, maker: AnswerLinks, run_id: str, call: LinkedCall) -> dict[str, dict[str, str]]:
+        choices = call_choices(call.kind, call.options)
+        return {
+            person: maker.answers_for(
+                run_id=run_id,
+                tool_call_id=call.tool_call_id,
+                round=call.round,
+                args=call.args,
+                choices=choices,
+                principal=person,
+            )
+            for person in self._people(call)
+        }
+
+    def _button_values(self, maker: AnswerLinks, run_id: str, call: LinkedCall) -> dict[str, str] | None:
+        if not any(isinstance(c, SlackChannel) and c.interactive for c in self.settings.channels):
+            return None
+        choices = call_choices(call.kind, call.options)
+        return maker.button_values(
+            run_id=run_id, tool_call_id=call.tool_call_id, round=call.round, args=call.args, choices=choices
+        )
 
     async def send(self, run_id: str, events: Sequence[NotificationEvent], channels: list[str] | None) -> None:
         """Queue ``events`` for the channels chosen (``None``: the App's default) that want their type."""

@@ -28,6 +28,7 @@ from tempo_agents.server.routes import (
     identity,
     runs,
     schedules,
+    slack_interactions,
     threads,
     tools,
 )
@@ -125,6 +126,7 @@ def create_server(
     api.include_router(event_sources.router, prefix=base, responses=ERROR_RESPONSES)
     # An answer link is its own credential too (signed, bound to one call, its principal named in it).
     api.include_router(answer_links.router, prefix=base)
+    api.include_router(slack_interactions.router, prefix=base)  # Slack's request signature is its credential
     api.include_router(metrics_router(), dependencies=dependencies)  # GET /metrics, outside the OpenAPI document
     open_paths = mount_dashboard(api, app, prefix=base, dependencies=dependencies, temporal_ui_url=temporal_ui_url)
     install_error_handlers(api)
@@ -142,7 +144,14 @@ def create_server(
             Authentication,
             authenticators=authenticators,
             sessions=sessions,
-            open_paths=[f"{base}/health", f"{base}/ready", f"{base}/answer-links/", *event_paths, *open_paths],
+            open_paths=[
+                f"{base}/health",
+                f"{base}/ready",
+                f"{base}/answer-links/",
+                f"{base}/slack/interactions",
+                *event_paths,
+                *open_paths,
+            ],
             judges_any_token=oidc is not None,
         )
     if cors_origins:  # outermost, so preflights (which carry no token) are answered and 401s carry CORS headers

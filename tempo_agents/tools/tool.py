@@ -86,6 +86,7 @@ class Tool:
         transform: ToolTransform | Mapping[str, Any] | None = None,
         activity: ActivityOptions | None = None,
         approvers: Sequence[str] | str | None = None,
+        answer_requires_sign_in: bool | None = None,
     ) -> None:
         if not isinstance(id, str) or not id:
             raise ConfigurationError("create_tool() needs a non-empty string id")
@@ -128,6 +129,9 @@ class Tool:
         """Timeouts and retries of this tool's calls (``None``: the defaults)."""
         self.approvers = checked_approvers(approvers, f"tool {id!r}")
         """Who may answer this tool's waiting calls, or the name of an approver policy (``None``: the agent's)."""
+        self.answer_requires_sign_in = answer_requires_sign_in
+        """Whether its waiting calls are answered only by a signed-in person on the dashboard: their links open
+        the dashboard instead of answering (``None``: the agent's)."""
         self._model_schema: dict[str, Any] | None = None
         self.provider_tool: str | None = None
         """Set on markers the model adapter replaces with a provider-native tool (``web_search``)."""

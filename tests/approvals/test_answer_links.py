@@ -221,7 +221,7 @@ async def test_a_link_of_one_round_does_not_answer_the_next(make_app: AppFactory
     assert ran == ["savings"]
 
 
-def test_as_a_link_maker_it_gives_each_choice_a_link_answering_as_the_first_approver() -> None:
+def test_as_a_link_maker_it_gives_each_choice_a_link_answering_as_the_first_person_approver() -> None:
     links = AnswerLinks(SECRETS, base_url="https://agents.example.com")
 
     def claims(url: str) -> Any:
@@ -242,7 +242,9 @@ def test_as_a_link_maker_it_gives_each_choice_a_link_answering_as_the_first_appr
     assert sorted(question) == ["Lisbon", "Porto"]
     lisbon = claims(question["Lisbon"])
     assert (lisbon.choice.action, lisbon.choice.data, lisbon.principal) == ("resume", "Lisbon", "answer-link")
-    assert claims(links("r", "c", 0, {}, approvers=["group:ops"])["approve"]).principal == "group:ops"
+    # a call assigned to groups only: no link answers as a whole group; its links open the run in the dashboard
+    group_only = links("r", "c", 0, {}, approvers=["group:ops"])
+    assert group_only == {name: "https://agents.example.com/#/runs/r" for name in ("approve", "decline")}
 
 
 async def test_a_link_answers_with_the_groups_a_tokens_file_gives_its_principal(make_app: AppFactory) -> None:

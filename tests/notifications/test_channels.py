@@ -101,7 +101,8 @@ async def test_slack_and_email_of_a_tool_and_the_agents_own_channel(
     parts = {part.get_content_type(): part.get_content() for part in mail.iter_parts()}
     assert set(parts) == {"text/plain", "text/html"}
     approve_line = next(line for line in parts["text/plain"].splitlines() if line.startswith("Approve: "))
-    assert link_claims(approve_line.removeprefix("Approve: ")) == (run_id, "call_0_0", 0, "approve", "answer-link")
+    # the mail's links are its recipient's own: they answer as the recipient (no principal mapped: the address)
+    assert link_claims(approve_line.removeprefix("Approve: ")) == (run_id, "call_0_0", 0, "approve", "a@x")
     assert "<a href='https://agents.example.test/#/runs/" in parts["text/html"]
     assert "DE00" not in parts["text/plain"] + parts["text/html"]
     assert chat.url not in caplog.text  # a Slack incoming-webhook URL is a credential: never logged

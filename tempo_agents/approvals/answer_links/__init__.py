@@ -4,7 +4,7 @@
 (``verify``); the HTTP server's ``/answer-links/`` routes show a confirmation page (GET) and answer (POST).
 """
 
-from tempo_agents.approvals.answer_links.choices import Choice, approval_choices, option_choices
+from tempo_agents.approvals.answer_links.choices import Choice, approval_choices, call_choices, option_choices
 from tempo_agents.approvals.answer_links.signing import AnswerLinks, LinkClaims, LinkRefusedError, args_hash
 from tempo_agents.approvals.answer_links.spent import link_spent, record_spent
 
@@ -15,6 +15,7 @@ __all__ = [
     "LinkRefusedError",
     "approval_choices",
     "args_hash",
+    "call_choices",
     "link_spent",
     "option_choices",
     "record_spent",

@@ -6,7 +6,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
-__all__ = ["Choice", "approval_choices", "option_choices"]
+__all__ = ["Choice", "approval_choices", "call_choices", "option_choices"]
 
 
 @dataclass(frozen=True)
@@ -32,3 +32,8 @@ def option_choices(options: Iterable[str | Mapping[str, Any]]) -> list[Choice]:
         if label:
             choices.append(Choice(label, "resume", label))
     return choices
+
+
+def call_choices(kind: str, options: Iterable[str | Mapping[str, Any]] = ()) -> list[Choice]:
+    """The answers of a waiting call of ``kind``: an approval's two, else one per option of its question."""
+    return approval_choices() if kind == "approval" else option_choices(options)

@@ -23,7 +23,7 @@ from datetime import timedelta
 from typing import Any
 from urllib.parse import quote
 
-from tempo_agents.approvals.answer_links.choices import Choice, approval_choices, option_choices
+from tempo_agents.approvals.answer_links.choices import Choice, call_choices
 
 __all__ = ["DEFAULT_EXPIRES_IN", "DEFAULT_PRINCIPAL", "AnswerLinks", "LinkClaims", "LinkRefusedError", "args_hash"]
 
@@ -60,6 +60,9 @@ class LinkClaims:
     principal: str
     expires_at: float
     nonce: str
+    use: str = ""
+    """What the token is for: ``""`` a link (a page to open), ``"slack"`` a Slack button's value (answers as whoever
+    clicked it, only through the Slack interactions route)."""
 
 
 def _b64(data: bytes) -> str:
@@ -143,15 +146,46 @@ class AnswerLinks:
     ) -> dict[str, str]:
         """The answer URLs of a waiting call (choice name → URL), as a notification's link maker asks for them: an
         approval's ``approve``/``decline``, a choice question's options; each answers as the call's first approver
-        (a principal before a group), else as ``principal``."""
-        choices = approval_choices() if kind == "approval" else option_choices(options)
+        that is a person, else (a call assigned to nobody) as ``principal``. A call assigned to groups only gets
+        links that need sign-in (the run's page in the dashboard): a link never answers as a whole group; its
+        members get links of their own (:meth:`answers_for`)."""
+        choices = call_choices(kind, options)
         people = [name for name in approvers if not name.startswith("group:")]
-        principal = (people or list(approvers) or [self.principal])[0]
+        if approvers and not people:
+            return {choice.name: self.dashboard_url(run_id) for choice in choices}
+        principal = (people or [self.principal])[0]
+        return self.answers_for(
+            run_id=run_id, tool_call_id=tool_call_id, round=round, args=args, choices=choices, principal=principal
+        )
+
+    def answers_for(
+        self, *, run_id: str, tool_call_id: str, round: int, args: Any, choices: Sequence[Choice], principal: str
+    ) -> dict[str, str]:
+        """One person's answer URLs of one round of one call (choice name → URL): each answers as ``principal``,
+        whoever opens it (a forwarded link still answers as the person it was made for, and says so)."""
         made = self.links(
             run_id=run_id, tool_call_id=tool_call_id, round=round, args=args, choices=choices, principal=principal
         )
         answers: dict[str, str] = made["answers"]
         return answers
+
+    def button_values(
+        self, *, run_id: str, tool_call_id: str, round: int, args: Any, choices: Sequence[Choice]
+    ) -> dict[str, str]:
+        """The values of a Slack message's answer buttons (choice name → token): signed like a link, naming no
+        principal (the interactions route answers as the Slack user who clicked) and refused as a link."""
+        return {
+            choice.name: self.sign(
+                run_id=run_id,
+                tool_call_id=tool_call_id,
+                round=round,
+                args=args,
+                choice=choice,
+                principal="",
+                use="slack",
+            )
+            for choice in choices
+        }
 
     def dashboard_url(self, run_id: str) -> str:
         """The run's page in the dashboard (it shows the waiting call and answers under the signed-in token)."""
@@ -161,9 +195,12 @@ class AnswerLinks:
         """The confirmation page of a token."""
         return f"{self.base_url}{self.prefix}/answer-links/{token}"
 
-    def sign(self, *, run_id: str, tool_call_id: str, round: int, args: Any, choice: Choice, principal: str) -> str:
-        """A token for one answer of one round of one call, by ``principal``, expiring after ``expires_in``."""
-        claims = {
+    def sign(
+        self, *, run_id: str, tool_call_id: str, round: int, args: Any, choice: Choice, principal: str, use: str = ""
+    ) -> str:
+        """A token for one answer of one round of one call, by ``principal``, expiring after ``expires_in``;
+        ``use``: what else than a link it is for (``"slack"``: a button's value)."""
+        claims: dict[str, Any] = {
             "r": run_id,
             "c": tool_call_id,
             "n": round,
@@ -175,6 +212,8 @@ class AnswerLinks:
             "e": int(self._clock() + self.expires_in.total_seconds()),
             "j": random_tokens.token_urlsafe(12),
         }
+        if use:
+            claims["u"] = use
         body = _b64(json.dumps(claims, sort_keys=True, separators=(",", ":")).encode())
         signed = f"{_VERSION}.{body}"
         return f"{signed}.{_b64(self._mac(self._keys[0], signed))}"
@@ -207,6 +246,7 @@ class AnswerLinks:
                 principal=str(claims["p"]),
                 expires_at=float(claims["e"]),
                 nonce=str(claims["j"]),
+                use=str(claims.get("u", "")),
             )
         except (ValueError, KeyError, TypeError):
             raise LinkRefusedError("This link is not a valid answer link.", status=403) from None

@@ -62,6 +62,24 @@ def _links(app: App) -> AnswerLinks:
     return app.answer_links
 
 
+def _verified(app: App, token: str) -> LinkClaims:
+    """The claims of a link (a Slack button's value is no link)."""
+    claims = _links(app).verify(token)
+    if claims.use:
+        raise LinkRefusedError("This link is not a valid answer link.", status=403)
+    return claims
+
+
+async def _needs_sign_in(app: App, claims: LinkClaims, call: PendingCall) -> None:
+    """Refuses a link to a call whose tool or agent has ``answer_requires_sign_in=True``: only a signed-in person
+    answers it, on the dashboard."""
+    agent = await _run_agent(app, claims.run_id)
+    if agent is not None and agent.answers_need_sign_in(call.tool_name):
+        raise LinkRefusedError(
+            "This call is answered only by a signed-in person: open the run in the dashboard to answer.", status=403
+        )
+
+
 async def _answered_by(app: App, claims: LinkClaims) -> str | None:
     """Who answered the call, when it was answered (the run's ``answers``)."""
     try:
@@ -131,6 +149,7 @@ async def _summary(app: App, claims: LinkClaims, call: PendingCall) -> str:
     return (
         f"<p>Tool <strong>{html.escape(call.tool_name)}</strong>, call <code>{html.escape(call.tool_call_id)}</code> "
         f"of run <code>{html.escape(claims.run_id)}</code>.</p>"
+        f'<p id="answering-as">You are answering as <strong>{html.escape(claims.principal)}</strong>.</p>'
         f'<p>Your answer: <strong id="choice">{html.escape(answer)}</strong>, as '
         f"<strong>{html.escape(claims.principal)}</strong>.</p>"
         f'<p>Arguments:</p><pre id="arguments">{html.escape(arguments)}</pre>'
@@ -141,8 +160,9 @@ async def _summary(app: App, claims: LinkClaims, call: PendingCall) -> str:
 async def confirm(app: AppDep, token: str, request: Request) -> HTMLResponse:
     """The confirmation page: what the link answers. Changes nothing."""
     try:
-        claims = _links(app).verify(token)
+        claims = _verified(app, token)
         call, _ = await _waiting_call(app, claims)
+        await _needs_sign_in(app, claims, call)
     except LinkRefusedError as refused:
         return _refused(refused.reason, refused.status)
     try:
@@ -158,9 +178,10 @@ async def confirm(app: AppDep, token: str, request: Request) -> HTMLResponse:
 async def answer(app: AppDep, token: str, request: Request) -> HTMLResponse:
     """Give the link's answer, once, under its principal."""
     try:
-        claims = _links(app).verify(token)
+        claims = _verified(app, token)
         groups = _groups(request, claims.principal)
         call, pending = await _waiting_call(app, claims)
+        await _needs_sign_in(app, claims, call)
     except LinkRefusedError as link_refused:
         return _refused(link_refused.reason, link_refused.status)
     choice = claims.choice

@@ -1,0 +1,181 @@
+"""``POST /slack/interactions``: a Slack app's interactive answer buttons (``notifications``, ``SlackChannel``
+with a ``bot_token``).
+
+Slack posts each click here, form-encoded (``payload=`` JSON, type ``block_actions``), signed with the app's
+signing secret. A click is taken only when its signature matches, its timestamp is within five minutes and its
+signature was not taken before (each taken signature is kept in the store); the button's value is a signed token
+naming the run, the call, its round and the answer. The Slack user who clicked is mapped to a principal (the
+channel's ``users``, else their email through ``emails``) and the answer is sent as that principal: the run's
+workflow decides whether they may answer, as for every other answer. The message is then updated in place
+through the payload's ``response_url`` ("Approved by @alice"), or the clicker alone is told why nothing was
+answered. No bearer token: Slack's signature is the credential.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+import uuid
+from typing import Any
+from urllib.parse import parse_qs
+
+import httpx
+from fastapi import APIRouter, Request, Response
+from fastapi.responses import JSONResponse
+from temporalio.service import RPCError
+
+from tempo_agents.approvals import LinkClaims, LinkRefusedError, args_hash
+from tempo_agents.client.app import App
+from tempo_agents.errors import ResumeError
+from tempo_agents.notifications import (
+    ANSWER_ACTION_PREFIX,
+    SlackChannel,
+    SlackRequestRefusedError,
+    sign_slack_request,
+    slack_principal,
+    verify_slack_request,
+)
+from tempo_agents.server.dependencies import AppDep
+from tempo_agents.server.errors import api_error_from
+from tempo_agents.server.resuming import ResumeCommand, resume_run
+from tempo_agents.store.base import SavedOutcome
+from tempo_agents.workflows import resume_errors
+from tempo_agents.workflows.payloads import PendingCall
+
+__all__ = ["SEEN_SIGNATURES_RUN", "router"]
+
+router = APIRouter(prefix="/slack", tags=["slack"], include_in_schema=False)
+
+SEEN_SIGNATURES_RUN = "slack-interactions"
+"""The store's key space (a saved outcome per signature) of the Slack requests taken already."""
+
+_DONE_WORDS = {"approve": "Approved", "decline": "Declined", "resume": "Answered"}
+
+
+def _signing_channels(app: App) -> list[SlackChannel]:
+    notifier = app.registry.notifier
+    channels = notifier.settings.channels if notifier is not None else []
+    return [c for c in channels if isinstance(c, SlackChannel) and c.signing_secret]
+
+
+def _refused(reason: str, status: int) -> JSONResponse:
+    return JSONResponse({"error": reason}, status_code=status)
+
+
+def _ephemeral(text: str) -> dict[str, Any]:
+    return {"response_type": "ephemeral", "replace_original": False, "text": text}
+
+
+def _done(choice_action: str, choice_name: str, principal: str) -> dict[str, Any]:
+    word = _DONE_WORDS[choice_action] + (f' "{choice_name}"' if choice_action == "resume" else "")
+    text = f"{word} by @{principal}"
+    return {
+        "replace_original": True,
+        "text": text,
+        "blocks": [{"type": "section", "text": {"type": "mrkdwn", "text": text}}],
+    }
+
+
+def _answer_action(payload: dict[str, Any]) -> dict[str, Any] | None:
+    """The answer button clicked, when the payload is a click on one."""
+    if payload.get("type") != "block_actions":
+        return None
+    for action in payload.get("actions") or []:
+        if isinstance(action, dict) and str(action.get("action_id", "")).startswith(ANSWER_ACTION_PREFIX):
+            return action
+    return None
+
+
+async def _waiting(app: App, claims: LinkClaims) -> tuple[PendingCall, list[PendingCall]]:
+    """The call the button answers, as it waits now (in the button's round, with its arguments)."""
+    try:
+        pending = await app.pending(claims.run_id, settle_seconds=0)
+    except RPCError:
+        pending = []
+    call = next((c for c in pending if c.tool_call_id == claims.tool_call_id), None)
+    if call is None or call.round != claims.round or args_hash(call.args) != claims.args_hash:
+        raise LinkRefusedError("this call no longer waits for this answer", status=409)
+    return call, pending
+
+
+def _groups(request: Request, app: App, principal: str) -> tuple[str, ...]:
+    server: dict[str, list[str]] = getattr(request.app.state, "principal_groups", {})
+    return (*server.get(principal, []), *app.groups.get(principal, []))
+
+
+async def _answer(app: App, request: Request, value: str, principal: str) -> dict[str, Any]:
+    """Send the button's answer as ``principal``; the reply for the message (updated, or told to the clicker)."""
+    if app.answer_links is None:
+        return _ephemeral("Nothing was answered: this server makes no answer buttons.")
+    try:
+        claims = app.answer_links.verify(value)
+        if claims.use != "slack":
+            raise LinkRefusedError("this button is not an answer button", status=403)
+        _, pending = await _waiting(app, claims)
+    except LinkRefusedError as refused:
+        return _ephemeral(f"Nothing was answered: {refused.reason}")
+    choice = claims.choice
+    command = ResumeCommand(
+        choice.action,
+        claims.run_id,
+        claims.tool_call_id,
+        data=choice.data,
+        request_id=f"slack-{uuid.uuid4()}",
+        answered_by=principal,
+        answered_by_groups=_groups(request, app, principal),
+        round=claims.round,
+    )
+    try:
+        await resume_run(app, None, command, pending=pending)  # the workflow decides who may answer
+    except Exception as error:
+        if isinstance(error, ResumeError) and error.code == resume_errors.NOT_AN_APPROVER:
+            return _ephemeral(f"You may not answer this: {error}")
+        api_refused = api_error_from(error)
+        if api_refused is None:
+            raise
+        return _ephemeral(f"Nothing was answered: {api_refused.message}")
+    return _done(choice.action, choice.name, principal)
+
+
+async def _first_time(app: App, signature: str, timestamp: int) -> bool:
+    """Whether this signature is new (and keep it, so a replay of the request is refused)."""
+    if await app.store.saved_outcome(SEEN_SIGNATURES_RUN, signature) is not None:
+        return False
+    await app.store.record(SEEN_SIGNATURES_RUN, [], [], SavedOutcome(signature, {"timestamp": timestamp}))
+    return True
+
+
+@router.post("/interactions")
+async def interactions(app: AppDep, request: Request) -> Response:
+    """One click on a Slack message's button."""
+    body = await request.body()
+    channels = _signing_channels(app)
+    if not channels:
+        return _refused("no Slack app is configured on this server", 404)
+    headers = {name.lower(): value for name, value in request.headers.items()}
+    secrets = [c.signing_secret for c in channels if c.signing_secret]
+    try:
+        timestamp, signature = verify_slack_request(secrets, headers, body, now=time.time())
+    except SlackRequestRefusedError as refused:
+        return _refused(str(refused), 401)
+    if not await _first_time(app, signature, timestamp):
+        return _refused("this Slack request was taken already", 401)
+    channel = next(c for c in channels if sign_slack_request(c.signing_secret or "", timestamp, body) == signature)
+    try:
+        payload = json.loads(parse_qs(body.decode()).get("payload", ["{}"])[0])
+    except (ValueError, UnicodeDecodeError):
+        return _refused("the request carries no interaction payload", 400)
+    action = _answer_action(payload) if isinstance(payload, dict) else None
+    if action is None:
+        return Response(status_code=200)  # not an answer button (the dashboard's link button, another action)
+    async with httpx.AsyncClient(timeout=10) as http:
+        user_id = str((payload.get("user") or {}).get("id", ""))
+        principal = await slack_principal(channel, user_id, http)
+        if principal is None:
+            reply = _ephemeral("You may not answer this: your Slack account is not linked to anyone here.")
+        else:
+            reply = await _answer(app, request, str(action.get("value", "")), principal)
+        response_url = payload.get("response_url")
+        if isinstance(response_url, str) and response_url:
+            await http.post(response_url, json=reply)
+    return Response(status_code=200)
