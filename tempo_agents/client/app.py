@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from temporalio.client import Client
 from temporalio.common import SearchAttributePair
+from temporalio.converter import DataConverter
 from temporalio.service import TLSConfig
 from temporalio.worker import Worker
 
@@ -38,6 +39,7 @@ from tempo_agents.client.run_starts import EAGER_STARTS_IN_FLIGHT, RunStarter
 from tempo_agents.client.schedule_methods import ScheduleMethods
 from tempo_agents.client.temporal_setup import app_worker, connect_runs_client, runs_client
 from tempo_agents.client.waiting_runs import suspended_runs
+from tempo_agents.encryption import Keyring, KeyringSource, keyring_from_environment, runs_data_converter
 from tempo_agents.errors import ConfigurationError
 from tempo_agents.file_agents import load_agents
 from tempo_agents.ingress import EventTemplate, WebhookSource
@@ -94,6 +96,10 @@ class App(ScheduleMethods, EventMethods):
 
     ``store`` is a URL (``sqlite:///path.db``, ``postgresql://user:password@host/db``) or a :class:`Store`;
     without one, ``$TEMPO_AGENTS_STORE`` or ``sqlite:///.tempo-agents/store.db``.
+
+    ``encryption`` (a :class:`Keyring`, or a callable returning one, e.g. from a KMS) seals every payload the runs
+    send through Temporal (docs/data-protection.md); without it, the keys of ``$TEMPO_AGENTS_ENCRYPTION_KEYS``,
+    and none when that is unset.
     """
 
     def __init__(
@@ -116,7 +122,12 @@ class App(ScheduleMethods, EventMethods):
         groups: Mapping[str, Sequence[str]] | None = None,
         answer_links: AnswerLinks | None = None,
         waiting_holds_thread: bool = False,
+        encryption: Keyring | KeyringSource | None = None,
     ) -> None:
+        self.data_converter: DataConverter = runs_data_converter(
+            encryption if encryption is not None else keyring_from_environment()
+        )
+        """The converter of the runs' payloads: pydantic's, sealing them when the App has encryption keys."""
         self.registry = Registry(
             agents=agents,
             tools=tools,
@@ -195,8 +206,15 @@ class App(ScheduleMethods, EventMethods):
     # Temporal -------------------------------------------------------------------------------
 
     def use_client(self, client: Client) -> None:
-        """Use this Temporal client; it is given the pydantic data converter the runs need."""
-        self._client = runs_client(client)
+        """Use this Temporal client; it is given the data converter the runs need (:attr:`data_converter`)."""
+        self._client = runs_client(client, self.data_converter)
+
+    def use_encryption(self, keys: Keyring | KeyringSource | None) -> None:
+        """Seal the runs' payloads under ``keys`` from now on (``None``: send them in clear); the client in use, if
+        any, is given the new converter. Workers built afterwards use it too."""
+        self.data_converter = runs_data_converter(keys)
+        if self._client is not None:
+            self._client = runs_client(self._client, self.data_converter)
 
     async def connect(
         self,
@@ -209,7 +227,11 @@ class App(ScheduleMethods, EventMethods):
         """Connect to a Temporal server and use that client. ``tls``: ``True`` (system roots), a ``TLSConfig``
         (mTLS client certificate, private CA), or ``None``: TLS exactly when an ``api_key`` is given (Temporal
         Cloud)."""
-        self.use_client(await connect_runs_client(address, namespace=namespace, tls=tls, api_key=api_key))
+        self.use_client(
+            await connect_runs_client(
+                address, namespace=namespace, tls=tls, api_key=api_key, data_converter=self.data_converter
+            )
+        )
         return self.client
 
     @property

@@ -50,9 +50,9 @@ def is_loopback(host: str) -> bool:
 
 
 class ApiServer:
-    """The HTTP API of ``app`` on ``host:port`` (``port=0`` picks a free one); ``tokens``, ``cors_origins``
-    and ``max_body_bytes`` as :func:`create_server` takes them. Without tokens or an ``authorize`` hook it listens
-    on a loopback address only (another ``host`` is refused)."""
+    """The HTTP API of ``app`` on ``host:port`` (``port=0`` picks a free one); ``tokens``, ``cors_origins``,
+    ``codec_cors_origins`` and ``max_body_bytes`` as :func:`create_server` takes them. Without tokens or an
+    ``authorize`` hook it listens on a loopback address only (another ``host`` is refused)."""
 
     def __init__(
         self,
@@ -68,6 +68,7 @@ class ApiServer:
         temporal_ui_url: str | None = None,
         max_body_bytes: int = MAX_BODY_BYTES,
         groups: Mapping[str, Sequence[str]] | None = None,
+        codec_cors_origins: Sequence[str] = (),
     ) -> None:
         if not tokens and authorize is allow_all and not is_loopback(host):
             raise ApiServerError(
@@ -84,6 +85,7 @@ class ApiServer:
                 temporal_ui_url=temporal_ui_url,
                 max_body_bytes=max_body_bytes,
                 groups=groups,
+                codec_cors_origins=codec_cors_origins,
             ),
             host=host,
             port=port,
