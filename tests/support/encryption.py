@@ -122,6 +122,8 @@ def payload_key_ids(events: list[HistoryEvent]) -> set[str]:
 
 def _payloads(event: HistoryEvent) -> list[Any]:
     which = event.WhichOneof("attributes")
+    if which is None:
+        return []
     attributes = getattr(event, which)
     found = []
     for name in ("input", "result"):
