@@ -1,7 +1,7 @@
 """Per-step cost of an agent run against a bare-Temporal baseline, in one process, on one dev server.
 
     python bench/step_overhead.py [--steps 20] [--runs 10] [--warmup 2] [--db-file PATH] [--stock-server]
-                                  [--telemetry] [--store sqlite|postgresql|postgresql://...]
+                                  [--telemetry] [--encryption] [--store sqlite|postgresql|postgresql://...]
 
 tempo-agents side: an agent on a ``ScriptedModel`` whose every step but the last calls one no-op tool, run
 for ``--steps`` steps (``max_steps`` = steps) with ``app.stream(...)`` + ``stream.result()``, as ``generate()``
@@ -21,12 +21,17 @@ Where the time of a step goes: ``bench/profile_step.py``. ``--telemetry``: the A
 (``tempo_agents.telemetry.instrument``: Temporal's tracing interceptor on the client and the worker, so on the
 baseline too, tempo-agents' spans and metrics) with an OpenTelemetry SDK tracer provider whose batch processor
 hands every span to an exporter that drops it; compare ``tempo=`` with a run without the flag.
+
+``--encryption``: a second App of the same agent, whose payloads are sealed in Temporal (a keyring of one key),
+runs after each agent run on its own worker and task queue; the last lines compare the two, off and on, measured
+in the same process on the same server (``step_overhead encryption: off=... on=... cost=+N%``).
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import dataclasses
 import os
 import statistics
@@ -69,6 +74,7 @@ from bench._common import (
     store_kind,
 )
 from tempo_agents import Agent, App, ScriptedModel, ScriptedResponse, ScriptedToolCall, ToolContext, Usage, create_tool
+from tempo_agents.encryption import EncryptionKey, Keyring
 from tempo_agents.store.base import Store
 from tempo_agents.workflows import activity_names
 
@@ -77,6 +83,9 @@ _T = TypeVar("_T")
 AGENT_ID = "bench-agent"
 TEMPO = "tempo-agents"
 BASELINE = "baseline"
+SEALED = "tempo+sealed"
+"""The side of the agent runs whose payloads are encrypted (``--encryption``)."""
+BENCH_KEYS = Keyring((EncryptionKey("bench", os.urandom(32)),))
 
 MODEL, TOOL, FINISH, OTHER, LOCAL = "model step", "tool call", "finish", "other activity", "local activity"
 TEMPO_ROLES = {activity_names.MODEL_STEP: MODEL, activity_names.TOOL_CALL: TOOL, activity_names.FINISH_RUN: FINISH}
@@ -208,8 +217,9 @@ async def _noop(data: Any, context: ToolContext) -> dict[str, Any]:
     return {}
 
 
-def build_app(steps: int, store: str | Store, task_queue: str, client: Client) -> App:
-    """An App with one agent whose every step but the last calls the no-op tool once."""
+def build_app(steps: int, store: str | Store, task_queue: str, client: Client, keys: Keyring | None = None) -> App:
+    """An App with one agent whose every step but the last calls the no-op tool once (its payloads sealed under
+    ``keys`` when given)."""
     noop = create_tool(id="noop", description="Does nothing and returns an empty object.", execute=_noop)
     # Usage is given, so the scripted model does not estimate it from the whole conversation each step (work a
     # real provider does on its side, not tempo-agents' overhead).
@@ -226,7 +236,7 @@ def build_app(steps: int, store: str | Store, task_queue: str, client: Client) -
         tools={"noop": noop},
         default_options={"max_steps": steps},
     )
-    return App(agents=[agent], store=store, task_queue=task_queue, client=client)
+    return App(agents=[agent], store=store, task_queue=task_queue, client=client, encryption=keys)
 
 
 # Measurements ------------------------------------------------------------------------------------
@@ -384,12 +394,14 @@ async def _within(steps: int, work: Awaitable[_T]) -> _T:
         raise RuntimeError(f"a run of {steps} steps did not finish within {timeout:.0f} s") from None
 
 
-async def run_tempo(app: App, client: Client, steps: int, number: int, warmup: bool, *, tail: bool = True) -> RunRecord:
+async def run_tempo(
+    app: App, client: Client, steps: int, number: int, warmup: bool, *, tail: bool = True, side: str = TEMPO
+) -> RunRecord:
     """One agent run, timed to its result; ``tail=False`` waits for the workflow without reading the journal."""
     cpu = CPU.read()
     start = time.perf_counter()
     stream = await app.stream(AGENT_ID, "Go.")
-    handle = client.get_workflow_handle(stream.run_id)
+    handle = app.client.get_workflow_handle(stream.run_id)  # the App's converter: it may decrypt
     result = await _within(steps, stream.result()) if tail else None
     done = time.perf_counter()
     await _within(steps, handle.result())
@@ -401,7 +413,7 @@ async def run_tempo(app: App, client: Client, steps: int, number: int, warmup: b
             f"unexpected agent run: finish_reason={result.finish_reason} steps={result.steps} "
             f"tool_results={len(result.tool_results)} error={result.error}"
         )
-    record = RunRecord(TEMPO, number, warmup, steps, (done if tail else closed) - start, closed - start)
+    record = RunRecord(side, number, warmup, steps, (done if tail else closed) - start, closed - start)
     _cpu_since(cpu, record)
     analyse_history(await handle.fetch_history(), record)
     return record
@@ -572,11 +584,17 @@ async def bench(args: argparse.Namespace) -> int:
             client = env.client
             task_queue = f"bench-{uuid.uuid4()}"
             app = build_app(steps, store.url, task_queue, client)
+            sealed = None
+            if args.encryption:
+                sealed = build_app(steps, store.url, f"{task_queue}-sealed", client, BENCH_KEYS)
             spans = _instrument(app) if args.telemetry else None
             records: list[RunRecord] = []
             out()
             print_run_header()
-            async with app.worker(plugins=[BaselinePlugin()]):
+            async with contextlib.AsyncExitStack() as workers:
+                await workers.enter_async_context(app.worker(plugins=[BaselinePlugin()]))
+                if sealed is not None:
+                    await workers.enter_async_context(sealed.worker())
                 for number in range(args.warmup + args.runs):
                     warmup = number < args.warmup
                     label = number if warmup else number - args.warmup
@@ -585,6 +603,9 @@ async def bench(args: argparse.Namespace) -> int:
                     base = await run_baseline(client, task_queue, steps, tempo.plan, label, warmup)
                     print_run(base)
                     records += [tempo, base]
+                    if sealed is not None:
+                        records.append(await run_tempo(sealed, client, steps, label, warmup, side=SEALED))
+                        print_run(records[-1])
                 tempo_ms, base_ms, tempo_cpu, base_cpu = summarise(records, steps)
             await app.store.close()
             if spans is not None:
@@ -604,7 +625,29 @@ async def bench(args: argparse.Namespace) -> int:
         f"step_overhead: store={kind} tempo={tempo_ms:.1f}ms/step baseline={base_ms:.1f}ms/step "
         f"ratio={tempo_ms / base_ms:.2f}x"
     )
+    if args.encryption:
+        summarise_encryption(records)
     return 0
+
+
+def summarise_encryption(records: Sequence[RunRecord]) -> None:
+    """Encryption off (the agent runs) against on (the sealed App's runs, each just after one of them): the median
+    wall and CPU milliseconds per step, and the cost."""
+    measured = [r for r in records if not r.warmup]
+
+    def medians(side: str) -> tuple[float, float]:
+        runs = [r for r in measured if r.side == side]
+        return median([r.per_step_ms for r in runs]), median([r.process_cpu_s * 1000 / r.steps for r in runs])
+
+    (off_ms, off_cpu), (on_ms, on_cpu) = medians(TEMPO), medians(SEALED)
+    out(
+        f"step_overhead encryption (CPU of this process): off={off_cpu:.1f}ms/step on={on_cpu:.1f}ms/step "
+        f"cost={(on_cpu / off_cpu - 1) * 100:+.1f}%"
+    )
+    out(
+        f"step_overhead encryption: off={off_ms:.1f}ms/step on={on_ms:.1f}ms/step "
+        f"cost={(on_ms / off_ms - 1) * 100:+.1f}%"
+    )
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
@@ -615,6 +658,9 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     add_dev_server_arguments(parser)
     add_store_argument(parser)
     parser.add_argument("--telemetry", action="store_true", help="trace and count the runs (spans exported to nowhere)")
+    parser.add_argument(
+        "--encryption", action="store_true", help="also run the agent with its payloads encrypted, and compare"
+    )
     args = parser.parse_args(argv)
     if args.steps < 2 or args.runs < 1 or args.warmup < 0:
         parser.error("need --steps >= 2, --runs >= 1, --warmup >= 0")
