@@ -4,7 +4,11 @@ Temporal (``tests/encryption/``) and the benchmarks run with encryption on."""
 from __future__ import annotations
 
 import asyncio
+import base64
+import binascii
+import contextlib
 import hashlib
+import json
 from typing import Any
 
 from temporalio import workflow
@@ -13,6 +17,7 @@ from temporalio.client import Client
 
 from tempo_agents import Agent, App, ScriptedModel, ScriptedResponse, ScriptedToolCall, ToolContext, create_tool
 from tempo_agents.encryption import KEY_ID_METADATA, EncryptionKey, Keyring, is_encrypted
+from tempo_agents.worker.dev_server import find_temporal_binary
 from tempo_agents.workflows import search_attributes
 
 __all__ = [
@@ -28,7 +33,9 @@ __all__ = [
     "keyring",
     "ledger_agent",
     "payload_key_ids",
+    "readable",
     "start_and_suspend",
+    "temporal_cli",
     "until_suspended",
 ]
 
@@ -108,6 +115,38 @@ async def start_and_suspend(app: App) -> str:
     first = await app.agent("ledger").generate(PROMPT)
     await until_suspended(app.client, first.run_id)
     return first.run_id
+
+
+async def temporal_cli(client: Client, *arguments: str) -> tuple[int, str]:
+    """The stock ``temporal`` CLI with ``arguments`` against the client's server and namespace, without blocking the
+    event loop (a codec server in this process answers it): its exit code and output."""
+    process = await asyncio.create_subprocess_exec(
+        find_temporal_binary(), *arguments,
+        "--address", client.service_client.config.target_host, "--namespace", client.namespace,
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
+    )  # fmt: skip
+    output, _ = await process.communicate()
+    return process.returncode or 0, output.decode()
+
+
+def readable(output: str) -> str:
+    """What the CLI printed as JSON, with each base64 string (payload data and metadata, as JSON has them) decoded
+    beside it: what anyone reading the output can read."""
+    texts: list[str] = [output]
+
+    def walk(value: Any) -> None:
+        if isinstance(value, dict):
+            for item in value.values():
+                walk(item)
+        elif isinstance(value, list):
+            for item in value:
+                walk(item)
+        elif isinstance(value, str):
+            with contextlib.suppress(binascii.Error, ValueError):
+                texts.append(base64.b64decode(value, validate=True).decode("utf-8", "replace"))
+
+    walk(json.loads(output))
+    return "\n".join(texts)
 
 
 def payload_key_ids(events: list[HistoryEvent]) -> set[str]:
