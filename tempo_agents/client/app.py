@@ -252,11 +252,11 @@ class App(ScheduleMethods, EventMethods):
     ) -> Worker:
         """A Temporal worker for this App's task queue (run it with ``async with`` or ``await worker.run()``).
 
-        ``sandboxed_runs=True`` runs agent runs inside Temporal's sandbox (slower; :class:`TempoAgentsPlugin`).
+        ``sandboxed_runs=True`` runs agent runs inside Temporal's sandbox (slower; :class:`TempoAgentsPlugin`). A
+        ``client`` given is used with this App's data converter, so the worker seals what the App seals.
         """
-        return app_worker(
-            self.plugin(sandboxed_runs=sandboxed_runs), client or self.client, self.task_queue, worker_options
-        )
+        worker_client = runs_client(client, self.data_converter) if client is not None else self.client
+        return app_worker(self.plugin(sandboxed_runs=sandboxed_runs), worker_client, self.task_queue, worker_options)
 
     # Runs -----------------------------------------------------------------------------------
 

@@ -16,6 +16,7 @@ from tests.support.encryption import (
     SECRETS,
     keyring,
     ledger_agent,
+    payload_key_ids,
     readable,
     start_and_suspend,
     temporal_cli,
@@ -54,3 +55,13 @@ async def test_history_holds_none_of_the_run_without_the_codec_and_all_of_it_thr
         await api.stop()
     assert code == 0, decoded
     assert [secret for secret in IN_HISTORY if secret not in readable(decoded)] == []
+
+
+async def test_a_worker_given_a_client_of_its_own_seals_what_the_app_seals(
+    make_app: AppFactory, client: Client
+) -> None:
+    app = make_app([ledger_agent()], encryption=keyring("k1"))
+    async with running_worker(app, client):  # a client without the codec: the worker takes the App's converter
+        run_id = await start_and_suspend(app)
+    events = list((await client.get_workflow_handle(run_id).fetch_history()).events)
+    assert payload_key_ids(events) == {"k1"}
