@@ -78,3 +78,18 @@ async def test_a_run_whose_key_was_removed_fails_its_workflow_task_naming_the_ke
     restored = make_app([ledger_agent()], task_queue=sealed_under_k1.task_queue, encryption=keyring("k2", "k1"))
     async with running_worker(restored):
         await until_suspended(client, run_id)  # the same run goes on once its key is configured again
+
+
+async def test_keys_from_a_callable_rotate_under_a_running_worker(make_app: AppFactory, client: Client) -> None:
+    """A ``KeyringSource`` (as a KMS would back it) is asked for every batch of payloads: the worker and client take
+    the new key as soon as it returns one, without a restart."""
+    rings = {"now": keyring("k1")}
+    app = make_app([ledger_agent()], encryption=lambda: rings["now"])
+    async with running_worker(app):
+        run_id = await start_and_suspend(app)
+        rings["now"] = keyring("k2", "k1")
+        resumed = await app.agent("ledger").resume_generate({"note": RESUME_NOTE}, run_id=run_id)
+        assert ANSWER in resumed.text
+        await app.client.get_workflow_handle(run_id).result()
+    events = list((await client.get_workflow_handle(run_id).fetch_history()).events)
+    assert payload_key_ids(events[:1]) == {"k1"} and payload_key_ids(events[-1:]) == {"k2"}
