@@ -1,7 +1,7 @@
 """Per-step cost of an agent run against a bare-Temporal baseline, in one process, on one dev server.
 
     python bench/step_overhead.py [--steps 20] [--runs 10] [--warmup 2] [--db-file PATH] [--stock-server]
-                                  [--telemetry] [--store sqlite|postgresql|postgresql://...] [--store-encryption]
+                                  [--telemetry] [--encryption] [--store sqlite|postgresql|postgresql://...]
 
 tempo-agents side: an agent on a ``ScriptedModel`` whose every step but the last calls one no-op tool, run
 for ``--steps`` steps (``max_steps`` = steps) with ``app.stream(...)`` + ``stream.result()``, as ``generate()``
@@ -17,16 +17,15 @@ The last line is quotable::
 
     step_overhead: store=sqlite tempo=XX.Xms/step baseline=YY.Yms/step ratio=Z.ZZx
 
-``--store-encryption``: a third side, interleaved with the other two: the same agent on the same store with the
-store's columns sealed under a keyring (docs/store-encryption.md); the last lines compare it with the agent in
-clear::
-
-    step_overhead: store encryption store=sqlite clear=XX.Xms/step sealed=YY.Yms/step cost=+Z.Z%
-
 Where the time of a step goes: ``bench/profile_step.py``. ``--telemetry``: the App is instrumented
 (``tempo_agents.telemetry.instrument``: Temporal's tracing interceptor on the client and the worker, so on the
 baseline too, tempo-agents' spans and metrics) with an OpenTelemetry SDK tracer provider whose batch processor
 hands every span to an exporter that drops it; compare ``tempo=`` with a run without the flag.
+
+``--encryption``: a second App of the same agent, whose payloads are sealed in Temporal and whose store rows are
+sealed at rest (one keyring of one key, the App's ``encryption_keys``), runs after each agent run on its own worker
+and task queue; the last lines compare the two, off and on, measured in the same process on the same server
+(``step_overhead encryption: off=... on=... cost=+N%``).
 """
 
 from __future__ import annotations
@@ -76,7 +75,7 @@ from bench._common import (
     store_kind,
 )
 from tempo_agents import Agent, App, ScriptedModel, ScriptedResponse, ScriptedToolCall, ToolContext, Usage, create_tool
-from tempo_agents.encryption import EncryptionKey, Keyring, keyring_of
+from tempo_agents.encryption import EncryptionKey, Keyring
 from tempo_agents.store.base import Store
 from tempo_agents.workflows import activity_names
 
@@ -85,8 +84,9 @@ _T = TypeVar("_T")
 AGENT_ID = "bench-agent"
 TEMPO = "tempo-agents"
 BASELINE = "baseline"
-SEALED = "tempo-sealed"
-"""The side of ``--store-encryption``: tempo-agents with the store's columns sealed."""
+SEALED = "tempo+sealed"
+"""The side of the agent runs whose payloads are encrypted (``--encryption``)."""
+BENCH_KEYS = Keyring((EncryptionKey("bench", os.urandom(32)),))
 
 MODEL, TOOL, FINISH, OTHER, LOCAL = "model step", "tool call", "finish", "other activity", "local activity"
 TEMPO_ROLES = {activity_names.MODEL_STEP: MODEL, activity_names.TOOL_CALL: TOOL, activity_names.FINISH_RUN: FINISH}
@@ -218,10 +218,9 @@ async def _noop(data: Any, context: ToolContext) -> dict[str, Any]:
     return {}
 
 
-def build_app(
-    steps: int, store: str | Store, task_queue: str, client: Client, encryption_keys: Keyring | None = None
-) -> App:
-    """An App with one agent whose every step but the last calls the no-op tool once."""
+def build_app(steps: int, store: str | Store, task_queue: str, client: Client, keys: Keyring | None = None) -> App:
+    """An App with one agent whose every step but the last calls the no-op tool once (its payloads sealed under
+    ``keys`` when given)."""
     noop = create_tool(id="noop", description="Does nothing and returns an empty object.", execute=_noop)
     # Usage is given, so the scripted model does not estimate it from the whole conversation each step (work a
     # real provider does on its side, not tempo-agents' overhead).
@@ -238,7 +237,7 @@ def build_app(
         tools={"noop": noop},
         default_options={"max_steps": steps},
     )
-    return App(agents=[agent], store=store, task_queue=task_queue, client=client, encryption_keys=encryption_keys)
+    return App(agents=[agent], store=store, task_queue=task_queue, client=client, encryption_keys=keys)
 
 
 # Measurements ------------------------------------------------------------------------------------
@@ -396,12 +395,14 @@ async def _within(steps: int, work: Awaitable[_T]) -> _T:
         raise RuntimeError(f"a run of {steps} steps did not finish within {timeout:.0f} s") from None
 
 
-async def run_tempo(app: App, client: Client, steps: int, number: int, warmup: bool, *, tail: bool = True) -> RunRecord:
+async def run_tempo(
+    app: App, client: Client, steps: int, number: int, warmup: bool, *, tail: bool = True, side: str = TEMPO
+) -> RunRecord:
     """One agent run, timed to its result; ``tail=False`` waits for the workflow without reading the journal."""
     cpu = CPU.read()
     start = time.perf_counter()
     stream = await app.stream(AGENT_ID, "Go.")
-    handle = client.get_workflow_handle(stream.run_id)
+    handle = app.client.get_workflow_handle(stream.run_id)  # the App's converter: it may decrypt
     result = await _within(steps, stream.result()) if tail else None
     done = time.perf_counter()
     await _within(steps, handle.result())
@@ -413,7 +414,7 @@ async def run_tempo(app: App, client: Client, steps: int, number: int, warmup: b
             f"unexpected agent run: finish_reason={result.finish_reason} steps={result.steps} "
             f"tool_results={len(result.tool_results)} error={result.error}"
         )
-    record = RunRecord(TEMPO, number, warmup, steps, (done if tail else closed) - start, closed - start)
+    record = RunRecord(side, number, warmup, steps, (done if tail else closed) - start, closed - start)
     _cpu_since(cpu, record)
     analyse_history(await handle.fetch_history(), record)
     return record
@@ -584,25 +585,17 @@ async def bench(args: argparse.Namespace) -> int:
             client = env.client
             task_queue = f"bench-{uuid.uuid4()}"
             app = build_app(steps, store.url, task_queue, client)
-            sealed_app = (
-                build_app(
-                    steps,
-                    store.url,
-                    f"{task_queue}-sealed",
-                    client,
-                    keyring_of([EncryptionKey("bench", os.urandom(32))]),
-                )
-                if args.store_encryption
-                else None
-            )
+            sealed = None
+            if args.encryption:
+                sealed = build_app(steps, store.url, f"{task_queue}-sealed", client, BENCH_KEYS)
             spans = _instrument(app) if args.telemetry else None
             records: list[RunRecord] = []
             out()
             print_run_header()
             async with contextlib.AsyncExitStack() as workers:
                 await workers.enter_async_context(app.worker(plugins=[BaselinePlugin()]))
-                if sealed_app is not None:
-                    await workers.enter_async_context(sealed_app.worker())
+                if sealed is not None:
+                    await workers.enter_async_context(sealed.worker())
                 for number in range(args.warmup + args.runs):
                     warmup = number < args.warmup
                     label = number if warmup else number - args.warmup
@@ -611,16 +604,11 @@ async def bench(args: argparse.Namespace) -> int:
                     base = await run_baseline(client, task_queue, steps, tempo.plan, label, warmup)
                     print_run(base)
                     records += [tempo, base]
-                    if sealed_app is not None:
-                        sealed = dataclasses.replace(
-                            await run_tempo(sealed_app, client, steps, label, warmup), side=SEALED
-                        )
-                        print_run(sealed)
-                        records.append(sealed)
+                    if sealed is not None:
+                        records.append(await run_tempo(sealed, client, steps, label, warmup, side=SEALED))
+                        print_run(records[-1])
                 tempo_ms, base_ms, tempo_cpu, base_cpu = summarise(records, steps)
             await app.store.close()
-            if sealed_app is not None:
-                await sealed_app.store.close()
             if spans is not None:
                 spans.provider.shutdown()
                 out(f"telemetry on: {spans.count} spans exported (and dropped)")
@@ -638,26 +626,28 @@ async def bench(args: argparse.Namespace) -> int:
         f"step_overhead: store={kind} tempo={tempo_ms:.1f}ms/step baseline={base_ms:.1f}ms/step "
         f"ratio={tempo_ms / base_ms:.2f}x"
     )
-    if args.store_encryption:
-        print_encryption_cost(records, steps, kind)
+    if args.encryption:
+        summarise_encryption(records)
     return 0
 
 
-def print_encryption_cost(records: Sequence[RunRecord], steps: int, kind: str) -> None:
-    """The cost of sealing the store: the sealed side against tempo-agents in clear, per step (wall and CPU)."""
+def summarise_encryption(records: Sequence[RunRecord]) -> None:
+    """Encryption off (the agent runs) against on (the sealed App's runs, each just after one of them): the median
+    wall and CPU milliseconds per step, and the cost."""
     measured = [r for r in records if not r.warmup]
-    clear = [r for r in measured if r.side == TEMPO]
-    sealed = [r for r in measured if r.side == SEALED]
-    clear_ms, sealed_ms = median([r.per_step_ms for r in clear]), median([r.per_step_ms for r in sealed])
-    clear_cpu = median([r.process_cpu_s * 1000 / steps for r in clear])
-    sealed_cpu = median([r.process_cpu_s * 1000 / steps for r in sealed])
+
+    def medians(side: str) -> tuple[float, float]:
+        runs = [r for r in measured if r.side == side]
+        return median([r.per_step_ms for r in runs]), median([r.process_cpu_s * 1000 / r.steps for r in runs])
+
+    (off_ms, off_cpu), (on_ms, on_cpu) = medians(TEMPO), medians(SEALED)
     out(
-        f"step_overhead: store encryption (CPU of this process) store={kind} clear={clear_cpu:.2f}ms/step "
-        f"sealed={sealed_cpu:.2f}ms/step cost={(sealed_cpu / clear_cpu - 1) * 100:+.1f}%"
+        f"step_overhead encryption (CPU of this process): off={off_cpu:.1f}ms/step on={on_cpu:.1f}ms/step "
+        f"cost={(on_cpu / off_cpu - 1) * 100:+.1f}%"
     )
     out(
-        f"step_overhead: store encryption store={kind} clear={clear_ms:.1f}ms/step sealed={sealed_ms:.1f}ms/step "
-        f"cost={(sealed_ms / clear_ms - 1) * 100:+.1f}%"
+        f"step_overhead encryption: off={off_ms:.1f}ms/step on={on_ms:.1f}ms/step "
+        f"cost={(on_ms / off_ms - 1) * 100:+.1f}%"
     )
 
 
@@ -670,9 +660,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     add_store_argument(parser)
     parser.add_argument("--telemetry", action="store_true", help="trace and count the runs (spans exported to nowhere)")
     parser.add_argument(
-        "--store-encryption",
-        action="store_true",
-        help="also run the agent with the store sealed under a keyring (a third side) and report the cost",
+        "--encryption", action="store_true", help="also run the agent with its payloads encrypted, and compare"
     )
     args = parser.parse_args(argv)
     if args.steps < 2 or args.runs < 1 or args.warmup < 0:

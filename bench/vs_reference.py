@@ -1,7 +1,8 @@
 """tempo-agents over its HTTP API next to the reference server (in memory, not durable), in the same run.
 
     python bench/vs_reference.py [--runs 30] [--warmup 5] [--concurrency 20] [--load-runs 200] [--repeat 3]
-                                 [--configs activities,local-tools] [--in-memory] [--reference-script PATH]
+                                 [--configs activities,local-tools] [--encryption] [--in-memory]
+                                 [--reference-script PATH]
 
 The reference server (``ref-server.mjs``: real Mastra packages, a scripted model, in memory) is started with node,
 its packages installed once with npm into ``~/.cache/tempo-agents-bench/`` (``bench/_reference.py``). tempo-agents
@@ -11,6 +12,10 @@ unless ``--in-memory``, the worker, the HTTP API) serving ``bench/vs_reference_a
 - ``activities``: every model step and tool call an activity (the defaults);
 - ``local-tools``: the weather tool declares ``ActivityOptions(local=True)``;
 - ``local-all``: the model steps too.
+
+``--encryption`` adds, for each configuration, its twin with every payload sealed in Temporal (``<config>+sealed``:
+the same process with ``TEMPO_AGENTS_ENCRYPTION_KEYS`` set), measured in the same round; the report ends with the
+cost of encryption per configuration, off against on.
 
 Both sides get the identical workload through the same route, ``POST /api/agents/assistant/stream`` with "What is
 the weather in Oslo?" (the model calls the weather tool, then answers), read as SSE by an httpx client in this
@@ -37,6 +42,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import base64
 import os
 import statistics
 import subprocess
@@ -75,6 +81,9 @@ CONFIGS: dict[str, tuple[dict[str, str], tuple[str, ...]]] = {
     "local-all-wal": ({"BENCH_LOCAL_TOOLS": "1", "BENCH_LOCAL_MODEL": "1"}, SQLITE_WAL),
 }
 """Name: (environment of tempo-agents' process, extra dev server arguments)."""
+SEALED = "+sealed"
+"""The suffix of a configuration's twin whose payloads are encrypted (``--encryption``)."""
+SEALED_ENVIRONMENT = {"TEMPO_AGENTS_ENCRYPTION_KEYS": f"bench:{base64.b64encode(os.urandom(32)).decode()}"}
 SHAPES = {"two-step": [1, 1, 1], "ten-step": [1, 1] * 9 + [1], "three-parallel": [1, 3] * 3 + [1]}
 AGENTS = {"two-step": "assistant", "ten-step": "ten-steps", "three-parallel": "three-parallel"}
 _TICK = os.sysconf("SC_CLK_TCK")
@@ -204,7 +213,9 @@ class TempoSide:
             "--store", f"sqlite:///{workdir / f'{config}-store.db'}", "--db-file", db_file,
             "--port", str(port), "--api-port", str(api_port),
         ]  # fmt: skip
-        environment, server_args = CONFIGS[config]
+        environment, server_args = CONFIGS[config.removesuffix(SEALED)]
+        if config.endswith(SEALED):
+            environment = {**environment, **SEALED_ENVIRONMENT}
         command += [f"--server-arg={arg}" for arg in server_args]
         env = {**os.environ, **environment}
         root = Path(__file__).resolve().parent.parent
@@ -358,6 +369,25 @@ def report(rounds: list[Round], args: argparse.Namespace) -> None:
         )
     out()
     out("vs_reference: " + "; ".join(quotable))
+    for config in args.configs:
+        if config.endswith(SEALED):
+            report_encryption(rounds, config.removesuffix(SEALED))
+
+
+def report_encryption(rounds: list[Round], config: str) -> None:
+    """The cost of encryption for ``config``: sequential done p50 and runs/s under load, off against on."""
+
+    def both(pick: Callable[[dict[str, Phase]], float]) -> tuple[float, float]:
+        off = median([pick(r.tempo[config]) for r in rounds])
+        return off, median([pick(r.tempo[config + SEALED]) for r in rounds])
+
+    seq_off, seq_on = both(lambda phases: median(phases["sequential"].done))
+    rate_off, rate_on = both(lambda phases: phases["load"].rate)
+    out(
+        f"vs_reference encryption {config}: seq done p50 off={ms(seq_off)}ms on={ms(seq_on)}ms "
+        f"cost={(seq_on / seq_off - 1) * 100:+.1f}%; load off={rate_off:.1f} on={rate_on:.1f} runs/s "
+        f"cost={(1 - rate_on / rate_off) * 100:+.1f}%"
+    )
 
 
 def loadavg() -> str:
@@ -374,12 +404,17 @@ def main() -> int:
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--configs", default="activities,local-tools", help=f"of {', '.join(CONFIGS)}")
     parser.add_argument("--in-memory", action="store_true", help="tempo-agents' dev server keeps no file")
+    parser.add_argument(
+        "--encryption", action="store_true", help="also run each config with its payloads encrypted, and compare"
+    )
     parser.add_argument("--reference-script", type=Path, default=_reference.DEFAULT_SOURCE)
     args = parser.parse_args()
     args.configs = [c for c in args.configs.split(",") if c]
     unknown = set(args.configs) - set(CONFIGS)
     if unknown:
         parser.error(f"unknown config(s) {', '.join(sorted(unknown))}")
+    if args.encryption:
+        args.configs = [name for config in args.configs for name in (config, config + SEALED)]
     script = _reference.install(args.reference_script)
     out(f"load average at start: {loadavg()} ({os.cpu_count()} CPUs)")
     server = "in memory" if args.in_memory else "file-backed"

@@ -15,8 +15,10 @@ __all__ = [
     "ADDRESS_ENV",
     "API_KEY_ENV",
     "APP_ENV",
+    "CODEC_CORS_ENV",
     "DEFAULT_ADDRESS",
     "DEFAULT_NAMESPACE",
+    "ENCRYPTION_KEYS_FILE_ENV",
     "NAMESPACE_ENV",
     "SINGLE_TOKEN_PRINCIPAL",
     "TLS_CA_ENV",
@@ -28,6 +30,7 @@ __all__ = [
     "WEBHOOK_SOURCES_ENV",
     "add_api_options",
     "add_app_options",
+    "add_encryption_options",
     "add_server_options",
     "connection_options",
 ]
@@ -50,6 +53,12 @@ TLS_CERT_ENV = "TEMPORAL_TLS_CERT"
 TLS_KEY_ENV = "TEMPORAL_TLS_KEY"
 TLS_CA_ENV = "TEMPORAL_TLS_CA"
 TLS_SERVER_NAME_ENV = "TEMPORAL_TLS_SERVER_NAME"
+
+
+ENCRYPTION_KEYS_FILE_ENV = "TEMPO_AGENTS_ENCRYPTION_KEYS_FILE"
+"""The default of ``--encryption-keys``: a JSON keys file (a Kubernetes Secret mounted as a file)."""
+CODEC_CORS_ENV = "TEMPO_AGENTS_CODEC_CORS_ORIGINS"
+"""The default of ``--codec-cors-origin``: comma-separated origins of Temporal UIs that call the codec server."""
 
 
 APP_ENV = "TEMPO_AGENTS_APP"
@@ -155,10 +164,25 @@ def add_server_options(command: argparse.ArgumentParser) -> None:
         "--tls-server-name", default=env(TLS_SERVER_NAME_ENV) or None, metavar="NAME",
         help=f"name the server's certificate must match, if not the address's host (default ${TLS_SERVER_NAME_ENV})",
     )  # fmt: skip
+    add_encryption_options(command)
+
+
+def add_encryption_options(command: argparse.ArgumentParser) -> None:
+    """``--encryption-keys``: the keys file that seals what runs send through Temporal."""
+    command.add_argument(
+        "--encryption-keys",
+        default=os.environ.get(ENCRYPTION_KEYS_FILE_ENV) or None,
+        metavar="FILE",
+        help=(
+            'encrypt every payload sent through Temporal under the keys of this JSON file ({"keys": [{"id": ..., '
+            f'"key": <base64 of 32 bytes>}}]}}, newest first; default ${ENCRYPTION_KEYS_FILE_ENV}); without it, the '
+            "App's own keys or $TEMPO_AGENTS_ENCRYPTION_KEYS"
+        ),
+    )
 
 
 def connection_options(args: argparse.Namespace) -> dict[str, Any]:
-    """``tls`` and ``api_key`` for :meth:`App.connect` from the options of :func:`add_server_options`."""
+    """``tls``, ``api_key`` and ``encryption_keys`` for ``connect`` from the options of :func:`add_server_options`."""
     from temporalio.service import TLSConfig
 
     if bool(args.tls_cert) != bool(args.tls_key):
@@ -182,7 +206,7 @@ def connection_options(args: argparse.Namespace) -> dict[str, Any]:
         )
     elif args.tls:
         tls = True
-    return {"tls": tls, "api_key": args.api_key}
+    return {"tls": tls, "api_key": args.api_key, "encryption_keys": args.encryption_keys}
 
 
 def _positive_int(text: str) -> int:
@@ -247,6 +271,16 @@ def add_api_options(command: argparse.ArgumentParser) -> None:
         help=(
             "webhook sources (TOML, [sources.<name>] tables naming the agent, template and the environment variables "
             f"that hold their secrets), each served at POST /api/events/<name> (default ${WEBHOOK_SOURCES_ENV})"
+        ),
+    )
+    command.add_argument(
+        "--codec-cors-origin",
+        action="append",
+        default=[origin for origin in os.environ.get(CODEC_CORS_ENV, "").split(",") if origin.strip()],
+        metavar="ORIGIN",
+        help=(
+            "the origin of a Temporal UI that decodes payloads with this API's /codec routes, e.g. "
+            f"https://temporal.example.com (repeatable; credentials allowed; default ${CODEC_CORS_ENV}, dev: its UI)"
         ),
     )
     command.add_argument(

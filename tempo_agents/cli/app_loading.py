@@ -16,10 +16,11 @@ from typing import TYPE_CHECKING, Any
 from tempo_agents.budgets import PriceTable
 from tempo_agents.cli._console import CliError, one_line
 from tempo_agents.client.app import App
+from tempo_agents.encryption import keyring_from_file
 from tempo_agents.errors import ConfigurationError
 from tempo_agents.notifications import load_notification_settings
 
-__all__ = ["configure_app", "connect", "is_app_directory", "load_app"]
+__all__ = ["configure_app", "connect", "is_app_directory", "load_app", "use_keys_file"]
 
 if TYPE_CHECKING:
     from temporalio.service import TLSConfig
@@ -137,13 +138,20 @@ def configure_app(
 
 
 async def connect(
-    app: App, address: str, namespace: str, *, tls: bool | TLSConfig | None = None, api_key: str | None = None
+    app: App,
+    address: str,
+    namespace: str,
+    *,
+    tls: bool | TLSConfig | None = None,
+    api_key: str | None = None,
+    encryption_keys: str | None = None,
 ) -> None:
     """Connect the App to Temporal (``tls``/``api_key``: see :meth:`App.connect`), checking that the server answers
-    and the namespace exists."""
+    and the namespace exists; ``encryption_keys``, a keys file whose keys seal the runs' payloads (over the App's)."""
     from temporalio.api.workflowservice.v1 import DescribeNamespaceRequest
     from temporalio.service import RPCError, RPCStatusCode
 
+    use_keys_file(app, encryption_keys)
     try:
         client = await asyncio.wait_for(app.connect(address, namespace=namespace, tls=tls, api_key=api_key), 15)
     except TimeoutError:
@@ -158,6 +166,16 @@ async def connect(
         if error.status == RPCStatusCode.NOT_FOUND:
             raise CliError(f"namespace '{namespace}' does not exist on the Temporal server at {address}") from None
         raise CliError(f"Temporal at {address} refused to describe namespace '{namespace}': {error.message}") from None
+
+
+def use_keys_file(app: App, path: str | None) -> None:
+    """Seal the App's payloads under the keys of ``path`` (``--encryption-keys``); nothing without one."""
+    if not path:
+        return
+    try:
+        app.use_encryption(keyring_from_file(path))
+    except ConfigurationError as error:
+        raise CliError(f"--encryption-keys: {error.message}", 2) from None
 
 
 def _connect_reason(error: BaseException) -> str:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import os
+from collections.abc import Sequence
 
 from tempo_agents.cli._console import CliError, out
 from tempo_agents.cli._options import (
@@ -83,8 +84,11 @@ def add_webhook_sources(app: App, args: argparse.Namespace) -> None:
             raise CliError(error.message, exit_code=2) from None
 
 
-async def start_api(app: App, args: argparse.Namespace, *, temporal_ui_url: str | None = None) -> ApiServer:
-    """Start the HTTP API of ``app`` with the command's ``--api-*``, token and CORS options (:func:`api_tokens`).
+async def start_api(
+    app: App, args: argparse.Namespace, *, temporal_ui_url: str | None = None, codec_cors_origins: Sequence[str] = ()
+) -> ApiServer:
+    """Start the HTTP API of ``app`` with the command's ``--api-*``, token and CORS options (:func:`api_tokens`);
+    ``codec_cors_origins``, origins allowed to call its codec routes beside ``--codec-cors-origin``'s.
 
     A port in use is a one-line CLI error.
     """
@@ -98,6 +102,7 @@ async def start_api(app: App, args: argparse.Namespace, *, temporal_ui_url: str 
         cors_origins=args.cors_origin,
         temporal_ui_url=temporal_ui_url or getattr(args, "temporal_ui_url", None),
         max_body_bytes=args.max_body_bytes,
+        codec_cors_origins=[*args.codec_cors_origin, *codec_cors_origins],
     )
     try:
         await server.start()

@@ -8,14 +8,22 @@ import contextlib
 from collections.abc import Callable
 from datetime import timedelta
 
+from tempo_agents._ports import free_port
 from tempo_agents.cli._console import CliError, one_line, out
-from tempo_agents.cli._options import add_api_options, add_app_options, add_server_options, connection_options
+from tempo_agents.cli._options import (
+    add_api_options,
+    add_app_options,
+    add_encryption_options,
+    add_server_options,
+    connection_options,
+)
 from tempo_agents.cli._stop_signals import StopSignals
 from tempo_agents.cli._telemetry import CommandTelemetry, add_telemetry_options
-from tempo_agents.cli.app_loading import configure_app, connect, load_app
+from tempo_agents.cli.app_loading import configure_app, connect, load_app, use_keys_file
 from tempo_agents.cli.oidc_options import add_oidc_options
 from tempo_agents.cli.serve import add_webhook_sources, api_tokens, print_api_urls, start_api
 from tempo_agents.client.app import App
+from tempo_agents.encryption import encryption_codec
 from tempo_agents.errors import TempoAgentsError
 from tempo_agents.worker.dev_server import DEFAULT_DB_FILENAME, DevServer
 
@@ -61,6 +69,7 @@ def add_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) 
     )
     dev.add_argument("--graceful-timeout", type=float, default=10.0, metavar="SECONDS", help=argparse.SUPPRESS)
     _add_prices_option(dev)
+    add_encryption_options(dev)
     add_telemetry_options(dev, metrics_port=True)
     dev.set_defaults(handler=cmd_dev)
 
@@ -119,9 +128,15 @@ async def cmd_dev(args: argparse.Namespace) -> int:
     if app is not None:
         api_tokens(args)  # a refused --api-host fails before the dev server starts
         add_webhook_sources(app, args)
+        use_keys_file(app, args.encryption_keys)
     signals = StopSignals()
     signals.install()
-    server = DevServer(db_filename=args.db_filename, port=args.port, ui_port=None if args.headless else args.ui_port)
+    server = DevServer(
+        db_filename=args.db_filename,
+        port=args.port,
+        ui_port=None if args.headless else args.ui_port,
+        extra_args=_ui_codec(app, args),
+    )
     try:
         await server.start()
     except TempoAgentsError as error:
@@ -144,7 +159,7 @@ async def cmd_dev(args: argparse.Namespace) -> int:
             telemetry.before_connect()
             await connect(app, server.address, "default")
             await telemetry.after_connect(app)
-            api = await start_api(app, args, temporal_ui_url=server.ui_url)
+            api = await start_api(app, args, temporal_ui_url=server.ui_url, codec_cors_origins=_ui_origins(server))
             try:
 
                 def ready() -> None:
@@ -159,6 +174,24 @@ async def cmd_dev(args: argparse.Namespace) -> int:
         await server.stop()
     out("stopped")
     return 0
+
+
+def _ui_codec(app: App | None, args: argparse.Namespace) -> list[str]:
+    """The dev server's arguments that point its UI at the API's codec routes, when the App encrypts (the API's port
+    chosen now if it was to be any free one, so the UI knows it before the API listens)."""
+    if app is None or args.headless or encryption_codec(app.data_converter) is None:
+        return []
+    if args.api_port == 0:
+        args.api_port = free_port(args.api_host)
+    host = f"[{args.api_host}]" if ":" in args.api_host else args.api_host
+    return ["--ui-codec-endpoint", f"http://{host}:{args.api_port}/codec"]
+
+
+def _ui_origins(server: DevServer) -> list[str]:
+    """The dev UI's origins (as its address, and as ``localhost``), which may call the codec routes."""
+    if server.ui_url is None:
+        return []
+    return [server.ui_url, server.ui_url.replace("://127.0.0.1:", "://localhost:")]
 
 
 async def _until_stopped(signals: StopSignals, worker_task: asyncio.Task[None]) -> None:

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from temporalio.client import Client
 from temporalio.common import SearchAttributePair
+from temporalio.converter import DataConverter
 from temporalio.service import TLSConfig
 from temporalio.worker import Worker
 
@@ -38,7 +39,7 @@ from tempo_agents.client.run_starts import EAGER_STARTS_IN_FLIGHT, RunStarter
 from tempo_agents.client.schedule_methods import ScheduleMethods
 from tempo_agents.client.temporal_setup import app_worker, connect_runs_client, runs_client
 from tempo_agents.client.waiting_runs import suspended_runs
-from tempo_agents.encryption import Keyring, KeyringSource
+from tempo_agents.encryption import Keyring, KeyringSource, keyring_from_environment, runs_data_converter
 from tempo_agents.erasure import ErasureReport, ErasureScope, erase_scope
 from tempo_agents.errors import ConfigurationError
 from tempo_agents.file_agents import load_agents
@@ -100,9 +101,12 @@ class App(ScheduleMethods, EventMethods):
     expired (docs/data-protection.md). :meth:`erase` deletes everything of a resource, a thread or a run at once.
 
     ``store`` is a URL (``sqlite:///path.db``, ``postgresql://user:password@host/db``) or a :class:`Store`;
-    without one, ``$TEMPO_AGENTS_STORE`` or ``sqlite:///.tempo-agents/store.db``. ``encryption_keys`` (a
-    :class:`~tempo_agents.encryption.Keyring` or a callable returning one) seal what a store opened from a URL keeps
-    of runs (docs/store-encryption.md); without them, ``$TEMPO_AGENTS_ENCRYPTION_KEYS``, else nothing is sealed.
+    without one, ``$TEMPO_AGENTS_STORE`` or ``sqlite:///.tempo-agents/store.db``.
+
+    ``encryption_keys`` (a :class:`Keyring`, or a callable returning one, e.g. from a KMS) seal every payload the
+    runs send through Temporal (docs/data-protection.md) and what a store opened from a URL keeps of runs
+    (docs/store-encryption.md); without them, the keys of ``$TEMPO_AGENTS_ENCRYPTION_KEYS``, and none when that is
+    unset.
     """
 
     def __init__(
@@ -128,6 +132,10 @@ class App(ScheduleMethods, EventMethods):
         retention: Retention | None = None,
         encryption_keys: Keyring | KeyringSource | None = None,
     ) -> None:
+        self.data_converter: DataConverter = runs_data_converter(
+            encryption_keys if encryption_keys is not None else keyring_from_environment()
+        )
+        """The converter of the runs' payloads: pydantic's, sealing them when the App has encryption keys."""
         self.registry = Registry(
             agents=agents,
             tools=tools,
@@ -210,8 +218,15 @@ class App(ScheduleMethods, EventMethods):
     # Temporal -------------------------------------------------------------------------------
 
     def use_client(self, client: Client) -> None:
-        """Use this Temporal client; it is given the pydantic data converter the runs need."""
-        self._client = runs_client(client)
+        """Use this Temporal client; it is given the data converter the runs need (:attr:`data_converter`)."""
+        self._client = runs_client(client, self.data_converter)
+
+    def use_encryption(self, keys: Keyring | KeyringSource | None) -> None:
+        """Seal the runs' payloads under ``keys`` from now on (``None``: send them in clear); the client in use, if
+        any, is given the new converter. Workers built afterwards use it too."""
+        self.data_converter = runs_data_converter(keys)
+        if self._client is not None:
+            self._client = runs_client(self._client, self.data_converter)
 
     async def connect(
         self,
@@ -224,7 +239,11 @@ class App(ScheduleMethods, EventMethods):
         """Connect to a Temporal server and use that client. ``tls``: ``True`` (system roots), a ``TLSConfig``
         (mTLS client certificate, private CA), or ``None``: TLS exactly when an ``api_key`` is given (Temporal
         Cloud)."""
-        self.use_client(await connect_runs_client(address, namespace=namespace, tls=tls, api_key=api_key))
+        self.use_client(
+            await connect_runs_client(
+                address, namespace=namespace, tls=tls, api_key=api_key, data_converter=self.data_converter
+            )
+        )
         return self.client
 
     @property
@@ -245,11 +264,11 @@ class App(ScheduleMethods, EventMethods):
     ) -> Worker:
         """A Temporal worker for this App's task queue (run it with ``async with`` or ``await worker.run()``).
 
-        ``sandboxed_runs=True`` runs agent runs inside Temporal's sandbox (slower; :class:`TempoAgentsPlugin`).
+        ``sandboxed_runs=True`` runs agent runs inside Temporal's sandbox (slower; :class:`TempoAgentsPlugin`). A
+        ``client`` given is used with this App's data converter, so the worker seals what the App seals.
         """
-        return app_worker(
-            self.plugin(sandboxed_runs=sandboxed_runs), client or self.client, self.task_queue, worker_options
-        )
+        worker_client = runs_client(client, self.data_converter) if client is not None else self.client
+        return app_worker(self.plugin(sandboxed_runs=sandboxed_runs), worker_client, self.task_queue, worker_options)
 
     # Runs -----------------------------------------------------------------------------------
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from temporalio.client import Client
-from temporalio.contrib.pydantic import pydantic_data_converter
+from temporalio.converter import DataConverter
 from temporalio.service import TLSConfig
 from temporalio.worker import Worker
 
@@ -15,22 +15,26 @@ from tempo_agents.worker.plugin import TempoAgentsPlugin
 __all__ = ["app_worker", "connect_runs_client", "runs_client"]
 
 
-def runs_client(client: Client) -> Client:
-    """``client``, or a client of the same connection with the pydantic data converter when it has another."""
-    if client.data_converter is pydantic_data_converter:
+def runs_client(client: Client, data_converter: DataConverter) -> Client:
+    """``client``, or a client of the same connection with the runs' data converter (pydantic's, encrypting when the
+    App has keys: ``encryption.runs_data_converter``) when it has another."""
+    if client.data_converter is data_converter:
         return client
     config = client.config()
-    config["data_converter"] = pydantic_data_converter
+    config["data_converter"] = data_converter
     return Client(**config)
 
 
 async def connect_runs_client(
-    address: str, *, namespace: str, tls: bool | TLSConfig | None, api_key: str | None
+    address: str,
+    *,
+    namespace: str,
+    tls: bool | TLSConfig | None,
+    api_key: str | None,
+    data_converter: DataConverter,
 ) -> Client:
-    """A new connection to a Temporal server, with the pydantic data converter."""
-    return await Client.connect(
-        address, namespace=namespace, tls=tls, api_key=api_key, data_converter=pydantic_data_converter
-    )
+    """A new connection to a Temporal server, with the runs' data converter."""
+    return await Client.connect(address, namespace=namespace, tls=tls, api_key=api_key, data_converter=data_converter)
 
 
 def app_worker(plugin: TempoAgentsPlugin, client: Client, task_queue: str, worker_options: dict[str, Any]) -> Worker:

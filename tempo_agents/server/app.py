@@ -16,12 +16,14 @@ from tempo_agents.errors import StoreUnavailableError
 from tempo_agents.identity import Authenticator, JwtBearerTokens, OidcSettings, Principal, StaticTokens
 from tempo_agents.ingress import event_secrets_of
 from tempo_agents.server.auth import Authentication, Authorize, allow_all, authorization_dependency
+from tempo_agents.server.codec_cors import CodecCors
 from tempo_agents.server.dashboard.mounting import mount_dashboard
 from tempo_agents.server.errors import ERROR_RESPONSES, STORE_RETRY_AFTER_SECONDS, install_error_handlers
 from tempo_agents.server.request_limits import MAX_BODY_BYTES, RequestLimits
 from tempo_agents.server.routes import (
     agents,
     answer_links,
+    codec,
     erasure,
     event_sources,
     events,
@@ -32,6 +34,7 @@ from tempo_agents.server.routes import (
     threads,
     tools,
 )
+from tempo_agents.server.routes.codec import CODEC_PREFIX
 from tempo_agents.server.sign_in import SIGN_IN_PREFIX, ProviderClient, SessionCookies, sign_in_router
 from tempo_agents.telemetry.api_route import metrics_router
 
@@ -92,6 +95,7 @@ def create_server(
     temporal_ui_url: str | None = None,
     max_body_bytes: int = MAX_BODY_BYTES,
     groups: Mapping[str, Sequence[str]] | None = None,
+    codec_cors_origins: Sequence[str] = (),
 ) -> FastAPI:
     """The HTTP API serving ``app`` (which must have a Temporal client) under ``prefix``.
 
@@ -106,7 +110,10 @@ def create_server(
     surrogate is refused (400) before any route sees it (``request_limits.py``). ``groups`` (principal → group
     names, e.g. from the tokens file): the groups sent with each answer of a principal, for calls assigned to
     ``group:<name>``. One-click answer links (the App's ``answer_links``) are served under
-    ``{prefix}/answer-links/`` without a token: the signed link is the credential.
+    ``{prefix}/answer-links/`` without a token: the signed link is the credential. The codec server
+    (``POST /codec/encode`` and ``/codec/decode``, for the Temporal UI and CLI) answers when the App has encryption
+    keys, behind the same token check; ``codec_cors_origins`` are the Temporal UIs' origins allowed to call it
+    (credentials allowed).
     """
     api = FastAPI(
         title="tempo-agents",
@@ -127,6 +134,7 @@ def create_server(
     # An answer link is its own credential too (signed, bound to one call, its principal named in it).
     api.include_router(answer_links.router, prefix=base)
     api.include_router(slack_interactions.router, prefix=base)  # Slack's request signature is its credential
+    api.include_router(codec.router, prefix=CODEC_PREFIX, dependencies=dependencies)
     api.include_router(metrics_router(), dependencies=dependencies)  # GET /metrics, outside the OpenAPI document
     open_paths = mount_dashboard(api, app, prefix=base, dependencies=dependencies, temporal_ui_url=temporal_ui_url)
     install_error_handlers(api)
@@ -162,6 +170,8 @@ def create_server(
             allow_headers=["*"],
             expose_headers=["*"],
         )
+    if codec_cors_origins:  # outermost of all: the UI's preflights carry no token
+        api.add_middleware(CodecCors, origins=list(codec_cors_origins), prefix=CODEC_PREFIX)
     return api
 
 

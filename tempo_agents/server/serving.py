@@ -52,7 +52,8 @@ def is_loopback(host: str) -> bool:
 
 class ApiServer:
     """The HTTP API of ``app`` on ``host:port`` (``port=0`` picks a free one); ``tokens``, ``oidc``,
-    ``cors_origins`` and ``max_body_bytes`` as :func:`create_server` takes them. Without tokens, a provider or an
+    ``cors_origins``, ``codec_cors_origins`` and ``max_body_bytes`` as :func:`create_server` takes them. Without
+    tokens, a provider or an
     ``authorize`` hook it listens on a loopback address only (another ``host`` is refused)."""
 
     def __init__(
@@ -70,6 +71,7 @@ class ApiServer:
         temporal_ui_url: str | None = None,
         max_body_bytes: int = MAX_BODY_BYTES,
         groups: Mapping[str, Sequence[str]] | None = None,
+        codec_cors_origins: Sequence[str] = (),
     ) -> None:
         if not tokens and oidc is None and authorize is allow_all and not is_loopback(host):
             raise ApiServerError(
@@ -87,6 +89,7 @@ class ApiServer:
                 temporal_ui_url=temporal_ui_url,
                 max_body_bytes=max_body_bytes,
                 groups=groups,
+                codec_cors_origins=codec_cors_origins,
             ),
             host=host,
             port=port,

@@ -7,6 +7,7 @@ from datetime import timedelta
 from typing import TYPE_CHECKING, Protocol
 
 from temporalio.contrib.pydantic import pydantic_data_converter
+from temporalio.converter import DataConverter
 from temporalio.plugin import SimplePlugin
 from temporalio.worker import ReplayerConfig, UnsandboxedWorkflowRunner, WorkerConfig
 from temporalio.worker.workflow_sandbox import SandboxRestrictions
@@ -78,6 +79,9 @@ class ServedApp(SuspendedRunFinder, Protocol):
     @property
     def retention(self) -> Retention | None: ...
 
+    @property
+    def data_converter(self) -> DataConverter: ...
+
 
 def sandbox_runner() -> UninterruptedSandboxedRunner:
     """The sandboxed runner with tempo-agents' pure modules passed through (tempo-agents' own workflows run
@@ -99,6 +103,9 @@ class TempoAgentsPlugin(SimplePlugin):
     ``None`` reads ``TEMPO_AGENTS_SANDBOXED_RUNS`` (``1`` turns it on). Workflows of your own (workflow tools)
     keep the sandbox unless they were defined with ``sandboxed=False``; with ``sandboxed_runs`` those run in
     it too.
+
+    ``data_converter``: the converter of the runs' payloads (the App's: pydantic's, with its encryption codec when
+    it has keys); a ``Client`` or ``Replayer`` given the plugin uses it.
     """
 
     def __init__(
@@ -108,6 +115,7 @@ class TempoAgentsPlugin(SimplePlugin):
         handoff: CallHandoff | None = None,
         sandboxed_runs: bool | None = None,
         sweeper: RetentionSweeper | None = None,
+        data_converter: DataConverter = pydantic_data_converter,
     ) -> None:
         self.sandboxed_runs = (
             os.environ.get(SANDBOXED_RUNS_VARIABLE) == "1" if sandboxed_runs is None else sandboxed_runs
@@ -120,7 +128,7 @@ class TempoAgentsPlugin(SimplePlugin):
             workflow_tools = [*workflow_tools, NotificationDeliveryWorkflow]
         super().__init__(
             "tempo_agents.TempoAgentsPlugin",
-            data_converter=pydantic_data_converter,
+            data_converter=data_converter,
             activities=activities,
             workflows=[AgentRunWorkflow, ThreadWorkflow, *workflow_tools],
             workflow_runner=sandbox_runner(),
@@ -130,14 +138,21 @@ class TempoAgentsPlugin(SimplePlugin):
     @classmethod
     def for_app(cls, app: ServedApp, *, sandboxed_runs: bool | None = None) -> TempoAgentsPlugin:
         """The plugin that runs an App's agents: its registry, and hand-overs of suspended calls through its
-        client (``app.plugin()`` is this)."""
+        client (``app.plugin()`` is this), with the App's data converter and, when the App has a
+        :class:`Retention`, its retention sweeper."""
         retention = app.retention
         sweeper = (
             RetentionSweeper(app.client, app.store, app.task_queue, retention)
             if retention is not None and retention.applies
             else None
         )
-        return cls(app.registry, handoff=SuspendedCallHandoff(app), sandboxed_runs=sandboxed_runs, sweeper=sweeper)
+        return cls(
+            app.registry,
+            handoff=SuspendedCallHandoff(app),
+            sandboxed_runs=sandboxed_runs,
+            data_converter=app.data_converter,
+            sweeper=sweeper,
+        )
 
     def configure_worker(self, config: WorkerConfig) -> WorkerConfig:
         """Unless the worker was given its own values: send activity heartbeats promptly, so a cancelled

@@ -5,7 +5,8 @@ Python of its own, on this session's dev server and a SQLite store file, and lea
 approval, an ``ask_user`` question, a tool suspended with ``ctx.suspend``, and a run on a memory thread, which yielded
 it. Its worker is shut down; a worker of this checkout takes the same task queue and store, lists the runs, answers
 each, and each ends as its agent's script says, its journal whole: what the previous release wrote, then the rest.
-The thread takes messages after the upgrade too."""
+The thread takes messages after the upgrade too. It passes as well with encryption turned on for this release: the
+previous release's payloads, in clear, are read as they are, and what this release adds is sealed."""
 
 from __future__ import annotations
 
@@ -24,6 +25,7 @@ from temporalio.testing import WorkflowEnvironment
 from tempo_agents import App, ThreadSnapshot
 from tempo_agents.models.messages import Message
 from tests.conftest import AppFactory, running_worker
+from tests.support.encryption import keyring, payload_key_ids
 from tests.support.upgrade_agents import (
     AGE,
     ANSWERED_TEXT,
@@ -189,8 +191,9 @@ async def go_on_with_the_thread(app: App, waiting: WaitingRun) -> ThreadSnapshot
 
 
 @pytest.mark.timeout(180)
+@pytest.mark.parametrize("encrypted", [False, True], ids=["in-clear", "encryption-turned-on"])
 async def test_runs_left_waiting_by_the_previous_release_finish_on_this_one(
-    temporal_env: WorkflowEnvironment, make_app: AppFactory, tmp_path: Path
+    temporal_env: WorkflowEnvironment, make_app: AppFactory, tmp_path: Path, encrypted: bool
 ) -> None:
     release = extract_previous_release(tmp_path / "previous-release")
     store = f"sqlite:///{tmp_path / 'store.db'}"
@@ -206,7 +209,9 @@ async def test_runs_left_waiting_by_the_previous_release_finish_on_this_one(
     assert sorted(left.listed) == sorted(run.run_id for run in left.runs)
     assert left.thread_waiting == [runs[THREAD_AGENT].run_id]
 
-    app = make_app(upgrade_agents(), store=store, task_queue=task_queue)
+    app = make_app(
+        upgrade_agents(), store=store, task_queue=task_queue, encryption_keys=keyring("k1") if encrypted else None
+    )
     async with running_worker(app):
         await answer_the_waiting_runs(app, runs)
         thread = await go_on_with_the_thread(app, runs[THREAD_AGENT])
@@ -240,3 +245,6 @@ async def test_runs_left_waiting_by_the_previous_release_finish_on_this_one(
         ("assistant", thread_reply("bye")),
     ]
     assert [p.result for m in said for p in m.tool_results] == ["paid Bob"]
+    for run in left.runs:  # the previous release's payloads in clear, this release's sealed when it encrypts
+        events = list((await temporal_env.client.get_workflow_handle(run.run_id).fetch_history()).events)
+        assert payload_key_ids(events) == ({"clear", "k1"} if encrypted else {"clear"})

@@ -34,6 +34,7 @@ from tempo_agents import App
 from tempo_agents.cli import _options
 from tempo_agents.cli.main import build_parser
 from tempo_agents.cli.serve import api_tokens
+from tempo_agents.encryption import KEYS_ENVIRONMENT_VARIABLE
 from tempo_agents.server import create_server
 from tempo_agents.store.url import STORE_ENV
 from tempo_agents.telemetry.api_route import METRICS_PATH
@@ -68,6 +69,7 @@ PACKAGE_ENV = {
     _options.TLS_KEY_ENV,
     _options.TLS_CA_ENV,
     _options.TLS_SERVER_NAME_ENV,
+    KEYS_ENVIRONMENT_VARIABLE,
 }
 
 
@@ -333,6 +335,21 @@ def test_secrets_and_config_the_pods_refer_to_exist() -> None:
     worker_env = {e["name"] for e in manifest("Deployment", "tempo-agents-worker")["spec"]["template"]["spec"][
         "containers"][0]["env"]}  # fmt: skip
     assert set(PROVIDER_KEYS) <= worker_env, "the workers call the models"
+
+
+def test_workers_and_the_api_read_the_same_encryption_keys() -> None:
+    """A payload a worker seals the API must open (and the other way round): every pod takes the keys from the
+    same key of the Secret."""
+    refs = {
+        deployment["metadata"]["name"]: [
+            env["valueFrom"]["secretKeyRef"] for env in container["env"] if env["name"] == KEYS_ENVIRONMENT_VARIABLE
+        ]
+        for deployment, container in own_containers()
+    }
+    assert set(refs) == {"tempo-agents-api", "tempo-agents-worker"}
+    expected = [{"name": "tempo-agents", "key": "encryption-keys", "optional": True}]
+    assert all(found == expected for found in refs.values())
+    assert example_secret()["stringData"]["encryption-keys"] == ""  # nothing to copy by mistake
 
 
 async def test_probe_and_healthcheck_paths_answer_on_the_api_and_ports_match(tmp_path: Path) -> None:

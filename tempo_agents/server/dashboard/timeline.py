@@ -12,7 +12,9 @@ one relay per segment of the child) still decide where the waits for people are.
 
 from __future__ import annotations
 
+import contextlib
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -20,6 +22,7 @@ from typing import Any
 from temporalio.api.history.v1 import HistoryEvent
 
 from tempo_agents.client.app import App
+from tempo_agents.encryption import TamperedError, UnknownKeyError
 from tempo_agents.server.pending_view import iso
 from tempo_agents.server.resuming import describe_run
 from tempo_agents.workflows import search_attributes
@@ -150,10 +153,23 @@ def _child_bars(bars: list[_Bar], children: dict[str, str]) -> list[_Bar]:
     return shown
 
 
+async def _open_inputs(app: App, events: Sequence[HistoryEvent]) -> None:
+    """The activities' inputs decoded in place when the App encrypts payloads; one it cannot open (its key gone)
+    stays sealed, and its bar keeps the generic label."""
+    codec = app.client.data_converter.payload_codec
+    if codec is None:
+        return
+    for event in events:
+        if event.HasField("activity_task_scheduled_event_attributes"):
+            with contextlib.suppress(UnknownKeyError, TamperedError):
+                await codec.decode_wrapper(event.activity_task_scheduled_event_attributes.input)
+
+
 async def run_timeline(app: App, run_id: str) -> dict[str, Any]:
     """The run's bars and waits, with the times the axis spans."""
     description = await describe_run(app, run_id)
     history = await app.client.get_workflow_handle(run_id).fetch_history()
+    await _open_inputs(app, history.events)
     now = datetime.now(UTC)
     by_scheduled: dict[int, _Bar] = {}
     bars: list[_Bar] = []

@@ -1,0 +1,82 @@
+"""The command line with a keys file: ``tempo-agents dev`` seals its runs and wires its Temporal UI to its own codec
+server; ``tempo-agents run`` seals what it starts; the stock ``temporal`` CLI reads the run only through the codec."""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import json
+import os
+import signal
+import subprocess
+from pathlib import Path
+
+import httpx
+from temporalio.client import Client
+
+from tests.support.cli_processes import read_dev_banner, run_cli, start_cli, stop_cli
+from tests.support.encryption import readable, temporal_cli
+from tests.support.polling import until
+
+APP_MODULE = """
+from tempo_agents import Agent, App, ScriptedModel, ScriptedResponse
+
+app = App(agents=[Agent(id="echo", model=ScriptedModel([ScriptedResponse(text="noted")]))])
+"""
+PROMPT = "cli-prompt-MARMOT-4471 payroll of Ilse Brandauer"
+
+
+def write_keys(path: Path) -> Path:
+    key = base64.b64encode(os.urandom(32)).decode()
+    path.write_text(json.dumps({"keys": [{"id": "cli-1", "key": key}]}))
+    return path
+
+
+async def test_dev_with_a_keys_file_seals_runs_and_points_its_ui_at_its_codec_server(tmp_path: Path) -> None:
+    (tmp_path / "echoapp.py").write_text(APP_MODULE)
+    keys = write_keys(tmp_path / "keys.json")
+    ports = ["--port", "0", "--ui-port", "0", "--api-port", "0"]
+    dev = await start_cli(["dev", *ports, "--app", "echoapp:app", "--encryption-keys", str(keys)], tmp_path)
+    try:
+        said = await read_dev_banner(dev)
+        api, ui = said["HTTP API"].removesuffix("/api"), said["Temporal UI"]
+        async with httpx.AsyncClient() as http:
+            settings = (await http.get(f"{ui}/api/v1/settings")).json()
+            preflight = await http.options(
+                f"{api}/codec/decode",
+                headers={
+                    "Origin": ui,
+                    "Access-Control-Request-Method": "POST",
+                    "Access-Control-Request-Headers": "x-namespace",
+                },
+            )
+        address = said["Temporal dev server"]
+        started = await run_cli_async(["run", "echo", PROMPT, "--app", "echoapp:app", "--address", address,
+                                       "--encryption-keys", str(keys)], tmp_path)  # fmt: skip
+        client = await Client.connect(address)
+        run_id = await until(lambda: listed_run(client))
+        code, sealed = await temporal_cli(client, "workflow", "show", "--output", "json", "--workflow-id", run_id)
+        codec = ("--codec-endpoint", f"{api}/codec")
+        code_through, opened = await temporal_cli(
+            client, "workflow", "show", "--output", "json", "--workflow-id", run_id, *codec
+        )
+    finally:
+        stopped, _, stderr = await stop_cli(dev, signal.SIGINT)
+    assert settings["Codec"]["Endpoint"] == f"{api}/codec"
+    assert preflight.status_code == 200 and preflight.headers["access-control-allow-origin"] == ui
+    assert started.returncode == 0, started.stderr
+    assert "noted" in started.stdout
+    assert code == 0 and "MARMOT" not in readable(sealed) and "cli-1" in readable(sealed)
+    assert code_through == 0 and PROMPT in readable(opened)
+    assert stopped == 0, stderr
+
+
+async def listed_run(client: Client) -> str | None:
+    """The id of the one agent run visibility lists, once it does."""
+    runs = [execution.id async for execution in client.list_workflows("WorkflowType = 'AgentRunWorkflow'")]
+    return runs[0] if len(runs) == 1 else None
+
+
+async def run_cli_async(args: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
+    """``run_cli`` without blocking the test's event loop."""
+    return await asyncio.to_thread(run_cli, args, cwd)
