@@ -9,6 +9,7 @@ from importlib import import_module
 from importlib.metadata import PackageNotFoundError, version
 from typing import TYPE_CHECKING, Any
 
+from tempo_agents import deprecations
 from tempo_agents.activity_options import ActivityOptions
 from tempo_agents.agent import Agent, AgentMode, ToolCallHookContext, ToolHooks
 from tempo_agents.agent.delegation import DelegationComplete, DelegationHooks, DelegationStart
@@ -84,6 +85,8 @@ try:
     __version__ = version("tempo-agents")
 except PackageNotFoundError:  # imported from a source tree that was never installed
     __version__ = "0+unknown"
+
+deprecations.install()  # the module paths the feature-folder layout moved still import, with a warning
 
 # Names whose subpackage loads on first use: MCP needs the ``mcp`` extra, telemetry is not needed to run agents.
 _LAZY = {
