@@ -1,0 +1,111 @@
+"""The site as a reader meets it: ``mkdocs build --strict`` passes (no broken link, missing page or reference to
+a name that does not exist), every page is reachable from the navigation, every internal link and anchor
+resolves, every public name has its reference entry, and the generated pages say what the code says."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from urllib.parse import unquote, urldefrag
+
+import pytest
+
+import tempo_agents
+from tempo_agents.server import create_server
+from tests.docs.site import ROOT, BuiltPage, build_site, read_page
+from tests.support.browser import SCREENSHOTS
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    folder = tmp_path_factory.mktemp("docs") / "site"
+    build_site(folder)
+    yield folder
+
+
+def _pages(site: Path) -> dict[Path, BuiltPage]:
+    return {path: read_page(path) for path in sorted(site.rglob("*.html"))}
+
+
+def _target(page: Path, link: str) -> tuple[Path, str]:
+    """The file a link of ``page`` points to and its fragment."""
+    address, fragment = urldefrag(link)
+    if not address:
+        return page, fragment
+    target = (page.parent / unquote(address)).resolve()
+    return (target / "index.html" if target.is_dir() else target), fragment
+
+
+def test_every_page_is_reachable_from_the_home_page(site: Path) -> None:
+    pages = _pages(site)
+    reached, todo = {site / "index.html"}, [site / "index.html"]
+    while todo:
+        page = todo.pop()
+        for link in pages[page].links:
+            target, _ = _target(page, link)
+            if target.suffix == ".html" and target in pages and target not in reached:
+                reached.add(target)
+                todo.append(target)
+    unreached = sorted(str(p.relative_to(site)) for p in pages if p not in reached and p.name != "404.html")
+    assert unreached == []
+    assert len(reached) >= 40, len(reached)  # the sections' pages, not a home page alone
+
+
+def test_no_internal_link_or_anchor_is_broken(site: Path) -> None:
+    pages = _pages(site)
+    broken = []
+    for page, parsed in pages.items():
+        if page.name == "404.html":  # served for any missing address, so its links are absolute on purpose
+            continue
+        for link in parsed.links:
+            target, fragment = _target(page, link)
+            if not target.exists():
+                broken.append(f"{page.relative_to(site)}: {link} (no such file)")
+            elif fragment and target.suffix == ".html" and fragment not in pages[target].ids:
+                broken.append(f"{page.relative_to(site)}: {link} (no such anchor)")
+    assert broken == []
+
+
+def test_every_public_name_has_a_reference_entry(site: Path) -> None:
+    ids = read_page(site / "reference" / "python-api.html").ids
+    missing = [name for name in tempo_agents.__all__ if f"tempo_agents.{name}" not in ids]
+    assert missing == []
+
+
+def test_the_dashboard_screenshots_are_the_ones_the_browser_tests_write(site: Path) -> None:
+    page = site / "tutorials" / "operations-dashboard.html"
+    shots = [link for link in read_page(page).links if "screenshots/" in link]
+    assert len(shots) >= 40, shots
+    assert SCREENSHOTS == ROOT / "docs" / "screenshots"  # the site's sources hold the tests' output folder itself
+    for shot in shots:
+        built, _ = _target(page, shot)
+        assert built.parent == site / "screenshots"
+        assert built.read_bytes() == (SCREENSHOTS / built.name).read_bytes()
+
+
+def test_the_cli_reference_is_the_commands_own_help(site: Path) -> None:
+    env = {**os.environ, "COLUMNS": "100"}
+    shown = (site / "reference" / "cli.html").read_text()
+    for command in (["--help"], ["worker", "--help"], ["api", "run", "list", "--help"]):
+        printed = subprocess.run(
+            [sys.executable, "-m", "tempo_agents.cli", *command], capture_output=True, text=True, env=env, check=True
+        ).stdout
+        first_option = next(line for line in printed.splitlines() if line.strip().startswith("-h, --help"))
+        assert printed.splitlines()[0].split("[")[0] in shown
+        assert first_option.strip() in shown
+
+
+def test_the_http_reference_holds_every_operation_of_the_openapi_document(site: Path) -> None:
+    document = create_server(tempo_agents.App(agents=[])).openapi()
+    shown = (site / "reference" / "http-api.html").read_text()
+    missing = [
+        f"{method.upper()} {path}"
+        for path, operations in document["paths"].items()
+        for method in operations
+        if f"<code>{method.upper()} {path}</code>" not in shown
+    ]
+    assert missing == []
+    assert len(document["paths"]) >= 40
