@@ -15,8 +15,8 @@ import pytest
 
 import tempo_agents
 from tempo_agents.server import create_server
-from tests.docs.site import ROOT, BuiltPage, build_site, read_page
 from tests.support.browser import SCREENSHOTS
+from tests.support.docs_site import ROOT, BuiltPage, build_site, read_page
 
 
 @pytest.fixture(scope="module")

@@ -3,12 +3,13 @@ ids of a built page."""
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 from html.parser import HTMLParser
 from pathlib import Path
 
-__all__ = ["DOCS", "ROOT", "BuiltPage", "build_site", "read_page"]
+__all__ = ["DOCS", "ROOT", "BuiltPage", "build_site", "code_blocks", "expanded", "page_sources", "read_page"]
 
 ROOT = Path(__file__).resolve().parents[2]
 DOCS = ROOT / "docs"
@@ -49,3 +50,31 @@ def read_page(path: Path) -> BuiltPage:
     page = BuiltPage()
     page.feed(path.read_text(encoding="utf-8"))
     return page
+
+
+INCLUDE = re.compile(r'^--8<-- "([^":]+)(?::(\d+):)?"$', re.M)
+FENCE = re.compile(r"^```(\w*)\n(.*?)^```$", re.M | re.S)
+
+
+def page_sources() -> list[Path]:
+    """Every Markdown page of the site's sources (not the build's hook)."""
+    return sorted(path for path in DOCS.rglob("*.md") if "_hooks" not in path.parts)
+
+
+def expanded(text: str) -> str:
+    """``text`` with each ``--8<-- "path"`` line (or ``"path:N:"``, from line N on) replaced by what it includes,
+    as the build does."""
+
+    def include(found: re.Match[str]) -> str:
+        lines = (ROOT / found.group(1)).read_text(encoding="utf-8").splitlines(keepends=True)
+        return "".join(lines[int(found.group(2) or 1) - 1 :])
+
+    return INCLUDE.sub(include, text)
+
+
+def code_blocks(language: str) -> list[tuple[Path, str]]:
+    """(page, code) of every fenced block in ``language`` on the site's pages, includes expanded."""
+    blocks: list[tuple[Path, str]] = []
+    for page in page_sources():
+        blocks += [(page, code) for lang, code in FENCE.findall(expanded(page.read_text())) if lang == language]
+    return blocks
