@@ -45,9 +45,9 @@ MOVED_MODULES: dict[str, str] = {
 }
 """Each module path of the previous release that moved (old → new)."""
 
-_TASK_LIST = ["NO_TASKS_FOUND", "NO_TASKS_TRACKED", "ONLY_ONE_IN_PROGRESS", "UPDATE_NEEDS_A_FIELD"]
+_TASK_LIST = ["NO_TASKS_FOUND", "NO_TASKS_TRACKED", "ONLY_ONE_IN_PROGRESS"]
 _PATCHES = ["APPROVED_ARGUMENTS", "BUDGET_WAITS", "CALL_ALARMS", "REFUSED_RESUMES_RUN_ANEW"]
-_PATCHES += ["RESUMED_CALLS_KEEP_OPTIONS", "RUNS_YIELD_THREADS", "WAIT_FOR_CANCELLATION"]
+_PATCHES += ["RESUMED_CALLS_KEEP_OPTIONS", "RUNS_YIELD_THREADS"]
 
 MOVED_NAMES: dict[tuple[str, str], tuple[str, str]] = {
     **{("tempo_agents.agent", name): ("tempo_agents.client", name) for name in ["App"]},
@@ -66,7 +66,19 @@ MOVED_NAMES: dict[tuple[str, str], tuple[str, str]] = {
         for name in ["DELTA_TAG"]
     },
     ("tempo_agents.tools.builtin.task_signals", "SNAPSHOT_TAG"): ("tempo_agents.tasks.signals", "SNAPSHOT_TAG"),
+    ("tempo_agents.tools.builtin.task_list", "UPDATE_NEEDS_A_FIELD"): (
+        "tempo_agents.tasks.inputs",
+        "UPDATE_NEEDS_A_FIELD",
+    ),
     **{("tempo_agents.workflows.agent_run", name): ("tempo_agents.workflows.run_patches", name) for name in _PATCHES},
+    ("tempo_agents.workflows.agent_run", "WAIT_FOR_CANCELLATION"): (
+        "tempo_agents.workflows.activity_calls",
+        "WAIT_FOR_CANCELLATION",
+    ),
+    ("tempo_agents.workflows.thread_payloads", "RunState"): (
+        "tempo_agents.workflows.thread_payloads",
+        "ThreadRunState",
+    ),
 }
 """Each public name of the previous release that left its module or was renamed: (old module, old name) → (new
 module, new name)."""
