@@ -15,7 +15,7 @@ import pytest
 from temporalio.testing import WorkflowEnvironment
 
 from tempo_agents.cli.main import build_parser
-from tests.support.docs_site import ROOT, code_blocks
+from tests.support.docs_site import ROOT, code_blocks, page_sources
 
 FIRST_AGENT = ROOT / "examples" / "first_agent.py"
 
@@ -34,14 +34,31 @@ def test_the_readme_shows_the_first_agent_as_it_is_in_examples() -> None:
     assert shown.group(1) == _without_docstring(FIRST_AGENT.read_text())
 
 
-def test_the_first_agent_runs(temporal_env: WorkflowEnvironment, tmp_path: Path) -> None:
+PROGRAMS = {
+    "first_agent.py": ["It is 21 degrees in Oslo. stop"],  # the text, then the finish reason
+    "waiting_for_people.py": ["suspended {'amount': 990}", "stop Charged 990. [{'charged': 990}]"],
+}
+"""Each example program the docs include and the lines it prints last, as a reader running it sees them."""
+
+
+def test_every_example_program_the_docs_include_is_run_here() -> None:
+    included = {name for _, name in re.findall(r'--8<-- "(examples/)([^"/]+\.py)"', _all_pages())}
+    assert included == set(PROGRAMS)
+
+
+def _all_pages() -> str:
+    return "\n".join(page.read_text() for page in page_sources())
+
+
+@pytest.mark.parametrize("name", sorted(PROGRAMS))
+def test_an_example_program_runs(name: str, temporal_env: WorkflowEnvironment, tmp_path: Path) -> None:
     address = temporal_env.client.service_client.config.target_host
-    program = tmp_path / "first_agent.py"
-    program.write_text(FIRST_AGENT.read_text().replace("localhost:7233", address))
+    program = tmp_path / name
+    program.write_text((ROOT / "examples" / name).read_text().replace("localhost:7233", address))
     done = subprocess.run([sys.executable, str(program)], cwd=tmp_path, capture_output=True, text=True, timeout=90)
     assert done.returncode == 0, done.stderr[-3000:]
-    assert "It is 21 degrees in Oslo. stop" in done.stdout.splitlines()[-1]  # the text, then the finish reason
-    assert "tool-result" in done.stdout  # the tool ran, its result streamed
+    printed = done.stdout.splitlines()[-len(PROGRAMS[name]) :]
+    assert [line for line, expected in zip(printed, PROGRAMS[name], strict=True) if expected not in line] == []
 
 
 @pytest.mark.parametrize(("page", "code"), code_blocks("python"), ids=lambda value: getattr(value, "stem", ""))

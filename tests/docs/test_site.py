@@ -4,7 +4,9 @@ resolves, every public name has its reference entry, and the generated pages say
 
 from __future__ import annotations
 
+import html
 import os
+import re
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -109,3 +111,16 @@ def test_the_http_reference_holds_every_operation_of_the_openapi_document(site: 
     ]
     assert missing == []
     assert len(document["paths"]) >= 40
+
+
+@pytest.mark.parametrize(
+    ("page", "example"),
+    [
+        ("get-started/first-agent.html", "first_agent.py"),
+        ("tutorials/waiting-for-people.html", "waiting_for_people.py"),
+    ],
+)
+def test_an_included_example_is_shown_whole(site: Path, page: str, example: str) -> None:
+    shown = html.unescape(re.sub(r"<[^>]+>", "", (site / page).read_text()))
+    lines = [line for line in (ROOT / "examples" / example).read_text().splitlines() if line.strip()]
+    assert [line for line in lines if line not in shown] == []

@@ -53,7 +53,9 @@ def read_page(path: Path) -> BuiltPage:
 
 
 INCLUDE = re.compile(r'^--8<-- "([^":]+)(?::(\d+):)?"$', re.M)
-FENCE = re.compile(r"^```(\w*)\n(.*?)^```$", re.M | re.S)
+FENCE = re.compile(r"^```(?:\{\.(\w+)[^}]*\}|(\w*))\n(.*?)^```$", re.M | re.S)
+"""A fenced block: its language (``python`` or ``{.python title="..."}``, the form an included file takes so that
+ruff's Markdown formatting leaves the include line alone) and its code."""
 
 
 def page_sources() -> list[Path]:
@@ -76,5 +78,6 @@ def code_blocks(language: str) -> list[tuple[Path, str]]:
     """(page, code) of every fenced block in ``language`` on the site's pages, includes expanded."""
     blocks: list[tuple[Path, str]] = []
     for page in page_sources():
-        blocks += [(page, code) for lang, code in FENCE.findall(expanded(page.read_text())) if lang == language]
+        found = FENCE.findall(expanded(page.read_text()))
+        blocks += [(page, code) for attributed, plain, code in found if (attributed or plain) == language]
     return blocks
