@@ -16,7 +16,9 @@ class ChargeIn(BaseModel):
 
 async def charge(data: ChargeIn, ctx: ToolContext) -> dict[str, int] | None:
     if ctx.resume_data is None:
-        return await ctx.suspend({"amount": data.amount}, expires_in=timedelta(days=3))
+        assert ctx.suspend is not None  # None only when the tool is executed outside a run
+        await ctx.suspend({"amount": data.amount}, expires_in=timedelta(days=3))
+        return None  # the run waits here; the answer runs execute again, with resume_data
     if ctx.expired:  # nobody answered in three days
         return {"charged": 0}
     return {"charged": data.amount if ctx.resume_data["confirmed"] else 0}
@@ -36,7 +38,7 @@ async def main() -> None:
     await app.connect("localhost:7233")
     async with app.worker():
         first = await app.agent("pay").generate("charge 990")
-        print(first.finish_reason, first.suspend_payload["suspendPayload"])  # the run waits; no worker is busy
+        print(first.finish_reason)  # suspended: the run waits, no worker is busy
         done = await app.agent("pay").resume_generate({"confirmed": True}, run_id=first.run_id)
         print(done.finish_reason, done.text, [result.payload.result for result in done.tool_results])
 
