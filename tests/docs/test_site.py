@@ -5,6 +5,7 @@ resolves, every public name has its reference entry, and the generated pages say
 from __future__ import annotations
 
 import html
+import importlib
 import os
 import re
 import subprocess
@@ -18,7 +19,7 @@ import pytest
 import tempo_agents
 from tempo_agents.server import create_server
 from tests.support.browser import SCREENSHOTS
-from tests.support.docs_site import ROOT, BuiltPage, build_site, read_page
+from tests.support.docs_site import DOCS, ROOT, BuiltPage, build_site, read_page
 
 
 @pytest.fixture(scope="module")
@@ -124,3 +125,18 @@ def test_an_included_example_is_shown_whole(site: Path, page: str, example: str)
     shown = html.unescape(re.sub(r"<[^>]+>", "", (site / page).read_text()))
     lines = [line for line in (ROOT / "examples" / example).read_text().splitlines() if line.strip()]
     assert [line for line in lines if line not in shown] == []
+
+
+def test_every_public_name_of_a_documented_feature_package_has_a_reference_entry(site: Path) -> None:
+    page = site / "reference" / "feature-packages.html"
+    source = (DOCS / "reference" / "feature-packages.md").read_text()
+    documented = re.findall(r"^::: (tempo_agents\.\w+)$", source, re.M)
+    assert len(documented) >= 5, documented
+    ids = read_page(page).ids
+    missing = [
+        f"{package}.{name}"
+        for package in documented
+        for name in importlib.import_module(package).__all__
+        if f"{package}.{name}" not in ids
+    ]
+    assert missing == []
