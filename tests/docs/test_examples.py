@@ -36,6 +36,7 @@ def test_the_readme_shows_the_first_agent_as_it_is_in_examples() -> None:
 
 PROGRAMS = {
     "first_agent.py": ["It is 21 degrees in Oslo. stop"],  # the text, then the finish reason
+    "edit_then_approve.py": ["suspended", "stop [{'paid': 450, 'to': 'acme-escrow'}]"],
     "waiting_for_people.py": ["suspended", "stop Charged 990. [{'charged': 990}]"],
 }
 """Each example program the docs include and the lines it prints last, as a reader running it sees them."""
