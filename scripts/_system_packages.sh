@@ -1,7 +1,7 @@
 # Sourced by scripts/test and .ci/run: the Debian packages the tests need, installed when missing.
 # openssl: the web_fetch TLS test makes a throwaway certificate; postgresql: the store tests start their own
 # server from its binaries; nodejs and npm: the official TypeScript client of the HTTP API (tests/support/clients);
-# curl and jq: the README's curl walk-through (tests/http/test_readme_walkthrough.py); chromium: the dashboard's
+# curl and jq: the docs' curl walk-through (tests/http/test_curl_walkthrough.py); chromium: the dashboard's
 # browser tests (Playwright drives Debian's Chromium, no browser download).
 missing=()
 command -v openssl >/dev/null 2>&1 || missing+=(openssl)

@@ -9,6 +9,8 @@ from importlib import import_module
 from importlib.metadata import PackageNotFoundError, version
 from typing import TYPE_CHECKING, Any
 
+from tempo_agents import deprecations
+
 if TYPE_CHECKING:
     from tempo_agents.activity_options import ActivityOptions
     from tempo_agents.agent import Agent, AgentMode, ToolCallHookContext, ToolHooks
@@ -83,6 +85,8 @@ try:
     __version__ = version("tempo-agents")
 except PackageNotFoundError:  # imported from a source tree that was never installed
     __version__ = "0+unknown"
+
+deprecations.install()  # the module paths the feature-folder layout moved still import, with a warning
 
 # Every public name loads its subpackage on first use: ``import tempo_agents`` (and the ``tempo-agents`` command,
 # whose ``api`` commands need none of them) stays cheap, MCP needs its extra only when used, and a program pays only

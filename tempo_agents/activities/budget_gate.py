@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from temporalio import activity
 
@@ -27,6 +27,7 @@ from tempo_agents.budgets import (
     reached,
     step_counters,
 )
+from tempo_agents.deprecations import moved_name
 from tempo_agents.errors import ConfigurationError
 from tempo_agents.journal import constructors
 from tempo_agents.journal.outbox import StepFinishNote
@@ -173,3 +174,8 @@ def _waiting_call(step_input: ModelStepInput, stop: BudgetStop) -> WaitingCall:
         call=pending.to_wire(),
         suspended_at=now.timestamp(),
     )
+
+
+def __getattr__(name: str) -> Any:
+    """A name the previous release had here and that moved: found where it lives now, with a warning."""
+    return moved_name(__name__, name)

@@ -10,7 +10,7 @@ the result, stored in one transaction; a step that called no tool ends the segme
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from tempo_agents.activities.budget_gate import (
     StepCounters,
@@ -27,6 +27,7 @@ from tempo_agents.activities.model_step_inputs import open_step
 from tempo_agents.activities.model_step_record import closed_if_done, record_step, step_result
 from tempo_agents.activities.model_stream import StreamedStep, stream_answer
 from tempo_agents.budgets import BudgetStop
+from tempo_agents.deprecations import moved_name
 from tempo_agents.models.resolve import resolve_model
 from tempo_agents.workflows.payloads import ModelStepInput, ModelStepResult
 
@@ -74,3 +75,8 @@ async def _budget_gate(registry: Registry, step_input: ModelStepInput) -> tuple[
         await registry.store.forget_waiting(step_input.run_id, step_input.budget_answered, 0)
     counters = StepCounters.of(step_input)
     return counters, await check_budget(registry, step_input, counters)
+
+
+def __getattr__(name: str) -> Any:
+    """A name the previous release had here and that moved: found where it lives now, with a warning."""
+    return moved_name(__name__, name)

@@ -14,6 +14,8 @@ __all__ = ["SuspendedRun", "SuspendedRuns", "SuspendedToolCall"]
 
 
 class SuspendedToolCall(WireModel):
+    """A tool call a suspended run waits on: its arguments, whether it waits for an approval, its suspend payload."""
+
     tool_call_id: str
     tool_name: str
     args: Any = None
@@ -22,6 +24,8 @@ class SuspendedToolCall(WireModel):
 
 
 class SuspendedRun(WireModel):
+    """A run that waits for a person: its agent, thread and resource, since when, and the calls it waits on."""
+
     run_id: str
     status: Literal["suspended"] = "suspended"
     workflow_name: str = AGENT_RUN_WORKFLOW
@@ -33,5 +37,7 @@ class SuspendedRun(WireModel):
 
 
 class SuspendedRuns(WireModel):
+    """A page of suspended runs and how many there are in all."""
+
     runs: list[SuspendedRun]
     total: int

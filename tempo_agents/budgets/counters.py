@@ -10,8 +10,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from typing import Any
 
 from tempo_agents.budgets.limits import Period, Scope
+from tempo_agents.deprecations import moved_name
 
 __all__ = ["Counter", "charges", "period_keys", "scope_keys", "step_counters"]
 
@@ -58,3 +60,8 @@ def step_counters(run_id: str, thread: str | None, resource: str | None, now: da
 def charges(found: list[Counter], tokens: int, cost: int) -> list[tuple[str, str, int, int]]:
     """``(scope key, period key, tokens, cost in nanos)`` for each counter, sorted (the order stores lock rows)."""
     return sorted((c.scope_key, c.period_key, tokens, cost) for c in found)
+
+
+def __getattr__(name: str) -> Any:
+    """A name the previous release had here and that moved: found where it lives now, with a warning."""
+    return moved_name(__name__, name)

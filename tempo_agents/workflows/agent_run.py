@@ -17,12 +17,14 @@ does it only when none could.
 from __future__ import annotations
 
 import asyncio
+from typing import Any
 
 import pydantic
 from temporalio import workflow
 from temporalio.exceptions import ActivityError, ApplicationError, CancelledError
 
 from tempo_agents.activity_options import MODEL_STEP_DEFAULTS
+from tempo_agents.deprecations import moved_name
 from tempo_agents.errors import TempoAgentsError
 from tempo_agents.journal import constructors, keys
 from tempo_agents.journal.outbox import StepFinishNote
@@ -469,3 +471,8 @@ def _run_finished() -> ApplicationError:
         type=RUN_FINISHED,
         non_retryable=True,
     )
+
+
+def __getattr__(name: str) -> Any:
+    """A name the previous release had here and that moved: found where it lives now, with a warning."""
+    return moved_name(__name__, name)

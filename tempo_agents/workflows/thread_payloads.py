@@ -8,6 +8,7 @@ from typing import Any, Literal, TypeAlias
 from pydantic import Field
 
 from tempo_agents._wire import WireModel
+from tempo_agents.deprecations import moved_name
 from tempo_agents.workflows.payloads import RunInput
 
 __all__ = [
@@ -168,3 +169,8 @@ class RunsWaitingQuery(WireModel):
     thread_id: str
     resource_id: str
     run_ids: list[str]
+
+
+def __getattr__(name: str) -> Any:
+    """A name the previous release had here and that moved: found where it lives now, with a warning."""
+    return moved_name(__name__, name)

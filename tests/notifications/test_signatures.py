@@ -1,6 +1,6 @@
 """The signature a receiver checks: every secret of a rotation signs, and a forged, tampered, expired or future
-delivery is refused by the verifier the README shows (``tempo_agents.ingress.webhooks.verify_webhook``); the openssl
-recipe of the README computes the same signature."""
+delivery is refused by the verifier the notifications guide shows
+(``tempo_agents.ingress.webhooks.verify_webhook``); the openssl recipe of the guide computes the same signature."""
 
 from __future__ import annotations
 
@@ -73,9 +73,9 @@ def test_the_openssl_recipe_computes_the_same_signature() -> None:
     assert "v1," + base64.b64encode(digest).decode() == sign_webhook(SECRET, "evt_1", STAMP, BODY)
 
 
-def test_the_readmes_shell_recipe_tells_verified_from_forged(tmp_path: Path) -> None:
-    readme = (Path(__file__).parents[2] / "README.md").read_text()
-    section = readme[readme.index("With curl and openssl") :]
+def test_the_guides_shell_recipe_tells_verified_from_forged(tmp_path: Path) -> None:
+    guide = (Path(__file__).parents[2] / "docs" / "how-to" / "notifications.md").read_text()
+    section = guide[guide.index("With curl and openssl") :]
     script = section[section.index("```sh\n") + 6 : section.index("```", section.index("```sh\n") + 6)]
     (tmp_path / "body.json").write_bytes(BODY)
     good = signature_header([NEXT, SECRET], "evt_1", STAMP, BODY)

@@ -190,7 +190,7 @@ def test_the_manifests_hold_what_a_deployment_needs() -> None:
 
 
 def test_the_example_secret_is_not_applied_with_the_manifests() -> None:
-    """``kubectl apply -f deploy/kubernetes/`` (as the README says, after creating the real Secret) must not
+    """``kubectl apply -f deploy/kubernetes/`` (as the deploying guide says, after creating the real Secret) must not
     overwrite it with published placeholder values."""
     applied = [path for path in KUBERNETES.rglob("*") if path.is_file()]
     assert applied and all(path.suffix == ".yaml" for path in applied)
@@ -200,8 +200,8 @@ def test_the_example_secret_is_not_applied_with_the_manifests() -> None:
     secret = example_secret()
     kubernetes_validate.validate(secret, KUBERNETES_VERSION, strict=True)
     assert secret["metadata"]["name"] == "tempo-agents"
-    readme = (ROOT / "README.md").read_text()
-    assert "kubectl apply -f deploy/kubernetes/" in readme and "deploy/examples/kubernetes-secret.yaml" in readme
+    guide = (ROOT / "docs" / "how-to" / "deploying.md").read_text()
+    assert "kubectl apply -f deploy/kubernetes/" in guide and "deploy/examples/kubernetes-secret.yaml" in guide
 
 
 # Commands -----------------------------------------------------------------------------------------

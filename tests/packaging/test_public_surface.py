@@ -1,5 +1,5 @@
-"""The public surface a user imports: every name the README uses comes from ``tempo_agents``, ``__all__`` holds
-only names that import, and the installed version is what ``--version`` and ``__version__`` say."""
+"""The public surface a user imports: every name the README and the docs use comes from ``tempo_agents``,
+``__all__`` holds only names that import, and the installed version is what ``--version`` and ``__version__`` say."""
 
 from __future__ import annotations
 
@@ -11,14 +11,19 @@ from importlib.metadata import version
 from pathlib import Path
 
 import tempo_agents
+from tests.support.docs_site import code_blocks
 
 README = Path(__file__).resolve().parents[2] / "README.md"
 
 
-def _readme_imports() -> list[tuple[str, str]]:
-    """(module, name) of every ``from tempo_agents... import name`` in the README's Python blocks."""
+def _documented_imports() -> list[tuple[str, str]]:
+    """(module, name) of every ``from tempo_agents... import name`` in the Python blocks of the README and the
+    docs' pages (the examples they include among them)."""
     imported: list[tuple[str, str]] = []
-    for block in re.findall(r"```python\n(.*?)```", README.read_text(), re.DOTALL):
+    blocks = re.findall(r"```python\n(.*?)```", README.read_text(), re.DOTALL)
+    for _, block in code_blocks("python"):
+        blocks.append(block)
+    for block in blocks:
         tree = ast.parse(block)
         for node in ast.walk(tree):
             if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("tempo_agents"):
@@ -26,9 +31,9 @@ def _readme_imports() -> list[tuple[str, str]]:
     return imported
 
 
-def test_the_readme_imports_every_name_from_the_package_root() -> None:
-    imported = _readme_imports()
-    assert len(imported) >= 20, imported  # the README's examples, not an empty parse
+def test_the_docs_import_every_name_from_the_package_root() -> None:
+    imported = _documented_imports()
+    assert len(imported) >= 20, imported  # the docs' examples, not an empty parse
     elsewhere = [f"{module}.{name}" for module, name in imported if module != "tempo_agents"]
     assert elsewhere == []
     assert {name for _, name in imported} <= set(tempo_agents.__all__)

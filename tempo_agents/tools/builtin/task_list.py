@@ -1,6 +1,9 @@
 """Deprecated alias: the task-list operations' earlier import path. They live in :mod:`tempo_agents.tasks`; the
 tools' descriptions in :mod:`tempo_agents.tools.builtin.task_tools`."""
 
+from typing import Any
+
+from tempo_agents.deprecations import moved_name
 from tempo_agents.tasks import (
     NO_MEMORY_MESSAGE,
     TASK_CHECK,
@@ -74,3 +77,8 @@ __all__ = [
     "update_task",
     "write_tasks",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    """A name the previous release had here and that moved: found where it lives now, with a warning."""
+    return moved_name(__name__, name)

@@ -1,5 +1,8 @@
 """Deprecated alias: the task signals' earlier import path. They live in :mod:`tempo_agents.tasks`."""
 
+from typing import Any
+
+from tempo_agents.deprecations import moved_name
 from tempo_agents.tasks import (
     MAX_DELTAS_PER_SNAPSHOT,
     TASK_STATE_PROCESSOR_ID,
@@ -21,3 +24,8 @@ __all__ = [
     "compute_task_signal",
     "task_list_fingerprint",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    """A name the previous release had here and that moved: found where it lives now, with a warning."""
+    return moved_name(__name__, name)

@@ -28,4 +28,5 @@ web_search_tool: Tool = create_tool(
     id="web_search",
     description="Search the web with the model provider's built-in search tool.",
 )
+"""Web search by the model provider itself: the adapter replaces this marker with the provider's native tool."""
 web_search_tool.provider_tool = "web_search"

@@ -1,4 +1,5 @@
-"""The README's curl walk-through, run as it is written against a real ``tempo-agents dev``.
+"""The curl walk-through of the docs (docs/tutorials/http-with-curl.md), run as it is written against a real
+``tempo-agents dev``.
 
 The server line (the block after ``<!-- walkthrough-server -->``) is started as written, with free ports and
 a scratch database added; the walk-through (the block after ``<!-- walkthrough -->``) runs in bash with
@@ -19,13 +20,13 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-README = ROOT / "README.md"
+PAGE = ROOT / "docs" / "tutorials" / "http-with-curl.md"
 
 
 def fenced_block(marker: str) -> str:
-    """The body of the bash block that follows ``<!-- marker -->`` in the README."""
-    found = re.search(rf"<!-- {re.escape(marker)} -->\n```bash\n(.*?)```", README.read_text(), re.DOTALL)
-    assert found is not None, f"README.md has no ```bash block after <!-- {marker} -->"
+    """The body of the bash block that follows ``<!-- marker -->`` on the page."""
+    found = re.search(rf"<!-- {re.escape(marker)} -->\n```bash\n(.*?)```", PAGE.read_text(), re.DOTALL)
+    assert found is not None, f"{PAGE.name} has no ```bash block after <!-- {marker} -->"
     return found.group(1)
 
 
@@ -36,10 +37,10 @@ def test_the_walkthrough_blocks_are_there() -> None:
     assert "curl" in walk and "$API" in walk
 
 
-async def test_the_readme_walkthrough_runs_as_written(tmp_path: Path) -> None:
+async def test_the_curl_walkthrough_runs_as_written(tmp_path: Path) -> None:
     missing = [tool for tool in ("curl", "jq", "bash") if shutil.which(tool) is None]
     if missing:
-        pytest.fail(f"the README walk-through needs {', '.join(missing)}: install them (scripts/_system_packages.sh)")
+        pytest.fail(f"the curl walk-through needs {', '.join(missing)}: install them (scripts/_system_packages.sh)")
     [server_line] = fenced_block("walkthrough-server").strip().splitlines()
     extra = (
         f" --port 0 --ui-port 0 --api-port 0 --db-filename {tmp_path / 'temporal.db'}"

@@ -1,0 +1,1 @@
+"""The documentation site: built with ``mkdocs build --strict``, walked page by page, its examples run."""

@@ -1,0 +1,83 @@
+"""What the site's tests share: the repository's paths, the site built once into a folder, and the links and
+ids of a built page."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from html.parser import HTMLParser
+from pathlib import Path
+
+__all__ = ["DOCS", "ROOT", "BuiltPage", "build_site", "code_blocks", "expanded", "page_sources", "read_page"]
+
+ROOT = Path(__file__).resolve().parents[2]
+DOCS = ROOT / "docs"
+
+
+def build_site(site_dir: Path) -> str:
+    """``mkdocs build --strict`` into ``site_dir``; its output (the build must succeed)."""
+    done = subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(site_dir)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        env={"PATH": "/usr/bin:/bin", "NO_MKDOCS_2_WARNING": "1", "HOME": str(site_dir.parent)},
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr[-4000:]
+    return done.stderr
+
+
+class BuiltPage(HTMLParser):
+    """The ids and the internal links (``href`` and ``src``) of one built page."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.ids: set[str] = set()
+        self.links: list[str] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        for name, value in attrs:
+            if name == "id" and value:
+                self.ids.add(value)
+            if name in ("href", "src") and value and not value.startswith(("http:", "https:", "mailto:", "data:")):
+                self.links.append(value)
+
+
+def read_page(path: Path) -> BuiltPage:
+    """The ids and internal links of the built page at ``path``."""
+    page = BuiltPage()
+    page.feed(path.read_text(encoding="utf-8"))
+    return page
+
+
+INCLUDE = re.compile(r'^--8<-- "([^":]+)(?::(\d+):)?"$', re.M)
+FENCE = re.compile(r"^```(?:\{\.(\w+)[^}]*\}|(\w*))\n(.*?)^```$", re.M | re.S)
+"""A fenced block: its language (``python`` or ``{.python title="..."}``, the form an included file takes so that
+ruff's Markdown formatting leaves the include line alone) and its code."""
+
+
+def page_sources() -> list[Path]:
+    """Every Markdown page of the site's sources (not the build's hook)."""
+    return sorted(path for path in DOCS.rglob("*.md") if "_hooks" not in path.parts)
+
+
+def expanded(text: str) -> str:
+    """``text`` with each ``--8<-- "path"`` line (or ``"path:N:"``, from line N on) replaced by what it includes,
+    as the build does."""
+
+    def include(found: re.Match[str]) -> str:
+        lines = (ROOT / found.group(1)).read_text(encoding="utf-8").splitlines(keepends=True)
+        return "".join(lines[int(found.group(2) or 1) - 1 :])
+
+    return INCLUDE.sub(include, text)
+
+
+def code_blocks(language: str) -> list[tuple[Path, str]]:
+    """(page, code) of every fenced block in ``language`` on the site's pages, includes expanded."""
+    blocks: list[tuple[Path, str]] = []
+    for page in page_sources():
+        found = FENCE.findall(expanded(page.read_text()))
+        blocks += [(page, code) for attributed, plain, code in found if (attributed or plain) == language]
+    return blocks
