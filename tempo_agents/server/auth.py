@@ -19,6 +19,7 @@ refuses); it may set ``request.state.principal`` itself.
 from __future__ import annotations
 
 import inspect
+import warnings
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Protocol
@@ -28,11 +29,19 @@ from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from tempo_agents.errors import ConfigurationError
-from tempo_agents.identity import Authenticator, Principal, ProviderUnavailable, TokenRefused, load_token_principals
+from tempo_agents.identity import (
+    Authenticator,
+    Principal,
+    ProviderUnavailable,
+    StaticTokens,
+    TokenRefused,
+    load_token_principals,
+)
 
 __all__ = [
     "Authentication",
     "Authorize",
+    "BearerTokens",
     "SessionReader",
     "allow_all",
     "authorization_dependency",
@@ -192,3 +201,21 @@ def load_token_groups(path: str | Path) -> dict[str, list[str]]:
             kept = groups.setdefault(principal.name, [])
             kept.extend(group for group in principal.groups if group not in kept)
     return groups
+
+
+class BearerTokens(Authentication):
+    """The static-token middleware of earlier releases, kept for code that builds it itself:
+    ``BearerTokens(app, tokens={"token": "alice"}, open_paths=[...])``. Deprecated: use :class:`Authentication` with
+    :class:`~tempo_agents.identity.StaticTokens` (each token an administrator in every tenant, as before)."""
+
+    def __init__(self, app: ASGIApp, *, tokens: Mapping[str, str], open_paths: Iterable[str] = ()) -> None:
+        warnings.warn(
+            "tempo_agents.server.auth.BearerTokens is deprecated; use Authentication(app, "
+            "authenticators=[StaticTokens(...)]) from tempo_agents.server.auth and tempo_agents.identity",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        if not tokens:
+            raise ConfigurationError("BearerTokens needs at least one token")
+        principals = {token: Principal.administrator(name) for token, name in tokens.items()}
+        super().__init__(app, authenticators=[StaticTokens(principals)], open_paths=open_paths)
