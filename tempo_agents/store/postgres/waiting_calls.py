@@ -14,6 +14,7 @@ from tempo_agents.store.base import (
     AnsweredCalls,
     ChunkWrite,
     GivenAnswer,
+    Resources,
     WaitingChange,
     WaitingRuns,
     answered_call,
@@ -75,7 +76,7 @@ async def waiting_runs(
     *,
     agent_id: str | None,
     thread_id: str | None,
-    resource_id: str | None,
+    resource_id: Resources,
     limit: int | None,
     skip: int,
 ) -> WaitingRuns:
@@ -135,9 +136,15 @@ async def forget_waiting(
 
 
 async def answered_calls(
-    db: PostgresConnections, task_queue: str, *, agent_id: str | None, limit: int | None, skip: int
+    db: PostgresConnections,
+    task_queue: str,
+    *,
+    agent_id: str | None,
+    resource_id: Resources = None,
+    limit: int | None,
+    skip: int,
 ) -> AnsweredCalls:
-    clauses, values = waiting_filter("%s", task_queue, agent_id, None, None)
+    clauses, values = waiting_filter("%s", task_queue, agent_id, None, resource_id)
     where = " AND ".join(clauses) + " AND run_id NOT IN (SELECT run_id FROM tempo_agents.child_runs)"
 
     async def op(conn: Conn, attempt: Attempt) -> AnsweredCalls:
