@@ -16,6 +16,8 @@ import uvicorn
 
 from tempo_agents.client.app import App
 from tempo_agents.errors import TempoAgentsError
+from tempo_agents.server.access import Policy
+from tempo_agents.server.access.principals import RoleGrants
 from tempo_agents.server.app import DEFAULT_PREFIX, create_server
 from tempo_agents.server.auth import Authorize, allow_all
 from tempo_agents.server.request_limits import MAX_BODY_BYTES
@@ -50,9 +52,9 @@ def is_loopback(host: str) -> bool:
 
 
 class ApiServer:
-    """The HTTP API of ``app`` on ``host:port`` (``port=0`` picks a free one); ``tokens``, ``cors_origins``
-    and ``max_body_bytes`` as :func:`create_server` takes them. Without tokens or an ``authorize`` hook it listens
-    on a loopback address only (another ``host`` is refused)."""
+    """The HTTP API of ``app`` on ``host:port`` (``port=0`` picks a free one); ``tokens``, ``cors_origins``,
+    ``max_body_bytes``, ``groups`` and ``roles`` as :func:`create_server` takes them. Without tokens or an
+    ``authorize`` hook it listens on a loopback address only (another ``host`` is refused)."""
 
     def __init__(
         self,
@@ -61,13 +63,14 @@ class ApiServer:
         host: str = DEFAULT_API_HOST,
         port: int = DEFAULT_API_PORT,
         prefix: str = DEFAULT_PREFIX,
-        authorize: Authorize = allow_all,
+        authorize: Authorize | Policy = allow_all,
         tokens: Mapping[str, str] | None = None,
         cors_origins: Sequence[str] = (),
         log_level: str = "warning",
         temporal_ui_url: str | None = None,
         max_body_bytes: int = MAX_BODY_BYTES,
         groups: Mapping[str, Sequence[str]] | None = None,
+        roles: RoleGrants | None = None,
     ) -> None:
         if not tokens and authorize is allow_all and not is_loopback(host):
             raise ApiServerError(
@@ -84,6 +87,7 @@ class ApiServer:
                 temporal_ui_url=temporal_ui_url,
                 max_body_bytes=max_body_bytes,
                 groups=groups,
+                roles=roles,
             ),
             host=host,
             port=port,

@@ -11,6 +11,8 @@ from typing import Any
 import httpx
 
 from tempo_agents import Agent, App
+from tempo_agents.server.access import Policy
+from tempo_agents.server.access.principals import RoleGrants
 from tempo_agents.server.auth import Authorize, allow_all
 from tempo_agents.server.request_limits import MAX_BODY_BYTES
 from tempo_agents.server.serving import ApiServer
@@ -32,14 +34,23 @@ def parity_agent(**overrides: Any) -> Agent:
 @asynccontextmanager
 async def served(
     app: App,
-    authorize: Authorize = allow_all,
+    authorize: Authorize | Policy = allow_all,
     tokens: dict[str, str] | None = None,
     groups: dict[str, list[str]] | None = None,
     max_body_bytes: int = MAX_BODY_BYTES,
+    roles: RoleGrants | None = None,
 ) -> AsyncIterator[httpx.AsyncClient]:
     """The App's HTTP API on 127.0.0.1 (a free port) and an httpx client for its ``/api`` (``groups``: principal →
     group names, as a tokens file gives them)."""
-    server = ApiServer(app, port=0, authorize=authorize, tokens=tokens, groups=groups, max_body_bytes=max_body_bytes)
+    server = ApiServer(
+        app,
+        port=0,
+        authorize=authorize,
+        tokens=tokens,
+        groups=groups,
+        max_body_bytes=max_body_bytes,
+        roles=roles,
+    )
     await server.start()
     try:
         async with httpx.AsyncClient(base_url=server.url + "/api", timeout=60) as http:

@@ -13,7 +13,7 @@ from fastapi import Request
 
 from tempo_agents.client.app import App
 from tempo_agents.identity import Principal, Role
-from tempo_agents.server.access.hidden import hidden_run, hidden_schedule
+from tempo_agents.server.access.hidden import hide
 from tempo_agents.server.access.policy import AccessTarget, Decision, Filter, Policy, Verdict
 from tempo_agents.server.access.principals import request_principal
 from tempo_agents.server.access.route_rules import ROUTE_RULES, RouteRule, TargetKind
@@ -57,10 +57,14 @@ async def _body(request: Request) -> Any:
 class _Check:
     """One request's check: what the route names, resolved to its tenant and held against the principal."""
 
-    def __init__(self, request: Request, rule: RouteRule, principal: Principal) -> None:
+    def __init__(self, request: Request, rule: RouteRule, principal: Principal, *, policy: bool) -> None:
         self.request = request
         self.rule = rule
         self.principal = principal
+        self.looks_up = policy or principal.tenants_for(Role.VIEWER) is not None
+        self.hidden: list[str] = []
+        """The runs and schedules the request names that the principal may not see."""
+        """Whether a run's tenant is looked up: not for a principal who sees every tenant, unless a policy asks."""
         self.app: App = request.app.state.tempo_app
         self.agent_id: str | None = request.path_params.get("agent_id")
 
@@ -68,12 +72,6 @@ class _Check:
     def role(self) -> Role:
         assert self.rule.role is not None
         return self.rule.role
-
-    def path(self) -> str:
-        """The route's path under the API prefix, as the rules name it."""
-        base: str = getattr(self.request.app.state, "api_prefix", "")
-        template: str = getattr(self.request.scope.get("route"), "path", "")
-        return _CONVERTER.sub(r"{\1}", template.removeprefix(base))
 
     def _needs_anywhere(self) -> None:
         tenants = self.principal.tenants_for(self.role)
@@ -84,13 +82,14 @@ class _Check:
         if not self.principal.may(self.role, tenant):
             raise _refused(self.principal, self.rule, tenant)
 
-    async def _run(self, run_id: str, body: Any) -> AccessTarget:
+    async def _run(self, run_id: str) -> AccessTarget:
         found = await run_tenant(self.app, run_id)
         target = AccessTarget(kind=self.rule.target.value, id=run_id, tenant=found.tenant, agent_id=self.agent_id)
         if not found.exists:
             return target  # the route answers its own 404
         if not self.principal.may(Role.VIEWER, found.tenant):
-            raise hidden_run(self.app, run_id, path=self.path(), agent_id=self.agent_id, body=body)
+            self.hidden.append(run_id)
+            return target
         self._needs_in(found.tenant)
         return target
 
@@ -100,7 +99,8 @@ class _Check:
         if not found.exists:
             return target
         if not self.principal.may(Role.VIEWER, found.tenant):
-            raise hidden_schedule(schedule_id)
+            self.hidden.append(schedule_id)
+            return target
         self._needs_in(found.tenant)
         moved = start_tenant(body, schedule=True)
         if moved is not None:  # a change that moves the schedule's runs into another tenant
@@ -112,7 +112,7 @@ class _Check:
         tenant: str | None = None
         for run_id in ids:
             if run_id:
-                tenant = (await self._run(run_id, None)).tenant
+                tenant = (await self._run(run_id)).tenant
         return AccessTarget(kind=self.rule.target.value, id=ids[0], tenant=tenant)
 
     def _agent_known(self) -> bool:
@@ -143,7 +143,9 @@ class _Check:
             run_id = body.get("runId", body.get("run_id")) if isinstance(body, dict) else None
         if not isinstance(run_id, str) or not run_id or not self._agent_known():
             return AccessTarget(kind=kind.value, agent_id=self.agent_id)  # the route refuses it itself
-        target = await self._run(run_id, body)
+        if kind is TargetKind.RUN and not self.looks_up and self.principal.tenants_for(self.role) is None:
+            return AccessTarget(kind=kind.value, id=run_id, agent_id=self.agent_id)  # may do this in every tenant
+        target = await self._run(run_id)
         if self.rule.action == "runs.fork":
             into = memory_resource(body.get("memory")) if isinstance(body, dict) else None
             if into is not None:
@@ -174,10 +176,9 @@ def _hide_filtered(check: _Check, target: AccessTarget, verdict: Verdict) -> Non
         return
     if target.tenant is not None and target.tenant in verdict.tenants:
         return
-    if check.rule.target is TargetKind.SCHEDULE:
-        raise hidden_schedule(target.id)
-    if check.rule.target in (TargetKind.RUN, TargetKind.BODY_RUN, TargetKind.COMPARE):
-        raise hidden_run(check.app, target.id, path=check.path(), agent_id=check.agent_id, body=None)
+    if check.rule.target in (TargetKind.SCHEDULE, TargetKind.RUN, TargetKind.BODY_RUN, TargetKind.COMPARE):
+        check.hidden.append(target.id)
+        return
     raise ApiError(403, f"{check.principal.name} may not {check.rule.action}: refused by the server's policy")
 
 
@@ -190,14 +191,16 @@ def access_dependency(hook: RequestHook | None, policy: Policy | None) -> Callab
             outcome = hook(request)
             if inspect.isawaitable(outcome):
                 await outcome
+        hide(())
         rule = route_rule(request)
         if rule.role is None:
             return
         principal = request_principal(request)
-        check = _Check(request, rule, principal)
+        check = _Check(request, rule, principal, policy=policy is not None)
         target = await check.target()
         verdict = await _decide(policy, principal, rule, target)
         _hide_filtered(check, target, verdict)
+        hide(check.hidden)
         tenants = _narrowed(principal.tenants_for(Role.VIEWER), verdict)
         request.state.visibility = Visibility(principal, tenants, target.tenant)
 

@@ -20,6 +20,7 @@ from temporalio.client import WorkflowExecutionStatus, WorkflowQueryFailedError
 from tempo_agents.client.budget_usage import BudgetRefusedError
 from tempo_agents.errors import ConfigurationError
 from tempo_agents.models.messages import Message, normalize_messages
+from tempo_agents.server.access.hidden import is_hidden
 from tempo_agents.server.access.visibility import scoped, visible_runs
 from tempo_agents.server.auth import principal
 from tempo_agents.server.bodies import (
@@ -73,6 +74,9 @@ async def compare(
     a: Annotated[str, Query(description="a run id", pattern=PRINTABLE, min_length=1)],
     b: Annotated[str, Query(description="another run id", pattern=PRINTABLE, min_length=1)],
 ) -> dict[str, Any]:
+    for run_id in (a, b):
+        if is_hidden(run_id):  # another tenant's
+            raise ApiError(404, f'no run "{run_id}" exists')
     return await app.compare(a, b)
 
 

@@ -21,6 +21,7 @@ from tempo_agents.schedules import (
     ScheduleRequest,
     create_schedule,
 )
+from tempo_agents.server.access.hidden import is_hidden
 from tempo_agents.server.access.tenants import memory_resource
 from tempo_agents.server.access.visibility import visible_tenants
 from tempo_agents.server.dependencies import PRINTABLE, AppDep, find_agent
@@ -100,6 +101,8 @@ async def _checked(call: Awaitable[_T]) -> _T:
 
 async def _existing(app: App, schedule_id: str) -> AgentSchedule:
     schedule = app.get_schedule(schedule_id)
+    if is_hidden(schedule_id):  # another tenant's
+        raise ApiError(404, f"Schedule with id {schedule_id} not found")
     try:
         view = await schedule.describe()
     except RPCError as error:
