@@ -12,6 +12,8 @@ from typing import Any
 import httpx
 import pytest
 
+from tempo_agents import App
+from tempo_agents.server import create_server
 from tempo_agents.server.access import ROUTE_RULES
 from tests.conftest import AppFactory, running_worker
 from tests.support.http_api import parity_agent, served
@@ -43,9 +45,6 @@ def matrix() -> list[Row]:
 
 
 def test_the_matrix_names_every_route_of_the_openapi_document_and_agrees_with_the_rules(tmp_path: Path) -> None:
-    from tempo_agents import App
-    from tempo_agents.server import create_server
-
     api = create_server(App(agents=[parity_agent()], store=f"sqlite:///{tmp_path / 's.db'}"))
     documented = {
         (method.upper(), path.removeprefix("/api")) for path, ops in api.openapi()["paths"].items() for method in ops

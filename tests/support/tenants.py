@@ -3,6 +3,7 @@ principal per role that holds it in acme only (the roles matrix and the cross-te
 
 from __future__ import annotations
 
+import uuid
 from dataclasses import dataclass
 
 import httpx
@@ -35,6 +36,7 @@ class TenantWorld:
 
 async def _waiting_run(http: httpx.AsyncClient, tenant: str) -> TenantThings:
     thread = f"thread-{tenant}"
+    schedule_id = f"nightly-{tenant}-{uuid.uuid4().hex[:8]}"  # schedules are the namespace's: one per test
     started = await http.post(
         "/agents/assistant/generate",
         json={"messages": "charge", "memory": {"thread": thread, "resource": tenant}},
@@ -48,14 +50,14 @@ async def _waiting_run(http: httpx.AsyncClient, tenant: str) -> TenantThings:
             "message": "hello",
             "every": "1h",
             "paused": True,
-            "scheduleId": f"nightly-{tenant}",
+            "scheduleId": schedule_id,
             "thread": f"scheduled-{tenant}",
             "resource": tenant,
         },
         headers=ROOT,
     )
     assert schedule.status_code == 201, schedule.text
-    return TenantThings(run_id=started.json()["runId"], thread_id=thread, schedule_id=f"nightly-{tenant}")
+    return TenantThings(run_id=started.json()["runId"], thread_id=thread, schedule_id=schedule_id)
 
 
 async def tenant_world(http: httpx.AsyncClient) -> TenantWorld:
