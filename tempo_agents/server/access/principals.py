@@ -6,6 +6,7 @@ from collections.abc import Mapping, Sequence
 
 from fastapi import Request
 
+from tempo_agents.errors import ConfigurationError
 from tempo_agents.identity import Principal, Role
 from tempo_agents.server.auth import principal, principal_groups
 
@@ -19,10 +20,16 @@ RoleGrants = Mapping[str, Mapping[str, Sequence[str]]]
 
 
 def parse_role_grants(grants: RoleGrants) -> dict[str, dict[str, frozenset[Role]]]:
-    """The roles of each principal, checked: an unknown role name is a ``ValueError`` naming it."""
+    """The roles of each principal, checked: an unknown role name is a ``ConfigurationError`` naming it."""
     parsed: dict[str, dict[str, frozenset[Role]]] = {}
+    known = ", ".join(role.value for role in Role)
     for name, tenants in grants.items():
-        parsed[name] = {tenant: frozenset(Role(role) for role in roles) for tenant, roles in tenants.items()}
+        parsed[name] = {}
+        for tenant, roles in tenants.items():
+            unknown = [role for role in roles if role not in {held.value for held in Role}]
+            if unknown:
+                raise ConfigurationError(f"{name} holds an unknown role in {tenant}: {unknown[0]} (roles: {known})")
+            parsed[name][tenant] = frozenset(Role(role) for role in roles)
     return parsed
 
 
