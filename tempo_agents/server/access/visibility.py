@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from fastapi import Request
@@ -12,7 +13,7 @@ from tempo_agents.identity import Principal
 from tempo_agents.server.access.tenants import run_tenant
 from tempo_agents.store.base import Resources
 
-__all__ = ["Visibility", "scoped", "target_tenant", "visible_runs", "visible_tenants"]
+__all__ = ["Visibility", "scoped", "target_tenant", "tenant_check", "visible_runs", "visible_tenants"]
 
 
 @dataclass(frozen=True)
@@ -29,6 +30,16 @@ class Visibility:
         if self.tenants is None:
             return True
         return tenant is not None and tenant in self.tenants
+
+
+def _everything(tenant: str | None) -> bool:
+    return True
+
+
+def tenant_check(request: Request) -> Callable[[str | None], bool]:
+    """Whether the request may see something of a tenant (everything, for a route the guard does not cover)."""
+    seen = getattr(request.state, "visibility", None)
+    return seen.sees if isinstance(seen, Visibility) else _everything
 
 
 def visible_tenants(request: Request) -> frozenset[str] | None:

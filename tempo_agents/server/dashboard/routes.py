@@ -14,7 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
 from starlette.responses import StreamingResponse
 
-from tempo_agents.server.access.visibility import scoped, target_tenant, visible_tenants
+from tempo_agents.server.access.visibility import scoped, target_tenant, tenant_check
 from tempo_agents.server.auth import principal, principal_groups
 from tempo_agents.server.dashboard.answered import answered_page
 from tempo_agents.server.dashboard.answering import answer_item
@@ -195,9 +195,4 @@ async def _feed_events(
     responses=SSE_RESPONSES,
 )
 async def events(request: Request) -> StreamingResponse:
-    tenants = visible_tenants(request)
-
-    def sees(tenant: str | None) -> bool:
-        return tenants is None or tenant in tenants
-
-    return EventStream(_feed_events(_feed(request), HEARTBEAT_SECONDS, sees), headers=SSE_HEADERS)
+    return EventStream(_feed_events(_feed(request), HEARTBEAT_SECONDS, tenant_check(request)), headers=SSE_HEADERS)
