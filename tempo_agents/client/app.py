@@ -48,7 +48,7 @@ from tempo_agents.models.messages import Message, MessageInput, normalize_messag
 from tempo_agents.models.model import Model
 from tempo_agents.notifications import NotificationSettings
 from tempo_agents.retention import Retention
-from tempo_agents.store.base import Store
+from tempo_agents.store.base import Resources, Store
 from tempo_agents.streams import AgentStream, Follow, GenerateResult
 from tempo_agents.threads import ThreadSnapshot, cancel_queued, read_thread
 from tempo_agents.tools.tool import Tool
@@ -561,7 +561,7 @@ class App(ScheduleMethods, EventMethods):
         self,
         *,
         thread_id: str | None = None,
-        resource_id: str | None = None,
+        resource_id: Resources = None,
         agent_id: str | None = None,
         limit: int | None = None,
         offset: int = 0,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from tempo_agents.store.base import Resources
 from tempo_agents.workflows import search_attributes
 from tempo_agents.workflows.activity_names import AGENT_RUN_WORKFLOW
 from tempo_agents.workflows.thread_payloads import THREAD_WORKFLOW_ID_PREFIX
@@ -31,7 +32,7 @@ def runs_query(
     *,
     agent_id: str | None = None,
     thread_id: str | None = None,
-    resource_id: str | None = None,
+    resource_id: Resources = None,
     clauses: Sequence[str] = (),
 ) -> str:
     """Agent runs on ``task_queue`` (an App's own: Apps that share a namespace do not see each other's
@@ -42,6 +43,9 @@ def runs_query(
         (search_attributes.THREAD_ID, thread_id),
         (search_attributes.RESOURCE_ID, resource_id),
     ):
-        if value is not None:
+        if isinstance(value, str):
             parts.append(f"{key.name} = {quote(value)}")
+        elif value is not None:  # any of a set of resources; none of an empty one
+            kept = ", ".join(quote(one) for one in sorted(value))
+            parts.append(f"{key.name} IN ({kept})" if kept else "WorkflowId = ''")
     return " AND ".join(parts)

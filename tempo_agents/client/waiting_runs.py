@@ -19,7 +19,7 @@ from temporalio.client import Client
 
 from tempo_agents.agent.suspended_runs import SuspendedRun, SuspendedRuns, SuspendedToolCall
 from tempo_agents.client.visibility import quote, runs_query, waiting_clauses
-from tempo_agents.store.base import Store
+from tempo_agents.store.base import Resources, Store
 from tempo_agents.workflows import search_attributes
 from tempo_agents.workflows.payloads import PendingCall
 
@@ -58,7 +58,7 @@ async def _from_visibility(
     task_queue: str,
     agent_id: str | None,
     thread_id: str | None,
-    resource_id: str | None,
+    resource_id: Resources,
 ) -> list[WaitingRun]:
     """Waiting runs that started before the store kept waits (none on a store that always did)."""
     since = datetime.fromtimestamp(await store.waiting_kept_since(), UTC)
@@ -95,7 +95,7 @@ async def waiting_page(
     *,
     agent_id: str | None = None,
     thread_id: str | None = None,
-    resource_id: str | None = None,
+    resource_id: Resources = None,
     limit: int | None = None,
     skip: int = 0,
 ) -> WaitingPage:
@@ -161,7 +161,7 @@ async def suspended_runs(
     *,
     agent_id: str | None = None,
     thread_id: str | None = None,
-    resource_id: str | None = None,
+    resource_id: Resources = None,
     limit: int | None = None,
     offset: int = 0,
 ) -> SuspendedRuns:

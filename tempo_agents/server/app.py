@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import inspect
 import logging
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, cast
 
 from fastapi import APIRouter, Depends, FastAPI, Request
 from fastapi.middleware.cors import CORSMiddleware
@@ -15,7 +16,9 @@ from tempo_agents.client.app import App
 from tempo_agents.errors import StoreUnavailableError
 from tempo_agents.identity import Authenticator, JwtBearerTokens, OidcSettings, Principal, StaticTokens
 from tempo_agents.ingress import event_secrets_of
-from tempo_agents.server.auth import Authentication, Authorize, allow_all, authorization_dependency
+from tempo_agents.server.access import Policy, access_dependency
+from tempo_agents.server.access.principals import RoleGrants, parse_role_grants
+from tempo_agents.server.auth import Authentication, Authorize, allow_all
 from tempo_agents.server.codec_cors import CodecCors
 from tempo_agents.server.dashboard.mounting import mount_dashboard
 from tempo_agents.server.errors import ERROR_RESPONSES, STORE_RETRY_AFTER_SECONDS, install_error_handlers
@@ -84,11 +87,23 @@ def _health_router() -> APIRouter:
     return router
 
 
+def _hooks(authorize: Authorize | Policy) -> tuple[Authorize | None, Policy | None]:
+    """``authorize`` as a request hook (one parameter, today's form) or a policy (``principal, action, target``)."""
+    if authorize is allow_all:
+        return None, None
+    if len(inspect.signature(authorize).parameters) >= _POLICY_PARAMETERS:
+        return None, cast(Policy, authorize)
+    return cast(Authorize, authorize), None
+
+
+_POLICY_PARAMETERS = 3
+
+
 def create_server(
     app: App,
     *,
     prefix: str = DEFAULT_PREFIX,
-    authorize: Authorize = allow_all,
+    authorize: Authorize | Policy = allow_all,
     tokens: Mapping[str, str | Principal] | None = None,
     oidc: OidcSettings | None = None,
     cors_origins: Sequence[str] = (),
@@ -96,6 +111,7 @@ def create_server(
     max_body_bytes: int = MAX_BODY_BYTES,
     groups: Mapping[str, Sequence[str]] | None = None,
     codec_cors_origins: Sequence[str] = (),
+    roles: RoleGrants | None = None,
 ) -> FastAPI:
     """The HTTP API serving ``app`` (which must have a Temporal client) under ``prefix``.
 
@@ -114,6 +130,11 @@ def create_server(
     (``POST /codec/encode`` and ``/codec/decode``, for the Temporal UI and CLI) answers when the App has encryption
     keys, behind the same token check; ``codec_cors_origins`` are the Temporal UIs' origins allowed to call it
     (credentials allowed).
+
+    ``roles`` (principal → tenant → role names): what each token's principal may do in which tenant (a tenant is a
+    run's memory resource); without it every token holder is an admin everywhere. ``authorize`` is either a request
+    hook (``authorize(request)``, raising ``ApiError`` to refuse) or a policy (``authorize(principal, action,
+    target)`` returning allow, deny or a filter), run after the role check (``server/access/``).
     """
     api = FastAPI(
         title="tempo-agents",
@@ -122,9 +143,11 @@ def create_server(
     )
     api.state.tempo_app = app
     api.state.principal_groups = _principal_groups(tokens, groups)
+    api.state.role_grants = parse_role_grants(roles) if roles is not None else None
     base = prefix.rstrip("/")
+    api.state.api_prefix = base
     api.include_router(_health_router(), prefix=base)
-    dependencies = [Depends(authorization_dependency(authorize))]
+    dependencies = [Depends(access_dependency(*_hooks(authorize)))]
     routers = (agents.router, tools.router, runs.router, threads.router, schedules.router, erasure.router)
     for router in (*routers, identity.router):
         api.include_router(router, prefix=base, dependencies=dependencies, responses=ERROR_RESPONSES)

@@ -13,12 +13,12 @@ A principal may belong to groups (``create_server(groups={"alice": ["finance"]})
 JWT's groups claim): its answers carry them, and a call assigned to ``group:finance`` accepts them.
 
 ``authorize=`` is a further hook (a function that raises :class:`ApiError`, 401 or 403, for requests it
-refuses); it may set ``request.state.principal`` itself.
+refuses); it may set ``request.state.principal`` itself. The roles a principal holds in each tenant, and the guard
+every route passes through, are ``server/access/``'s.
 """
 
 from __future__ import annotations
 
-import inspect
 import warnings
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from pathlib import Path
@@ -44,7 +44,6 @@ __all__ = [
     "BearerTokens",
     "SessionReader",
     "allow_all",
-    "authorization_dependency",
     "identity",
     "load_token_groups",
     "load_tokens_file",
@@ -58,17 +57,6 @@ Authorize = Callable[[Request], Awaitable[None] | None]
 
 def allow_all(request: Request) -> None:
     """The default: every request is allowed."""
-
-
-def authorization_dependency(authorize: Authorize) -> Callable[[Request], Awaitable[None]]:
-    """A FastAPI dependency that runs ``authorize`` on each request."""
-
-    async def check(request: Request) -> None:
-        outcome = authorize(request)
-        if inspect.isawaitable(outcome):
-            await outcome
-
-    return check
 
 
 def principal(request: Request) -> str | None:

@@ -34,6 +34,7 @@ from tempo_agents.client.answers import answer_call
 from tempo_agents.client.app import App
 from tempo_agents.client.resume import resume_error_text, resume_update_id, stream_after
 from tempo_agents.errors import ConfigurationError
+from tempo_agents.server.access.hidden import is_hidden
 from tempo_agents.server.auth import principal, principal_groups
 from tempo_agents.server.dependencies import request_id
 from tempo_agents.server.errors import ApiError, resume_error_status
@@ -153,8 +154,10 @@ async def describe_run(
 
     ``resuming=(agent name, method)`` words the 404 as the reference does for a resume of an unknown run.
     """
+    description = None  # another tenant's run does not exist for this request (``server/access/``)
     try:
-        description = await app.client.get_workflow_handle(run_id).describe()
+        if not is_hidden(run_id):
+            description = await app.client.get_workflow_handle(run_id).describe()
     except RPCError as error:
         if error.status not in (RPCStatusCode.NOT_FOUND, RPCStatusCode.INVALID_ARGUMENT):
             raise

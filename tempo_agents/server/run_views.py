@@ -25,6 +25,7 @@ from tempo_agents.server.child_runs import child_runs
 from tempo_agents.server.errors import ApiError
 from tempo_agents.server.pending_view import iso, pending_view
 from tempo_agents.server.resuming import describe_run
+from tempo_agents.store.base import Resources
 from tempo_agents.workflows import search_attributes
 from tempo_agents.workflows.payloads import Answer, BudgetState, RunSnapshot
 from tempo_agents.workflows.thread_payloads import THREAD_WORKFLOW_ID_PREFIX
@@ -111,7 +112,7 @@ def _query(
     status: str | None,
     agent: str | None,
     thread: str | None,
-    resource: str | None,
+    resource: Resources,
     search: str | None = None,
     top_only: bool = False,
 ) -> str:
@@ -135,7 +136,7 @@ async def list_runs(
     status: str | None = None,
     agent: str | None = None,
     thread: str | None = None,
-    resource: str | None = None,
+    resource: Resources = None,
     per_page: int = 20,
     cursor: str | None = None,
     search: str | None = None,

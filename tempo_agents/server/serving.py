@@ -17,6 +17,8 @@ import uvicorn
 from tempo_agents.client.app import App
 from tempo_agents.errors import TempoAgentsError
 from tempo_agents.identity import OidcSettings, Principal
+from tempo_agents.server.access import Policy
+from tempo_agents.server.access.principals import RoleGrants
 from tempo_agents.server.app import DEFAULT_PREFIX, create_server
 from tempo_agents.server.auth import Authorize, allow_all
 from tempo_agents.server.request_limits import MAX_BODY_BYTES
@@ -52,8 +54,8 @@ def is_loopback(host: str) -> bool:
 
 class ApiServer:
     """The HTTP API of ``app`` on ``host:port`` (``port=0`` picks a free one); ``tokens``, ``oidc``,
-    ``cors_origins``, ``codec_cors_origins`` and ``max_body_bytes`` as :func:`create_server` takes them. Without
-    tokens, a provider or an
+    ``cors_origins``, ``codec_cors_origins``, ``max_body_bytes``, ``groups`` and ``roles`` as :func:`create_server`
+    takes them. Without tokens, a provider or an
     ``authorize`` hook it listens on a loopback address only (another ``host`` is refused)."""
 
     def __init__(
@@ -63,7 +65,7 @@ class ApiServer:
         host: str = DEFAULT_API_HOST,
         port: int = DEFAULT_API_PORT,
         prefix: str = DEFAULT_PREFIX,
-        authorize: Authorize = allow_all,
+        authorize: Authorize | Policy = allow_all,
         tokens: Mapping[str, str | Principal] | None = None,
         oidc: OidcSettings | None = None,
         cors_origins: Sequence[str] = (),
@@ -72,6 +74,7 @@ class ApiServer:
         max_body_bytes: int = MAX_BODY_BYTES,
         groups: Mapping[str, Sequence[str]] | None = None,
         codec_cors_origins: Sequence[str] = (),
+        roles: RoleGrants | None = None,
     ) -> None:
         if not tokens and oidc is None and authorize is allow_all and not is_loopback(host):
             raise ApiServerError(
@@ -90,6 +93,7 @@ class ApiServer:
                 max_body_bytes=max_body_bytes,
                 groups=groups,
                 codec_cors_origins=codec_cors_origins,
+                roles=roles,
             ),
             host=host,
             port=port,

@@ -24,6 +24,7 @@ __all__ = [
     "GivenAnswer",
     "JournalEntry",
     "ReaddressedCall",
+    "Resources",
     "SavedOutcome",
     "StartFence",
     "Store",
@@ -244,15 +245,26 @@ def waiting_row(call: WaitingCall) -> tuple[Any, ...]:
     )
 
 
+Resources = str | frozenset[str] | None
+"""Which resources a listing keeps: one, any of a set (an empty set: none), or all (``None``)."""
+
+
 def waiting_filter(
-    mark: str, task_queue: str, agent_id: str | None, thread_id: str | None, resource_id: str | None
+    mark: str, task_queue: str, agent_id: str | None, thread_id: str | None, resource_id: Resources
 ) -> tuple[list[str], list[Any]]:
     """The ``WHERE`` clauses (parameters written ``mark``) and values that pick waiting calls."""
     clauses, values = [f"task_queue = {mark}"], [task_queue]
-    for column, value in (("agent_id", agent_id), ("thread_id", thread_id), ("resource_id", resource_id)):
+    for column, value in (("agent_id", agent_id), ("thread_id", thread_id)):
         if value is not None:
             clauses.append(f"{column} = {mark}")
             values.append(value)
+    if isinstance(resource_id, str):
+        clauses.append(f"resource_id = {mark}")
+        values.append(resource_id)
+    elif resource_id is not None:
+        kept = sorted(resource_id)
+        clauses.append(f"resource_id IN ({', '.join([mark] * len(kept))})" if kept else "1 = 0")
+        values.extend(kept)
     return clauses, values
 
 
@@ -384,7 +396,7 @@ class Store(ABC):
         *,
         agent_id: str | None = None,
         thread_id: str | None = None,
-        resource_id: str | None = None,
+        resource_id: Resources = None,
         limit: int | None = None,
         skip: int = 0,
     ) -> WaitingRuns:
@@ -401,10 +413,17 @@ class Store(ABC):
 
     @abstractmethod
     async def answered_calls(
-        self, task_queue: str, *, agent_id: str | None = None, limit: int | None = None, skip: int = 0
+        self,
+        task_queue: str,
+        *,
+        agent_id: str | None = None,
+        resource_id: Resources = None,
+        limit: int | None = None,
+        skip: int = 0,
     ) -> AnsweredCalls:
         """Answers kept for calls of ``task_queue``'s runs (not child runs: their top run's call is answered),
-        newest first: ``skip`` left out, at most ``limit`` (``None``: all), and ``total`` in all."""
+        newest first: ``skip`` left out, at most ``limit`` (``None``: all), and ``total`` in all; ``resource_id``
+        keeps those of runs of its resources."""
 
     @abstractmethod
     async def waiting_kept_since(self) -> float:

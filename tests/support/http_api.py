@@ -12,6 +12,8 @@ import httpx
 
 from tempo_agents import Agent, App
 from tempo_agents.identity import OidcSettings, Principal
+from tempo_agents.server.access import Policy
+from tempo_agents.server.access.principals import RoleGrants
 from tempo_agents.server.auth import Authorize, allow_all
 from tempo_agents.server.request_limits import MAX_BODY_BYTES
 from tempo_agents.server.serving import ApiServer
@@ -33,16 +35,24 @@ def parity_agent(**overrides: Any) -> Agent:
 @asynccontextmanager
 async def served(
     app: App,
-    authorize: Authorize = allow_all,
+    authorize: Authorize | Policy = allow_all,
     tokens: Mapping[str, str | Principal] | None = None,
     groups: dict[str, list[str]] | None = None,
     max_body_bytes: int = MAX_BODY_BYTES,
     oidc: OidcSettings | None = None,
+    roles: RoleGrants | None = None,
 ) -> AsyncIterator[httpx.AsyncClient]:
     """The App's HTTP API on 127.0.0.1 (a free port) and an httpx client for its ``/api`` (``groups``: principal →
     group names, as a tokens file gives them)."""
     server = ApiServer(
-        app, port=0, authorize=authorize, tokens=tokens, oidc=oidc, groups=groups, max_body_bytes=max_body_bytes
+        app,
+        port=0,
+        authorize=authorize,
+        tokens=tokens,
+        oidc=oidc,
+        groups=groups,
+        max_body_bytes=max_body_bytes,
+        roles=roles,
     )
     await server.start()
     try:

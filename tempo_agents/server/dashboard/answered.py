@@ -13,6 +13,7 @@ from typing import Any
 from tempo_agents.client.app import App
 from tempo_agents.server.errors import ApiError
 from tempo_agents.server.run_views import page_cursor, page_token
+from tempo_agents.store.base import Resources
 
 __all__ = ["answered_page"]
 
@@ -31,10 +32,15 @@ def _skipped(cursor: str | None) -> int:
     return int(count)
 
 
-async def answered_page(app: App, *, agent: str | None, per_page: int, cursor: str | None) -> dict[str, Any]:
-    """One page of answers, newest first (``total`` of them in all, ``nextCursor`` for the next page)."""
+async def answered_page(
+    app: App, *, agent: str | None, per_page: int, cursor: str | None, resource: Resources = None
+) -> dict[str, Any]:
+    """One page of answers, newest first (``total`` of them in all, ``nextCursor`` for the next page), of runs of
+    ``resource`` (one, any of a set, or all)."""
     skip = _skipped(cursor)
-    page = await app.store.answered_calls(app.task_queue, agent_id=agent, limit=per_page, skip=skip)
+    page = await app.store.answered_calls(
+        app.task_queue, agent_id=agent, resource_id=resource, limit=per_page, skip=skip
+    )
     items = [
         {"runId": kept.run_id, "agentId": kept.agent_id, "threadId": kept.thread_id, **kept.answer}
         for kept in page.answers

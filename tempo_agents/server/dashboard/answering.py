@@ -7,6 +7,7 @@ from typing import Any, Literal
 from temporalio.service import RPCError
 
 from tempo_agents.client.app import App
+from tempo_agents.server.access.hidden import is_hidden
 from tempo_agents.server.errors import ApiError, api_error_from
 from tempo_agents.server.resuming import ResumeCommand, resume_run
 from tempo_agents.workflows.payloads import Answer
@@ -60,7 +61,7 @@ async def answer_item(
         _, resumed = await resume_run(app, None, command)
     except Exception as error:
         refused = api_error_from(error)
-        if refused is None or refused.status not in (404, 409):
+        if refused is None or refused.status not in (404, 409) or is_hidden(run_id):
             raise
         earlier = await _answer_of(app, run_id, tool_call_id)
         if earlier is None:

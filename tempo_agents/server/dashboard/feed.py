@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 from tempo_agents.client.app import App
@@ -31,7 +31,7 @@ class DashboardFeed:
     def __init__(self, app: App, *, interval: float = 0.5) -> None:
         self._app = app
         self._interval = interval
-        self._subscribers: set[asyncio.Queue[dict[str, Any]]] = set()
+        self._subscribers: dict[asyncio.Queue[dict[str, Any]], Callable[[str | None], bool]] = {}
         self._poller: asyncio.Task[None] | None = None
 
     @property
@@ -39,9 +39,12 @@ class DashboardFeed:
         """How many dashboards listen now."""
         return len(self._subscribers)
 
-    def publish(self, event: dict[str, Any]) -> None:
-        """Send ``event`` to every subscriber (one too slow to keep up gets a single "refetch" instead)."""
-        for queue in list(self._subscribers):
+    def publish(self, event: dict[str, Any], *, tenant: str | None = None, everyone: bool = False) -> None:
+        """Send ``event`` to every subscriber that sees ``tenant`` (``everyone``: to all; one too slow to keep up
+        gets a single "refetch" instead)."""
+        for queue, sees in list(self._subscribers.items()):
+            if not everyone and not sees(tenant):
+                continue
             if queue.qsize() < _QUEUE_LIMIT:
                 queue.put_nowait(event)
                 continue
@@ -50,16 +53,19 @@ class DashboardFeed:
             queue.put_nowait({"type": "changed", "inbox": True, "runs": True})
 
     @contextlib.asynccontextmanager
-    async def subscribe(self) -> AsyncIterator[asyncio.Queue[dict[str, Any]]]:
-        """A queue of events for as long as the block runs."""
+    async def subscribe(
+        self, sees: Callable[[str | None], bool] = lambda tenant: True
+    ) -> AsyncIterator[asyncio.Queue[dict[str, Any]]]:
+        """A queue of the events of the tenants it ``sees`` (and those for everyone) for as long as the block
+        runs."""
         queue: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
-        self._subscribers.add(queue)
+        self._subscribers[queue] = sees
         if self._poller is None or self._poller.done():
             self._poller = asyncio.get_running_loop().create_task(self._poll())
         try:
             yield queue
         finally:
-            self._subscribers.discard(queue)
+            self._subscribers.pop(queue, None)
             if not self._subscribers and self._poller is not None:
                 self._poller.cancel()
                 with contextlib.suppress(asyncio.CancelledError, Exception):
@@ -84,6 +90,7 @@ class DashboardFeed:
                 _log.debug("dashboard feed: visibility poll failed: %s", error)
             else:
                 if last is not None and current != last:
-                    self.publish({"type": "changed", "inbox": current[0] != last[0], "runs": current[1] != last[1]})
+                    changed = {"type": "changed", "inbox": current[0] != last[0], "runs": current[1] != last[1]}
+                    self.publish(changed, everyone=True)  # says only to read again: each reads its own
                 last = current
             await asyncio.sleep(self._interval)

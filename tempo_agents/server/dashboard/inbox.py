@@ -15,6 +15,7 @@ from tempo_agents.server.dashboard.asked import asked
 from tempo_agents.server.errors import ApiError
 from tempo_agents.server.pending_view import pending_view
 from tempo_agents.server.run_views import page_cursor, page_token
+from tempo_agents.store.base import Resources
 from tempo_agents.tools.builtin.ask_user import ask_user_tool
 from tempo_agents.workflows.payloads import PendingCall
 
@@ -95,7 +96,7 @@ async def inbox_page(
     per_page: int,
     cursor: str | None,
     thread: str | None = None,
-    resource: str | None = None,
+    resource: Resources = None,
     principal: str | None = None,
     groups: list[str] | None = None,
 ) -> dict[str, Any]:

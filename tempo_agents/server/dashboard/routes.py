@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from datetime import UTC, datetime
 from typing import Annotated, Any, Literal
 
@@ -14,6 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
 from starlette.responses import StreamingResponse
 
+from tempo_agents.server.access.visibility import scoped, target_tenant, tenant_check
 from tempo_agents.server.auth import principal, principal_groups
 from tempo_agents.server.dashboard.answered import answered_page
 from tempo_agents.server.dashboard.answering import answer_item
@@ -85,7 +86,7 @@ async def inbox(
         app,
         agent=agent,
         thread=thread,
-        resource=resource,
+        resource=scoped(request, resource),
         per_page=per_page,
         cursor=cursor,
         principal=principal(request),
@@ -96,11 +97,12 @@ async def inbox(
 @router.get("/inbox/answered", summary="Who answered which call, what and when: a page of answers, newest first")
 async def answered(
     app: AppDep,
+    request: Request,
     agent: Annotated[str | None, Query(description="agent id", pattern=PRINTABLE)] = None,
     per_page: Annotated[int, Query(alias="perPage", ge=1, le=100)] = 25,
     cursor: Annotated[str | None, Query(description="nextCursor of the previous page")] = None,
 ) -> dict[str, Any]:
-    return await answered_page(app, agent=agent, per_page=per_page, cursor=cursor)
+    return await answered_page(app, agent=agent, per_page=per_page, cursor=cursor, resource=scoped(request, None))
 
 
 @router.post(
@@ -129,7 +131,8 @@ async def answer(app: AppDep, body: AnswerBody, request: Request) -> dict[str, A
             "answeredBy": principal(request),
             "answeredAt": datetime.now(UTC).isoformat(),
             "answer": {key: value for key, value in what.items() if value is not None},
-        }
+        },
+        tenant=target_tenant(request),
     )
     return answered
 
@@ -147,7 +150,13 @@ async def runs_table(
     cursor: Annotated[str | None, Query(description="nextCursor of the previous page")] = None,
 ) -> dict[str, Any]:
     return await _figures(request).page(
-        status=status, agent=agent, thread=thread, search=search, per_page=per_page, cursor=cursor
+        status=status,
+        agent=agent,
+        thread=thread,
+        search=search,
+        per_page=per_page,
+        cursor=cursor,
+        resource=scoped(request, None),
     )
 
 
@@ -165,8 +174,10 @@ async def steps(app: AppDep, run_id: str) -> dict[str, Any]:
     return await run_steps(app.store, run_id)
 
 
-async def _feed_events(feed: DashboardFeed, heartbeat: float) -> AsyncIterator[bytes]:
-    async with feed.subscribe() as queue:
+async def _feed_events(
+    feed: DashboardFeed, heartbeat: float, sees: Callable[[str | None], bool]
+) -> AsyncIterator[bytes]:
+    async with feed.subscribe(sees) as queue:
         yield encode_event({"type": "hello"})
         while True:
             try:
@@ -184,4 +195,4 @@ async def _feed_events(feed: DashboardFeed, heartbeat: float) -> AsyncIterator[b
     responses=SSE_RESPONSES,
 )
 async def events(request: Request) -> StreamingResponse:
-    return EventStream(_feed_events(_feed(request), HEARTBEAT_SECONDS), headers=SSE_HEADERS)
+    return EventStream(_feed_events(_feed(request), HEARTBEAT_SECONDS, tenant_check(request)), headers=SSE_HEADERS)

@@ -17,6 +17,7 @@ from temporalio.service import RPCError
 
 from tempo_agents.client.app import App
 from tempo_agents.server.run_views import list_runs
+from tempo_agents.store.base import Resources
 from tempo_agents.workflows.payloads import PendingCall, RunResult
 
 __all__ = ["RunFigures"]
@@ -90,10 +91,18 @@ class RunFigures:
         search: str | None,
         per_page: int,
         cursor: str | None,
+        resource: Resources = None,
     ) -> dict[str, Any]:
-        """One page of runs, newest first, each with its figures."""
+        """One page of runs, newest first, each with its figures (of ``resource``: one, any of a set, or all)."""
         page = await list_runs(
-            self._app, status=status, agent=agent, thread=thread, search=search, per_page=per_page, cursor=cursor
+            self._app,
+            status=status,
+            agent=agent,
+            thread=thread,
+            resource=resource,
+            search=search,
+            per_page=per_page,
+            cursor=cursor,
         )
         figures = await asyncio.gather(*(self._ask(run) for run in page["runs"]))
         page["runs"] = [{**run, **found} for run, found in zip(page["runs"], figures, strict=True)]

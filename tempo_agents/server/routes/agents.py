@@ -16,6 +16,7 @@ from fastapi import APIRouter, Query, Request
 from starlette.responses import StreamingResponse
 
 from tempo_agents.agent.agent import Agent
+from tempo_agents.server.access.visibility import scoped
 from tempo_agents.server.auth import principal
 from tempo_agents.server.bodies import ApproveBody, DeclineBody, ObserveBody, ResumeBody, StreamBody
 from tempo_agents.server.dependencies import PRINTABLE, AppDep, RequestContextDep, find_agent
@@ -126,6 +127,7 @@ def _decline(body: DeclineBody, request: Request) -> ResumeCommand:
 @router.get("/{agent_id}/suspended-runs", summary="This agent's runs that wait for a person")
 async def suspended_runs(
     app: AppDep,
+    request: Request,
     agent_id: str,
     _: RequestContextDep,
     thread_id: Annotated[str | None, Query(alias="threadId", pattern=PRINTABLE)] = None,
@@ -140,11 +142,13 @@ async def suspended_runs(
     if since is None and until is None:  # the store reads the page alone, however many runs wait
         limit, offset = (None, 0) if per_page is None else (per_page, page * per_page)
         found = await app.list_suspended_runs(
-            thread_id=thread_id, resource_id=resource_id, agent_id=agent.id, limit=limit, offset=offset
+            thread_id=thread_id, resource_id=scoped(request, resource_id), agent_id=agent.id, limit=limit, offset=offset
         )
         runs, total = found.runs, found.total
     else:
-        found = await app.list_suspended_runs(thread_id=thread_id, resource_id=resource_id, agent_id=agent.id)
+        found = await app.list_suspended_runs(
+            thread_id=thread_id, resource_id=scoped(request, resource_id), agent_id=agent.id
+        )
         runs = [run for run in found.runs if _within(_utc(run.suspended_at), since, until)]
         total = len(runs)
         if per_page is not None:

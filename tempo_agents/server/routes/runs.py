@@ -20,6 +20,8 @@ from temporalio.client import WorkflowExecutionStatus, WorkflowQueryFailedError
 from tempo_agents.client.budget_usage import BudgetRefusedError
 from tempo_agents.errors import ConfigurationError
 from tempo_agents.models.messages import Message, normalize_messages
+from tempo_agents.server.access.hidden import is_hidden
+from tempo_agents.server.access.visibility import scoped, visible_runs
 from tempo_agents.server.auth import principal
 from tempo_agents.server.bodies import (
     MAX_OFFSET,
@@ -47,6 +49,7 @@ router = APIRouter(prefix="/runs", tags=["runs"])
 @router.get("", summary="Runs, newest first, from Temporal visibility")
 async def runs(
     app: AppDep,
+    request: Request,
     status: Annotated[str | None, Query(description="running, suspended, completed, failed, cancelled …")] = None,
     agent: Annotated[str | None, Query(description="agent id", pattern=PRINTABLE)] = None,
     thread: Annotated[str | None, Query(description="memory thread id", pattern=PRINTABLE)] = None,
@@ -55,7 +58,13 @@ async def runs(
     cursor: Annotated[str | None, Query(description="nextCursor of the previous page")] = None,
 ) -> dict[str, Any]:
     return await list_runs(
-        app, status=status, agent=agent, thread=thread, resource=resource, per_page=per_page, cursor=cursor
+        app,
+        status=status,
+        agent=agent,
+        thread=thread,
+        resource=scoped(request, resource),
+        per_page=per_page,
+        cursor=cursor,
     )
 
 
@@ -65,13 +74,16 @@ async def compare(
     a: Annotated[str, Query(description="a run id", pattern=PRINTABLE, min_length=1)],
     b: Annotated[str, Query(description="another run id", pattern=PRINTABLE, min_length=1)],
 ) -> dict[str, Any]:
+    for run_id in (a, b):
+        if is_hidden(run_id):  # another tenant's
+            raise ApiError(404, f'no run "{run_id}" exists')
     return await app.compare(a, b)
 
 
 @router.get("/{run_id}/forks", summary="The runs forked from a run (visibility), newest first")
-async def forks(app: AppDep, run_id: str) -> dict[str, Any]:
+async def forks(app: AppDep, run_id: str, request: Request) -> dict[str, Any]:
     await describe_run(app, run_id)
-    return {"runId": run_id, "forks": await app.list_forks(run_id)}
+    return {"runId": run_id, "forks": await visible_runs(app, request, await app.list_forks(run_id))}
 
 
 def _fork_messages(raw: Any, field: str) -> list[Message] | None:

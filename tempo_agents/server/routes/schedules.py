@@ -7,7 +7,7 @@ from collections.abc import Awaitable
 from datetime import datetime
 from typing import Any, TypeVar
 
-from fastapi import APIRouter, Response
+from fastapi import APIRouter, Request, Response
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, StrictStr, ValidationError
 from pydantic.alias_generators import to_camel
 from temporalio.client import ScheduleAlreadyRunningError
@@ -21,6 +21,9 @@ from tempo_agents.schedules import (
     ScheduleRequest,
     create_schedule,
 )
+from tempo_agents.server.access.hidden import is_hidden
+from tempo_agents.server.access.tenants import memory_resource
+from tempo_agents.server.access.visibility import visible_tenants
 from tempo_agents.server.dependencies import PRINTABLE, AppDep, find_agent
 from tempo_agents.server.errors import ApiError
 
@@ -98,6 +101,8 @@ async def _checked(call: Awaitable[_T]) -> _T:
 
 async def _existing(app: App, schedule_id: str) -> AgentSchedule:
     schedule = app.get_schedule(schedule_id)
+    if is_hidden(schedule_id):  # another tenant's
+        raise ApiError(404, f"Schedule with id {schedule_id} not found")
     try:
         view = await schedule.describe()
     except RPCError as error:
@@ -137,8 +142,12 @@ async def create(app: AppDep, body: ScheduleBody) -> dict[str, Any]:
 
 
 @router.get("", summary="The App's schedules with their next and recent runs")
-async def list_all(app: AppDep) -> list[dict[str, Any]]:
-    return [view.to_wire() for view in await app.list_schedules()]
+async def list_all(app: AppDep, request: Request) -> list[dict[str, Any]]:
+    tenants = visible_tenants(request)
+    views = await app.list_schedules()
+    return [
+        view.to_wire() for view in views if tenants is None or memory_resource(view.options.get("memory")) in tenants
+    ]
 
 
 @router.get("/{schedule_id}", summary="A schedule: spec, state, its runs' message and options, next and recent runs")

@@ -17,6 +17,7 @@ from tempo_agents.store.base import (
     ChunkWrite,
     GivenAnswer,
     JournalEntry,
+    Resources,
     SavedOutcome,
     StartFence,
     Store,
@@ -175,7 +176,7 @@ class PostgresStore(Store):
         *,
         agent_id: str | None = None,
         thread_id: str | None = None,
-        resource_id: str | None = None,
+        resource_id: Resources = None,
         limit: int | None = None,
         skip: int = 0,
     ) -> WaitingRuns:
@@ -195,9 +196,17 @@ class PostgresStore(Store):
         await waiting_calls.forget_waiting(self._db, run_id, tool_call_id, round, answer)
 
     async def answered_calls(
-        self, task_queue: str, *, agent_id: str | None = None, limit: int | None = None, skip: int = 0
+        self,
+        task_queue: str,
+        *,
+        agent_id: str | None = None,
+        resource_id: Resources = None,
+        limit: int | None = None,
+        skip: int = 0,
     ) -> AnsweredCalls:
-        return await waiting_calls.answered_calls(self._db, task_queue, agent_id=agent_id, limit=limit, skip=skip)
+        return await waiting_calls.answered_calls(
+            self._db, task_queue, agent_id=agent_id, resource_id=resource_id, limit=limit, skip=skip
+        )
 
     async def waiting_kept_since(self) -> float:
         return await waiting_calls.waiting_kept_since(self._db)

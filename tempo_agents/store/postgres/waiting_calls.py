@@ -16,6 +16,7 @@ from tempo_agents.store.base import (
     ChunkWrite,
     GivenAnswer,
     ReaddressedCall,
+    Resources,
     WaitingChange,
     WaitingRuns,
     answered_call,
@@ -92,7 +93,7 @@ async def waiting_runs(
     *,
     agent_id: str | None,
     thread_id: str | None,
-    resource_id: str | None,
+    resource_id: Resources,
     limit: int | None,
     skip: int,
 ) -> WaitingRuns:
@@ -169,9 +170,15 @@ async def _keep_answer(
 
 
 async def answered_calls(
-    db: PostgresConnections, task_queue: str, *, agent_id: str | None, limit: int | None, skip: int
+    db: PostgresConnections,
+    task_queue: str,
+    *,
+    agent_id: str | None,
+    resource_id: Resources = None,
+    limit: int | None,
+    skip: int,
 ) -> AnsweredCalls:
-    clauses, values = waiting_filter("%s", task_queue, agent_id, None, None)
+    clauses, values = waiting_filter("%s", task_queue, agent_id, None, resource_id)
     where = " AND ".join(clauses) + " AND run_id NOT IN (SELECT run_id FROM tempo_agents.child_runs)"
 
     async def op(conn: Conn, attempt: Attempt) -> AnsweredCalls:

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from tempo_agents.store import base
-from tempo_agents.store.base import ChunkWrite, JournalEntry, SavedOutcome, Store, TranscriptEntry
+from tempo_agents.store.base import ChunkWrite, JournalEntry, Resources, SavedOutcome, Store, TranscriptEntry
 from tempo_agents.store.key_rotation import RotatedTable, rotate_keys
 from tempo_agents.store.sealed_columns import SealedColumns, StoreKeys
 from tempo_agents.store.sqlite import (
@@ -140,7 +140,7 @@ class SQLiteStore(Store):
         *,
         agent_id: str | None = None,
         thread_id: str | None = None,
-        resource_id: str | None = None,
+        resource_id: Resources = None,
         limit: int | None = None,
         skip: int = 0,
     ) -> base.WaitingRuns:
@@ -160,9 +160,17 @@ class SQLiteStore(Store):
         await waiting_calls.forget_waiting(self._db, run_id, tool_call_id, round, answer)
 
     async def answered_calls(
-        self, task_queue: str, *, agent_id: str | None = None, limit: int | None = None, skip: int = 0
+        self,
+        task_queue: str,
+        *,
+        agent_id: str | None = None,
+        resource_id: Resources = None,
+        limit: int | None = None,
+        skip: int = 0,
     ) -> base.AnsweredCalls:
-        return await waiting_calls.answered_calls(self._db, task_queue, agent_id=agent_id, limit=limit, skip=skip)
+        return await waiting_calls.answered_calls(
+            self._db, task_queue, agent_id=agent_id, resource_id=resource_id, limit=limit, skip=skip
+        )
 
     async def waiting_kept_since(self) -> float:
         return await waiting_calls.waiting_kept_since(self._db)

@@ -9,7 +9,7 @@ import sqlite3
 from collections.abc import Sequence
 
 from tempo_agents.store import base  # the waiting-call helpers, as base.<name>
-from tempo_agents.store.base import ChunkWrite, to_json
+from tempo_agents.store.base import ChunkWrite, Resources, to_json
 from tempo_agents.store.sealed_columns import ANSWERED_CALLS, WAITING_CALLS, SealedColumns
 from tempo_agents.store.sqlite.connections import SQLiteConnections
 
@@ -62,7 +62,7 @@ async def waiting_runs(
     *,
     agent_id: str | None,
     thread_id: str | None,
-    resource_id: str | None,
+    resource_id: Resources,
     limit: int | None,
     skip: int,
 ) -> base.WaitingRuns:
@@ -132,9 +132,15 @@ def _keep_answer(
 
 
 async def answered_calls(
-    connections: SQLiteConnections, task_queue: str, *, agent_id: str | None, limit: int | None, skip: int
+    connections: SQLiteConnections,
+    task_queue: str,
+    *,
+    agent_id: str | None,
+    resource_id: Resources = None,
+    limit: int | None,
+    skip: int,
 ) -> base.AnsweredCalls:
-    clauses, values = base.waiting_filter("?", task_queue, agent_id, None, None)
+    clauses, values = base.waiting_filter("?", task_queue, agent_id, None, resource_id)
     where = " AND ".join(clauses) + " AND run_id NOT IN (SELECT run_id FROM child_runs)"
 
     def work(db: sqlite3.Connection) -> base.AnsweredCalls:
