@@ -5,6 +5,7 @@ unknown Slack user and a user who may not answer are refused and answer nothing.
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -106,8 +107,15 @@ async def test_a_click_answers_as_the_slack_users_principal_and_refusals_answer_
 
             payload = block_actions("U0ALICE", "answer:approve", approve, slack.response_url("alice"))
             body, headers = signed_request(SIGNING_SECRET, payload)
-            answered = await http.post(route, content=body, headers=headers)
-            assert answered.status_code == 200
+            barrier = asyncio.Barrier(5)
+
+            async def send_copy() -> httpx.Response:
+                await barrier.wait()  # every copy ready before any is sent: Slack retrying, or a replay racing it
+                return await http.post(route, content=body, headers=headers)
+
+            copies = await asyncio.gather(*(send_copy() for _ in range(5)))
+            assert sorted(copy.status_code for copy in copies) == [200, 401, 401, 401, 401]  # exactly one answers
+            assert all("taken already" in copy.text for copy in copies if copy.status_code == 401)
             [updated] = slack.responses["alice"]
             assert updated["replace_original"] is True and updated["text"] == "Approved by @alice"
             replayed = await http.post(route, content=body, headers=headers)

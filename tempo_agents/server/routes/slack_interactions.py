@@ -38,7 +38,6 @@ from tempo_agents.notifications import (
 from tempo_agents.server.dependencies import AppDep
 from tempo_agents.server.errors import api_error_from
 from tempo_agents.server.resuming import ResumeCommand, resume_run
-from tempo_agents.store.base import SavedOutcome
 from tempo_agents.workflows import resume_errors
 from tempo_agents.workflows.payloads import PendingCall
 
@@ -137,12 +136,11 @@ async def _answer(app: App, request: Request, value: str, principal: str) -> dic
     return _done(choice.action, choice.name, principal)
 
 
-async def _first_time(app: App, signature: str, timestamp: int) -> bool:
-    """Whether this signature is new (and keep it, so a replay of the request is refused)."""
-    if await app.store.saved_outcome(SEEN_SIGNATURES_RUN, signature) is not None:
-        return False
-    await app.store.record(SEEN_SIGNATURES_RUN, [], [], SavedOutcome(signature, {"timestamp": timestamp}))
-    return True
+async def _first_time(app: App, signature: str) -> bool:
+    """Whether this signature is new: a count kept per signature, raised by one in a single transaction of the
+    store, so of copies of a request that arrive at once exactly one is the first."""
+    _, count = await app.store.saved_or_counted(SEEN_SIGNATURES_RUN, f"{signature}:never-saved", signature)
+    return count == 1
 
 
 @router.post("/interactions")
@@ -158,7 +156,7 @@ async def interactions(app: AppDep, request: Request) -> Response:
         timestamp, signature = verify_slack_request(secrets, headers, body, now=time.time())
     except SlackRequestRefusedError as refused:
         return _refused(str(refused), 401)
-    if not await _first_time(app, signature, timestamp):
+    if not await _first_time(app, signature):
         return _refused("this Slack request was taken already", 401)
     channel = next(c for c in channels if sign_slack_request(c.signing_secret or "", timestamp, body) == signature)
     try:
