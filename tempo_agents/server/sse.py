@@ -27,6 +27,7 @@ __all__ = [
     "HEARTBEAT_SECONDS",
     "SSE_HEADERS",
     "SSE_RESPONSES",
+    "STALL_SECONDS",
     "EventStream",
     "cut_off_event",
     "encode_event",
@@ -74,15 +75,17 @@ def encode_event(data: dict[str, Any], event_id: int | None = None) -> bytes:
 
 
 BACKLOG_BYTES = 1 << 20
-"""How many encoded bytes a stream holds for a client that reads more slowly than its run writes; a stream whose
-client falls further behind is cut off (``cut_off_event``), so that a stalled client holds no more than this."""
+"""How many encoded bytes a stream holds for a client that reads more slowly than its run writes (and one chunk
+more); when the client leaves that much untaken for ``STALL_SECONDS`` the stream is cut off (``cut_off_event``), so
+a stalled client holds no more than this."""
+STALL_SECONDS = 10.0
 
 
 def cut_off_event(run_id: str, offset: int | None) -> bytes:
     """The last event of a stream cut off for a slow client: an ``error`` chunk saying where to go on from."""
     where = f"GET /api/runs/{run_id}/stream?offset={offset}" if offset is not None else "the run's stream"
     error = (
-        f"stream cut off: the client fell more than {BACKLOG_BYTES} bytes behind the run; "
+        f"stream cut off: the client fell more than {BACKLOG_BYTES} bytes behind the run for {STALL_SECONDS:g} s; "
         f"the run goes on, and {where} reads on from the first chunk this stream did not send"
     )
     return encode_event({"type": "error", "runId": run_id, "from": "AGENT", "payload": {"error": error}})
@@ -105,6 +108,7 @@ class _Relay:
         self._blocks: deque[bytes] = deque()
         self._held = 0
         self._ready = asyncio.Event()
+        self._taken = asyncio.Event()
         self._ended = False
         self.ending: bytes | None = None
         """The event sent before ``[DONE]`` when the stream did not end with its run: an error, or the cut-off."""
@@ -115,7 +119,7 @@ class _Relay:
                 if chunk.type in self._skip:
                     continue
                 block = encode_event(self._to_wire(chunk), chunk.offset if self._with_ids else None)
-                if self._blocks and self._held + len(block) > BACKLOG_BYTES:
+                if self._held >= BACKLOG_BYTES and not await self._taken_in_time():
                     self.ending = cut_off_event(self._stream.run_id, chunk.offset)
                     await self._stream.aclose()  # leave the run's tail now; the client gets what is held
                     return
@@ -131,6 +135,15 @@ class _Relay:
             self._ended = True
             self._ready.set()
 
+    async def _taken_in_time(self) -> bool:
+        """Whether the response takes what is held within ``STALL_SECONDS``."""
+        self._taken.clear()
+        try:
+            await asyncio.wait_for(self._taken.wait(), STALL_SECONDS)
+        except TimeoutError:
+            return False
+        return True
+
     async def next_blocks(self) -> bytes | None:
         """Every block held, as one write, once there is one; ``None`` when the pump has ended."""
         while not self._blocks:
@@ -141,6 +154,7 @@ class _Relay:
         joined = b"".join(self._blocks)
         self._blocks.clear()
         self._held = 0
+        self._taken.set()
         return joined
 
 
