@@ -21,9 +21,10 @@ Two phases, each on ``--runs`` new runs held at the gate until every stream has 
    every stream open and idle; the difference from before the streams connected, divided by the streams, is the
    memory per idle stream. The API server's CPU time is read across the streaming.
 
-Lag = arrival − commit for each chunk and each stream. Every stream must end with ``[DONE]`` after the run's
-``finish`` chunk and hold each of the run's journal offsets once, in order, with the same bytes as every other
-stream of the run (``lost``/``broken`` count streams that do not). The last line is quotable::
+Lag = arrival − commit for each stream and each chunk committed after the gate opened (the ``start`` chunk and the
+step's first chunks, committed while the streams connected, are left out). Every stream must end with ``[DONE]``
+after the run's ``finish`` chunk and hold each of the run's journal offsets once, in order, with the same bytes as
+every other stream of the run (``lost``/``broken`` count streams that do not). The last line is quotable::
 
     many_watchers: store=sqlite streams=1000 runs=100 lag p50=..ms p95=..ms max=..ms single p50=..ms p95=..ms
         max=..ms ratio(p95)=..x idle-stream=..KB api-cpu=..% lost=0 broken=0
@@ -111,10 +112,10 @@ async def worker_role(args: argparse.Namespace) -> int:
     note_commits(app.store, commits)
     loop = asyncio.get_running_loop()
     async with app.worker():
-        print("worker ready", flush=True)
+        print("READY", flush=True)
         while line := await loop.run_in_executor(None, sys.stdin.readline):
             if line.strip() == "commits":
-                print(json.dumps(commits), flush=True)
+                print("COMMITS", json.dumps(commits), flush=True)
                 commits.clear()
     await app.store.close()
     return 0
@@ -203,9 +204,9 @@ async def clients_role(args: argparse.Namespace) -> int:
             asyncio.create_task(follow(args.port, s.run_id, first, s)) for s, first in zip(seen, firsts, strict=True)
         ]
         await asyncio.wait_for(asyncio.gather(*(first.wait() for first in firsts)), CONNECT_TIMEOUT)
-        print("connected", flush=True)
+        print("CONNECTED", flush=True)
         await asyncio.gather(*tasks, return_exceptions=True)
-        print(json.dumps([s.__dict__ for s in seen]), flush=True)
+        print("SEEN", json.dumps([s.__dict__ for s in seen]), flush=True)
     return 0
 
 
@@ -256,12 +257,15 @@ class Bench:
         process.stdin.write(line.encode() + b"\n")
         await process.stdin.drain()
 
-    async def answer(self, process: asyncio.subprocess.Process) -> bytes:
+    async def answer(self, process: asyncio.subprocess.Process, tag: str) -> str:
+        """The rest of the process's next line that starts with ``tag`` (other lines are its libraries' output)."""
         assert process.stdout is not None
-        line = await process.stdout.readline()
-        if not line:
-            raise RuntimeError("a bench process ended early")
-        return line
+        while line := await process.stdout.readline():
+            head, _, rest = line.decode().rstrip("\n").partition(" ")
+            if head == tag:
+                return rest
+            out(line.decode().rstrip("\n"))
+        raise RuntimeError("a bench process ended early")
 
     async def phase(self, name: str, streams: int) -> PhaseResult:
         assert self.worker is not None and self.clients is not None
@@ -275,20 +279,21 @@ class Bench:
         gc.collect()
         before_kb = rss_kb()
         await self.ask(self.clients, json.dumps(followed))
-        assert (await self.answer(self.clients)).strip() == b"connected"
+        await self.answer(self.clients, "CONNECTED")
         await asyncio.sleep(1.0)
         gc.collect()
         idle_kb = (rss_kb() - before_kb) / streams
         cpu_before, wall_before = cpu_seconds(), time.monotonic()
+        opened = time.time()
         (self.gate_dir / gate).touch()
-        seen = [Seen(**s) for s in json.loads(await self.answer(self.clients))]
+        seen = [Seen(**s) for s in json.loads(await self.answer(self.clients, "SEEN"))]
         cpu_percent = 100 * (cpu_seconds() - cpu_before) / (time.monotonic() - wall_before)
         await self.ask(self.worker, "commits")
         commits: dict[tuple[str, int], float] = {}
-        for run_id, offsets, at in json.loads(await self.answer(self.worker)):
+        for run_id, offsets, at in json.loads(await self.answer(self.worker, "COMMITS")):
             for offset in offsets:
                 commits[(run_id, offset)] = at
-        return await self.judge(seen, commits, idle_kb, cpu_percent)
+        return await self.judge(seen, {at: t for at, t in commits.items() if t >= opened}, idle_kb, cpu_percent)
 
     async def judge(
         self, seen: Sequence[Seen], commits: dict[tuple[str, int], float], idle_kb: float, cpu_percent: float
@@ -349,7 +354,7 @@ async def measure(args: argparse.Namespace, client: Client, store_url: str, dire
     )  # fmt: skip
     bench.clients = await bench.spawn("clients", "--port", str(server.port))
     try:
-        assert (await bench.answer(bench.worker)).strip() == b"worker ready"
+        await bench.answer(bench.worker, "READY")
         single = await bench.phase("single", args.runs)
         many = await bench.phase("many", args.streams)
     finally:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-from collections import deque
+from collections import OrderedDict, deque
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
@@ -28,6 +28,7 @@ __all__ = [
     "SSE_HEADERS",
     "SSE_RESPONSES",
     "STALL_SECONDS",
+    "EncodedChunks",
     "EventStream",
     "cut_off_event",
     "encode_event",
@@ -91,6 +92,31 @@ def cut_off_event(run_id: str, offset: int | None) -> bytes:
     return encode_event({"type": "error", "runId": run_id, "from": "AGENT", "payload": {"error": error}})
 
 
+class EncodedChunks:
+    """The SSE blocks of the chunks sent last, by chunk object: the streams of one run get the very same chunk
+    objects from the run's tail, so each chunk is encoded once however many streams send it."""
+
+    def __init__(self, size: int) -> None:
+        self._size = size
+        self._blocks: OrderedDict[tuple[int, Callable[[Chunk], dict[str, Any]], bool], tuple[Chunk, bytes]] = (
+            OrderedDict()
+        )
+
+    def block(self, chunk: Chunk, to_wire: Callable[[Chunk], dict[str, Any]], with_id: bool) -> bytes:
+        key = (id(chunk), to_wire, with_id)
+        kept = self._blocks.get(key)
+        if kept is not None and kept[0] is chunk:
+            return kept[1]
+        block = encode_event(to_wire(chunk), chunk.offset if with_id else None)
+        self._blocks[key] = (chunk, block)  # the chunk is held with its block, so its id is not reused meanwhile
+        if len(self._blocks) > self._size:
+            self._blocks.popitem(last=False)
+        return block
+
+
+_ENCODED = EncodedChunks(8192)
+
+
 class _Relay:
     """Moves a stream's chunks, encoded, to the response, holding at most ``BACKLOG_BYTES`` for it.
 
@@ -118,7 +144,7 @@ class _Relay:
             async for chunk in self._stream.full_stream:
                 if chunk.type in self._skip:
                     continue
-                block = encode_event(self._to_wire(chunk), chunk.offset if self._with_ids else None)
+                block = _ENCODED.block(chunk, self._to_wire, self._with_ids)
                 if self._held >= BACKLOG_BYTES and not await self._taken_in_time():
                     self.ending = cut_off_event(self._stream.run_id, chunk.offset)
                     await self._stream.aclose()  # leave the run's tail now; the client gets what is held
