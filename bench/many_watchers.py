@@ -82,11 +82,17 @@ CONNECT_TIMEOUT = 600.0
 def watched_agent(gate_dir: Path, deltas: int, delta_ms: float) -> Agent:
     """Waits until the file named by the prompt exists in ``gate_dir``, then streams ``deltas`` words."""
     text = " ".join(f"w{n}" for n in range(deltas))
+    gates: dict[str, asyncio.Task[None]] = {}  # one poller per gate, however many runs wait at it
 
-    async def respond(request: ModelRequest) -> ScriptedResponse:
-        gate = gate_dir / request.messages[-1].text
+    async def opened(gate: Path) -> None:
         while not gate.exists():
             await asyncio.sleep(GATE_POLL_SECONDS)
+
+    async def respond(request: ModelRequest) -> ScriptedResponse:
+        name = request.messages[-1].text
+        if name not in gates:
+            gates[name] = asyncio.get_running_loop().create_task(opened(gate_dir / name))
+        await asyncio.shield(gates[name])
         return ScriptedResponse(text=text)
 
     return Agent(id=AGENT_ID, model=ScriptedModel(respond, delta_delay=delta_ms / 1000))
