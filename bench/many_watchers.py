@@ -24,10 +24,13 @@ Two phases, each on ``--runs`` new runs held at the gate until every stream has 
 Lag = arrival − commit for each stream and each chunk committed after the gate opened (the ``start`` chunk and the
 step's first chunks, committed while the streams connected, are left out). Every stream must end with ``[DONE]``
 after the run's ``finish`` chunk and hold each of the run's journal offsets once, in order, with the same bytes as
-every other stream of the run (``lost``/``broken`` count streams that do not). The last line is quotable::
+every other stream of the run. Streams that are not whole are counted by how they ended: ``cut`` (cut off as a slow client, with
+the cut-off event: the clients' process could not keep up), ``refused`` (not a 200: the route asks Temporal about
+the run first), ``lost`` (a chunk missing, repeated or out of place, or other bytes than the run's other streams:
+never expected). The last line is quotable::
 
     many_watchers: store=sqlite streams=1000 runs=100 lag p50=..ms p95=..ms max=..ms single p50=..ms p95=..ms
-        max=..ms ratio(p95)=..x idle-stream=..KB api-cpu=..% lost=0 broken=0
+        max=..ms ratio(p95)=..x idle-stream=..KB api-cpu=..% lost=0 cut=0 refused=0
 """
 
 from __future__ import annotations
@@ -235,8 +238,9 @@ def cpu_seconds() -> float:
 @dataclass
 class PhaseResult:
     lags_ms: list[float]
-    lost: int
-    broken: int
+    ends: dict[str, int]
+    """How many streams were not whole, by how they ended (``end_of``), and ``broken`` (other bytes than the
+    run's other streams)."""
     idle_stream_kb: float
     cpu_percent: float
     chunks: int
@@ -305,22 +309,38 @@ class Bench:
         self, seen: Sequence[Seen], commits: dict[tuple[str, int], float], idle_kb: float, cpu_percent: float
     ) -> PhaseResult:
         lags: list[float] = []
-        lost = broken = 0
+        ends = {"lost": 0, "broken": 0, "cut": 0, "refused": 0}
         reference: dict[str, list[int]] = {}
         journals: dict[str, int] = {}
         for stream in seen:
             if stream.run_id not in journals:
                 journals[stream.run_id] = len(await self.app.store.read_chunks(stream.run_id, 0, 100_000))
-            whole = stream.done and stream.error is None and stream.offsets == list(range(journals[stream.run_id]))
-            same = reference.setdefault(stream.run_id, stream.digests) == stream.digests
-            lost += not whole
-            broken += whole and not same
+            ending = end_of(stream, journals[stream.run_id])
+            if ending == "whole" and reference.setdefault(stream.run_id, stream.digests) != stream.digests:
+                ending = "broken"
+            if ending != "whole":
+                ends[ending] += 1
             for offset, arrived in zip(stream.offsets, stream.arrivals, strict=True):
                 committed = commits.get((stream.run_id, offset))
                 if committed is not None:
                     lags.append(1000 * (arrived - committed))
         chunks = sum(journals.values())
-        return PhaseResult(lags, lost, broken, idle_kb, cpu_percent, chunks)
+        return PhaseResult(lags, ends, idle_kb, cpu_percent, chunks)
+
+
+def end_of(stream: Seen, journal_length: int) -> str:
+    """``whole`` (every offset once, in order, then ``[DONE]``), ``refused`` (not a 200), ``cut`` (cut off as a
+    slow client, with the cut-off event), or ``lost`` (anything else: a missing, repeated or misplaced chunk)."""
+    if stream.error is not None and stream.error.startswith("HTTP/"):
+        return "refused"
+    if stream.error is not None and "stream cut off" in stream.error:
+        return "cut" if stream.offsets == list(range(len(stream.offsets))) else "lost"
+    whole = stream.done and stream.error is None and stream.offsets == list(range(journal_length))
+    return "whole" if whole else "lost"
+
+
+def ends(result: PhaseResult) -> str:
+    return " ".join(f"{name}={count}" for name, count in result.ends.items())
 
 
 def summary(result: PhaseResult) -> str:
@@ -375,17 +395,18 @@ async def measure(args: argparse.Namespace, client: Client, store_url: str, dire
 
 
 def report(args: argparse.Namespace, single: PhaseResult, many: PhaseResult) -> None:
-    out(f"single: {args.runs} streams, {single.chunks} chunks, lag {summary(single)}, lost={single.lost}")
+    out(f"single: {args.runs} streams, {single.chunks} chunks, lag {summary(single)}, {ends(single)}")
     out(
         f"many: {args.streams} streams, {many.chunks} chunks, {len(many.lags_ms)} deliveries, lag {summary(many)}, "
+        f"{ends(many)}, "
         f"idle stream {many.idle_stream_kb:.1f} KB, API server CPU {many.cpu_percent:.0f}% of a core while streaming"
     )
     ratio = quantile(sorted(many.lags_ms), 0.95) / quantile(sorted(single.lags_ms), 0.95)
-    lost, broken = single.lost + many.lost, single.broken + many.broken
+    lost = sum(single.ends[e] + many.ends[e] for e in ("lost", "broken"))
     out(
         f"many_watchers: store={store_kind(args.store)} streams={args.streams} runs={args.runs} lag {summary(many)} "
         f"single {summary(single)} ratio(p95)={ratio:.2f}x idle-stream={many.idle_stream_kb:.1f}KB "
-        f"api-cpu={many.cpu_percent:.0f}% lost={lost} broken={broken}"
+        f"api-cpu={many.cpu_percent:.0f}% lost={lost} cut={many.ends['cut']} refused={many.ends['refused']}"
     )
 
 

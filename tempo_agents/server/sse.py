@@ -200,7 +200,8 @@ async def _events(
     try:
         while True:
             try:
-                blocks = await asyncio.wait_for(relay.next_blocks(), heartbeat)
+                async with asyncio.timeout(heartbeat):
+                    blocks = await relay.next_blocks()
             except TimeoutError:
                 yield _PING
                 continue

@@ -65,7 +65,8 @@ class TailFollower:
             await self._catch_up()
         if not self._buffer and self._live:
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._arrived.wait(), timeout)
+                async with asyncio.timeout(timeout):  # no task of its own, unlike wait_for: an idle reader is small
+                    await self._arrived.wait()
         self._arrived.clear()
         if not self._buffer and self._tail.error is not None:
             raise self._tail.error
