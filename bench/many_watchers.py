@@ -24,10 +24,10 @@ Two phases, each on ``--runs`` new runs held at the gate until every stream has 
 Lag = arrival − commit for each stream and each chunk committed after the gate opened (the ``start`` chunk and the
 step's first chunks, committed while the streams connected, are left out). Every stream must end with ``[DONE]``
 after the run's ``finish`` chunk and hold each of the run's journal offsets once, in order, with the same bytes as
-every other stream of the run. Streams that are not whole are counted by how they ended: ``cut`` (cut off as a slow client, with
-the cut-off event: the clients' process could not keep up), ``refused`` (not a 200: the route asks Temporal about
-the run first), ``lost`` (a chunk missing, repeated or out of place, or other bytes than the run's other streams:
-never expected). The last line is quotable::
+every other stream of the run. Streams that are not whole are counted by how they ended: ``cut`` (cut off as a
+slow client, with the cut-off event: the clients' process could not keep up), ``refused`` (not a 200: the route
+asks Temporal about the run first), ``lost`` (a chunk missing, repeated or out of place, or other bytes than the
+run's other streams: never expected). The last line is quotable::
 
     many_watchers: store=sqlite streams=1000 runs=100 lag p50=..ms p95=..ms max=..ms single p50=..ms p95=..ms
         max=..ms ratio(p95)=..x idle-stream=..KB api-cpu=..% lost=0 cut=0 refused=0
