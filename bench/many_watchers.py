@@ -319,6 +319,9 @@ class Bench:
             if ending == "whole" and reference.setdefault(stream.run_id, stream.digests) != stream.digests:
                 ending = "broken"
             if ending != "whole":
+                if not ends[ending]:  # the first of each kind, to see what happened
+                    shown = stream.offsets[:5], stream.offsets[-5:], len(stream.offsets), journals[stream.run_id]
+                    out(f"  a {ending} stream of {stream.run_id}: offsets {shown}, done={stream.done}, {stream.error}")
                 ends[ending] += 1
             for offset, arrived in zip(stream.offsets, stream.arrivals, strict=True):
                 committed = commits.get((stream.run_id, offset))

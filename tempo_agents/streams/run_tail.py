@@ -12,21 +12,32 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import time
 from collections import deque
-from collections.abc import Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable
 from weakref import WeakKeyDictionary
 
 from tempo_agents.errors import StoreUnavailableError
 from tempo_agents.journal.chunks import Chunk, chunk_from_wire
 from tempo_agents.store.base import JournalEntry, Store
 
-__all__ = ["FOLLOWER_BUFFER", "READ_BATCH", "TAIL_WINDOW", "RunTail", "TailFollower", "follow_run"]
+__all__ = [
+    "FOLLOWER_BUFFER",
+    "PROBE_SHARED_SECONDS",
+    "READ_BATCH",
+    "TAIL_WINDOW",
+    "RunTail",
+    "TailFollower",
+    "follow_run",
+]
 
 READ_BATCH = 1000
 TAIL_WINDOW = 2048
 """How many of a run's latest chunks its tail keeps for followers that join a little behind."""
 FOLLOWER_BUFFER = 4096
 """How many chunks a follower may hold undrained before it leaves the live hand-out and catches up by itself."""
+PROBE_SHARED_SECONDS = 1.0
+"""How long the answer of one follower's probe (has the run closed?) answers the other followers' probes too."""
 _OUTAGE_PAUSE_SECONDS = 0.25
 _IDLE_WAIT_SECONDS = 1.0
 
@@ -91,6 +102,11 @@ class TailFollower:
             self._buffer.append(chunk_from_wire(entry.chunk, entry.offset))
             self.offset = entry.offset + 1
 
+    async def run_closed(self, probe: Callable[[], Awaitable[str | None]]) -> str | None:
+        """The run's closing status (``None`` while it runs), asked once for all the tail's followers that ask
+        within ``PROBE_SHARED_SECONDS``."""
+        return await self._tail.run_closed(probe)
+
     def close(self) -> None:
         """Leave the tail (the stream stopped reading); the last follower to leave stops it."""
         self._tail.leave(self)
@@ -109,6 +125,8 @@ class RunTail:
         self._live: set[TailFollower] = set()
         self._members = 0
         self._on_stop = on_stop
+        self._probe: asyncio.Future[str | None] | None = None
+        self._probed_at = 0.0
         self._task = asyncio.get_running_loop().create_task(self._read(), name=f"tempo-agents-tail-{run_id}")
 
     @property
@@ -120,6 +138,14 @@ class RunTail:
     def window_from(self, offset: int) -> Iterable[Chunk]:
         """The window's chunks at ``offset`` and after."""
         return [chunk for chunk in self._window if chunk.offset is not None and chunk.offset >= offset]
+
+    async def run_closed(self, probe: Callable[[], Awaitable[str | None]]) -> str | None:
+        """See ``TailFollower.run_closed``."""
+        now = time.monotonic()
+        if self._probe is None or (self._probe.done() and now - self._probed_at > PROBE_SHARED_SECONDS):
+            self._probed_at = now
+            self._probe = asyncio.ensure_future(probe())
+        return await asyncio.shield(self._probe)
 
     def join(self, offset: int) -> TailFollower:
         """A new follower of this run from ``offset``."""

@@ -26,7 +26,7 @@ from tempo_agents.journal.chunks import (
 from tempo_agents.models.usage import Usage
 from tempo_agents.store.base import Store
 from tempo_agents.streams.nested_chunks import drop_nested_attempt, is_nested_reset
-from tempo_agents.streams.run_tail import READ_BATCH, follow_run
+from tempo_agents.streams.run_tail import READ_BATCH, TailFollower, follow_run
 from tempo_agents.workflows.thread_payloads import ThreadOutcome
 
 __all__ = [
@@ -124,7 +124,7 @@ class AgentStream:
                         continue
                     if self._probe is not None and time.monotonic() - idle_since > PROBE_AFTER_IDLE_SECONDS:
                         idle_since = time.monotonic()
-                        if await self._closed_without_finish(follower.offset):
+                        if await self._closed_without_finish(follower):
                             return
                 except StoreUnavailableError:
                     # The store waited for its database already; the run waits it out too, so its readers do:
@@ -146,11 +146,12 @@ class AgentStream:
         self._wake()
         return False
 
-    async def _closed_without_finish(self, offset: int) -> bool:
-        """Whether the run closed with nothing at ``offset``: an error chunk is added unless this reader started
-        past the run's end."""
+    async def _closed_without_finish(self, follower: TailFollower) -> bool:
+        """Whether the run closed with nothing at the follower's offset: an error chunk is added unless this reader
+        started past the run's end. The probe is shared with the other streams of the run (``run_closed``)."""
+        offset = follower.offset
         assert self._probe is not None
-        closed = await self._probe()
+        closed = await follower.run_closed(self._probe)
         if closed is None or await self._store.read_chunks(self.run_id, offset, 1):
             return False
         if not self._chunks and await self._started_past_the_end():

@@ -91,3 +91,19 @@ async def test_a_process_reads_a_run_once_however_many_streams_follow_it(store: 
         assert [chunk.offset for chunk in seen] == list(range(CHUNKS + 1))
     assert alone >= CHUNKS  # the single reader read every chunk from the store
     assert crowded <= alone + 4, f"50 streams read the store {crowded} times, one stream {alone} times"
+
+
+async def test_streams_of_a_run_that_closed_without_finishing_ask_whether_it_closed_once(store: Store) -> None:
+    await store.append_chunks("closed", [delta("closed", 0)])
+    probes = 0
+
+    async def probe() -> str | None:
+        nonlocal probes
+        probes += 1
+        return "TERMINATED"
+
+    streams = [AgentStream(store, "closed", probe=probe) for _ in range(20)]
+    results = await asyncio.wait_for(asyncio.gather(*(stream.result() for stream in streams)), LONG)
+    for result in results:  # each stream ends on the probe's answer, as a stream alone does
+        assert result.text == "0 " and result.error == "run ended (TERMINATED) without a finish chunk"
+    assert probes <= 2, f"20 streams of one run asked {probes} times whether it closed"
