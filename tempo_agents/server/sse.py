@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+from collections import OrderedDict, deque
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
@@ -21,11 +22,15 @@ from tempo_agents.journal.chunks import Chunk
 from tempo_agents.streams import AgentStream
 
 __all__ = [
+    "BACKLOG_BYTES",
     "DONE",
     "HEARTBEAT_SECONDS",
     "SSE_HEADERS",
     "SSE_RESPONSES",
+    "STALL_SECONDS",
+    "EncodedChunks",
     "EventStream",
+    "cut_off_event",
     "encode_event",
     "stream_response",
 ]
@@ -70,6 +75,115 @@ def encode_event(data: dict[str, Any], event_id: int | None = None) -> bytes:
     return f"{head}data: {text}\n\n".encode()
 
 
+BACKLOG_BYTES = 1 << 20
+"""How many encoded bytes a stream holds for a client that reads more slowly than its run writes (and one chunk
+more); when the client leaves that much untaken for ``STALL_SECONDS`` the stream is cut off (``cut_off_event``), so
+a stalled client holds no more than this."""
+STALL_SECONDS = 10.0
+
+
+def cut_off_event(run_id: str, offset: int | None) -> bytes:
+    """The last event of a stream cut off for a slow client: an ``error`` chunk saying where to go on from."""
+    where = f"GET /api/runs/{run_id}/stream?offset={offset}" if offset is not None else "the run's stream"
+    error = (
+        f"stream cut off: the client fell more than {BACKLOG_BYTES} bytes behind the run for {STALL_SECONDS:g} s; "
+        f"the run goes on, and {where} reads on from the first chunk this stream did not send"
+    )
+    return encode_event({"type": "error", "runId": run_id, "from": "AGENT", "payload": {"error": error}})
+
+
+class EncodedChunks:
+    """The SSE blocks of the chunks sent last, by chunk object: the streams of one run get the very same chunk
+    objects from the run's tail, so each chunk is encoded once however many streams send it."""
+
+    def __init__(self, size: int) -> None:
+        self._size = size
+        self._blocks: OrderedDict[tuple[int, Callable[[Chunk], dict[str, Any]], bool], tuple[Chunk, bytes]] = (
+            OrderedDict()
+        )
+
+    def block(self, chunk: Chunk, to_wire: Callable[[Chunk], dict[str, Any]], with_id: bool) -> bytes:
+        key = (id(chunk), to_wire, with_id)
+        kept = self._blocks.get(key)
+        if kept is not None and kept[0] is chunk:
+            return kept[1]
+        block = encode_event(to_wire(chunk), chunk.offset if with_id else None)
+        self._blocks[key] = (chunk, block)  # the chunk is held with its block, so its id is not reused meanwhile
+        if len(self._blocks) > self._size:
+            self._blocks.popitem(last=False)
+        return block
+
+
+_ENCODED = EncodedChunks(8192)
+
+
+class _Relay:
+    """Moves a stream's chunks, encoded, to the response, holding at most ``BACKLOG_BYTES`` for it.
+
+    The pump runs as its own task so that waiting for the next block can time out (for a heartbeat) without
+    cancelling the journal reader; chunks journaled together leave in one write.
+    """
+
+    def __init__(
+        self, stream: AgentStream, to_wire: Callable[[Chunk], dict[str, Any]], with_ids: bool, skip: frozenset[str]
+    ) -> None:
+        self._stream = stream
+        self._to_wire = to_wire
+        self._with_ids = with_ids
+        self._skip = skip
+        self._blocks: deque[bytes] = deque()
+        self._held = 0
+        self._ready = asyncio.Event()
+        self._taken = asyncio.Event()
+        self._ended = False
+        self.ending: bytes | None = None
+        """The event sent before ``[DONE]`` when the stream did not end with its run: an error, or the cut-off."""
+
+    async def pump(self) -> None:
+        try:
+            async for chunk in self._stream.full_stream:
+                if chunk.type in self._skip:
+                    continue
+                block = _ENCODED.block(chunk, self._to_wire, self._with_ids)
+                if self._held >= BACKLOG_BYTES and not await self._taken_in_time():
+                    self.ending = cut_off_event(self._stream.run_id, chunk.offset)
+                    await self._stream.aclose()  # leave the run's tail now; the client gets what is held
+                    return
+                self._blocks.append(block)
+                self._held += len(block)
+                self._ready.set()
+        except Exception as error:
+            payload = {"error": str(error)}
+            self.ending = encode_event(
+                {"type": "error", "runId": self._stream.run_id, "from": "AGENT", "payload": payload}
+            )
+        finally:
+            self._ended = True
+            self._ready.set()
+
+    async def _taken_in_time(self) -> bool:
+        """Whether the response takes what is held within ``STALL_SECONDS``."""
+        self._taken.clear()
+        try:
+            await asyncio.wait_for(self._taken.wait(), STALL_SECONDS)
+        except TimeoutError:
+            return False
+        return True
+
+    async def next_blocks(self) -> bytes | None:
+        """Every block held, as one write, once there is one; ``None`` when the pump has ended."""
+        while not self._blocks:
+            if self._ended:
+                return None
+            await self._ready.wait()
+            self._ready.clear()
+        joined = b"".join(self._blocks)
+        self._blocks.clear()
+        self._held = 0
+        self._taken.set()
+        return joined
+
+
 async def _events(
     stream: AgentStream,
     to_wire: Callable[[Chunk], dict[str, Any]],
@@ -79,46 +193,23 @@ async def _events(
 ) -> AsyncIterator[bytes]:
     """The stream's chunks as SSE blocks, with heartbeats while idle, then ``[DONE]``.
 
-    A reader task moves chunks into a queue so that waiting for the next one can time out (for a
-    heartbeat) without cancelling the journal reader. When the client goes away this generator is
-    closed: the reader stops, the run goes on.
+    When the client goes away this generator is closed: the reader stops, the run goes on.
     """
-    queue: asyncio.Queue[Chunk | None] = asyncio.Queue()
-
-    async def pump() -> None:
-        try:
-            async for chunk in stream.full_stream:
-                await queue.put(chunk)
-        finally:
-            await queue.put(None)
-
-    task = asyncio.get_running_loop().create_task(pump())
+    relay = _Relay(stream, to_wire, with_ids, skip)
+    task = asyncio.get_running_loop().create_task(relay.pump())
     try:
-        ended = False
-        while not ended:
+        while True:
             try:
-                chunk = await asyncio.wait_for(queue.get(), heartbeat)
+                async with asyncio.timeout(heartbeat):
+                    blocks = await relay.next_blocks()
             except TimeoutError:
                 yield _PING
                 continue
-            blocks: list[bytes] = []
-            while True:  # chunks journaled together (an activity's writes) leave in one write
-                if chunk is None:
-                    ended = True
-                    break
-                if chunk.type not in skip:
-                    blocks.append(encode_event(to_wire(chunk), chunk.offset if with_ids else None))
-                try:
-                    chunk = queue.get_nowait()
-                except asyncio.QueueEmpty:
-                    break
-            if blocks:
-                yield b"".join(blocks)
-        if task.done() and not task.cancelled() and task.exception() is not None:
-            error = task.exception()
-            yield encode_event(
-                {"type": "error", "runId": stream.run_id, "from": "AGENT", "payload": {"error": str(error)}}
-            )
+            if blocks is None:
+                break
+            yield blocks
+        if relay.ending is not None:
+            yield relay.ending
         yield DONE
     finally:
         task.cancel()

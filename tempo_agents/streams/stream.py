@@ -26,6 +26,7 @@ from tempo_agents.journal.chunks import (
 from tempo_agents.models.usage import Usage
 from tempo_agents.store.base import Store
 from tempo_agents.streams.nested_chunks import drop_nested_attempt, is_nested_reset
+from tempo_agents.streams.run_tail import READ_BATCH, TailFollower, follow_run
 from tempo_agents.workflows.thread_payloads import ThreadOutcome
 
 __all__ = [
@@ -49,7 +50,6 @@ RunClosedProbe = Callable[[], Awaitable[str | None]]
 PROBE_AFTER_IDLE_SECONDS = 2.0
 OUTAGE_PAUSE_SECONDS = 0.25
 """After the store gave up on an unreachable database, how long a reader pauses before it asks again."""
-READ_BATCH = 1000
 
 
 @dataclass(frozen=True)
@@ -112,46 +112,56 @@ class AgentStream:
         idle_since = time.monotonic()
         if offset > 0 and not self._chunks:  # a reconnecting reader: if it is past a closed run's end, say so at once
             idle_since -= PROBE_AFTER_IDLE_SECONDS + 1
+        follower = follow_run(self._store, self.run_id, offset)  # the process's one reader of this run
         try:
             while True:
                 try:
-                    entries = await self._store.read_chunks(self.run_id, offset, READ_BATCH)
-                    if entries:
+                    chunks = await follower.take(timeout=1.0)
+                    if chunks:
                         idle_since = time.monotonic()
-                        for entry in entries:
-                            chunk = chunk_from_wire(entry.chunk, entry.offset)
-                            self._chunks.append(chunk)
-                            offset = entry.offset + 1
-                            if isinstance(chunk, FinishChunk) and self._ends_stream(chunk):
-                                return
-                        self._wake()
-                        if len(entries) == READ_BATCH:
-                            continue  # more may be there already; otherwise wait: the store wakes us for the next
-
+                        if self._keep(chunks):
+                            return
+                        continue
                     if self._probe is not None and time.monotonic() - idle_since > PROBE_AFTER_IDLE_SECONDS:
                         idle_since = time.monotonic()
-                        closed = await self._probe()
-                        if closed is not None and not await self._store.read_chunks(self.run_id, offset, 1):
-                            if not self._chunks and await self._started_past_the_end():
-                                return  # a reader that reconnected after the last chunk: nothing more, no error
-                            self._chunks.append(
-                                ErrorChunk.model_validate(
-                                    {
-                                        "runId": self.run_id,
-                                        "payload": {"error": f"run ended ({closed}) without a finish chunk"},
-                                    }
-                                )
-                            )
+                        if await self._closed_without_finish(follower):
                             return
-                    await self._store.wait_for_chunks(self.run_id, offset, timeout=1.0)
                 except StoreUnavailableError:
                     # The store waited for its database already; the run waits it out too, so its readers do:
                     # they go on from their offset once the database is back, and never end before the run.
                     idle_since = time.monotonic()
                     await asyncio.sleep(OUTAGE_PAUSE_SECONDS)
         finally:
+            follower.close()
             self._done = True
             self._wake()
+
+    def _keep(self, chunks: list[Chunk]) -> bool:
+        """Add the chunks the tail handed over; whether one of them ends this stream (what follows is not kept)."""
+        for chunk in chunks:
+            self._chunks.append(chunk)
+            if isinstance(chunk, FinishChunk) and self._ends_stream(chunk):
+                self._wake()
+                return True
+        self._wake()
+        return False
+
+    async def _closed_without_finish(self, follower: TailFollower) -> bool:
+        """Whether the run closed with nothing at the follower's offset: an error chunk is added unless this reader
+        started past the run's end. The probe is shared with the other streams of the run (``run_closed``)."""
+        offset = follower.offset
+        assert self._probe is not None
+        closed = await follower.run_closed(self._probe)
+        if closed is None or await self._store.read_chunks(self.run_id, offset, 1):
+            return False
+        if not self._chunks and await self._started_past_the_end():
+            return True  # a reader that reconnected after the last chunk: nothing more, no error
+        self._chunks.append(
+            ErrorChunk.model_validate(
+                {"runId": self.run_id, "payload": {"error": f"run ended ({closed}) without a finish chunk"}}
+            )
+        )
+        return True
 
     async def _started_past_the_end(self) -> bool:
         """Whether this stream (of a closed run, having read nothing) starts after the run's last segment: the

@@ -1,0 +1,436 @@
+"""Many SSE streams on one API server over many live runs: how late does each chunk reach each client after its
+commit, next to one stream per run measured in the same invocation, and what does an idle stream cost the server?
+
+    python bench/many_watchers.py [--streams 1000] [--runs 100] [--deltas 100] [--delta-ms 20]
+                                  [--store sqlite|postgresql|postgresql://...] [--db-file PATH]
+
+Three processes besides the embedded dev server (and PostgreSQL with ``--store postgresql``):
+
+- this one: the API server (``ApiServer`` on 127.0.0.1, the App's client) and the orchestration;
+- a worker (``--role worker``): the agent's model is scripted to wait for a gate file, then stream ``--deltas``
+  words ``--delta-ms`` apart. Its store's ``record`` (every chunk write goes through it) is wrapped to note, right
+  after the commit returned, the wall-clock time of each offset it wrote: the commit time of every chunk;
+- the clients (``--role clients``): plain asyncio connections (``GET /api/runs/:id/stream``, HTTP/1.1 chunked
+  framing and SSE parsed by hand, cheaper than an HTTP library so the clients are not what is measured), noting
+  the wall-clock time each event arrived.
+
+Two phases, each on ``--runs`` new runs held at the gate until every stream has its first event:
+
+1. single: one stream per run;
+2. many: ``--streams`` streams spread evenly over the runs. Before the gate opens the server's RSS is read with
+   every stream open and idle; the difference from before the streams connected, divided by the streams, is the
+   memory per idle stream. The API server's CPU time is read across the streaming.
+
+Lag = arrival − commit for each stream and each chunk committed after the gate opened (the ``start`` chunk and the
+step's first chunks, committed while the streams connected, are left out). Every stream must end with ``[DONE]``
+after the run's ``finish`` chunk and hold each of the run's journal offsets once, in order, with the same bytes as
+every other stream of the run. Streams that are not whole are counted by how they ended: ``cut`` (cut off as a
+slow client, with the cut-off event: the clients' process could not keep up), ``refused`` (not a 200: the route
+asks Temporal about the run first), ``lost`` (a chunk missing, repeated or out of place, or other bytes than the
+run's other streams: never expected). The last line is quotable::
+
+    many_watchers: store=sqlite streams=1000 runs=100 lag p50=..ms p95=..ms max=..ms single p50=..ms p95=..ms
+        max=..ms ratio(p95)=..x idle-stream=..KB api-cpu=..% lost=0 cut=0 refused=0
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import gc
+import json
+import os
+import resource
+import sys
+import tempfile
+import time
+import uuid
+import zlib
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from temporalio.client import Client
+from temporalio.contrib.pydantic import pydantic_data_converter
+
+from bench._common import (
+    add_dev_server_arguments,
+    add_store_argument,
+    bench_parser,
+    bench_store,
+    busy_warning,
+    describe_store,
+    out,
+    quantile,
+    run_as_module,
+    start_server,
+    store_kind,
+)
+from tempo_agents import Agent, App, ScriptedModel, ScriptedResponse
+from tempo_agents.models.model import ModelRequest
+from tempo_agents.server.serving import ApiServer
+from tempo_agents.store import Store
+
+AGENT_ID = "watched"
+GATE_POLL_SECONDS = 0.01
+CONNECT_TIMEOUT = 600.0
+
+
+# The worker: a model held at a gate, and a store that notes when each offset was committed ------------------------
+
+
+def watched_agent(gate_dir: Path, deltas: int, delta_ms: float) -> Agent:
+    """Waits until the file named by the prompt exists in ``gate_dir``, then streams ``deltas`` words."""
+    text = " ".join(f"w{n}" for n in range(deltas))
+    gates: dict[str, asyncio.Task[None]] = {}  # one poller per gate, however many runs wait at it
+
+    async def opened(gate: Path) -> None:
+        while not gate.exists():
+            await asyncio.sleep(GATE_POLL_SECONDS)
+
+    async def respond(request: ModelRequest) -> ScriptedResponse:
+        name = request.messages[-1].text
+        if name not in gates:
+            gates[name] = asyncio.get_running_loop().create_task(opened(gate_dir / name))
+        await asyncio.shield(gates[name])
+        return ScriptedResponse(text=text)
+
+    return Agent(id=AGENT_ID, model=ScriptedModel(respond, delta_delay=delta_ms / 1000))
+
+
+def note_commits(store: Store, into: list[tuple[str, list[int], float]]) -> None:
+    """Wrap ``store.record``: each write's run, offsets and the wall-clock time its commit returned."""
+    record = store.record
+
+    async def noted(run_id: str, *args: Any, **kwargs: Any) -> list[int]:
+        offsets = await record(run_id, *args, **kwargs)
+        into.append((run_id, offsets, time.time()))
+        return offsets
+
+    store.record = noted  # type: ignore[method-assign]
+
+
+async def worker_role(args: argparse.Namespace) -> int:
+    client = await Client.connect(args.address, data_converter=pydantic_data_converter)
+    agent = watched_agent(args.gate_dir, args.deltas, args.delta_ms)
+    app = App(agents=[agent], client=client, store=args.store_url, task_queue=args.task_queue)
+    commits: list[tuple[str, list[int], float]] = []
+    note_commits(app.store, commits)
+    loop = asyncio.get_running_loop()
+    async with app.worker():
+        print("READY", flush=True)
+        while line := await loop.run_in_executor(None, sys.stdin.readline):
+            if line.strip() == "commits":
+                print("COMMITS", json.dumps(commits), flush=True)
+                commits.clear()
+    await app.store.close()
+    return 0
+
+
+# The clients: raw HTTP/1.1 connections, SSE parsed by hand ---------------------------------------------------------
+
+
+@dataclass
+class Seen:
+    """One stream as its client saw it."""
+
+    run_id: str
+    offsets: list[int]
+    arrivals: list[float]
+    digests: list[int]
+    done: bool = False
+    error: str | None = None
+
+
+class ChunkedSse:
+    """Parses an HTTP/1.1 chunked body of SSE events as bytes arrive."""
+
+    def __init__(self, seen: Seen) -> None:
+        self.seen = seen
+        self._raw = b""
+        self._events = b""
+
+    def feed(self, data: bytes, arrived: float) -> None:
+        self._raw += data
+        while True:
+            head, sep, rest = self._raw.partition(b"\r\n")
+            if not sep:
+                return
+            size = int(head, 16)
+            if size == 0:
+                self._raw = b""
+                return
+            if len(rest) < size + 2:
+                return
+            self._events += rest[:size]
+            self._raw = rest[size + 2 :]
+            self._parse_events(arrived)
+
+    def _parse_events(self, arrived: float) -> None:
+        *blocks, self._events = self._events.split(b"\n\n")
+        for block in blocks:
+            if block.startswith(b":"):
+                continue
+            if block == b"data: [DONE]":
+                self.seen.done = True
+                continue
+            event_id, _, data = block.partition(b"\n")
+            if not event_id.startswith(b"id: "):
+                self.seen.error = block.decode()[:200]
+                continue
+            self.seen.offsets.append(int(event_id[4:]))
+            self.seen.arrivals.append(arrived)
+            self.seen.digests.append(zlib.crc32(data))
+
+
+async def follow(port: int, run_id: str, first: asyncio.Event, seen: Seen) -> None:
+    reader, writer = await asyncio.open_connection("127.0.0.1", port)
+    writer.write(f"GET /api/runs/{run_id}/stream HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n".encode())
+    head = await reader.readuntil(b"\r\n\r\n")
+    if not head.startswith(b"HTTP/1.1 200"):
+        seen.error = head.decode()[:200]
+        first.set()
+        return
+    parser = ChunkedSse(seen)
+    while data := await reader.read(1 << 16):
+        parser.feed(data, time.time())
+        if seen.offsets:
+            first.set()
+    first.set()
+    writer.close()
+
+
+async def clients_role(args: argparse.Namespace) -> int:
+    loop = asyncio.get_running_loop()
+    while line := await loop.run_in_executor(None, sys.stdin.readline):
+        run_ids: list[str] = json.loads(line)
+        seen = [Seen(run_id, [], [], []) for run_id in run_ids]
+        firsts = [asyncio.Event() for _ in run_ids]
+        tasks = [
+            asyncio.create_task(follow(args.port, s.run_id, first, s)) for s, first in zip(seen, firsts, strict=True)
+        ]
+        await asyncio.wait_for(asyncio.gather(*(first.wait() for first in firsts)), CONNECT_TIMEOUT)
+        print("CONNECTED", flush=True)
+        await asyncio.gather(*tasks, return_exceptions=True)
+        print("SEEN", json.dumps([s.__dict__ for s in seen]), flush=True)
+    return 0
+
+
+# The orchestration --------------------------------------------------------------------------------------------------
+
+
+def rss_kb() -> int:
+    with open("/proc/self/status") as status:
+        for line in status:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+    return 0
+
+
+def cpu_seconds() -> float:
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
+@dataclass
+class PhaseResult:
+    lags_ms: list[float]
+    ends: dict[str, int]
+    """How many streams were not whole, by how they ended (``end_of``), and ``broken`` (other bytes than the
+    run's other streams)."""
+    idle_stream_kb: float
+    cpu_percent: float
+    chunks: int
+
+
+class Bench:
+    def __init__(self, args: argparse.Namespace, app: App, port: int, gate_dir: Path) -> None:
+        self.args = args
+        self.app = app
+        self.port = port
+        self.gate_dir = gate_dir
+        self.worker: asyncio.subprocess.Process | None = None
+        self.clients: asyncio.subprocess.Process | None = None
+
+    async def spawn(self, role: str, *extra: str) -> asyncio.subprocess.Process:
+        return await asyncio.create_subprocess_exec(
+            sys.executable, "-m", "bench.many_watchers", "--role", role, *extra,
+            stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, limit=1 << 30,
+            cwd=Path(__file__).resolve().parent.parent,
+        )  # fmt: skip
+
+    async def ask(self, process: asyncio.subprocess.Process, line: str) -> None:
+        assert process.stdin is not None
+        process.stdin.write(line.encode() + b"\n")
+        await process.stdin.drain()
+
+    async def answer(self, process: asyncio.subprocess.Process, tag: str) -> str:
+        """The rest of the process's next line that starts with ``tag`` (other lines are its libraries' output)."""
+        assert process.stdout is not None
+        while line := await process.stdout.readline():
+            head, _, rest = line.decode().rstrip("\n").partition(" ")
+            if head == tag:
+                return rest
+            out(line.decode().rstrip("\n"))
+        raise RuntimeError("a bench process ended early")
+
+    async def phase(self, name: str, streams: int) -> PhaseResult:
+        assert self.worker is not None and self.clients is not None
+        gate = f"{name}-{uuid.uuid4().hex[:8]}"  # the prompt: the file the runs' model waits for
+        run_ids = []
+        for _ in range(self.args.runs):
+            started = await self.app.stream(AGENT_ID, gate)
+            run_ids.append(started.run_id)
+            await started.aclose()
+        followed = [run_ids[n % len(run_ids)] for n in range(streams)]
+        gc.collect()
+        before_kb = rss_kb()
+        await self.ask(self.clients, json.dumps(followed))
+        await self.answer(self.clients, "CONNECTED")
+        await asyncio.sleep(1.0)
+        gc.collect()
+        idle_kb = (rss_kb() - before_kb) / streams
+        cpu_before, wall_before = cpu_seconds(), time.monotonic()
+        opened = time.time()
+        (self.gate_dir / gate).touch()
+        seen = [Seen(**s) for s in json.loads(await self.answer(self.clients, "SEEN"))]
+        cpu_percent = 100 * (cpu_seconds() - cpu_before) / (time.monotonic() - wall_before)
+        await self.ask(self.worker, "commits")
+        commits: dict[tuple[str, int], float] = {}
+        for run_id, offsets, at in json.loads(await self.answer(self.worker, "COMMITS")):
+            for offset in offsets:
+                commits[(run_id, offset)] = at
+        return await self.judge(seen, {at: t for at, t in commits.items() if t >= opened}, idle_kb, cpu_percent)
+
+    async def judge(
+        self, seen: Sequence[Seen], commits: dict[tuple[str, int], float], idle_kb: float, cpu_percent: float
+    ) -> PhaseResult:
+        lags: list[float] = []
+        ends = {"lost": 0, "broken": 0, "cut": 0, "refused": 0}
+        reference: dict[str, list[int]] = {}
+        journals: dict[str, int] = {}
+        for stream in seen:
+            if stream.run_id not in journals:
+                journals[stream.run_id] = len(await self.app.store.read_chunks(stream.run_id, 0, 100_000))
+            ending = end_of(stream, journals[stream.run_id])
+            if ending == "whole" and reference.setdefault(stream.run_id, stream.digests) != stream.digests:
+                ending = "broken"
+            if ending != "whole":
+                if not ends[ending]:  # the first of each kind, to see what happened
+                    shown = stream.offsets[:5], stream.offsets[-5:], len(stream.offsets), journals[stream.run_id]
+                    out(f"  a {ending} stream of {stream.run_id}: offsets {shown}, done={stream.done}, {stream.error}")
+                ends[ending] += 1
+            for offset, arrived in zip(stream.offsets, stream.arrivals, strict=True):
+                committed = commits.get((stream.run_id, offset))
+                if committed is not None:
+                    lags.append(1000 * (arrived - committed))
+        chunks = sum(journals.values())
+        return PhaseResult(lags, ends, idle_kb, cpu_percent, chunks)
+
+
+def end_of(stream: Seen, journal_length: int) -> str:
+    """``whole`` (every offset once, in order, then ``[DONE]``), ``refused`` (not a 200), ``cut`` (cut off as a
+    slow client, with the cut-off event), or ``lost`` (anything else: a missing, repeated or misplaced chunk)."""
+    if stream.error is not None and stream.error.startswith("HTTP/"):
+        return "refused"
+    if stream.error is not None and "stream cut off" in stream.error:
+        return "cut" if stream.offsets == list(range(len(stream.offsets))) else "lost"
+    whole = stream.done and stream.error is None and stream.offsets == list(range(journal_length))
+    return "whole" if whole else "lost"
+
+
+def ends(result: PhaseResult) -> str:
+    return " ".join(f"{name}={count}" for name, count in result.ends.items())
+
+
+def summary(result: PhaseResult) -> str:
+    lags = sorted(result.lags_ms)
+    return (
+        f"p50={quantile(lags, 0.5):.1f}ms p95={quantile(lags, 0.95):.1f}ms max={max(lags, default=float('nan')):.1f}ms"
+    )
+
+
+async def orchestrate(args: argparse.Namespace) -> int:
+    load = os.getloadavg()
+    out(f"many_watchers: {args.streams} streams over {args.runs} runs, {args.deltas} deltas {args.delta_ms:g} ms apart")
+    out(f"store: {describe_store(args.store)}; load average at start {load[0]:.2f}")
+    if load[0] > 1.0:
+        out(busy_warning())
+    with tempfile.TemporaryDirectory() as directory, bench_store(args.store, Path(directory)) as store:
+        env = await start_server(args.db_file, stock=args.stock_server)
+        try:
+            return await measure(args, env.client, store.url, Path(directory))
+        finally:
+            await env.shutdown()
+
+
+async def measure(args: argparse.Namespace, client: Client, store_url: str, directory: Path) -> int:
+    gate_dir = directory / "gates"
+    gate_dir.mkdir()
+    task_queue = f"watchers-{uuid.uuid4().hex[:8]}"
+    app = App(agents=[watched_agent(gate_dir, args.deltas, args.delta_ms)], client=client, store=store_url,
+              task_queue=task_queue)  # fmt: skip
+    server = ApiServer(app, port=0)
+    await server.start()
+    bench = Bench(args, app, server.port, gate_dir)
+    address = client.service_client.config.target_host
+    bench.worker = await bench.spawn(
+        "worker", "--address", address, "--store-url", store_url, "--task-queue", task_queue,
+        "--gate-dir", str(gate_dir), "--deltas", str(args.deltas), "--delta-ms", str(args.delta_ms),
+    )  # fmt: skip
+    bench.clients = await bench.spawn("clients", "--port", str(server.port))
+    try:
+        await bench.answer(bench.worker, "READY")
+        single = await bench.phase("single", args.runs)
+        many = await bench.phase("many", args.streams)
+    finally:
+        for process in (bench.worker, bench.clients):
+            if process.stdin is not None:
+                process.stdin.close()
+            await process.wait()
+        await server.stop()
+        await app.store.close()
+    report(args, single, many)
+    return 0
+
+
+def report(args: argparse.Namespace, single: PhaseResult, many: PhaseResult) -> None:
+    out(f"single: {args.runs} streams, {single.chunks} chunks, lag {summary(single)}, {ends(single)}")
+    out(
+        f"many: {args.streams} streams, {many.chunks} chunks, {len(many.lags_ms)} deliveries, lag {summary(many)}, "
+        f"{ends(many)}, "
+        f"idle stream {many.idle_stream_kb:.1f} KB, API server CPU {many.cpu_percent:.0f}% of a core while streaming"
+    )
+    ratio = quantile(sorted(many.lags_ms), 0.95) / quantile(sorted(single.lags_ms), 0.95)
+    lost = sum(single.ends[e] + many.ends[e] for e in ("lost", "broken"))
+    out(
+        f"many_watchers: store={store_kind(args.store)} streams={args.streams} runs={args.runs} lag {summary(many)} "
+        f"single {summary(single)} ratio(p95)={ratio:.2f}x idle-stream={many.idle_stream_kb:.1f}KB "
+        f"api-cpu={many.cpu_percent:.0f}% lost={lost} cut={many.ends['cut']} refused={many.ends['refused']}"
+    )
+
+
+def main() -> int:
+    parser = bench_parser(__doc__)
+    parser.add_argument("--streams", type=int, default=1000)
+    parser.add_argument("--runs", type=int, default=100)
+    parser.add_argument("--deltas", type=int, default=100, help="words each run's model streams")
+    parser.add_argument("--delta-ms", type=float, default=20.0, help="milliseconds between the words")
+    add_store_argument(parser)
+    add_dev_server_arguments(parser)
+    parser.add_argument("--role", choices=("bench", "worker", "clients"), default="bench", help=argparse.SUPPRESS)
+    parser.add_argument("--address", help=argparse.SUPPRESS)
+    parser.add_argument("--store-url", help=argparse.SUPPRESS)
+    parser.add_argument("--task-queue", help=argparse.SUPPRESS)
+    parser.add_argument("--gate-dir", type=Path, help=argparse.SUPPRESS)
+    parser.add_argument("--port", type=int, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    role = {"bench": orchestrate, "worker": worker_role, "clients": clients_role}[args.role]
+    return asyncio.run(role(args))
+
+
+if __name__ == "__main__":
+    run_as_module("many_watchers")

@@ -1,0 +1,222 @@
+"""RunTail: one reader of a run's journal per process, handing each new chunk to every stream that follows the run.
+
+However many streams follow a run on one event loop, its tail asks the store for the run's new chunks once (woken
+by the store: ``NOTIFY`` on PostgreSQL, the process's own commits or the file watcher on SQLite), parses each chunk
+once and appends it to each follower's buffer. It keeps the most recent chunks in a bounded window, so that a
+follower joining a little behind starts from memory; one further behind reads the store for itself until it reaches
+the window. A follower's buffer is bounded too: one that does not drain it leaves the live hand-out and catches up
+later from the window or the store, never slowing the others. The tail stops when its last follower leaves.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from collections import deque
+from collections.abc import Awaitable, Callable, Iterable
+from weakref import WeakKeyDictionary
+
+from tempo_agents.errors import StoreUnavailableError
+from tempo_agents.journal.chunks import Chunk, chunk_from_wire
+from tempo_agents.store.base import JournalEntry, Store
+
+__all__ = [
+    "FOLLOWER_BUFFER",
+    "PROBE_SHARED_SECONDS",
+    "READ_BATCH",
+    "TAIL_WINDOW",
+    "RunTail",
+    "TailFollower",
+    "follow_run",
+]
+
+READ_BATCH = 1000
+TAIL_WINDOW = 2048
+"""How many of a run's latest chunks its tail keeps for followers that join a little behind."""
+FOLLOWER_BUFFER = 4096
+"""How many chunks a follower may hold undrained before it leaves the live hand-out and catches up by itself."""
+PROBE_SHARED_SECONDS = 1.0
+"""How long the answer of one follower's probe (has the run closed?) answers the other followers' probes too."""
+_OUTAGE_PAUSE_SECONDS = 0.25
+_IDLE_WAIT_SECONDS = 1.0
+
+
+class TailFollower:
+    """One stream's place in a run's tail: the chunks handed to it and not yet taken, from ``offset`` on."""
+
+    def __init__(self, tail: RunTail, offset: int) -> None:
+        self.offset = offset
+        """The offset of the next chunk this follower is to receive."""
+        self._tail = tail
+        self._buffer: deque[Chunk] = deque()
+        self._arrived = asyncio.Event()
+        self._live = False
+        self._joined = False
+        """Whether it has followed the hand-out once: until then it reads what came before from the store."""
+
+    def receive(self, chunk: Chunk) -> None:
+        """Called by the tail for each new chunk, in offset order."""
+        if chunk.offset is None or chunk.offset < self.offset:
+            return
+        if len(self._buffer) >= FOLLOWER_BUFFER:  # undrained: leave the hand-out, catch up once drained
+            self._tail.detach(self)
+            self._live = False
+            return
+        self._buffer.append(chunk)
+        self.offset = chunk.offset + 1
+        self._arrived.set()
+
+    def wake(self) -> None:
+        """Wake a waiting ``take`` (the tail failed)."""
+        self._arrived.set()
+
+    async def take(self, timeout: float) -> list[Chunk]:
+        """The chunks that arrived since the last call, waiting up to ``timeout`` seconds for one (``[]`` if none
+        came). Raises what stopped the tail (a store error other than an outage)."""
+        if not self._buffer and not self._live:
+            await self._catch_up()
+        if not self._buffer and self._live:
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(timeout):  # no task of its own, unlike wait_for: an idle reader is small
+                    await self._arrived.wait()
+        self._arrived.clear()
+        if not self._buffer and self._tail.error is not None:
+            raise self._tail.error
+        taken = list(self._buffer)
+        self._buffer.clear()
+        return taken
+
+    async def _catch_up(self) -> None:
+        """Fill the buffer from the tail's window, or from the store when this follower is behind the window;
+        join the live hand-out once caught up. A follower that has not followed the hand-out yet reads everything
+        before it from the store: a chunk rewritten in place (a retried step's, under the same key) is read as it
+        is now, as a reader of its own would, not as the window kept it."""
+        tail = self._tail
+        start = tail.window_start if self._joined else tail.next_offset
+        if self.offset >= start:
+            for chunk in tail.window_from(self.offset):
+                self._buffer.append(chunk)
+                self.offset = (chunk.offset or 0) + 1
+            tail.attach(self)
+            self._live = True
+            self._joined = True
+            return
+        wanted = min(READ_BATCH, start - self.offset)
+        entries = await tail.store.read_chunks(tail.run_id, self.offset, wanted)
+        for entry in entries:
+            self._buffer.append(chunk_from_wire(entry.chunk, entry.offset))
+            self.offset = entry.offset + 1
+
+    async def run_closed(self, probe: Callable[[], Awaitable[str | None]]) -> str | None:
+        """The run's closing status (``None`` while it runs), asked once for all the tail's followers that ask
+        within ``PROBE_SHARED_SECONDS``."""
+        return await self._tail.run_closed(probe)
+
+    def close(self) -> None:
+        """Leave the tail (the stream stopped reading); the last follower to leave stops it."""
+        self._tail.leave(self)
+
+
+class RunTail:
+    """The one task of an event loop that reads a run's new chunks from the store; see the module's docstring."""
+
+    def __init__(self, store: Store, run_id: str, offset: int, on_stop: Callable[[RunTail], None]) -> None:
+        self.store = store
+        self.run_id = run_id
+        self.next_offset = offset
+        """The offset of the next chunk the tail will read."""
+        self.error: BaseException | None = None
+        self._window: deque[Chunk] = deque(maxlen=TAIL_WINDOW)
+        self._live: set[TailFollower] = set()
+        self._members = 0
+        self._on_stop = on_stop
+        self._probe: asyncio.Future[str | None] | None = None
+        self._probed_at = 0.0
+        self._task = asyncio.get_running_loop().create_task(self._read(), name=f"tempo-agents-tail-{run_id}")
+
+    @property
+    def window_start(self) -> int:
+        """The lowest offset the window holds (``next_offset`` when it holds nothing)."""
+        first = self._window[0].offset if self._window else None
+        return self.next_offset if first is None else first
+
+    def window_from(self, offset: int) -> Iterable[Chunk]:
+        """The window's chunks at ``offset`` and after."""
+        return [chunk for chunk in self._window if chunk.offset is not None and chunk.offset >= offset]
+
+    async def run_closed(self, probe: Callable[[], Awaitable[str | None]]) -> str | None:
+        """See ``TailFollower.run_closed``."""
+        now = time.monotonic()
+        if self._probe is None or (self._probe.done() and now - self._probed_at > PROBE_SHARED_SECONDS):
+            self._probed_at = now
+            self._probe = asyncio.ensure_future(probe())
+        return await asyncio.shield(self._probe)
+
+    def join(self, offset: int) -> TailFollower:
+        """A new follower of this run from ``offset``."""
+        self._members += 1
+        return TailFollower(self, offset)
+
+    def attach(self, follower: TailFollower) -> None:
+        if self.error is not None:
+            follower.wake()
+        self._live.add(follower)
+
+    def detach(self, follower: TailFollower) -> None:
+        self._live.discard(follower)
+
+    def leave(self, follower: TailFollower) -> None:
+        self._live.discard(follower)
+        self._members -= 1
+        if self._members <= 0:
+            self._task.cancel()
+            self._on_stop(self)
+
+    async def _read(self) -> None:
+        try:
+            while True:
+                try:
+                    entries = await self.store.read_chunks(self.run_id, self.next_offset, READ_BATCH)
+                    if entries:
+                        self._hand_out(entries)
+                        if len(entries) == READ_BATCH:
+                            continue
+                    await self.store.wait_for_chunks(self.run_id, self.next_offset, timeout=_IDLE_WAIT_SECONDS)
+                except StoreUnavailableError:  # the store waited for its database already; try again shortly
+                    await asyncio.sleep(_OUTAGE_PAUSE_SECONDS)
+        except asyncio.CancelledError:
+            raise
+        except Exception as error:  # every follower raises it once it has taken what came before
+            self.error = error
+            self._on_stop(self)  # a follower that comes later starts a new tail
+            for follower in list(self._live):
+                follower.wake()
+
+    def _hand_out(self, entries: Iterable[JournalEntry]) -> None:
+        for entry in entries:
+            chunk = chunk_from_wire(entry.chunk, entry.offset)
+            self._window.append(chunk)
+            self.next_offset = entry.offset + 1
+            for follower in list(self._live):
+                follower.receive(chunk)
+
+
+_tails: WeakKeyDictionary[asyncio.AbstractEventLoop, dict[tuple[int, str], RunTail]] = WeakKeyDictionary()
+
+
+def follow_run(store: Store, run_id: str, offset: int) -> TailFollower:
+    """A follower of ``run_id`` from ``offset``, on the running event loop's tail of that run (started if none)."""
+    loop = asyncio.get_running_loop()
+    tails = _tails.setdefault(loop, {})
+    key = (id(store), run_id)
+    tail = tails.get(key)
+    if tail is None:
+
+        def stop(stopped: RunTail) -> None:
+            if tails.get(key) is stopped:
+                del tails[key]
+
+        tail = RunTail(store, run_id, offset, stop)
+        tails[key] = tail
+    return tail.join(offset)

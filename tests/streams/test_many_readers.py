@@ -1,0 +1,189 @@
+"""Many readers of one live run, over HTTP and in another process: each sees every chunk once, in order, whole;
+a client that stops reading is cut off with an error event while the others go on to the end."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import socket
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+import tempo_agents.server.sse as sse_module
+from tempo_agents import Agent, App, ScriptedModel, ScriptedResponse
+from tempo_agents.journal.chunks import chunk_from_wire
+from tempo_agents.server.serving import ApiServer
+from tempo_agents.server.shapes import chunk_wire
+from tests.conftest import AppFactory, fresh_store_url, running_worker
+from tests.support.http_api import served, sse_blocks
+
+LONG = 120.0
+SSE_READERS = 150
+ATTACHED_READERS = 150
+
+_ATTACH = textwrap.dedent(
+    """
+    import asyncio, json, sys
+    from tempo_agents import App
+
+    async def main():
+        app = App(store=sys.argv[1])
+        streams = [app.attach(sys.argv[2], follow="run") for _ in range(int(sys.argv[3]))]
+
+        async def read(stream):
+            return [[chunk.offset, chunk.model_dump(by_alias=True, mode="json")] async for chunk in stream.full_stream]
+
+        print("attached", flush=True)
+        seen = await asyncio.gather(*(read(stream) for stream in streams))
+        print(json.dumps(seen), flush=True)
+        await app.store.close()
+
+    asyncio.run(main())
+    """
+)
+
+
+def talker(words: int, word: str, delay: float) -> Agent:
+    """An agent whose one step streams ``words`` words, ``delay`` seconds apart."""
+    text = " ".join(f"{n}{word}" for n in range(words))
+    return Agent(id="talker", model=ScriptedModel([ScriptedResponse(text=text)], delta_delay=delay))
+
+
+async def journal_wire(app: App, run_id: str) -> list[tuple[int | None, dict[str, Any]]]:
+    """The run's whole journal as ``(offset, chunk)``, each chunk as the run stream sends it."""
+    entries = await app.store.read_chunks(run_id, 0, 100_000)
+    return [(entry.offset, chunk_wire(chunk_from_wire(entry.chunk, entry.offset))) for entry in entries]
+
+
+def sse_events(body: bytes) -> list[tuple[int | None, dict[str, Any]]]:
+    """``(id, data)`` of each event of a run stream, up to ``[DONE]`` (which must end it)."""
+    blocks = [block for block in sse_blocks(body) if not block.startswith(":")]
+    assert blocks[-1] == "data: [DONE]"
+    events: list[tuple[int | None, dict[str, Any]]] = []
+    for block in blocks[:-1]:
+        lines = dict(line.split(": ", 1) for line in block.split("\n"))
+        events.append((int(lines["id"]) if "id" in lines else None, json.loads(lines["data"])))
+    return events
+
+
+async def test_three_hundred_readers_in_two_processes_each_see_every_chunk_once_in_order(
+    make_app: AppFactory, request: pytest.FixtureRequest, tmp_path: Path
+) -> None:
+    store_url = fresh_store_url(request, request.config.getoption("--store"), tmp_path)
+    app = make_app([talker(300, "", 0.01)], store=store_url)
+    async with served(app) as http, running_worker(app):
+        started = await app.stream("talker", "talk")
+        run_id = started.run_id
+        other = await asyncio.create_subprocess_exec(
+            sys.executable,
+            "-c",
+            _ATTACH,
+            store_url,
+            run_id,
+            str(ATTACHED_READERS),
+            stdout=subprocess.PIPE,
+            limit=1 << 26,
+        )
+        assert other.stdout is not None
+        assert (await asyncio.wait_for(other.stdout.readline(), LONG)).strip() == b"attached"
+        limits = httpx.Limits(max_connections=None, max_keepalive_connections=0)
+        async with httpx.AsyncClient(base_url=http.base_url, timeout=LONG, limits=limits) as many:
+            bodies = await asyncio.gather(*(many.get(f"/runs/{run_id}/stream") for _ in range(SSE_READERS)))
+        attached = json.loads(await asyncio.wait_for(other.stdout.readline(), LONG))
+        assert await asyncio.wait_for(other.wait(), LONG) == 0
+        await started.aclose()
+
+        expected = await journal_wire(app, run_id)
+        assert expected[-1][1]["type"] == "finish" and len(expected) > 20
+        text = "".join(chunk["payload"]["text"] for _, chunk in expected if chunk["type"] == "text-delta")
+        assert text == " ".join(str(n) for n in range(300))
+        for body in bodies:
+            assert body.status_code == 200
+            assert [(offset, data) for offset, data in sse_events(body.content)] == expected
+        assert len(attached) == ATTACHED_READERS
+        for seen in attached:
+            assert [offset for offset, _ in seen] == [offset for offset, _ in expected]
+            assert [chunk["type"] for _, chunk in seen] == [chunk["type"] for _, chunk in expected]
+
+
+def stalled_request(port: int, path: str) -> socket.socket:
+    """A GET whose client reads nothing more after sending it, with a small receive window."""
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    sock.connect(("127.0.0.1", port))
+    sock.sendall(f"GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n".encode())
+    return sock
+
+
+def read_all(sock: socket.socket) -> bytes:
+    sock.settimeout(LONG)
+    parts = []
+    while part := sock.recv(1 << 16):
+        parts.append(part)
+    return b"".join(parts)
+
+
+async def test_a_client_that_stops_reading_is_cut_off_and_the_others_finish(
+    make_app: AppFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(sse_module, "BACKLOG_BYTES", 16 * 1024)
+    monkeypatch.setattr(sse_module, "STALL_SECONDS", 2.0)
+    app = make_app([talker(200, "x" * 2000, 0.002)])
+    server = ApiServer(app, port=0)
+    await server.start()
+    for listening in (sock for uvicorn in server._server.servers for sock in (uvicorn.sockets or ())):
+        # Connections take the listening socket's send buffer: small, so the kernel cannot absorb the whole run.
+        listening.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 4096)
+    try:
+        async with running_worker(app), httpx.AsyncClient(base_url=server.url + "/api", timeout=LONG) as http:
+            await follow_while_one_stalls(app, http, server.port)
+    finally:
+        await server.stop()
+
+
+async def follow_while_one_stalls(app: App, http: httpx.AsyncClient, port: int) -> None:
+    started = await app.stream("talker", "talk")
+    run_id = started.run_id
+    stalled = stalled_request(port, f"/api/runs/{run_id}/stream")
+    try:
+        readers = [asyncio.create_task(http.get(f"/runs/{run_id}/stream")) for _ in range(3)]
+        bodies = await asyncio.wait_for(asyncio.gather(*readers), LONG)
+        journal = await journal_wire(app, run_id)
+        for body in bodies:
+            assert sse_events(body.content) == journal  # the readers who kept reading got the whole run
+        await started.aclose()
+        await asyncio.sleep(3 * sse_module.STALL_SECONDS)  # the stalled client keeps not reading past its limit
+        raw = await asyncio.to_thread(read_all, stalled)
+    finally:
+        stalled.close()
+    head, _, chunked = raw.partition(b"\r\n\r\n")
+    assert head.startswith(b"HTTP/1.1 200")
+    events = sse_events(b"".join(_dechunked(chunked)))
+    *sent, (_, ending) = events
+    assert 0 < len(sent) < len(journal), "the stalled client was not cut off"
+    assert sent == journal[: len(sent)]  # what it was sent is the run's start, whole and in order
+    next_offset = journal[len(sent)][0]
+    assert ending["type"] == "error" and ending["runId"] == run_id
+    assert ending["payload"]["error"] == (
+        "stream cut off: the client fell more than 16384 bytes behind the run for 2 s; the run goes on, and "
+        f"GET /api/runs/{run_id}/stream?offset={next_offset} reads on from the first chunk this stream did not send"
+    )
+
+
+def _dechunked(body: bytes) -> list[bytes]:
+    """The parts of an HTTP/1.1 chunked body."""
+    parts = []
+    while body:
+        size_line, _, rest = body.partition(b"\r\n")
+        size = int(size_line, 16)
+        if size == 0:
+            break
+        parts.append(rest[:size])
+        body = rest[size + 2 :]
+    return parts

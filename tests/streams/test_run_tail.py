@@ -1,0 +1,109 @@
+"""One tail per run per process: however many streams follow a run in a process, its store is read once per chunk.
+
+The store is real (SQLite, or PostgreSQL in the suite's PostgreSQL pass); its reads are counted by wrapping the two
+methods a reader calls. Chunks are appended one at a time, the next only once every stream holds the last, so the
+number of reads depends on the chunks and not on how the machine schedules the readers.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tempo_agents.journal.chunks import Chunk
+from tempo_agents.store import ChunkWrite, JournalEntry, Store, open_store
+from tempo_agents.streams import AgentStream
+from tests.conftest import fresh_store_url
+
+CHUNKS = 40
+LONG = 60.0
+
+
+class StoreReads:
+    """Counts a real store's journal reads and waits (each is one query or more)."""
+
+    def __init__(self, store: Store) -> None:
+        self.count = 0
+        read_chunks, wait_for_chunks = store.read_chunks, store.wait_for_chunks
+
+        async def counted_read(run_id: str, offset: int = 0, limit: int = 1000) -> list[JournalEntry]:
+            self.count += 1
+            return await read_chunks(run_id, offset, limit)
+
+        async def counted_wait(run_id: str, offset: int, timeout: float) -> None:
+            self.count += 1
+            await wait_for_chunks(run_id, offset, timeout)
+
+        store.read_chunks = counted_read  # type: ignore[method-assign]
+        store.wait_for_chunks = counted_wait  # type: ignore[method-assign]
+
+
+@pytest.fixture
+async def store(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[Store]:
+    store = open_store(fresh_store_url(request, request.config.getoption("--store"), tmp_path))
+    await store.read_chunks("setup")  # the schema exists before anyone counts
+    yield store
+    await store.close()
+
+
+def delta(run_id: str, n: int) -> ChunkWrite:
+    return ChunkWrite({"type": "text-delta", "runId": run_id, "from": "AGENT", "payload": {"id": "t", "text": f"{n} "}})
+
+
+def finish(run_id: str) -> ChunkWrite:
+    payload = {"stepResult": {"reason": "stop"}, "output": {}}
+    return ChunkWrite({"type": "finish", "runId": run_id, "from": "AGENT", "payload": payload})
+
+
+async def follow(store: Store, run_id: str, readers: int) -> tuple[int, list[list[Chunk]]]:
+    """``readers`` streams on one run while it is written chunk by chunk; the store's reads, and what each saw."""
+    seen: list[list[Chunk]] = [[] for _ in range(readers)]
+    streams = [AgentStream(store, run_id) for _ in range(readers)]
+
+    async def read(stream: AgentStream, into: list[Chunk]) -> None:
+        async for chunk in stream.full_stream:
+            into.append(chunk)
+
+    tasks = [asyncio.create_task(read(stream, into)) for stream, into in zip(streams, seen, strict=True)]
+    reads = StoreReads(store)
+    for n in range(CHUNKS):
+        await store.append_chunks(run_id, [delta(run_id, n)])
+        async with asyncio.timeout(LONG):
+            while any(len(into) <= n for into in seen):
+                await asyncio.sleep(0.005)
+    await store.append_chunks(run_id, [finish(run_id)])
+    await asyncio.wait_for(asyncio.gather(*tasks), LONG)
+    return reads.count, seen
+
+
+async def test_a_process_reads_a_run_once_however_many_streams_follow_it(store: Store) -> None:
+    alone, [seen_alone] = await follow(store, "alone", 1)
+    crowded, seen_crowded = await follow(store, "crowded", 50)
+
+    expected = [f"{n} " for n in range(CHUNKS)]
+    for seen in [seen_alone, *seen_crowded]:
+        texts: list[Any] = [chunk.payload.text for chunk in seen[:-1]]  # type: ignore[union-attr]
+        assert texts == expected and seen[-1].type == "finish"
+        assert [chunk.offset for chunk in seen] == list(range(CHUNKS + 1))
+    assert alone >= CHUNKS  # the single reader read every chunk from the store
+    assert crowded <= alone + 4, f"50 streams read the store {crowded} times, one stream {alone} times"
+
+
+async def test_streams_of_a_run_that_closed_without_finishing_ask_whether_it_closed_once(store: Store) -> None:
+    await store.append_chunks("closed", [delta("closed", 0)])
+    probes = 0
+
+    async def probe() -> str | None:
+        nonlocal probes
+        probes += 1
+        return "TERMINATED"
+
+    streams = [AgentStream(store, "closed", probe=probe) for _ in range(20)]
+    results = await asyncio.wait_for(asyncio.gather(*(stream.result() for stream in streams)), LONG)
+    for result in results:  # each stream ends on the probe's answer, as a stream alone does
+        assert result.text == "0 " and result.error == "run ended (TERMINATED) without a finish chunk"
+    assert probes <= 2, f"20 streams of one run asked {probes} times whether it closed"
