@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from tempo_agents.client.budget_usage import BudgetRefusedError, BudgetUsage
     from tempo_agents.client.run_control import RollbackResult
     from tempo_agents.client.run_queries import RunQueries
+    from tempo_agents.encryption import Keyring, keyring_from_file
     from tempo_agents.errors import (
         ConfigurationError,
         IdTooLongError,
@@ -48,6 +49,7 @@ if TYPE_CHECKING:
         ToolNotFoundError,
     )
     from tempo_agents.file_agents import FileAgentError
+    from tempo_agents.identity import OidcSettings
     from tempo_agents.ingress import (
         EventRun,
         WebhookRefusedError,
@@ -61,7 +63,10 @@ if TYPE_CHECKING:
     from tempo_agents.models.anthropic import anthropic
     from tempo_agents.models.openai_compatible import local_model, openai_compatible
     from tempo_agents.notifications import EmailChannel, NotificationSettings, SlackChannel, WebhookChannel
+    from tempo_agents.retention import Retention
     from tempo_agents.schedules import AgentSchedule, ScheduledRun, ScheduleView, TriggeredRun
+    from tempo_agents.server import create_server
+    from tempo_agents.server.access import AccessTarget, Decision, Filter
     from tempo_agents.signals import TaskSignalProvider
     from tempo_agents.streams import AgentStream, GenerateResult, ToolInputPreview
     from tempo_agents.telemetry import configure_logging, instrument, otlp_tracer_provider
@@ -92,6 +97,14 @@ deprecations.install()  # the module paths the feature-folder layout moved still
 # whose ``api`` commands need none of them) stays cheap, MCP needs its extra only when used, and a program pays only
 # for what it imports.
 _EXPORTS = {
+    "Retention": "tempo_agents.retention",
+    "OidcSettings": "tempo_agents.identity",
+    "Keyring": "tempo_agents.encryption",
+    "keyring_from_file": "tempo_agents.encryption",
+    "AccessTarget": "tempo_agents.server.access",
+    "Decision": "tempo_agents.server.access",
+    "Filter": "tempo_agents.server.access",
+    "create_server": "tempo_agents.server",
     "ActivityOptions": "tempo_agents.activity_options",
     "Agent": "tempo_agents.agent",
     "AgentMode": "tempo_agents.agent",
@@ -201,6 +214,7 @@ def __dir__() -> list[str]:
 
 
 __all__ = [
+    "AccessTarget",
     "ActivityOptions",
     "Agent",
     "AgentMode",
@@ -216,15 +230,18 @@ __all__ = [
     "BudgetUsage",
     "Choice",
     "ConfigurationError",
+    "Decision",
     "DelegationComplete",
     "DelegationHooks",
     "DelegationStart",
     "EmailChannel",
     "EventRun",
     "FileAgentError",
+    "Filter",
     "GenerateResult",
     "IdTooLongError",
     "InterruptRequest",
+    "Keyring",
     "McpServerUnavailableError",
     "McpToolError",
     "MessageTooLargeError",
@@ -232,12 +249,14 @@ __all__ = [
     "ModelError",
     "ModelPrice",
     "NotificationSettings",
+    "OidcSettings",
     "PendingCall",
     "PeriodLimits",
     "PriceTable",
     "ResumeError",
     "ResumeRequest",
     "ResumeValidationError",
+    "Retention",
     "RollbackResult",
     "RunFinishedError",
     "RunNotFoundError",
@@ -280,8 +299,10 @@ __all__ = [
     "approval_choices",
     "ask_user_tool",
     "configure_logging",
+    "create_server",
     "create_tool",
     "instrument",
+    "keyring_from_file",
     "load_webhook_sources",
     "local_model",
     "mcp_tools",

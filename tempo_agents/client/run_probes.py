@@ -42,6 +42,10 @@ def thread_run_probe(client: Client, task_queue: str, run_id: str, thread_id: st
         except RunNotFoundError:
             view = await thread_view(client, task_queue, thread_id, resource_id)
             ended = [entry.status for entry in view.done if entry.run_id == run_id]
-            return ended[-1] if ended else None
+            if ended:
+                return ended[-1]
+            if any(entry.run_id == run_id for entry in (*view.active, *view.queued, *view.waiting)):
+                return None  # queued: its workflow starts when its turn comes
+            raise  # neither its workflow nor its thread knows it (erased, or never started)
 
     return probe

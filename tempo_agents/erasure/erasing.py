@@ -20,10 +20,16 @@ from tempo_agents.schedules import ScheduleView
 from tempo_agents.store.base import Store
 from tempo_agents.workflows.thread_payloads import THREAD_WORKFLOW_ID_PREFIX
 
-__all__ = ["ERASED_REASON", "erase_scope", "schedules_of"]
+__all__ = ["ERASED_REASON", "VISIBILITY_SETTLE_SECONDS", "erase_scope", "schedules_of"]
 
 _GONE_CHECKS = 600
 _GONE_INTERVAL = 0.1
+
+_MOST_LOOKS = 10
+
+VISIBILITY_SETTLE_SECONDS = 1.0
+"""How long an erasure waits before it looks again for executions of its scope (Temporal lists a run a moment after
+it starts); it stops once a look finds nothing new."""
 
 ERASED_REASON = "erased on request"
 """The reason recorded with each execution an erasure terminates."""
@@ -51,33 +57,60 @@ async def erase_scope(
     *,
     schedules: Sequence[ScheduleView] = (),
     delete_schedule: Callable[[str], Awaitable[None]] | None = None,
+    settle: float = VISIBILITY_SETTLE_SECONDS,
 ) -> ErasureReport:
-    """Erase ``scope`` (see the module's text) and say what was done, by id only."""
+    """Erase ``scope`` (see the module's text) and say what was done, by id only.
+
+    Temporal lists a run a moment after it starts, so the executions are looked for again, ``settle`` seconds
+    apart, until a look finds none that are not erased already."""
     report = ErasureReport(scope)
     for schedule_id in schedules_of(scope, schedules):
         if delete_schedule is not None:
             await delete_schedule(schedule_id)
             report.deleted_schedules.append(schedule_id)
-    executions = await scope_executions(client, scope, task_queue)
+    erased: set[tuple[str, str]] = set()
+    threads: list[tuple[str, str]] = []
+    rows = 0
+    for look in range(_MOST_LOOKS):
+        listed = await scope_executions(client, scope, task_queue)
+        found = [execution for execution in listed if (execution.workflow_id, execution.run_id) not in erased]
+        rows += await _erase_executions(client, store, scope, found, report, threads)
+        erased |= {(execution.workflow_id, execution.run_id) for execution in found}
+        if not found and look > 0:  # a look after the settling time found nothing new
+            break
+        await asyncio.sleep(settle)
+    return ErasureReport(
+        scope,
+        stopped=list(dict.fromkeys(report.stopped)),
+        deleted_runs=list(dict.fromkeys(report.deleted_runs)),
+        deleted_threads=list(dict.fromkeys(threads)),
+        deleted_schedules=report.deleted_schedules,
+        store_rows=rows,
+    )
+
+
+async def _erase_executions(
+    client: Client,
+    store: Store,
+    scope: ErasureScope,
+    executions: Sequence[Execution],
+    report: ErasureReport,
+    threads: list[tuple[str, str]],
+) -> int:
+    """Stop, delete from the store and delete from Temporal ``executions`` (and the scope's rows in the store, which
+    are deleted on every look: a run erased in Temporal may have an activity's last write land after)."""
     for execution in executions:
         if execution.running and await _terminated(client, execution) and not _is_thread(execution):
             report.stopped.append(execution.workflow_id)
-    run_ids, threads, resources = _store_keys(scope, executions)
-    report_rows = await store.erase(run_ids, threads, resources)
+    run_ids, found_threads, resources = _store_keys(scope, executions)
+    threads.extend(found_threads)
+    rows = await store.erase(run_ids, found_threads, resources)
     for execution in executions:
         await delete_execution(client, execution.workflow_id, execution.run_id)
         if not _is_thread(execution):
             report.deleted_runs.append(execution.workflow_id)
     await asyncio.gather(*(_gone(client, execution) for execution in executions))
-    report_rows += await store.erase(run_ids, threads, resources)
-    return ErasureReport(
-        scope,
-        stopped=list(dict.fromkeys(report.stopped)),
-        deleted_runs=list(dict.fromkeys(report.deleted_runs)),
-        deleted_threads=threads,
-        deleted_schedules=report.deleted_schedules,
-        store_rows=report_rows,
-    )
+    return rows + await store.erase(run_ids, found_threads, resources)
 
 
 def _store_keys(

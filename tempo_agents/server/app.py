@@ -14,7 +14,7 @@ from pydantic import BaseModel
 
 from tempo_agents.client.app import App
 from tempo_agents.errors import StoreUnavailableError
-from tempo_agents.identity import Authenticator, JwtBearerTokens, OidcSettings, Principal, StaticTokens
+from tempo_agents.identity import Authenticator, JwtBearerTokens, OidcSettings, Principal, Role, StaticTokens
 from tempo_agents.ingress import event_secrets_of
 from tempo_agents.server.access import Policy, access_dependency
 from tempo_agents.server.access.principals import RoleGrants, parse_role_grants
@@ -157,12 +157,12 @@ def create_server(
     # An answer link is its own credential too (signed, bound to one call, its principal named in it).
     api.include_router(answer_links.router, prefix=base)
     api.include_router(slack_interactions.router, prefix=base)  # Slack's request signature is its credential
-    api.include_router(codec.router, prefix=CODEC_PREFIX, dependencies=dependencies)
+    api.include_router(codec.router, dependencies=dependencies)  # at /codec, outside the API prefix
     api.include_router(metrics_router(), dependencies=dependencies)  # GET /metrics, outside the OpenAPI document
     open_paths = mount_dashboard(api, app, prefix=base, dependencies=dependencies, temporal_ui_url=temporal_ui_url)
     install_error_handlers(api)
     api.add_middleware(RequestLimits, max_body_bytes=max_body_bytes)  # inside the token check: 401 comes first
-    authenticators = _authenticators(tokens, oidc)
+    authenticators = _authenticators(tokens, oidc, api.state.role_grants, groups)
     sessions = None
     if oidc is not None and oidc.client_id:  # the dashboard signs people in through the provider
         sessions = SessionCookies(oidc.session_secret)
@@ -211,15 +211,31 @@ def _principal_groups(
     return merged
 
 
-def _authenticators(tokens: Mapping[str, str | Principal] | None, oidc: OidcSettings | None) -> list[Authenticator]:
-    """Static tokens first (a dictionary look-up), then the provider's JWTs."""
+def _authenticators(
+    tokens: Mapping[str, str | Principal] | None,
+    oidc: OidcSettings | None,
+    grants: Mapping[str, Mapping[str, frozenset[Role]]] | None = None,
+    groups: Mapping[str, Sequence[str]] | None = None,
+) -> list[Authenticator]:
+    """Static tokens first (a dictionary look-up), then the provider's JWTs. A token given by name is that
+    principal with its ``groups`` and the roles ``grants`` give it (none when it is missing from them); without
+    ``grants``, an administrator everywhere."""
     authenticators: list[Authenticator] = []
     if tokens:
         principals = {
-            token: value if isinstance(value, Principal) else Principal.administrator(value)
+            token: value if isinstance(value, Principal) else _named(value, grants, groups or {})
             for token, value in tokens.items()
         }
         authenticators.append(StaticTokens(principals))
     if oidc is not None:
         authenticators.append(JwtBearerTokens(oidc))
     return authenticators
+
+
+def _named(
+    name: str, grants: Mapping[str, Mapping[str, frozenset[Role]]] | None, groups: Mapping[str, Sequence[str]]
+) -> Principal:
+    """The principal a static token names, with the server's groups and roles for it."""
+    if grants is None:
+        return Principal.administrator(name, groups.get(name, ()))
+    return Principal(name=name, groups=tuple(groups.get(name, ())), roles=dict(grants.get(name, {})))

@@ -19,6 +19,7 @@ every route passes through, are ``server/access/``'s.
 
 from __future__ import annotations
 
+import inspect
 import warnings
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from pathlib import Path
@@ -44,6 +45,7 @@ __all__ = [
     "BearerTokens",
     "SessionReader",
     "allow_all",
+    "authorization_dependency",
     "identity",
     "load_token_groups",
     "load_tokens_file",
@@ -207,3 +209,21 @@ class BearerTokens(Authentication):
             raise ConfigurationError("BearerTokens needs at least one token")
         principals = {token: Principal.administrator(name) for token, name in tokens.items()}
         super().__init__(app, authenticators=[StaticTokens(principals)], open_paths=open_paths)
+
+
+def authorization_dependency(authorize: Authorize) -> Callable[[Request], Awaitable[None]]:
+    """A FastAPI dependency that runs ``authorize`` on each request. Deprecated: ``create_server(authorize=...)``
+    runs it in its access guard (``server/access/``), with the roles and the policy; kept for code that built the
+    dependency itself."""
+    warnings.warn(
+        "tempo_agents.server.auth.authorization_dependency is deprecated; create_server(authorize=...) runs the hook",
+        DeprecationWarning,
+        stacklevel=2,
+    )
+
+    async def check(request: Request) -> None:
+        outcome = authorize(request)
+        if inspect.isawaitable(outcome):
+            await outcome
+
+    return check

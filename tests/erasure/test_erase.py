@@ -171,3 +171,46 @@ async def test_the_erase_command(make_app: AppFactory, temporal_env: WorkflowEnv
         assert await app.store.read_chunks(run.run_id) == []
         code, _, stderr = await cli("erase", "--thread", "t1", *common, cwd=tmp_path, env=env)
         assert code == 2 and "a thread is erased with its resource" in stderr
+
+
+def _slow_agent() -> Agent:
+    """Each step takes a moment, so runs are in flight while the erasure works."""
+
+    async def respond(request: ModelRequest) -> ScriptedResponse:
+        await asyncio.sleep(0.05)
+        asked = [message.text for message in request.messages if message.role == "user"][-1]
+        if request.step < 3:
+            return ScriptedResponse(tool_calls=[ScriptedToolCall("lookup", {"customer": asked})])
+        return ScriptedResponse(text=f"done {asked}")
+
+    def lookup(data: dict[str, Any]) -> str:
+        return str(data["customer"]).replace("PROMPT", "INVOICE")
+
+    tool = create_tool(id="lookup", description="Looks up an invoice", execute=lookup)
+    return Agent(id="billing", model=ScriptedModel(respond), tools={"lookup": tool})
+
+
+async def test_an_erasure_during_a_stream_of_runs_loses_none_of_the_other_tenants(make_app: AppFactory) -> None:
+    app = make_app([_slow_agent()])
+    async with running_worker(app):
+
+        async def run(tenant: str, n: int) -> tuple[str, str]:
+            memory = {"thread": f"t{n % 3}", "resource": tenant}
+            result = await app.generate("billing", f"{tenant.upper()}-PROMPT-{n}", memory=memory)
+            return result.run_id, result.text
+
+        theirs = [asyncio.create_task(run("globex", n)) for n in range(12)]
+        ours = [asyncio.create_task(run("acme", n)) for n in range(6)]
+        await asyncio.sleep(1.5)  # runs of both tenants are in flight
+        report = await app.erase(resource="acme")
+        kept = await asyncio.gather(*theirs)
+        await asyncio.gather(*ours, return_exceptions=True)  # acme's runs were stopped, some mid-step
+        await app.erase(resource="acme")  # whatever acme started after the first pass
+    assert report.deleted_runs, "the erasure found acme's runs in flight"
+    for n, (run_id, text) in enumerate(kept):
+        assert text == f"done GLOBEX-PROMPT-{n}"
+        chunks = await app.store.read_chunks(run_id)
+        assert chunks[-1].chunk["type"] == "finish"
+    left = store_contents(app.store)
+    assert "ACME-PROMPT" not in left and "ACME-INVOICE" not in left
+    assert all(f"GLOBEX-INVOICE-{n}" in left for n in range(12))

@@ -26,7 +26,9 @@ pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 @pytest.fixture(scope="module")
 def provider() -> Iterator[MockProvider]:
     with running_provider() as running:
-        running.set_user("alice", {"email": "alice@example.com", "groups": ["finance"], "roles": ["acme:operator"]})
+        running.set_user(
+            "alice", {"email": "alice@example.com", "groups": ["finance"], "roles": ["acme:operator", "acme:approver"]}
+        )
         running.set_user("mallory", {"email": "mallory@example.com"})
         yield running
 
@@ -113,8 +115,13 @@ async def test_a_provider_token_names_the_principal_its_groups_and_roles(
     async with served(app, oidc=_settings(provider)) as http, running_worker(app):
         headers = {"Authorization": f"Bearer {token}"}
         me = await http.get("/identity", headers=headers)
-        assert me.json() == {"name": "alice", "groups": ["finance"], "roles": {"acme": ["operator"]}}
-        charge = (await http.post("/agents/assistant/generate", json={"messages": "delete"}, headers=headers)).json()
+        assert me.json() == {"name": "alice", "groups": ["finance"], "roles": {"acme": ["approver", "operator"]}}
+        memory = {"thread": "t-1", "resource": "acme"}  # her tenant: the roles she holds are acme's
+        charge = (
+            await http.post(
+                "/agents/assistant/generate", json={"messages": "delete", "memory": memory}, headers=headers
+            )
+        ).json()
         approved = await http.post(
             "/agents/assistant/approve-tool-call",
             json={"runId": charge["runId"], "toolCallId": "call-d1"},
@@ -125,7 +132,7 @@ async def test_a_provider_token_names_the_principal_its_groups_and_roles(
     by_email = _settings(provider, principal_claim="email", groups_claim=None)
     async with served(app, oidc=by_email) as http:
         me = await http.get("/identity", headers={"Authorization": f"Bearer {token}"})
-        assert me.json() == {"name": "alice@example.com", "groups": [], "roles": {"acme": ["operator"]}}
+        assert me.json() == {"name": "alice@example.com", "groups": [], "roles": {"acme": ["approver", "operator"]}}
 
 
 async def test_roles_claims_in_each_documented_form(make_app: AppFactory, provider: MockProvider) -> None:

@@ -26,7 +26,7 @@ __all__ = ["CODEC_PREFIX", "router"]
 CODEC_PREFIX = "/codec"
 """Where the codec routes are served (outside the API's prefix: it is the endpoint the UI and CLI are given)."""
 
-router = APIRouter(tags=["codec"], include_in_schema=False)
+router = APIRouter(prefix=CODEC_PREFIX, tags=["codec"], include_in_schema=False)
 
 NamespaceHeader = Annotated[str | None, Header(alias="X-Namespace")]
 Transform = Callable[[EncryptionCodec], Callable[[Sequence[Payload]], Awaitable[list[Payload]]]]
