@@ -20,7 +20,7 @@ class AuditAction:
 
     def wire(self) -> dict[str, Any]:
         """The first record's wire shape with the completion's outcome, status, code and time (``completedAt``);
-        a principal only the completion knew (an answer link's) is shown too."""
+        what only the completion knew (the run a start made, an answer link's principal and call) is shown too."""
         shown = self.record.wire()
         done = self.completion
         shown["completedAt"] = None if done is None else done.entry.at
@@ -29,4 +29,6 @@ class AuditAction:
             shown["status"] = done.entry.status
             shown["code"] = done.entry.code
             shown["principal"] = shown["principal"] or done.entry.principal
+            shown["target"] = done.entry.target or shown["target"]
+            shown["tenant"] = shown["tenant"] or done.entry.tenant
         return shown

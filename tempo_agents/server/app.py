@@ -14,6 +14,7 @@ from pydantic import BaseModel
 from tempo_agents.client.app import App
 from tempo_agents.errors import StoreUnavailableError
 from tempo_agents.ingress import event_secrets_of
+from tempo_agents.server.audit import AuditTrail, audit_router, record_intent
 from tempo_agents.server.auth import Authorize, BearerTokens, allow_all, authorization_dependency
 from tempo_agents.server.dashboard.mounting import mount_dashboard
 from tempo_agents.server.errors import ERROR_RESPONSES, STORE_RETRY_AFTER_SECONDS, install_error_handlers
@@ -100,14 +101,16 @@ def create_server(
     api.state.principal_groups = {name: list(names) for name, names in (groups or {}).items()}
     base = prefix.rstrip("/")
     api.include_router(_health_router(), prefix=base)
-    dependencies = [Depends(authorization_dependency(authorize))]
-    for router in (agents.router, tools.router, runs.router, threads.router, schedules.router):
+    # Every route that changes something records its intent first (after authorize: it names the principal).
+    audited = [Depends(record_intent)]
+    dependencies = [Depends(authorization_dependency(authorize)), *audited]
+    for router in (agents.router, tools.router, runs.router, threads.router, schedules.router, audit_router):
         api.include_router(router, prefix=base, dependencies=dependencies, responses=ERROR_RESPONSES)
     # A webhook's signature is its credential: no bearer token, no authorize (a sender is no principal).
-    api.include_router(events.router, prefix=base, responses=ERROR_RESPONSES)
-    api.include_router(event_sources.router, prefix=base, responses=ERROR_RESPONSES)
+    api.include_router(events.router, prefix=base, dependencies=audited, responses=ERROR_RESPONSES)
+    api.include_router(event_sources.router, prefix=base, dependencies=audited, responses=ERROR_RESPONSES)
     # An answer link is its own credential too (signed, bound to one call, its principal named in it).
-    api.include_router(answer_links.router, prefix=base)
+    api.include_router(answer_links.router, prefix=base, dependencies=audited)
     api.include_router(metrics_router(), dependencies=dependencies)  # GET /metrics, outside the OpenAPI document
     open_paths = mount_dashboard(api, app, prefix=base, dependencies=dependencies, temporal_ui_url=temporal_ui_url)
     install_error_handlers(api)
@@ -120,6 +123,7 @@ def create_server(
             tokens=dict(tokens),
             open_paths=[f"{base}/health", f"{base}/ready", f"{base}/answer-links/", *event_paths, *open_paths],
         )
+    api.add_middleware(AuditTrail)  # outside the token check: it records refused sign-ins too
     if cors_origins:  # outermost, so preflights (which carry no token) are answered and 401s carry CORS headers
         api.add_middleware(
             CORSMiddleware,

@@ -78,9 +78,9 @@ def listing(query: AuditQuery, table: str, mark: str) -> tuple[str, list[Any]]:
     clauses = ["i.completes IS NULL"]
     params: list[Any] = []
     exact = {
-        "i.tenant": query.tenant,
+        "COALESCE(i.tenant, c.tenant)": query.tenant,
         "i.action": query.action,
-        "i.target": query.target,
+        "COALESCE(c.target, i.target)": query.target,
         "COALESCE(i.principal, c.principal)": query.principal,
     }
     for column, value in exact.items():
@@ -94,7 +94,7 @@ def listing(query: AuditQuery, table: str, mark: str) -> tuple[str, list[Any]]:
             params.append(bound)
     if query.tenants is not None:
         wanted = sorted(query.tenants)
-        clauses.append(f"i.tenant IN ({', '.join([mark] * len(wanted))})" if wanted else "1 = 0")
+        clauses.append(f"COALESCE(i.tenant, c.tenant) IN ({', '.join([mark] * len(wanted))})" if wanted else "1 = 0")
         params.extend(wanted)
     sql = (
         f"SELECT {_columns('i')}, {_columns('c')} FROM {table} i LEFT JOIN {table} c ON c.completes = i.id "
