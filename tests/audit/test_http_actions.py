@@ -7,9 +7,12 @@ import base64
 from typing import Any
 
 import httpx
+from fastapi import Request
 
 from tempo_agents import Agent, ScriptedModel, ScriptedResponse
 from tempo_agents.approvals.answer_links import AnswerLinks, approval_choices
+from tempo_agents.identity import Principal, Role
+from tempo_agents.server.errors import ApiError
 from tests.conftest import AppFactory, running_worker
 from tests.support.approval_agents import TRANSFER_ARGS, payments_agent
 from tests.support.http_api import parity_agent, served
@@ -204,3 +207,46 @@ async def test_event_ingest_answer_links_and_dashboard_answers_are_recorded(make
         assert answered.status_code == 200, answered.text
         check(await newest(http, "answer"), answered, "answer", f"{run_id}/call-2")
         assert (await newest(http, "answer"))["tenant"] == "initech"
+
+
+async def test_a_signed_in_identity_reads_only_its_tenants_records(make_app: AppFactory) -> None:
+    viewers = {
+        "acme-viewer": Principal("carol", roles={"acme": frozenset({Role.VIEWER})}),
+        "admin": Principal.administrator("dana"),
+    }
+
+    def sign_in(request: Request) -> None:  # what sign-in puts in request.state.identity
+        name = request.headers.get("x-identity")
+        if name == "blocked" and request.method == "POST":
+            raise ApiError(403, "not yours to change", code="FORBIDDEN")
+        if name in viewers:
+            request.state.identity = viewers[name]
+
+    app = make_app([parity_agent(id="tenanted")])
+    async with served(app, authorize=sign_in) as http, running_worker(app):
+        for resource in ("acme", "globex"):
+            await http.post(
+                "/agents/tenanted/generate",
+                json={"messages": "charge", "memory": {"thread": f"t-{resource}", "resource": resource}},
+                headers={"x-identity": "admin"},
+            )
+        seen = await http.get("/audit", headers={"x-identity": "acme-viewer"})
+        assert [(r["tenant"], r["principal"]) for r in seen.json()["records"]] == [("acme", "dana")]
+        assert (await http.get("/audit", params={"tenant": "globex"}, headers={"x-identity": "acme-viewer"})).json()[
+            "records"
+        ] == []
+        everything = await http.get("/audit", headers={"x-identity": "admin"})
+        assert [r["tenant"] for r in everything.json()["records"]] == ["globex", "acme"]
+
+        refused = await http.post("/runs/some-run/cancel", headers={"x-identity": "blocked", "user-agent": "ops/2"})
+        assert refused.status_code == 403
+        [record] = (await http.get("/audit", params={"action": "cancel"}, headers={"x-identity": "admin"})).json()[
+            "records"
+        ]
+        assert (record["target"], record["outcome"], record["status"], record["code"], record["userAgent"]) == (
+            "some-run",
+            "refused",
+            403,
+            "FORBIDDEN",
+            "ops/2",
+        )

@@ -1,12 +1,14 @@
-"""The completion: the :class:`AuditTrail` middleware records how each recorded action ended, and the requests
-refused before any route ran for want of a valid token (``sign-in``, 401).
+"""The completion: the :class:`AuditTrail` middleware records how each recorded action ended, and the requests refused
+before any route ran for want of a valid token (``sign-in``, 401).
 
-It sits outside the token check, so it sees every answer. When a route recorded an intent
-(:mod:`~tempo_agents.server.audit.intents`), the middleware appends its completion before the answer's first byte
-leaves: ``done`` for a 2xx or 3xx answer (an SSE stream's start included), ``refused`` with the status and the
-answer's error ``code`` for a 4xx, ``failed`` for a 5xx or an exception. An error answer is held until its body is
-read (its ``code`` is in it); it is small. A completion the store cannot take is logged and the answer goes on: the
-intent already says the action was tried.
+It sits outside the token check, so it sees every answer. A changing route refused before its intent was recorded (its
+``authorize`` hook said no) is recorded in one record; any other 401 is a refused
+``sign-in``. When a
+route recorded an intent (:mod:`~tempo_agents.server.audit.intents`), the middleware appends its completion before the
+answer's first byte leaves: ``done`` for a 2xx or 3xx answer (an SSE stream's start included), ``refused`` with the
+status and the answer's error ``code`` for a 4xx, ``failed`` for a 5xx or an exception. An error answer is held until
+its body is read (its ``code`` is in it); it is small. A completion the store cannot take is logged and the answer goes
+on: the intent already says the action was tried.
 """
 
 from __future__ import annotations
@@ -14,11 +16,14 @@ from __future__ import annotations
 import json
 import logging
 from typing import Any
+from urllib.parse import parse_qsl
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from tempo_agents.audit import DONE, FAILED, REFUSED, AuditEntry, Outcome
 from tempo_agents.errors import StoreUnavailableError
+from tempo_agents.identity import Principal
+from tempo_agents.server.audit.actions import Seen, action_of
 from tempo_agents.server.audit.intents import STATE_KEY, PendingAction
 
 __all__ = ["SIGN_IN", "AuditTrail"]
@@ -87,6 +92,32 @@ class _Answer:
                 await self._append(pending.completion(_outcome(status), status, code))
         elif status == 401:
             await self._append(self._sign_in_refused(code))
+        elif (refused := self._refused_before_intent(status, code)) is not None:
+            await self._append(refused)
+
+    def _refused_before_intent(self, status: int, code: str | None) -> AuditEntry | None:
+        """A changing route refused before its intent was recorded (by ``authorize``, e.g. a 403): one record, from
+        what the path and the query say."""
+        action = action_of(getattr(self.scope.get("route"), "endpoint", None))
+        if action is None or status < 400:
+            return None
+        query = dict(parse_qsl(self.scope.get("query_string", b"").decode("latin-1")))
+        seen = Seen(self.scope.get("path_params", {}), {}, query)
+        state = self.scope.get("state", {})
+        identity = state.get("identity")
+        who = identity.name if isinstance(identity, Principal) else state.get("principal")
+        client = self.scope.get("client")
+        return AuditEntry(
+            action=action.name(seen),
+            target=action.target(seen),
+            outcome=_outcome(status),
+            principal=who if isinstance(who, str) else None,
+            tenant=action.tenant(seen) if action.tenant is not None else None,
+            status=status,
+            code=code,
+            client=client[0] if client else None,
+            user_agent=_header(self.scope, b"user-agent"),
+        )
 
     def _sign_in_refused(self, code: str | None) -> AuditEntry:
         client = self.scope.get("client")
