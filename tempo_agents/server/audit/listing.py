@@ -44,7 +44,7 @@ def visible_tenants(request: Request) -> frozenset[str] | None:
 def _cursor(value: str | None) -> int | None:
     if value is None:
         return None
-    if not value.isdigit():
+    if not (value.isascii() and value.isdigit() and len(value) <= 18):  # a seq, within a signed 64-bit integer
         raise ApiError(400, "cursor must be the nextCursor of the previous page")
     return int(value)
 
