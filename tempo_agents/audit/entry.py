@@ -96,22 +96,3 @@ class AuditRecord:
             "prevHash": self.prev_hash,
             "hash": self.hash,
         }
-
-    @classmethod
-    def from_wire(cls, value: dict[str, Any]) -> AuditRecord:
-        """A record from :meth:`wire`'s shape (an export read back)."""
-        entry = AuditEntry(
-            action=value["action"],
-            target=value.get("target"),
-            outcome=value["outcome"],
-            principal=value.get("principal"),
-            tenant=value.get("tenant"),
-            status=value.get("status"),
-            code=value.get("code"),
-            client=value.get("client"),
-            user_agent=value.get("userAgent"),
-            completes=value.get("completes"),
-            id=value["id"],
-            at=value["at"],
-        )
-        return cls(int(value["seq"]), entry, value["prevHash"], value["hash"])

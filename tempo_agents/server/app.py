@@ -90,7 +90,8 @@ def create_server(
     surrogate is refused (400) before any route sees it (``request_limits.py``). ``groups`` (principal → group
     names, e.g. from the tokens file): the groups sent with each answer of a principal, for calls assigned to
     ``group:<name>``. One-click answer links (the App's ``answer_links``) are served under
-    ``{prefix}/answer-links/`` without a token: the signed link is the credential.
+    ``{prefix}/answer-links/`` without a token: the signed link is the credential. Every route that changes something
+    is recorded in the store's audit trail (``server/audit/``), read at ``GET {prefix}/audit``.
     """
     api = FastAPI(
         title="tempo-agents",
