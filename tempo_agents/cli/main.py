@@ -28,6 +28,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "thread": ("tempo_agents.cli.thread", "add_command"),
     "api": ("tempo_agents.cli.api.command", "add_command"),
     "store": ("tempo_agents.cli.store", "add_commands"),
+    "audit": ("tempo_agents.cli.audit", "add_commands"),
     "demo": ("tempo_agents.cli.demo.command", "add_command"),
     "erase": ("tempo_agents.cli.erase", "add_command"),
 }

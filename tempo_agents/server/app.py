@@ -18,6 +18,7 @@ from tempo_agents.identity import Authenticator, JwtBearerTokens, OidcSettings, 
 from tempo_agents.ingress import event_secrets_of
 from tempo_agents.server.access import Policy, access_dependency
 from tempo_agents.server.access.principals import RoleGrants, parse_role_grants
+from tempo_agents.server.audit import AuditTrail, audit_router, record_intent
 from tempo_agents.server.auth import Authentication, Authorize, allow_all
 from tempo_agents.server.codec_cors import CodecCors
 from tempo_agents.server.dashboard.mounting import mount_dashboard
@@ -135,6 +136,9 @@ def create_server(
     run's memory resource); without it every token holder is an admin everywhere. ``authorize`` is either a request
     hook (``authorize(request)``, raising ``ApiError`` to refuse) or a policy (``authorize(principal, action,
     target)`` returning allow, deny or a filter), run after the role check (``server/access/``).
+
+    Every route that changes something is recorded in the store's audit trail (``server/audit/``), read at
+    ``GET {prefix}/audit``.
     """
     api = FastAPI(
         title="tempo-agents",
@@ -147,15 +151,17 @@ def create_server(
     base = prefix.rstrip("/")
     api.state.api_prefix = base
     api.include_router(_health_router(), prefix=base)
-    dependencies = [Depends(access_dependency(*_hooks(authorize)))]
+    # Every route that changes something records its intent first (after the guard: it names the principal).
+    audited = [Depends(record_intent)]
+    dependencies = [Depends(access_dependency(*_hooks(authorize))), *audited]
     routers = (agents.router, tools.router, runs.router, threads.router, schedules.router, erasure.router)
-    for router in (*routers, identity.router):
+    for router in (*routers, identity.router, audit_router):
         api.include_router(router, prefix=base, dependencies=dependencies, responses=ERROR_RESPONSES)
     # A webhook's signature is its credential: no bearer token, no authorize (a sender is no principal).
-    api.include_router(events.router, prefix=base, responses=ERROR_RESPONSES)
-    api.include_router(event_sources.router, prefix=base, responses=ERROR_RESPONSES)
+    api.include_router(events.router, prefix=base, dependencies=audited, responses=ERROR_RESPONSES)
+    api.include_router(event_sources.router, prefix=base, dependencies=audited, responses=ERROR_RESPONSES)
     # An answer link is its own credential too (signed, bound to one call, its principal named in it).
-    api.include_router(answer_links.router, prefix=base)
+    api.include_router(answer_links.router, prefix=base, dependencies=audited)
     api.include_router(slack_interactions.router, prefix=base)  # Slack's request signature is its credential
     api.include_router(codec.router, dependencies=dependencies)  # at /codec, outside the API prefix
     api.include_router(metrics_router(), dependencies=dependencies)  # GET /metrics, outside the OpenAPI document
@@ -185,6 +191,7 @@ def create_server(
             ],
             judges_any_token=oidc is not None,
         )
+    api.add_middleware(AuditTrail)  # outside the token check: it records refused sign-ins too
     if cors_origins:  # outermost, so preflights (which carry no token) are answered and 401s carry CORS headers
         api.add_middleware(
             CORSMiddleware,

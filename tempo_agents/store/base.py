@@ -8,6 +8,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from tempo_agents.audit import AuditAction, AuditEntry, AuditQuery, AuditRecord
 from tempo_agents.errors import SupersededStartError
 
 __all__ = [
@@ -376,13 +377,28 @@ class Store(ABC):
         waiting: WaitingChange | None = None,
         charges: Sequence[UsageCharge] = (),
         fence: StartFence | None = None,
+        audit: Sequence[AuditEntry] = (),
     ) -> list[int]:
-        """Store transcript entries, append chunks, save an outcome, change the run's waiting calls and add to
-        usage counters in one transaction (a result and its chunk together; a model step's usage with its saved
-        outcome, so a retried step answers from the outcome and is counted once). Writes that end the run
+        """Store transcript entries, append chunks, save an outcome, change the run's waiting calls, add to
+        usage counters and append to the audit trail (:meth:`append_audit`) in one transaction (a result and its
+        chunk together; a model step's usage with its saved outcome, so a retried step answers from the outcome and
+        is counted once; a change and its audit record). Writes that end the run
         (:func:`ends_run`) also remove every call it waited on; a child-run link (:data:`CHILD_RUN_CHUNK`) is
         kept. With a ``fence``, the transaction first reads the fence's start count (ordered with the count's own
         transaction) and writes nothing, raising ``SupersededStartError``, when a later start was counted."""
+
+    @abstractmethod
+    async def append_audit(self, entries: Sequence[AuditEntry]) -> list[AuditRecord]:
+        """Append ``entries`` to the store's audit chain, in order, in one transaction that holds the chain's head
+        (appends from every process take turns); returns them as records (their place and hashes)."""
+
+    @abstractmethod
+    async def audit_actions(self, query: AuditQuery) -> list[AuditAction]:
+        """The actions ``query`` selects, newest first: each first record with the record that completed it."""
+
+    @abstractmethod
+    async def audit_chain(self, after: int = 0, limit: int = 1000) -> list[AuditRecord]:
+        """The audit chain's records after ``seq`` ``after``, in order, at most ``limit`` (verification, export)."""
 
     @abstractmethod
     async def usage_counters(self, counters: Sequence[tuple[str, str]]) -> dict[tuple[str, str], tuple[int, int]]:

@@ -7,7 +7,10 @@ the run took the answer.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from tempo_agents.approvals.answer_links.signing import LinkClaims
+from tempo_agents.audit import AuditEntry
 from tempo_agents.store.base import SavedOutcome, Store
 
 __all__ = ["SPENT_KEY_PREFIX", "link_spent", "record_spent"]
@@ -25,7 +28,8 @@ async def link_spent(store: Store, claims: LinkClaims) -> bool:
     return await store.saved_outcome(claims.run_id, _spent_key(claims)) is not None
 
 
-async def record_spent(store: Store, claims: LinkClaims, choice: str) -> None:
-    """Keep that the link was used (by whom, with which choice, for which call)."""
+async def record_spent(store: Store, claims: LinkClaims, choice: str, audit: Sequence[AuditEntry] = ()) -> None:
+    """Keep that the link was used (by whom, with which choice, for which call), with its ``audit`` records in the
+    same transaction."""
     used = {"principal": claims.principal, "choice": choice, "toolCallId": claims.tool_call_id}
-    await store.record(claims.run_id, [], [], SavedOutcome(_spent_key(claims), used))
+    await store.record(claims.run_id, [], [], SavedOutcome(_spent_key(claims), used), audit=audit)

@@ -13,6 +13,7 @@ import os
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from tempo_agents.cli.api.audit import add_audit_command
 from tempo_agents.cli.api.client import DEFAULT_URL, ApiClient, ApiCommandError, parse_headers
 from tempo_agents.cli.api.output import Output, table
 from tempo_agents.cli.api.schedules import add_schedule_group
@@ -115,6 +116,7 @@ def add_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
     compare.add_argument("b", metavar="RUN_B")
 
     add_schedule_group(groups, _command)
+    add_audit_command(groups, _command)
 
 
 def _command(

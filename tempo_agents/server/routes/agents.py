@@ -17,6 +17,7 @@ from starlette.responses import StreamingResponse
 
 from tempo_agents.agent.agent import Agent
 from tempo_agents.server.access.visibility import scoped
+from tempo_agents.server.audit.intents import note_audit
 from tempo_agents.server.auth import principal
 from tempo_agents.server.bodies import ApproveBody, DeclineBody, ObserveBody, ResumeBody, StreamBody
 from tempo_agents.server.dependencies import PRINTABLE, AppDep, RequestContextDep, find_agent
@@ -56,6 +57,7 @@ async def get_agent(app: AppDep, agent_id: str, _: RequestContextDep) -> dict[st
 async def stream(app: AppDep, agent_id: str, body: StreamBody, request: Request) -> StreamingResponse:
     agent = find_agent(app, agent_id)
     started = await start_run(app, agent, start_request(app, agent, body), principal(request))
+    await note_audit(request, target=started.run_id)
     return stream_response(started, chunk_wire, headers=thread_headers(started))
 
 
@@ -63,6 +65,7 @@ async def stream(app: AppDep, agent_id: str, body: StreamBody, request: Request)
 async def generate(app: AppDep, agent_id: str, body: StreamBody, request: Request) -> dict[str, Any]:
     agent = find_agent(app, agent_id)
     started = await start_run(app, agent, start_request(app, agent, body), principal(request))
+    await note_audit(request, target=started.run_id)
     return full_output(await started.result())
 
 

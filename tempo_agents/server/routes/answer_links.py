@@ -23,6 +23,7 @@ from tempo_agents.approvals import AnswerLinks, LinkClaims, LinkRefusedError, ar
 from tempo_agents.client.app import App
 from tempo_agents.client.resume import check_answerer
 from tempo_agents.errors import ConfigurationError, ResumeError
+from tempo_agents.server.audit.intents import completion_entries, mark_completed, note_audit
 from tempo_agents.server.dependencies import AppDep
 from tempo_agents.server.errors import api_error_from
 from tempo_agents.server.pending_view import shown_call
@@ -179,6 +180,9 @@ async def answer(app: AppDep, token: str, request: Request) -> HTMLResponse:
     """Give the link's answer, once, under its principal."""
     try:
         claims = _verified(app, token)
+        await note_audit(
+            request, target=f"{claims.run_id}/{claims.tool_call_id}", principal=claims.principal, run=claims.run_id
+        )
         groups = _groups(request, claims.principal)
         call, pending = await _waiting_call(app, claims)
         await _needs_sign_in(app, claims, call)
@@ -208,7 +212,8 @@ async def answer(app: AppDep, token: str, request: Request) -> HTMLResponse:
         if answered_by is not None:
             reason = f"This call was answered already (by {answered_by}); this link answers nothing more."
         return _refused(reason, refused.status)
-    await record_spent(app.store, claims, choice.name)
+    await record_spent(app.store, claims, choice.name, audit=completion_entries(request))  # one transaction
+    mark_completed(request)
     word = _ACTION_WORDS[choice.action]
     done = f'<p id="done">{html.escape(word)}: sent. Thank you.</p>'
     return _page("Answered", await _summary(app, claims, call) + done)

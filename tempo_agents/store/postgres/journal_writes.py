@@ -15,6 +15,7 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
+from tempo_agents.audit import AuditEntry
 from tempo_agents.store.base import (
     ChunkWrite,
     SavedOutcome,
@@ -24,6 +25,7 @@ from tempo_agents.store.base import (
     WaitingChange,
     to_json,
 )
+from tempo_agents.store.postgres.audit_trail import append_in
 from tempo_agents.store.postgres.connections import Conn, PostgresConnections
 from tempo_agents.store.postgres.failures import Attempt
 from tempo_agents.store.postgres.journal_reads import OUTCOME, opened_outcome
@@ -88,6 +90,7 @@ async def record(
     waiting: WaitingChange | None,
     charges: Sequence[UsageCharge],
     fence: StartFence | None,
+    audit: Sequence[AuditEntry] = (),
 ) -> tuple[list[int], int]:
     """:meth:`~tempo_agents.store.base.Store.record` in one transaction; returns the chunks' offsets and the run's
     last offset (-1 without chunks). Tried again in place only when repeating it is harmless: no usage charges,
@@ -103,10 +106,12 @@ async def record(
                 fence.check(run_id, None if counted is None else json.loads(counted[0]))  # a count: in clear
             done = await record_in(conn, db.columns, run_id, entries, writes, outcome, charges)
             await change_waiting(conn, db.columns, run_id, writes, waiting)
+            await append_in(conn, audit)  # the chain's head last: every writer takes its locks in one order
             attempt.committing = True
         return done
 
-    return await db.run(op, idempotent=not charges and all(w.key is not None for w in writes))
+    repeatable = not charges and not audit and all(w.key is not None for w in writes)
+    return await db.run(op, idempotent=repeatable)
 
 
 async def saved_or_counted(

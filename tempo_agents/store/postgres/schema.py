@@ -138,6 +138,34 @@ MIGRATIONS: tuple[str, ...] = (
     );
     CREATE INDEX run_expiries_due ON tempo_agents.run_expiries (expires_at);
     """,
+    # 7: the audit trail (a hash chain) and its head, the row every append locks so appends take turns.
+    """
+    CREATE TABLE tempo_agents.audit (
+        seq bigint PRIMARY KEY,
+        id text NOT NULL UNIQUE,
+        at text NOT NULL,
+        principal text,
+        tenant text,
+        action text NOT NULL,
+        target text,
+        outcome text NOT NULL,
+        status integer,
+        code text,
+        client text,
+        user_agent text,
+        completes text,
+        prev_hash text NOT NULL,
+        hash text NOT NULL
+    );
+    CREATE INDEX audit_completes ON tempo_agents.audit (completes);
+    CREATE INDEX audit_at ON tempo_agents.audit (at);
+    CREATE TABLE tempo_agents.audit_head (
+        only_row boolean PRIMARY KEY DEFAULT true CHECK (only_row),
+        seq bigint NOT NULL,
+        hash text NOT NULL
+    );
+    INSERT INTO tempo_agents.audit_head (seq, hash) VALUES (0, repeat('0', 64));
+    """,
 )
 """Schema versions, in order: version N is ``MIGRATIONS[N - 1]``. Append; never edit one that shipped."""
 

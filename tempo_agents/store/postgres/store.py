@@ -11,6 +11,7 @@ import asyncio
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from tempo_agents.audit import AuditAction, AuditEntry, AuditQuery, AuditRecord
 from tempo_agents.store._waiters import Waiter
 from tempo_agents.store.base import (
     AnsweredCalls,
@@ -28,6 +29,7 @@ from tempo_agents.store.base import (
 )
 from tempo_agents.store.key_rotation import RotatedTable, rotate_keys
 from tempo_agents.store.postgres import (
+    audit_trail,
     erasure,
     journal_reads,
     journal_writes,
@@ -124,13 +126,25 @@ class PostgresStore(Store):
         waiting: WaitingChange | None = None,
         charges: Sequence[UsageCharge] = (),
         fence: StartFence | None = None,
+        audit: Sequence[AuditEntry] = (),
     ) -> list[int]:
-        if not (entries or writes or outcome or waiting or charges):
+        if not (entries or writes or outcome or waiting or charges or audit):
             return []
-        offsets, last = await journal_writes.record(self._db, run_id, entries, writes, outcome, waiting, charges, fence)
+        offsets, last = await journal_writes.record(
+            self._db, run_id, entries, writes, outcome, waiting, charges, fence, audit
+        )
         if writes and self._listener is not None:
             self._listener.wake_up_to(run_id, last)  # readers in this process need not wait for the NOTIFY
         return offsets
+
+    async def append_audit(self, entries: Sequence[AuditEntry]) -> list[AuditRecord]:
+        return await audit_trail.append_audit(self._db, entries)
+
+    async def audit_actions(self, query: AuditQuery) -> list[AuditAction]:
+        return await audit_trail.audit_actions(self._db, query)
+
+    async def audit_chain(self, after: int = 0, limit: int = 1000) -> list[AuditRecord]:
+        return await audit_trail.audit_chain(self._db, after, limit)
 
     async def read_chunks(self, run_id: str, offset: int = 0, limit: int = 1000) -> list[JournalEntry]:
         return await journal_reads.read_chunks(self._db, run_id, offset, limit)

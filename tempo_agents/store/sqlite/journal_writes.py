@@ -7,9 +7,11 @@ import sqlite3
 from collections.abc import Sequence
 from typing import Any
 
+from tempo_agents.audit import AuditEntry
 from tempo_agents.store import base
 from tempo_agents.store.base import ChunkWrite, SavedOutcome, TranscriptEntry, to_json
 from tempo_agents.store.sealed_columns import JOURNAL, SealedColumns
+from tempo_agents.store.sqlite.audit_trail import append_in
 from tempo_agents.store.sqlite.connections import SQLiteConnections
 from tempo_agents.store.sqlite.journal_reads import read_outcome
 from tempo_agents.store.sqlite.waiting_calls import change_waiting
@@ -53,6 +55,7 @@ async def record(
     waiting: base.WaitingChange | None,
     charges: Sequence[base.UsageCharge],
     fence: base.StartFence | None,
+    audit: Sequence[AuditEntry] = (),
 ) -> list[int]:
     """:meth:`~tempo_agents.store.base.Store.record` in one transaction; returns the chunks' offsets."""
 
@@ -64,6 +67,7 @@ async def record(
                 fence.check(run_id, counted)
             offsets = record_in(db, connections.columns, run_id, entries, writes, outcome, charges)
             change_waiting(db, connections.columns, run_id, writes, waiting)
+            append_in(db, audit)
         except BaseException:
             db.execute("ROLLBACK")
             raise

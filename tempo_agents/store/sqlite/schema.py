@@ -91,6 +91,25 @@ CREATE TABLE IF NOT EXISTS usage_counters (
     cost_nanos INTEGER NOT NULL,
     PRIMARY KEY (scope, period)
 );
+CREATE TABLE IF NOT EXISTS audit (
+    seq INTEGER PRIMARY KEY,
+    id TEXT NOT NULL UNIQUE,
+    at TEXT NOT NULL,
+    principal TEXT,
+    tenant TEXT,
+    action TEXT NOT NULL,
+    target TEXT,
+    outcome TEXT NOT NULL,
+    status INTEGER,
+    code TEXT,
+    client TEXT,
+    user_agent TEXT,
+    completes TEXT,
+    prev_hash TEXT NOT NULL,
+    hash TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS audit_completes ON audit (completes);
+CREATE INDEX IF NOT EXISTS audit_at ON audit (at);
 CREATE TABLE IF NOT EXISTS thread_state (
     thread_id TEXT NOT NULL,
     type TEXT NOT NULL,

@@ -11,11 +11,13 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from tempo_agents.audit import AuditAction, AuditEntry, AuditQuery, AuditRecord
 from tempo_agents.store import base
 from tempo_agents.store.base import ChunkWrite, JournalEntry, Resources, SavedOutcome, Store, TranscriptEntry
 from tempo_agents.store.key_rotation import RotatedTable, rotate_keys
 from tempo_agents.store.sealed_columns import SealedColumns, StoreKeys
 from tempo_agents.store.sqlite import (
+    audit_trail,
     erasure,
     journal_reads,
     journal_writes,
@@ -61,8 +63,11 @@ class SQLiteStore(Store):
         waiting: base.WaitingChange | None = None,
         charges: Sequence[base.UsageCharge] = (),
         fence: base.StartFence | None = None,
+        audit: Sequence[AuditEntry] = (),
     ) -> list[int]:
-        offsets = await journal_writes.record(self._db, run_id, entries, writes, outcome, waiting, charges, fence)
+        offsets = await journal_writes.record(
+            self._db, run_id, entries, writes, outcome, waiting, charges, fence, audit
+        )
         if writes:
             self._watcher.notify(run_id)
         return offsets
@@ -78,6 +83,15 @@ class SQLiteStore(Store):
             return
         await self._db.ready()  # the writer creates the journal table the watcher reads
         await self._watcher.wait(run_id, offset, timeout)
+
+    async def append_audit(self, entries: Sequence[AuditEntry]) -> list[AuditRecord]:
+        return await audit_trail.append_audit(self._db, entries)
+
+    async def audit_actions(self, query: AuditQuery) -> list[AuditAction]:
+        return await audit_trail.audit_actions(self._db, query)
+
+    async def audit_chain(self, after: int = 0, limit: int = 1000) -> list[AuditRecord]:
+        return await audit_trail.audit_chain(self._db, after, limit)
 
     async def usage_counters(self, counters: Sequence[tuple[str, str]]) -> dict[tuple[str, str], tuple[int, int]]:
         return await journal_reads.usage_counters(self._db, counters)

@@ -1,9 +1,10 @@
 // The dashboard's entry: sign-in when the server has tokens, the live feed, and the views by location hash
-// (#/inbox, #/runs, #/runs/<runId>, #/compare/<runA>/<runB>, #/schedules,
+// (#/inbox, #/runs, #/runs/<runId>, #/compare/<runA>/<runB>, #/schedules, #/audit,
 // #/threads/<threadId>?resourceId=<resourceId>).
 
 import { ApiError, get, onTokenNeeded, setToken, token, useProviderSignIn } from "./api.js";
 import { answeredView } from "./answered.js";
+import { auditView } from "./audit.js";
 import { compareView } from "./compare.js";
 import { h } from "./dom.js";
 import { feed } from "./feed.js";
@@ -60,6 +61,7 @@ function route() {
     shown = threadView(main, decodeURIComponent(rest.join("/")), resourceId, { signal });
   } else if (section === "answered") shown = answeredView(main, { signal });
   else if (section === "schedules") shown = schedulesView(main, { signal });
+  else if (section === "audit") shown = auditView(main, { signal });
   else shown = inboxView(main, { signal });
   Promise.resolve(shown).catch((error) => {
     if (signal.aborted) return;

@@ -1,0 +1,159 @@
+"""The completion: the :class:`AuditTrail` middleware records how each recorded action ended, and the requests refused
+before any route ran for want of a valid token (``sign-in``, 401).
+
+It sits outside the token check, so it sees every answer. A changing route refused before its intent was recorded (its
+``authorize`` hook said no) is recorded in one record; any other 401 is a refused
+``sign-in``. When a
+route recorded an intent (:mod:`~tempo_agents.server.audit.intents`), the middleware appends its completion before the
+answer's first byte leaves: ``done`` for a 2xx or 3xx answer (an SSE stream's start included), ``refused`` with the
+status and the answer's error ``code`` for a 4xx, ``failed`` for a 5xx or an exception. An error answer is held until
+its body is read (its ``code`` is in it); it is small. A completion the store cannot take is logged and the answer goes
+on: the intent already says the action was tried.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from typing import Any
+from urllib.parse import parse_qsl
+
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from tempo_agents.audit import DONE, FAILED, REFUSED, AuditEntry, Outcome
+from tempo_agents.errors import StoreUnavailableError
+from tempo_agents.identity import Principal
+from tempo_agents.server.audit.actions import Seen, action_of
+from tempo_agents.server.audit.intents import STATE_KEY, PendingAction
+
+__all__ = ["SIGN_IN", "AuditTrail"]
+
+SIGN_IN = "sign-in"
+"""The action of a request refused for want of a valid token (401)."""
+
+_log = logging.getLogger("tempo_agents.server.audit")
+
+
+def _outcome(status: int) -> Outcome:
+    return DONE if status < 400 else REFUSED if status < 500 else FAILED
+
+
+def _code(body: bytes) -> str | None:
+    try:
+        found = json.loads(body)
+    except ValueError:
+        return None
+    code = found.get("code") if isinstance(found, dict) else None
+    return code if isinstance(code, str) else None
+
+
+def _header(scope: Scope, name: bytes) -> str | None:
+    for key, value in scope.get("headers", ()):
+        if key == name:
+            return str(value.decode("latin-1"))
+    return None
+
+
+class _Answer:
+    """One request's answer as it is sent: completes the action when its status (and, for an error, its body) is
+    known."""
+
+    def __init__(self, scope: Scope, send: Send) -> None:
+        self.scope = scope
+        self._send = send
+        self.started = False
+        self._held: Message | None = None
+        self._body = b""
+
+    async def send(self, message: Message) -> None:
+        if message["type"] == "http.response.start":
+            self.started = True
+            status = int(message["status"])
+            if status < 400:
+                await self.complete(status, None)
+            else:
+                self._held = message
+                return
+        elif message["type"] == "http.response.body" and self._held is not None:
+            self._body += message.get("body", b"")
+            if message.get("more_body", False):
+                return
+            held, self._held = self._held, None
+            await self.complete(int(held["status"]), _code(self._body))
+            await self._send(held)
+            message = {**message, "body": self._body}
+        await self._send(message)
+
+    async def complete(self, status: int, code: str | None) -> None:
+        pending = self.scope.get("state", {}).get(STATE_KEY)
+        if isinstance(pending, PendingAction):
+            if not pending.completed:
+                pending.completed = True
+                await self._append(pending.completion(_outcome(status), status, code))
+        elif status == 401:
+            await self._append(self._sign_in_refused(code))
+        elif (refused := self._refused_before_intent(status, code)) is not None:
+            await self._append(refused)
+
+    def _refused_before_intent(self, status: int, code: str | None) -> AuditEntry | None:
+        """A changing route refused before its intent was recorded (by ``authorize``, e.g. a 403): one record, from
+        what the path and the query say."""
+        action = action_of(getattr(self.scope.get("route"), "endpoint", None))
+        if action is None or status < 400:
+            return None
+        query = dict(parse_qsl(self.scope.get("query_string", b"").decode("latin-1")))
+        seen = Seen(self.scope.get("path_params", {}), {}, query)
+        state = self.scope.get("state", {})
+        identity = state.get("identity")
+        who = identity.name if isinstance(identity, Principal) else state.get("principal")
+        client = self.scope.get("client")
+        return AuditEntry(
+            action=action.name(seen),
+            target=action.target(seen),
+            outcome=_outcome(status),
+            principal=who if isinstance(who, str) else None,
+            tenant=action.tenant(seen) if action.tenant is not None else None,
+            status=status,
+            code=code,
+            client=client[0] if client else None,
+            user_agent=_header(self.scope, b"user-agent"),
+        )
+
+    def _sign_in_refused(self, code: str | None) -> AuditEntry:
+        client = self.scope.get("client")
+        return AuditEntry(
+            action=SIGN_IN,
+            target=f"{self.scope.get('method', '')} {self.scope.get('path', '')}",
+            outcome=REFUSED,
+            status=401,
+            code=code,
+            client=client[0] if client else None,
+            user_agent=_header(self.scope, b"user-agent"),
+        )
+
+    async def _append(self, entry: AuditEntry) -> None:
+        api: Any = self.scope.get("app")
+        try:
+            await api.state.tempo_app.store.append_audit([entry])
+        except StoreUnavailableError as error:
+            _log.warning("audit record %s %s not written: %s", entry.action, entry.target, error.message)
+
+
+class AuditTrail:
+    """ASGI middleware: completes every recorded action and records refused sign-ins (module docstring)."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        scope.setdefault("state", {})  # one state for every layer, even one that copies the scope
+        answer = _Answer(scope, send)
+        try:
+            await self.app(scope, receive, answer.send)
+        except BaseException:
+            if not answer.started:
+                await answer.complete(500, None)
+            raise

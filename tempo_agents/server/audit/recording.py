@@ -1,0 +1,60 @@
+"""The intent: a route that changes something records what it is about to do before it does it.
+
+:func:`record_intent` is a dependency every router of the API carries (after the authorization hook, so the
+principal is known, and after the body is read): for a route with an action
+(:data:`~tempo_agents.server.audit.actions.ROUTE_ACTIONS`) it appends a ``pending`` record and keeps it in
+``request.state`` as a :class:`~tempo_agents.server.audit.intents.PendingAction`, which the
+:class:`~tempo_agents.server.audit.completion.AuditTrail` middleware completes with the answer's outcome. A store
+that cannot take the intent refuses the request (503) before anything changes.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from fastapi import Request
+
+from tempo_agents.audit import PENDING, AuditEntry
+from tempo_agents.client.app import App
+from tempo_agents.server.audit.actions import Seen, action_of
+from tempo_agents.server.audit.intents import STATE_KEY, PendingAction, requester, run_tenant
+
+__all__ = ["record_intent"]
+
+
+async def _json_body(request: Request) -> Any:
+    raw = await request.body()  # the route's own read is cached on the request: this reads nothing again
+    if not raw or "json" not in request.headers.get("content-type", "json"):
+        return {}
+    try:
+        return json.loads(raw)
+    except ValueError:
+        return {}
+
+
+def _client(request: Request) -> str | None:
+    return request.client.host if request.client is not None else None
+
+
+async def record_intent(request: Request) -> None:
+    """Record the intent of the route's action, if it has one (module docstring)."""
+    action = action_of(getattr(request.scope.get("route"), "endpoint", None))
+    if action is None:
+        return
+    seen = Seen.of(request, await _json_body(request))
+    app: App = request.app.state.tempo_app
+    tenant = action.tenant(seen) if action.tenant is not None else None
+    if tenant is None and action.run is not None:
+        tenant = await run_tenant(app, action.run(seen))
+    intent = AuditEntry(
+        action=action.name(seen),
+        target=action.target(seen),
+        outcome=PENDING,
+        principal=requester(request),
+        tenant=tenant,
+        client=_client(request),
+        user_agent=request.headers.get("user-agent"),
+    )
+    await app.store.append_audit([intent])
+    setattr(request.state, STATE_KEY, PendingAction(intent, intent.target, intent.principal, tenant))
