@@ -5,17 +5,25 @@ accepts."""
 from __future__ import annotations
 
 import ast
+import asyncio
+import base64
+import builtins
+import inspect
+import json
 import re
 import shlex
+import shutil
 import subprocess
 import sys
+from contextlib import ExitStack
 from pathlib import Path
 
 import pytest
 from temporalio.testing import WorkflowEnvironment
 
 from tempo_agents.cli.main import build_parser
-from tests.support.docs_site import ROOT, code_blocks, page_sources
+from tests.support.docs_site import ROOT, PythonBlock, code_blocks, page_sources, python_blocks
+from tests.support.docs_stand_ins import ENVIRONMENT, local_mcp_servers, stand_ins
 
 FIRST_AGENT = ROOT / "examples" / "first_agent.py"
 
@@ -62,10 +70,69 @@ def test_an_example_program_runs(name: str, temporal_env: WorkflowEnvironment, t
     assert [line for line, expected in zip(printed, PROGRAMS[name], strict=True) if expected not in line] == []
 
 
-@pytest.mark.parametrize(("page", "code"), code_blocks("python"), ids=lambda value: getattr(value, "stem", ""))
-def test_every_python_block_compiles(page: Path, code: str) -> None:
-    """A block is compiled as Python (awaits at its top level allowed: the docs show calls from an async body)."""
-    compile(code, str(page), "exec", flags=ast.PyCF_ALLOW_TOP_LEVEL_AWAIT, dont_inherit=True)
+BLOCKS = [block for block in python_blocks() if not block.included]
+"""The Python blocks written on the pages themselves (the included programs run above, whole)."""
+FRAGMENTS_AT_MOST = 12
+"""Blocks marked ``<!-- fragment: why -->``: each continues a run its page has set up in prose, so it cannot run
+alone. Kept few: a block that can run is run."""
+
+
+def _free_names(code: str) -> set[str]:
+    """Names ``code`` reads but never binds (nor are they builtins): what it needs from its page."""
+    tree = ast.parse(code)
+    bound = set(dir(builtins))
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
+            bound.add(node.id)
+        elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            bound.add(node.name)
+        elif isinstance(node, ast.arg):
+            bound.add(node.arg)
+        elif isinstance(node, ast.alias):
+            bound.add((node.asname or node.name).split(".")[0])
+    read = {node.id for node in ast.walk(tree) if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load)}
+    return read - bound
+
+
+def test_only_blocks_that_cannot_run_alone_are_fragments() -> None:
+    fragments = [block for block in BLOCKS if block.fragment]
+    assert len(fragments) <= FRAGMENTS_AT_MOST, [str(block) for block in fragments]
+    programs = [str(block) for block in fragments if not _free_names(block.code) - set(stand_ins())]
+    assert programs == []  # a fragment needs a name its page sets up in prose (a run, a connected App)
+
+
+@pytest.mark.parametrize("block", [block for block in BLOCKS if block.fragment], ids=str)
+def test_a_fragment_compiles(block: PythonBlock) -> None:
+    """A fragment is compiled as Python (awaits at its top level allowed: it shows calls from an async body)."""
+    compile(block.code, str(block.page), "exec", flags=ast.PyCF_ALLOW_TOP_LEVEL_AWAIT, dont_inherit=True)
+
+
+@pytest.mark.parametrize("block", [block for block in BLOCKS if not block.fragment], ids=str)
+def test_a_block_runs(
+    block: PythonBlock, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest
+) -> None:
+    """The block runs in a namespace holding the names its page introduced before it, in a folder of its own
+    (where ``myapp/`` is the file-defined App of examples/ and ``keys.json`` a keys file), its servers the tests'
+    own: the dev server for the Temporal address it connects to, local MCP servers for its MCP servers."""
+    for name, value in ENVIRONMENT.items():
+        monkeypatch.setenv(name, value)
+    shutil.copytree(ROOT / "examples" / "fs_app", tmp_path / "myapp")
+    (tmp_path / "keys.json").write_text(
+        json.dumps({"keys": [{"id": "k1", "key": base64.b64encode(b"k" * 32).decode()}]})
+    )
+    monkeypatch.chdir(tmp_path)
+    with ExitStack() as stack:
+        if "mcp_tools(" in block.code:
+            for name, value in stack.enter_context(local_mcp_servers(tmp_path)).items():
+                monkeypatch.setenv(name, value)
+        source = block.code
+        if "app.connect(" in source:
+            env: WorkflowEnvironment = request.getfixturevalue("temporal_env")
+            source = source.replace("temporal:7233", env.client.service_client.config.target_host)
+        code = compile(source, str(block.page), "exec", flags=ast.PyCF_ALLOW_TOP_LEVEL_AWAIT, dont_inherit=True)
+        awaited = eval(code, stand_ins())  # the docs' own code, run as a reader would
+        if inspect.iscoroutine(awaited):
+            asyncio.run(awaited)
 
 
 def _command_lines(script: str) -> list[list[str]]:

@@ -6,10 +6,22 @@ from __future__ import annotations
 import re
 import subprocess
 import sys
+from dataclasses import dataclass
 from html.parser import HTMLParser
 from pathlib import Path
 
-__all__ = ["DOCS", "ROOT", "BuiltPage", "build_site", "code_blocks", "expanded", "page_sources", "read_page"]
+__all__ = [
+    "DOCS",
+    "ROOT",
+    "BuiltPage",
+    "PythonBlock",
+    "build_site",
+    "code_blocks",
+    "expanded",
+    "page_sources",
+    "python_blocks",
+    "read_page",
+]
 
 ROOT = Path(__file__).resolve().parents[2]
 DOCS = ROOT / "docs"
@@ -80,4 +92,33 @@ def code_blocks(language: str) -> list[tuple[Path, str]]:
     for page in page_sources():
         found = FENCE.findall(expanded(page.read_text()))
         blocks += [(page, code) for attributed, plain, code in found if (attributed or plain) == language]
+    return blocks
+
+
+MARKED_FENCE = re.compile(r"^(?:<!-- fragment: ([^\n]*?) -->\n)?```(?:\{\.(\w+)[^}]*\}|(\w*))\n(.*?)^```$", re.M | re.S)
+"""A fenced block and the ``<!-- fragment: why -->`` line just above it, if it has one."""
+
+
+@dataclass(frozen=True)
+class PythonBlock:
+    """A Python block of a page: its code (includes expanded), whether it is a file of examples/ the page includes
+    (a whole program, run as one) and, for a fragment that cannot run alone, the reason its page gives."""
+
+    page: Path
+    code: str
+    included: bool
+    fragment: str | None
+
+    def __str__(self) -> str:
+        return f"{self.page.relative_to(DOCS)}:{self.code.splitlines()[0] if self.code else ''}"
+
+
+def python_blocks() -> list[PythonBlock]:
+    """Every Python block on the site's pages, in page order."""
+    blocks: list[PythonBlock] = []
+    for page in page_sources():
+        for fragment, attributed, plain, code in MARKED_FENCE.findall(page.read_text()):
+            if (attributed or plain) == "python":
+                included = code.startswith('--8<-- "examples/')
+                blocks.append(PythonBlock(page, expanded(code), included, fragment or None))
     return blocks
