@@ -10,20 +10,27 @@ import base64
 import builtins
 import inspect
 import json
+import os
 import re
 import shlex
 import shutil
 import subprocess
 import sys
+import time
+from collections.abc import Callable
 from contextlib import ExitStack
 from pathlib import Path
+from typing import Any
 
+import httpx
 import pytest
 from temporalio.testing import WorkflowEnvironment
 
+from tempo_agents._ports import free_port
 from tempo_agents.cli.main import build_parser
 from tests.support.docs_site import ROOT, PythonBlock, code_blocks, page_sources, python_blocks
 from tests.support.docs_stand_ins import ENVIRONMENT, local_mcp_servers, stand_ins
+from tests.support.slack_server import FakeSlack, block_actions, fake_slack, signed_request
 
 FIRST_AGENT = ROOT / "examples" / "first_agent.py"
 
@@ -52,11 +59,64 @@ PROGRAMS = {
 
 def test_every_example_program_the_docs_include_is_run_here() -> None:
     included = {name for _, name in re.findall(r'--8<-- "(examples/)([^"/]+\.py)"', _all_pages())}
-    assert included == set(PROGRAMS)
+    assert included == {*PROGRAMS, SLACK_PROGRAM.name}
 
 
 def _all_pages() -> str:
     return "\n".join(page.read_text() for page in page_sources())
+
+
+SLACK_PROGRAM = ROOT / "examples" / "slack_approval.py"
+SLACK_SECRET = "signing-secret-of-the-tutorial"
+
+
+def test_the_slack_tutorial_waits_for_a_click_in_slack(temporal_env: WorkflowEnvironment, tmp_path: Path) -> None:
+    """The tutorial's program against a local server playing Slack: the request is posted with the bot token,
+    alice's signed click on Approve reaches the program's API, and the run goes on to its end."""
+    address = temporal_env.client.service_client.config.target_host
+    program = tmp_path / SLACK_PROGRAM.name
+    program.write_text(SLACK_PROGRAM.read_text().replace("localhost:7233", address))
+    with fake_slack(FakeSlack("xoxb-tutorial", {})) as slack:
+        port = free_port()
+        settings = {"SLACK_BOT_TOKEN": "xoxb-tutorial", "SLACK_CHANNEL": "C0TUTORIAL", "SLACK_ALICE": "U0ALICE"}
+        environment = {
+            **os.environ,
+            **settings,
+            "SLACK_SIGNING_SECRET": SLACK_SECRET,
+            "LINK_SECRET": "link-secret-of-the-tutorial",
+            "SLACK_API_URL": slack.api_url,
+            "PUBLIC_URL": f"http://127.0.0.1:{port}",
+            "PORT": str(port),
+        }
+        running = subprocess.Popen(
+            [sys.executable, str(program)], cwd=tmp_path, env=environment, stdout=subprocess.PIPE, text=True
+        )
+        try:
+            assert running.stdout is not None
+            assert running.stdout.readline().strip() == "suspended"
+            [posted] = _when(lambda: slack.posted)
+            assert posted["channel"] == "C0TUTORIAL"
+            [actions] = [block for block in posted["blocks"] if block["type"] == "actions"]
+            [approve] = [button["value"] for button in actions["elements"] if button["action_id"] == "answer:approve"]
+            click = block_actions("U0ALICE", "answer:approve", approve, slack.response_url("alice"))
+            body, headers = signed_request(SLACK_SECRET, click)
+            answered = httpx.post(f"http://127.0.0.1:{port}/api/slack/interactions", content=body, headers=headers)
+            assert answered.status_code == 200, answered.text
+            printed, _ = running.communicate(timeout=90)
+        finally:
+            running.kill()
+            running.wait(10)
+        assert running.returncode == 0
+        assert printed.splitlines()[-1] == "stop Refunded 120 on order 1187."
+        assert slack.responses["alice"][0]["text"] == "Approved by @alice"
+
+
+def _when(found: Callable[[], list[dict[str, Any]]]) -> list[dict[str, Any]]:
+    deadline = time.monotonic() + 60
+    while not found():
+        assert time.monotonic() < deadline, "nothing was posted to Slack"
+        time.sleep(0.1)
+    return found()
 
 
 @pytest.mark.parametrize("name", sorted(PROGRAMS))

@@ -122,6 +122,7 @@ def test_the_http_reference_holds_every_operation_of_the_openapi_document(site: 
         ("get-started/first-agent.html", "first_agent.py"),
         ("tutorials/waiting-for-people.html", "waiting_for_people.py"),
         ("how-to/edit-then-approve.html", "edit_then_approve.py"),
+        ("tutorials/slack-approval.html", "slack_approval.py"),
     ],
 )
 def test_an_included_example_is_shown_whole(site: Path, page: str, example: str) -> None:
