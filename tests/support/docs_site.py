@@ -4,6 +4,7 @@ ids of a built page."""
 from __future__ import annotations
 
 import re
+import shlex
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -15,6 +16,7 @@ __all__ = [
     "ROOT",
     "BuiltPage",
     "PythonBlock",
+    "build_command",
     "build_site",
     "code_blocks",
     "expanded",
@@ -27,10 +29,24 @@ ROOT = Path(__file__).resolve().parents[2]
 DOCS = ROOT / "docs"
 
 
+SCRIPT = ROOT / "scripts" / "docs"
+
+
+def build_command(site_dir: Path) -> list[str]:
+    """The command ``scripts/docs build DIR`` runs once its venv is ready (read from the script's ``build)`` arm, so
+    the tests build the site exactly as the script does), with this interpreter's mkdocs and ``DIR`` given."""
+    arm = re.search(r"^\s*build\) exec (.+?) ;;$", SCRIPT.read_text(), re.M)
+    assert arm is not None, "scripts/docs has no build) arm"
+    words = shlex.split(arm.group(1))
+    assert words[0] == ".venv/bin/mkdocs", words
+    return [sys.executable, "-m", "mkdocs", *(str(site_dir) if word == "${2:-site}" else word for word in words[1:])]
+
+
 def build_site(site_dir: Path) -> str:
-    """``mkdocs build --strict`` into ``site_dir``; its output (the build must succeed)."""
+    """``scripts/docs build site_dir`` (the script's own command; its venv is this one); its output (the build
+    must succeed)."""
     done = subprocess.run(
-        [sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(site_dir)],
+        build_command(site_dir),
         cwd=ROOT,
         capture_output=True,
         text=True,
