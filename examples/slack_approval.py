@@ -13,13 +13,14 @@ from tempo_agents import (
     Agent,
     AnswerLinks,
     App,
+    NotificationSettings,
     ScriptedModel,
     ScriptedResponse,
     ScriptedToolCall,
+    SlackChannel,
     ToolContext,
     create_tool,
 )
-from tempo_agents.notifications import NotificationSettings, SlackChannel
 from tempo_agents.server import create_server
 
 
