@@ -20,6 +20,7 @@ import time
 from collections.abc import Callable
 from contextlib import ExitStack
 from pathlib import Path
+from types import CodeType
 from typing import Any
 
 import httpx
@@ -185,14 +186,22 @@ def test_a_block_runs(
         if "mcp_tools(" in block.code:
             for name, value in stack.enter_context(local_mcp_servers(tmp_path)).items():
                 monkeypatch.setenv(name, value)
-        source = block.code
-        if "app.connect(" in source:
+        source, address = block.code, None
+        if "await app." in source:  # its page's App, connected to the dev server (or the address it names)
             env: WorkflowEnvironment = request.getfixturevalue("temporal_env")
-            source = source.replace("temporal:7233", env.client.service_client.config.target_host)
+            address = env.client.service_client.config.target_host
+            source = source.replace("temporal:7233", address)
         code = compile(source, str(block.page), "exec", flags=ast.PyCF_ALLOW_TOP_LEVEL_AWAIT, dont_inherit=True)
-        awaited = eval(code, stand_ins())  # the docs' own code, run as a reader would
-        if inspect.iscoroutine(awaited):
-            asyncio.run(awaited)
+        asyncio.run(_run(code, stand_ins(), None if "app.connect(" in source else address))
+
+
+async def _run(code: CodeType, namespace: dict[str, Any], connect_to: str | None) -> None:
+    """Run ``code`` in ``namespace``, its App first connected to ``connect_to`` (when the block does not connect it)."""
+    if connect_to is not None:
+        await namespace["app"].connect(connect_to)
+    awaited = eval(code, namespace)  # the docs' own code, run as a reader would
+    if inspect.iscoroutine(awaited):
+        await awaited
 
 
 def _command_lines(script: str) -> list[list[str]]:

@@ -76,7 +76,7 @@ def stand_ins() -> dict[str, Any]:
         "create_tool": create_tool,
         "model": model,
         "agent": agent,
-        "app": App(agents=[Agent(id="assistant", model=model)]),
+        "app": App(agents=[Agent(id="assistant", model=model), Agent(id="reporter", model=model)]),
         "triage": Agent(id="triage", model=model),
         "billing": Agent(id="billing", model=model),
         "weather": tool,
