@@ -133,7 +133,7 @@ def test_an_example_program_runs(name: str, temporal_env: WorkflowEnvironment, t
 
 BLOCKS = [block for block in python_blocks() if not block.included]
 """The Python blocks written on the pages themselves (the included programs run above, whole)."""
-FRAGMENTS_AT_MOST = 12
+FRAGMENTS_AT_MOST = 8
 """Blocks marked ``<!-- fragment: why -->``: each continues a run its page has set up in prose, so it cannot run
 alone. Kept few: a block that can run is run."""
 
