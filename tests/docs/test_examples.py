@@ -5,17 +5,33 @@ accepts."""
 from __future__ import annotations
 
 import ast
+import asyncio
+import base64
+import builtins
+import inspect
+import json
+import os
 import re
 import shlex
+import shutil
 import subprocess
 import sys
+import time
+from collections.abc import Callable
+from contextlib import ExitStack
 from pathlib import Path
+from types import CodeType
+from typing import Any
 
+import httpx
 import pytest
 from temporalio.testing import WorkflowEnvironment
 
+from tempo_agents._ports import free_port
 from tempo_agents.cli.main import build_parser
-from tests.support.docs_site import ROOT, code_blocks, page_sources
+from tests.support.docs_site import ROOT, PythonBlock, code_blocks, page_sources, python_blocks
+from tests.support.docs_stand_ins import ENVIRONMENT, local_mcp_servers, stand_ins
+from tests.support.slack_server import FakeSlack, block_actions, fake_slack, signed_request
 
 FIRST_AGENT = ROOT / "examples" / "first_agent.py"
 
@@ -44,11 +60,64 @@ PROGRAMS = {
 
 def test_every_example_program_the_docs_include_is_run_here() -> None:
     included = {name for _, name in re.findall(r'--8<-- "(examples/)([^"/]+\.py)"', _all_pages())}
-    assert included == set(PROGRAMS)
+    assert included == {*PROGRAMS, SLACK_PROGRAM.name}
 
 
 def _all_pages() -> str:
     return "\n".join(page.read_text() for page in page_sources())
+
+
+SLACK_PROGRAM = ROOT / "examples" / "slack_approval.py"
+SLACK_SECRET = "signing-secret-of-the-tutorial"
+
+
+def test_the_slack_tutorial_waits_for_a_click_in_slack(temporal_env: WorkflowEnvironment, tmp_path: Path) -> None:
+    """The tutorial's program against a local server playing Slack: the request is posted with the bot token,
+    alice's signed click on Approve reaches the program's API, and the run goes on to its end."""
+    address = temporal_env.client.service_client.config.target_host
+    program = tmp_path / SLACK_PROGRAM.name
+    program.write_text(SLACK_PROGRAM.read_text().replace("localhost:7233", address))
+    with fake_slack(FakeSlack("xoxb-tutorial", {})) as slack:
+        port = free_port()
+        settings = {"SLACK_BOT_TOKEN": "xoxb-tutorial", "SLACK_CHANNEL": "C0TUTORIAL", "SLACK_ALICE": "U0ALICE"}
+        environment = {
+            **os.environ,
+            **settings,
+            "SLACK_SIGNING_SECRET": SLACK_SECRET,
+            "LINK_SECRET": "link-secret-of-the-tutorial",
+            "SLACK_API_URL": slack.api_url,
+            "PUBLIC_URL": f"http://127.0.0.1:{port}",
+            "PORT": str(port),
+        }
+        running = subprocess.Popen(
+            [sys.executable, str(program)], cwd=tmp_path, env=environment, stdout=subprocess.PIPE, text=True
+        )
+        try:
+            assert running.stdout is not None
+            assert running.stdout.readline().strip() == "suspended"
+            [posted] = _when(lambda: slack.posted)
+            assert posted["channel"] == "C0TUTORIAL"
+            [actions] = [block for block in posted["blocks"] if block["type"] == "actions"]
+            [approve] = [button["value"] for button in actions["elements"] if button["action_id"] == "answer:approve"]
+            click = block_actions("U0ALICE", "answer:approve", approve, slack.response_url("alice"))
+            body, headers = signed_request(SLACK_SECRET, click)
+            answered = httpx.post(f"http://127.0.0.1:{port}/api/slack/interactions", content=body, headers=headers)
+            assert answered.status_code == 200, answered.text
+            printed, _ = running.communicate(timeout=90)
+        finally:
+            running.kill()
+            running.wait(10)
+        assert running.returncode == 0
+        assert printed.splitlines()[-1] == "stop Refunded 120 on order 1187."
+        assert slack.responses["alice"][0]["text"] == "Approved by @alice"
+
+
+def _when(found: Callable[[], list[dict[str, Any]]]) -> list[dict[str, Any]]:
+    deadline = time.monotonic() + 60
+    while not found():
+        assert time.monotonic() < deadline, "nothing was posted to Slack"
+        time.sleep(0.1)
+    return found()
 
 
 @pytest.mark.parametrize("name", sorted(PROGRAMS))
@@ -62,10 +131,77 @@ def test_an_example_program_runs(name: str, temporal_env: WorkflowEnvironment, t
     assert [line for line, expected in zip(printed, PROGRAMS[name], strict=True) if expected not in line] == []
 
 
-@pytest.mark.parametrize(("page", "code"), code_blocks("python"), ids=lambda value: getattr(value, "stem", ""))
-def test_every_python_block_compiles(page: Path, code: str) -> None:
-    """A block is compiled as Python (awaits at its top level allowed: the docs show calls from an async body)."""
-    compile(code, str(page), "exec", flags=ast.PyCF_ALLOW_TOP_LEVEL_AWAIT, dont_inherit=True)
+BLOCKS = [block for block in python_blocks() if not block.included]
+"""The Python blocks written on the pages themselves (the included programs run above, whole)."""
+FRAGMENTS_AT_MOST = 8
+"""Blocks marked ``<!-- fragment: why -->``: each continues a run its page has set up in prose, so it cannot run
+alone. Kept few: a block that can run is run."""
+
+
+def _free_names(code: str) -> set[str]:
+    """Names ``code`` reads but never binds (nor are they builtins): what it needs from its page."""
+    tree = ast.parse(code)
+    bound = set(dir(builtins))
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
+            bound.add(node.id)
+        elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            bound.add(node.name)
+        elif isinstance(node, ast.arg):
+            bound.add(node.arg)
+        elif isinstance(node, ast.alias):
+            bound.add((node.asname or node.name).split(".")[0])
+    read = {node.id for node in ast.walk(tree) if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load)}
+    return read - bound
+
+
+def test_only_blocks_that_cannot_run_alone_are_fragments() -> None:
+    fragments = [block for block in BLOCKS if block.fragment]
+    assert len(fragments) <= FRAGMENTS_AT_MOST, [str(block) for block in fragments]
+    programs = [str(block) for block in fragments if not _free_names(block.code) - set(stand_ins())]
+    assert programs == []  # a fragment needs a name its page sets up in prose (a run, a connected App)
+
+
+@pytest.mark.parametrize("block", [block for block in BLOCKS if block.fragment], ids=str)
+def test_a_fragment_compiles(block: PythonBlock) -> None:
+    """A fragment is compiled as Python (awaits at its top level allowed: it shows calls from an async body)."""
+    compile(block.code, str(block.page), "exec", flags=ast.PyCF_ALLOW_TOP_LEVEL_AWAIT, dont_inherit=True)
+
+
+@pytest.mark.parametrize("block", [block for block in BLOCKS if not block.fragment], ids=str)
+def test_a_block_runs(
+    block: PythonBlock, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest
+) -> None:
+    """The block runs in a namespace holding the names its page introduced before it, in a folder of its own
+    (where ``myapp/`` is the file-defined App of examples/ and ``keys.json`` a keys file), its servers the tests'
+    own: the dev server for the Temporal address it connects to, local MCP servers for its MCP servers."""
+    for name, value in ENVIRONMENT.items():
+        monkeypatch.setenv(name, value)
+    shutil.copytree(ROOT / "examples" / "fs_app", tmp_path / "myapp")
+    (tmp_path / "keys.json").write_text(
+        json.dumps({"keys": [{"id": "k1", "key": base64.b64encode(b"k" * 32).decode()}]})
+    )
+    monkeypatch.chdir(tmp_path)
+    with ExitStack() as stack:
+        if "mcp_tools(" in block.code:
+            for name, value in stack.enter_context(local_mcp_servers(tmp_path)).items():
+                monkeypatch.setenv(name, value)
+        source, address = block.code, None
+        if "await app." in source:  # its page's App, connected to the dev server (or the address it names)
+            env: WorkflowEnvironment = request.getfixturevalue("temporal_env")
+            address = env.client.service_client.config.target_host
+            source = source.replace("temporal:7233", address)
+        code = compile(source, str(block.page), "exec", flags=ast.PyCF_ALLOW_TOP_LEVEL_AWAIT, dont_inherit=True)
+        asyncio.run(_run(code, stand_ins(), None if "app.connect(" in source else address))
+
+
+async def _run(code: CodeType, namespace: dict[str, Any], connect_to: str | None) -> None:
+    """Run ``code`` in ``namespace``, its App first connected to ``connect_to`` (when the block does not connect it)."""
+    if connect_to is not None:
+        await namespace["app"].connect(connect_to)
+    awaited = eval(code, namespace)  # the docs' own code, run as a reader would
+    if inspect.iscoroutine(awaited):
+        await awaited
 
 
 def _command_lines(script: str) -> list[list[str]]:

@@ -19,7 +19,7 @@ import pytest
 import tempo_agents
 from tempo_agents.server import create_server
 from tests.support.browser import SCREENSHOTS
-from tests.support.docs_site import DOCS, ROOT, BuiltPage, build_site, read_page
+from tests.support.docs_site import DOCS, ROOT, BuiltPage, build_command, build_site, read_page
 
 
 @pytest.fixture(scope="module")
@@ -42,6 +42,13 @@ def _target(page: Path, link: str) -> tuple[Path, str]:
         return page, fragment
     target = (page.parent / unquote(address)).resolve()
     return (target / "index.html" if target.is_dir() else target), fragment
+
+
+def test_the_site_is_built_as_scripts_docs_builds_it(site: Path) -> None:
+    """The fixture's build is the script's: strict (a warning fails it) into the folder it is given."""
+    command = build_command(site)
+    assert command[3:5] == ["build", "--strict"] and command[-2:] == ["--site-dir", str(site)]
+    assert (site / "index.html").is_file() and (site / "tutorials" / "slack-approval.html").is_file()
 
 
 def test_every_page_is_reachable_from_the_home_page(site: Path, pages: dict[Path, BuiltPage]) -> None:
@@ -122,6 +129,7 @@ def test_the_http_reference_holds_every_operation_of_the_openapi_document(site: 
         ("get-started/first-agent.html", "first_agent.py"),
         ("tutorials/waiting-for-people.html", "waiting_for_people.py"),
         ("how-to/edit-then-approve.html", "edit_then_approve.py"),
+        ("tutorials/slack-approval.html", "slack_approval.py"),
     ],
 )
 def test_an_included_example_is_shown_whole(site: Path, page: str, example: str) -> None:

@@ -4,21 +4,49 @@ ids of a built page."""
 from __future__ import annotations
 
 import re
+import shlex
 import subprocess
 import sys
+from dataclasses import dataclass
 from html.parser import HTMLParser
 from pathlib import Path
 
-__all__ = ["DOCS", "ROOT", "BuiltPage", "build_site", "code_blocks", "expanded", "page_sources", "read_page"]
+__all__ = [
+    "DOCS",
+    "ROOT",
+    "BuiltPage",
+    "PythonBlock",
+    "build_command",
+    "build_site",
+    "code_blocks",
+    "expanded",
+    "page_sources",
+    "python_blocks",
+    "read_page",
+]
 
 ROOT = Path(__file__).resolve().parents[2]
 DOCS = ROOT / "docs"
 
 
+SCRIPT = ROOT / "scripts" / "docs"
+
+
+def build_command(site_dir: Path) -> list[str]:
+    """The command ``scripts/docs build DIR`` runs once its venv is ready (read from the script's ``build)`` arm, so
+    the tests build the site exactly as the script does), with this interpreter's mkdocs and ``DIR`` given."""
+    arm = re.search(r"^\s*build\) exec (.+?) ;;$", SCRIPT.read_text(), re.M)
+    assert arm is not None, "scripts/docs has no build) arm"
+    words = shlex.split(arm.group(1))
+    assert words[0] == ".venv/bin/mkdocs", words
+    return [sys.executable, "-m", "mkdocs", *(str(site_dir) if word == "${2:-site}" else word for word in words[1:])]
+
+
 def build_site(site_dir: Path) -> str:
-    """``mkdocs build --strict`` into ``site_dir``; its output (the build must succeed)."""
+    """``scripts/docs build site_dir`` (the script's own command; its venv is this one); its output (the build
+    must succeed)."""
     done = subprocess.run(
-        [sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(site_dir)],
+        build_command(site_dir),
         cwd=ROOT,
         capture_output=True,
         text=True,
@@ -80,4 +108,33 @@ def code_blocks(language: str) -> list[tuple[Path, str]]:
     for page in page_sources():
         found = FENCE.findall(expanded(page.read_text()))
         blocks += [(page, code) for attributed, plain, code in found if (attributed or plain) == language]
+    return blocks
+
+
+MARKED_FENCE = re.compile(r"^(?:<!-- fragment: ([^\n]*?) -->\n)?```(?:\{\.(\w+)[^}]*\}|(\w*))\n(.*?)^```$", re.M | re.S)
+"""A fenced block and the ``<!-- fragment: why -->`` line just above it, if it has one."""
+
+
+@dataclass(frozen=True)
+class PythonBlock:
+    """A Python block of a page: its code (includes expanded), whether it is a file of examples/ the page includes
+    (a whole program, run as one) and, for a fragment that cannot run alone, the reason its page gives."""
+
+    page: Path
+    code: str
+    included: bool
+    fragment: str | None
+
+    def __str__(self) -> str:
+        return f"{self.page.relative_to(DOCS)}:{self.code.splitlines()[0] if self.code else ''}"
+
+
+def python_blocks() -> list[PythonBlock]:
+    """Every Python block on the site's pages, in page order."""
+    blocks: list[PythonBlock] = []
+    for page in page_sources():
+        for fragment, attributed, plain, code in MARKED_FENCE.findall(page.read_text()):
+            if (attributed or plain) == "python":
+                included = code.startswith('--8<-- "examples/')
+                blocks.append(PythonBlock(page, expanded(code), included, fragment or None))
     return blocks
