@@ -19,9 +19,9 @@ from tempo_agents import (
     ScriptedToolCall,
     SlackChannel,
     ToolContext,
+    create_server,
     create_tool,
 )
-from tempo_agents.server import create_server
 
 
 class RefundIn(BaseModel):
