@@ -134,6 +134,25 @@ async def test_erasing_a_run_and_a_thread_over_http(make_app: AppFactory, tempor
         assert (await http.get("/threads/t2", params={"resourceId": "acme"})).json()["messages"] == []
         assert (await app.store.read_chunks(other.run_id)) == []
 
+        # what the dashboard's pages read holds nothing of the erased runs
+        for route, params in (
+            ("/dashboard/runs", {}),
+            ("/runs", {"resource": "acme"}),
+            ("/inbox", {}),
+            ("/inbox/answered", {}),
+            ("/agents/billing/suspended-runs", {"resourceId": "acme"}),
+        ):
+            page = await http.get(route, params=params)
+            assert page.status_code == 200, (route, page.text)
+            assert one.run_id not in page.text and other.run_id not in page.text, route
+            assert ACME[0] not in page.text and ACME[1] not in page.text, route
+
+        # the audit trail says what was erased, by id, and repeats none of its content
+        records = (await http.get("/audit", params={"action": "erase"})).json()["records"]
+        assert sorted(record["target"] for record in records) == sorted([one.run_id, "t2"])
+        assert {record["outcome"] for record in records} == {"done"}
+        assert not any(secret in json.dumps(records) for secret in ACME)
+
         for body, message in (
             ({}, "name what to erase"),
             ({"threadId": "t2"}, "with its resource"),
