@@ -162,7 +162,8 @@ def create_server(
     api.include_router(event_sources.router, prefix=base, dependencies=audited, responses=ERROR_RESPONSES)
     # An answer link is its own credential too (signed, bound to one call, its principal named in it).
     api.include_router(answer_links.router, prefix=base, dependencies=audited)
-    api.include_router(slack_interactions.router, prefix=base)  # Slack's request signature is its credential
+    # Slack's request signature is its credential; its answers are audited like the others
+    api.include_router(slack_interactions.router, prefix=base, dependencies=audited)
     api.include_router(codec.router, dependencies=dependencies)  # at /codec, outside the API prefix
     api.include_router(metrics_router(), dependencies=dependencies)  # GET /metrics, outside the OpenAPI document
     open_paths = mount_dashboard(api, app, prefix=base, dependencies=dependencies, temporal_ui_url=temporal_ui_url)

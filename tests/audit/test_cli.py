@@ -122,4 +122,5 @@ def test_every_route_action_names_a_route_and_every_changing_route_has_one(make_
         for name, route in routes.items()
         if set(getattr(route, "methods", None) or ()) & {"POST", "PATCH", "DELETE"}
     }
-    assert changing - set(ROUTE_ACTIONS) == {"routes.agents.observe"}  # a replay from an offset changes nothing
+    # a replay from an offset, and the codec's encoding and decoding of payloads, change nothing
+    assert changing - set(ROUTE_ACTIONS) == {"routes.agents.observe", "routes.codec.encode", "routes.codec.decode"}

@@ -30,10 +30,17 @@ def parse(command: str, *options: str) -> dict[str, object]:
 
 @pytest.mark.parametrize("command", COMMANDS)
 def test_plain_text_by_default(command: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    for name in ("TEMPORAL_API_KEY", "TEMPORAL_TLS", "TEMPORAL_TLS_CERT", "TEMPORAL_TLS_KEY", "TEMPORAL_TLS_CA"):
+    for name in (
+        "TEMPORAL_API_KEY",
+        "TEMPORAL_TLS",
+        "TEMPORAL_TLS_CERT",
+        "TEMPORAL_TLS_KEY",
+        "TEMPORAL_TLS_CA",
+        "TEMPO_AGENTS_ENCRYPTION_KEYS",
+    ):
         monkeypatch.delenv(name, raising=False)
-    assert parse(command) == {"tls": None, "api_key": None}
-    assert parse(command, "--tls") == {"tls": True, "api_key": None}
+    assert parse(command) == {"tls": None, "api_key": None, "encryption_keys": None}
+    assert parse(command, "--tls") == {"tls": True, "api_key": None, "encryption_keys": None}
 
 
 @pytest.mark.parametrize("command", COMMANDS)
@@ -63,7 +70,7 @@ def test_settings_come_from_the_temporal_cli_environment_variables(
     args = build_parser().parse_args(["worker", "--app", "m:app"])
     assert (args.address, args.namespace) == ("ns.acct.tmprl.cloud:7233", "ns.acct")
     # An API key alone: tls stays None, which temporalio turns into TLS because there is a key.
-    assert connection_options(args) == {"tls": None, "api_key": "secret-key"}
+    assert connection_options(args) == {"tls": None, "api_key": "secret-key", "encryption_keys": None}
     monkeypatch.delenv("TEMPORAL_API_KEY")
     monkeypatch.setenv("TEMPORAL_TLS_CERT", str(tmp_path / "c.pem"))
     monkeypatch.setenv("TEMPORAL_TLS_KEY", str(tmp_path / "k.pem"))

@@ -41,21 +41,23 @@ async def _confirm(data: dict[str, Any], ctx: ToolContext) -> Any:
 
 
 async def _complete_without_processing(app: Any) -> list[str]:
-    """Poll the run's workflow task like a worker would and complete it without touching its messages; the names of
-    the protocol messages it carried."""
+    """Poll the run's workflow tasks like a worker would and complete them without touching their messages, until one
+    carries protocol messages; the names of the messages it carried. (A task left over from the worker that stopped,
+    which a loaded machine may still hand out first, carries none: it is completed the same way.)"""
     service = app.client.workflow_service
     queue = TaskQueue(name=app.task_queue)
     poll = PollWorkflowTaskQueueRequest(namespace=app.client.namespace, task_queue=queue, identity="dropping-worker")
     while True:
         task = await asyncio.wait_for(service.poll_workflow_task_queue(poll), POLL_TIMEOUT)
-        if task.task_token:
-            break  # an empty answer is the long poll ending with nothing to do
-    carried = [message.body.type_url.rsplit(".", 1)[-1] for message in task.messages]
-    done = RespondWorkflowTaskCompletedRequest(
-        namespace=app.client.namespace, task_token=task.task_token, identity="dropping-worker"
-    )
-    await service.respond_workflow_task_completed(done)
-    return carried
+        if not task.task_token:
+            continue  # an empty answer is the long poll ending with nothing to do
+        carried = [message.body.type_url.rsplit(".", 1)[-1] for message in task.messages]
+        done = RespondWorkflowTaskCompletedRequest(
+            namespace=app.client.namespace, task_token=task.task_token, identity="dropping-worker"
+        )
+        await service.respond_workflow_task_completed(done)
+        if carried:
+            return carried
 
 
 async def test_a_resume_dropped_unprocessed_is_sent_again_and_applies_once(make_app: AppFactory) -> None:

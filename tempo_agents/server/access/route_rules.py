@@ -114,7 +114,7 @@ ROUTE_RULES: dict[tuple[str, str], RouteRule] = {
     ("GET", "/dashboard/events"): _rule("runs.events", _V, _K.LIST),
     ("GET", "/metrics"): _rule("metrics.read", _ADMIN, _K.APP),
     ("GET", "/identity"): _rule("identity.read", None, _K.APP),
-    ("GET", "/audit"): _rule("audit.read", _ADMIN, _K.LIST),
+    ("GET", "/audit"): _rule("audit.read", _V, _K.LIST),
     ("POST", "/erasure"): _rule("erasure.erase", _ADMIN, _K.APP),
     ("POST", "/codec/encode"): _rule("codec.encode", _ADMIN, _K.APP),
     ("POST", "/codec/decode"): _rule("codec.decode", _ADMIN, _K.APP),

@@ -144,6 +144,7 @@ ROUTE_ACTIONS: Mapping[str, RouteAction] = {
     "routes.threads.cancel_queued": RouteAction("thread.dequeue", _path("run_id"), tenant=_query("resourceId")),
     "routes.tools.execute_tool": RouteAction("tool.execute", _path("tool_id")),
     "routes.tools.execute_agent_tool": RouteAction("tool.execute", _path("tool_id")),
+    "routes.slack_interactions.interactions": RouteAction("answer-slack", lambda seen: None),
     "routes.erasure.erase": RouteAction("erase", _erased, tenant=_body("resourceId"), run=_body("runId")),
 }
 """Every route that changes something, by endpoint."""

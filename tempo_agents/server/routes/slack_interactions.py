@@ -35,6 +35,7 @@ from tempo_agents.notifications import (
     slack_principal,
     verify_slack_request,
 )
+from tempo_agents.server.audit.intents import note_audit
 from tempo_agents.server.dependencies import AppDep
 from tempo_agents.server.errors import api_error_from
 from tempo_agents.server.resuming import ResumeCommand, resume_run
@@ -113,6 +114,7 @@ async def _answer(app: App, request: Request, value: str, principal: str) -> dic
         _, pending = await _waiting(app, claims)
     except LinkRefusedError as refused:
         return _ephemeral(f"Nothing was answered: {refused.reason}")
+    await note_audit(request, target=f"{claims.run_id}/{claims.tool_call_id}", principal=principal, run=claims.run_id)
     choice = claims.choice
     command = ResumeCommand(
         choice.action,
