@@ -288,7 +288,7 @@ async def test_runs_wait_out_an_outage_longer_than_the_retry_window(
                     await asyncio.sleep(0.05)
 
             await asyncio.to_thread(durable_server.halt, how)
-            # A run started while the store is down: it starts, and its caller gets its result once it is back.
+            # A run started while the store is down: refused (503, its audit intent cannot be written) or started.
             started_down = asyncio.create_task(_generate(server.url, "chaos"))
             answer = {"toolCallId": f"call_{chaos.SUSPEND_STEP}_2", "resumeData": {"ok": True}}
             answered_down = asyncio.create_task(_post(f"{server.url}/api/runs/{run_ids[0]}/resume", answer))
@@ -301,15 +301,8 @@ async def test_runs_wait_out_an_outage_longer_than_the_retry_window(
             finally:
                 await asyncio.to_thread(durable_server.start_again)
 
-            outcomes = dict(
-                zip(
-                    run_ids,
-                    await asyncio.gather(*(_outcome(app, r, a) for r, a in zip(run_ids, agent_ids, strict=True))),
-                    strict=True,
-                )
-            )
-            # The answer sent while the store was down was taken: it is answered 200, or 503 and then, asked again,
-            # 200 with the same continuation (resumes are idempotent).
+            # A change the server cannot record in its audit trail is refused, 503 with Retry-After and nothing done;
+            # the caller sends it again once the store is back, as Retry-After says (resumes are idempotent).
             resumed = await asyncio.wait_for(answered_down, GIVE_UP_SECONDS)
             assert resumed.status_code in (200, 503), resumed.text
             again = await _post(f"{server.url}/api/runs/{run_ids[0]}/resume", answer)
@@ -317,6 +310,17 @@ async def test_runs_wait_out_an_outage_longer_than_the_retry_window(
             if resumed.status_code == 200:
                 assert again.json() == resumed.json()
             generated = await asyncio.wait_for(started_down, GIVE_UP_SECONDS)
+            if generated.status_code == 503:  # refused while the store was down: started now
+                assert generated.json()["code"] == "STORE_UNAVAILABLE", generated.text
+                generated = await _generate(server.url, "chaos")
+
+            outcomes = dict(
+                zip(
+                    run_ids,
+                    await asyncio.gather(*(_outcome(app, r, a) for r, a in zip(run_ids, agent_ids, strict=True))),
+                    strict=True,
+                )
+            )
             assert generated.status_code == 200, generated.text
             assert generated.json()["finishReason"] == "stop"
             outcomes[generated.json()["runId"]] = await _outcome(app, generated.json()["runId"], "chaos")
