@@ -21,7 +21,6 @@ from tempo_agents.server import create_server
 from tests.support.browser import SCREENSHOTS
 from tests.support.docs_site import DOCS, ROOT, BuiltPage, build_command, build_site, read_page
 
-
 pytestmark = pytest.mark.timeout(600)
 """The whole site is built once for the module: on a machine that runs the suite in four processes beside Chromium
 that takes minutes, not the seconds it takes alone."""
