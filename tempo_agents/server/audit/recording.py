@@ -17,8 +17,9 @@ from fastapi import Request
 
 from tempo_agents.audit import PENDING, AuditEntry
 from tempo_agents.client.app import App
+from tempo_agents.server.access.visibility import target_tenant
 from tempo_agents.server.audit.actions import Seen, action_of
-from tempo_agents.server.audit.intents import STATE_KEY, PendingAction, requester, run_tenant
+from tempo_agents.server.audit.intents import STATE_KEY, PendingAction, requester, run_resource
 
 __all__ = ["record_intent"]
 
@@ -45,8 +46,9 @@ async def record_intent(request: Request) -> None:
     seen = Seen.of(request, await _json_body(request))
     app: App = request.app.state.tempo_app
     tenant = action.tenant(seen) if action.tenant is not None else None
-    if tenant is None and action.run is not None:
-        tenant = await run_tenant(app, action.run(seen))
+    run_id = action.run(seen) if action.run is not None else None
+    if tenant is None and run_id:  # the guard described the run already when it checked the principal's role there
+        tenant = target_tenant(request) or await run_resource(app, run_id)
     intent = AuditEntry(
         action=action.name(seen),
         target=action.target(seen),
