@@ -1,8 +1,8 @@
 """``GET /audit``: the audit trail's actions, newest first, filtered and paged by cursor.
 
-A request sees the records of the tenants in which its principal may view runs, as the guard found them
-(:func:`~tempo_agents.server.access.visibility.visible_tenants`): all of them when it may everywhere (an admin, or
-the server's own principal when it has no tokens or no roles).
+A request signed in through the identity provider (``request.state.identity``) sees the records of the tenants in
+which it may view runs, all of them when it may everywhere (an admin); a request without one is the server's own
+principal (a static token, or no tokens at all), which sees everything, as it may do everything.
 """
 
 from __future__ import annotations
@@ -12,11 +12,11 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Query, Request
 
 from tempo_agents.audit import AuditQuery, parse_audit_time
-from tempo_agents.server.access.visibility import visible_tenants
+from tempo_agents.identity import Principal, Role
 from tempo_agents.server.dependencies import PRINTABLE, AppDep
 from tempo_agents.server.errors import ApiError
 
-__all__ = ["router", "since_time"]
+__all__ = ["router", "since_time", "visible_tenants"]
 
 router = APIRouter(prefix="/audit", tags=["audit"])
 
@@ -29,6 +29,12 @@ def since_time(value: str | None, name: str) -> str | None:
         return parse_audit_time(value)
     except ValueError:
         raise ApiError(400, f"{name} must be an ISO 8601 time, e.g. 2026-01-31T12:00:00Z") from None
+
+
+def visible_tenants(request: Request) -> frozenset[str] | None:
+    """The tenants whose records the request may read (``None``: all; module docstring)."""
+    identity = getattr(request.state, "identity", None)
+    return identity.tenants_for(Role.VIEWER) if isinstance(identity, Principal) else None
 
 
 def _cursor(value: str | None) -> int | None:
