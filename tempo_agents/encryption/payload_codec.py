@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from temporalio.api.common.v1 import Payload
 from temporalio.converter import PayloadCodec
 
-from tempo_agents.encryption.keys import Keyring, KeyringSource
+from tempo_agents.encryption.keys import Keyring, KeyringSource, current_keyring
 from tempo_agents.encryption.sealing import Sealed, open_sealed, seal
 
 __all__ = ["ENCRYPTED_ENCODING", "KEY_ID_METADATA", "EncryptionCodec", "is_encrypted"]
@@ -40,13 +40,9 @@ class EncryptionCodec(PayloadCodec):
     def __init__(self, keys: Keyring | KeyringSource) -> None:
         self._keys = keys
 
-    def keyring(self) -> Keyring:
-        """The keyring in force now."""
-        return self._keys if isinstance(self._keys, Keyring) else self._keys()
-
     async def encode(self, payloads: Sequence[Payload]) -> list[Payload]:
         """Each payload sealed whole under the current key."""
-        keyring = self.keyring()
+        keyring = current_keyring(self._keys)
         return [_sealed_payload(seal(keyring, payload.SerializeToString())) for payload in payloads]
 
     async def decode(self, payloads: Sequence[Payload]) -> list[Payload]:
@@ -57,7 +53,7 @@ class EncryptionCodec(PayloadCodec):
             if not is_encrypted(payload):
                 decoded.append(payload)
                 continue
-            keyring = keyring or self.keyring()
+            keyring = keyring or current_keyring(self._keys)
             key_id = payload.metadata.get(KEY_ID_METADATA, b"").decode("utf-8", "replace")
             decoded.append(Payload.FromString(open_sealed(keyring, Sealed(key_id, payload.data))))
         return decoded

@@ -116,10 +116,10 @@ async def rotate_keys(
     progress: Callable[[RotatedTable], None] | None = None,
 ) -> list[RotatedTable]:
     """Re-encrypt every sealed table (module docstring) under the current key; what was done, table by table."""
-    keyring = columns.keyring
+    fixed = columns.now()  # one newest key for the whole rotation, whatever a key source says meanwhile
+    keyring = fixed.keyring
     if keyring is None:
         raise ValueError("the store has no encryption keys: configure them before rotating")
-    fixed = SealedColumns(keyring)  # one newest key for the whole rotation, whatever a key source says meanwhile
     current = f"{SEALED_MARK}{keyring.current.id}:"
     report = []
     for table in SEALED_TABLES:

@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from tempo_agents.encryption import Keyring, KeyringSource, Sealed, UnknownKeyError, open_sealed, seal
+from tempo_agents.encryption import Keyring, KeyringSource, Sealed, UnknownKeyError, current_keyring, open_sealed, seal
 from tempo_agents.store.base import TranscriptEntry, WaitingCall, transcript_rows, waiting_row
 
 __all__ = [
@@ -107,9 +107,11 @@ class SealedColumns:
     @property
     def keyring(self) -> Keyring | None:
         """The current keyring (a callable's answer now), or ``None`` when the store has no keys."""
-        if self._keys is None or isinstance(self._keys, Keyring):
-            return self._keys
-        return self._keys()
+        return None if self._keys is None else current_keyring(self._keys)
+
+    def now(self) -> SealedColumns:
+        """These columns under the keyring in force now: a key source is asked once, for a batch of values."""
+        return SealedColumns(self.keyring)
 
     def seal(self, table: SealedTable, column: str, identity: Sequence[object], text: str) -> str:
         """``text`` as stored in ``table.column`` of the row ``identity``: sealed under the current key, or as is."""
@@ -160,6 +162,7 @@ class SealedColumns:
 
     def transcript_rows(self, run_id: str, entries: Sequence[TranscriptEntry], revision: int) -> list[tuple[Any, ...]]:
         """The transcript table's rows for ``entries`` (:func:`~tempo_agents.store.base.transcript_rows`), sealed."""
+        columns = self.now()
         sealed = []
         for run, step, part, position, body, memory, rev in transcript_rows(run_id, entries, revision):
             identity = (run, step, part)
@@ -169,8 +172,8 @@ class SealedColumns:
                     step,
                     part,
                     position,
-                    self.seal(TRANSCRIPT, "body", identity, body),
-                    self.seal_optional(TRANSCRIPT, "memory_body", identity, memory),
+                    columns.seal(TRANSCRIPT, "body", identity, body),
+                    columns.seal_optional(TRANSCRIPT, "memory_body", identity, memory),
                     rev,
                 )
             )
@@ -180,13 +183,13 @@ class SealedColumns:
         self, run_id: str, step: int, part: str, position: int, body: str, memory: str | None
     ) -> TranscriptEntry:
         """A transcript row read back as an entry."""
-        identity = (run_id, step, part)
-        memory_text = self.open_optional(TRANSCRIPT, "memory_body", identity, memory)
+        columns, identity = self.now(), (run_id, step, part)
+        memory_text = columns.open_optional(TRANSCRIPT, "memory_body", identity, memory)
         return TranscriptEntry(
             step=step,
             part=part,
             position=position,
-            message=json.loads(self.open(TRANSCRIPT, "body", identity, body)),
+            message=json.loads(columns.open(TRANSCRIPT, "body", identity, body)),
             memory_message=json.loads(memory_text) if memory_text else None,
         )
 
@@ -197,8 +200,10 @@ class SealedColumns:
 
     def opened_waiting_rows(self, rows: Sequence[Sequence[Any]]) -> list[tuple[Any, ...]]:
         """Rows of :data:`~tempo_agents.store.base.WAITING_COLUMNS` with their bodies opened."""
-        return [(*row[:-1], self.open(WAITING_CALLS, "body", (row[0], row[1]), row[-1])) for row in rows]
+        opened = self.now().open
+        return [(*row[:-1], opened(WAITING_CALLS, "body", (row[0], row[1]), row[-1])) for row in rows]
 
     def opened_answered_rows(self, rows: Sequence[Sequence[Any]]) -> list[tuple[Any, ...]]:
         """Rows of :data:`~tempo_agents.store.base.ANSWERED_COLUMNS` with their bodies opened."""
-        return [(*row[:-1], self.open(ANSWERED_CALLS, "body", (row[0], row[1], row[2]), row[-1])) for row in rows]
+        opened = self.now().open
+        return [(*row[:-1], opened(ANSWERED_CALLS, "body", (row[0], row[1], row[2]), row[-1])) for row in rows]

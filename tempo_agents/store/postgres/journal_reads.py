@@ -49,7 +49,7 @@ async def read_chunks(db: PostgresConnections, run_id: str, offset: int, limit: 
             "SELECT seq, body FROM tempo_agents.journal WHERE run_id = %s AND seq >= %s ORDER BY seq LIMIT %s",
             (run_id, offset, limit),
         )
-        opened = db.columns.open
+        opened = db.columns.now().open
         return [
             JournalEntry(offset=int(seq), chunk=json.loads(opened(JOURNAL, "body", (run_id, seq), body)))
             for seq, body in await cursor.fetchall()
@@ -110,7 +110,8 @@ async def transcript_changes(
         cursor = await conn.execute(_TRANSCRIPT_CHANGES, {"run": run_id, "after": after_revision})
         rows = await cursor.fetchall()
         revision = 0 if not rows or rows[0][0] is None else int(rows[0][0])
-        entries = [db.columns.transcript_entry(run_id, *row[1:]) for row in rows if row[1] is not None]
+        columns = db.columns.now()
+        entries = [columns.transcript_entry(run_id, *row[1:]) for row in rows if row[1] is not None]
         return entries, revision
 
     return await db.run(op)

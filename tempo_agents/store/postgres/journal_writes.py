@@ -104,8 +104,9 @@ async def record(
                 cursor = await conn.execute(_FENCE, (run_id, fence.counter_key))
                 counted = await cursor.fetchone()
                 fence.check(run_id, None if counted is None else json.loads(counted[0]))  # a count: in clear
-            done = await record_in(conn, db.columns, run_id, entries, writes, outcome, charges)
-            await change_waiting(conn, db.columns, run_id, writes, waiting)
+            columns = db.columns.now()  # a key source asked once for the whole record
+            done = await record_in(conn, columns, run_id, entries, writes, outcome, charges)
+            await change_waiting(conn, columns, run_id, writes, waiting)
             await append_in(conn, audit)  # the chain's head last: every writer takes its locks in one order
             attempt.committing = True
         return done

@@ -40,7 +40,7 @@ async def read_chunks(connections: SQLiteConnections, run_id: str, offset: int, 
             "SELECT seq, body FROM journal WHERE run_id = ? AND seq >= ? ORDER BY seq LIMIT ?",
             (run_id, offset, limit),
         ).fetchall()
-        opened = connections.columns.open
+        opened = connections.columns.now().open
         return [
             JournalEntry(offset=int(seq), chunk=json.loads(opened(JOURNAL, "body", (run_id, seq), body)))
             for seq, body in rows
@@ -94,7 +94,8 @@ async def transcript_changes(
             ).fetchall()
         finally:
             db.execute("COMMIT")
-        entries = [connections.columns.transcript_entry(run_id, *row) for row in rows]
+        columns = connections.columns.now()
+        entries = [columns.transcript_entry(run_id, *row) for row in rows]
         return entries, 0 if row is None else int(row[0])
 
     return await connections.read(work)
