@@ -18,6 +18,7 @@ import binascii
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cache
 from typing import Any
 
 from tempo_agents.encryption import Keyring, KeyringSource, Sealed, UnknownKeyError, current_keyring, open_sealed, seal
@@ -110,8 +111,8 @@ class SealedColumns:
         return None if self._keys is None else current_keyring(self._keys)
 
     def now(self) -> SealedColumns:
-        """These columns under the keyring in force now: a key source is asked once, for a batch of values."""
-        return SealedColumns(self.keyring)
+        """These columns for a batch of values: a key source is asked once, when the first value needs a key."""
+        return self if self._keys is None or isinstance(self._keys, Keyring) else SealedColumns(cache(self._keys))
 
     def seal(self, table: SealedTable, column: str, identity: Sequence[object], text: str) -> str:
         """``text`` as stored in ``table.column`` of the row ``identity``: sealed under the current key, or as is."""
