@@ -119,9 +119,9 @@ class ReaddressedCall:
     approvers: Sequence[str]
     escalated: bool = True
 
-    def body_patch(self) -> str:
-        """The fields of the stored call (its ``PendingCall`` wire form) that change, as a JSON object."""
-        return to_json({"approvers": list(self.approvers), "escalated": self.escalated})
+    def body_patch(self) -> dict[str, Any]:
+        """The fields of the stored call (its ``PendingCall`` wire form) that change."""
+        return {"approvers": list(self.approvers), "escalated": self.escalated}
 
 
 @dataclass(frozen=True)

@@ -22,7 +22,14 @@ from functools import cache
 from typing import Any
 
 from tempo_agents.encryption import Keyring, KeyringSource, Sealed, UnknownKeyError, current_keyring, open_sealed, seal
-from tempo_agents.store.base import TranscriptEntry, WaitingCall, transcript_rows, waiting_row
+from tempo_agents.store.base import (
+    ReaddressedCall,
+    TranscriptEntry,
+    WaitingCall,
+    to_json,
+    transcript_rows,
+    waiting_row,
+)
 
 __all__ = [
     "ANSWERED_CALLS",
@@ -152,6 +159,10 @@ class SealedColumns:
         """A saved outcome as stored: sealed, but a count of starts in clear (:func:`is_start_count`)."""
         return text if is_start_count(key) else self.seal(OUTCOMES, "body", (run_id, key), text)
 
+    def opened_outcome(self, run_id: str, key: str, stored: str) -> dict[str, Any]:
+        """A saved outcome as stored, opened."""
+        return dict(json.loads(self.open(OUTCOMES, "body", (run_id, key), stored)))
+
     def reseal(self, table: SealedTable, column: str, identity: Sequence[object], stored: str) -> str | None:
         """``stored`` sealed under the current key, or ``None`` when it already is (key rotation)."""
         keyring = self.keyring
@@ -199,6 +210,12 @@ class SealedColumns:
         row = waiting_row(call)
         return (*row[:-1], self.seal(WAITING_CALLS, "body", (call.run_id, call.tool_call_id), row[-1]))
 
+    def readdressed_body(self, run_id: str, call: ReaddressedCall, stored: str) -> str:
+        """A waiting call's stored body with ``call``'s new approvers in it, sealed again."""
+        columns, identity = self.now(), (run_id, call.tool_call_id)
+        body = {**json.loads(columns.open(WAITING_CALLS, "body", identity, stored)), **call.body_patch()}
+        return columns.seal(WAITING_CALLS, "body", identity, to_json(body))
+
     def opened_waiting_rows(self, rows: Sequence[Sequence[Any]]) -> list[tuple[Any, ...]]:
         """Rows of :data:`~tempo_agents.store.base.WAITING_COLUMNS` with their bodies opened."""
         opened = self.now().open
@@ -208,3 +225,23 @@ class SealedColumns:
         """Rows of :data:`~tempo_agents.store.base.ANSWERED_COLUMNS` with their bodies opened."""
         opened = self.now().open
         return [(*row[:-1], opened(ANSWERED_CALLS, "body", (row[0], row[1], row[2]), row[-1])) for row in rows]
+
+    def thread_message_bodies(
+        self, thread_id: str, resource_id: str, run_id: str, messages: Sequence[dict[str, Any]]
+    ) -> list[str]:
+        """A run's messages on a thread as stored, each sealed bound to its index."""
+        sealed = self.now().seal
+        return [
+            sealed(THREAD_MESSAGES, "body", (thread_id, resource_id, run_id, idx), to_json(message))
+            for idx, message in enumerate(messages)
+        ]
+
+    def opened_thread_messages(
+        self, thread_id: str, resource_id: str, rows: Sequence[Sequence[Any]]
+    ) -> list[dict[str, Any]]:
+        """Thread messages read as ``(run_id, idx, body)``, opened."""
+        opened = self.now().open
+        return [
+            json.loads(opened(THREAD_MESSAGES, "body", (thread_id, resource_id, run_id, idx), body))
+            for run_id, idx, body in rows
+        ]

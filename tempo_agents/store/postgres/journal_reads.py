@@ -11,13 +11,12 @@ from typing import Any
 from tempo_agents.store.base import JournalEntry, TranscriptEntry
 from tempo_agents.store.postgres.connections import Conn, PostgresConnections
 from tempo_agents.store.postgres.failures import Attempt
-from tempo_agents.store.sealed_columns import JOURNAL, OUTCOMES, SealedColumns
+from tempo_agents.store.sealed_columns import JOURNAL
 
 __all__ = [
     "OUTCOME",
     "latest_offset",
     "offset_of",
-    "opened_outcome",
     "read_chunks",
     "saved_outcome",
     "transcript_changes",
@@ -36,11 +35,6 @@ LEFT JOIN tempo_agents.transcript t
 ORDER BY t.step, t.position, t.part
 """
 """One statement, so one snapshot: the revision returned covers exactly the rows returned."""
-
-
-def opened_outcome(columns: SealedColumns, run_id: str, key: str, stored: str) -> dict[str, Any]:
-    """A saved outcome as stored, opened."""
-    return dict(json.loads(columns.open(OUTCOMES, "body", (run_id, key), stored)))
 
 
 async def read_chunks(db: PostgresConnections, run_id: str, offset: int, limit: int) -> list[JournalEntry]:
@@ -98,7 +92,7 @@ async def saved_outcome(db: PostgresConnections, run_id: str, key: str) -> dict[
     async def op(conn: Conn, attempt: Attempt) -> dict[str, Any] | None:
         cursor = await conn.execute(OUTCOME, (run_id, key))
         row = await cursor.fetchone()
-        return None if row is None else opened_outcome(db.columns, run_id, key, row[0])
+        return None if row is None else db.columns.opened_outcome(run_id, key, row[0])
 
     return await db.run(op)
 

@@ -28,7 +28,7 @@ from tempo_agents.store.base import (
 from tempo_agents.store.postgres.audit_trail import append_in
 from tempo_agents.store.postgres.connections import Conn, PostgresConnections
 from tempo_agents.store.postgres.failures import Attempt
-from tempo_agents.store.postgres.journal_reads import OUTCOME, opened_outcome
+from tempo_agents.store.postgres.journal_reads import OUTCOME
 from tempo_agents.store.postgres.listener import CHANNEL
 from tempo_agents.store.postgres.waiting_calls import change_waiting
 from tempo_agents.store.sealed_columns import JOURNAL, SealedColumns
@@ -125,7 +125,7 @@ async def saved_or_counted(
             cursor = await conn.execute(OUTCOME, (run_id, key))
             saved = await cursor.fetchone()
             if saved is not None:
-                return opened_outcome(db.columns, run_id, key, saved[0]), 0
+                return db.columns.opened_outcome(run_id, key, saved[0]), 0
             cursor = await conn.execute(_COUNT_START, (run_id, counter_key))
             counted = await cursor.fetchone()
             assert counted is not None

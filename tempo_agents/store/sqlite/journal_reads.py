@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from tempo_agents.store.base import JournalEntry, TranscriptEntry
-from tempo_agents.store.sealed_columns import JOURNAL, OUTCOMES, SealedColumns
+from tempo_agents.store.sealed_columns import JOURNAL, SealedColumns
 from tempo_agents.store.sqlite.connections import SQLiteConnections
 
 __all__ = [
@@ -31,7 +31,7 @@ _TRANSCRIPT_COLUMNS = "step, part, position, body, memory_body"
 def read_outcome(db: sqlite3.Connection, columns: SealedColumns, run_id: str, key: str) -> dict[str, Any] | None:
     """A run's saved outcome under a key, opened, or ``None`` (inside the caller's transaction, if any)."""
     row = db.execute(OUTCOME, (run_id, key)).fetchone()
-    return None if row is None else dict(json.loads(columns.open(OUTCOMES, "body", (run_id, key), row[0])))
+    return None if row is None else columns.opened_outcome(run_id, key, row[0])
 
 
 async def read_chunks(connections: SQLiteConnections, run_id: str, offset: int, limit: int) -> list[JournalEntry]:
