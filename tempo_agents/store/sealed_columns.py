@@ -23,6 +23,7 @@ from typing import Any
 
 from tempo_agents.encryption import Keyring, KeyringSource, Sealed, UnknownKeyError, current_keyring, open_sealed, seal
 from tempo_agents.store.base import (
+    START_COUNT_SUFFIX,
     ReaddressedCall,
     TranscriptEntry,
     WaitingCall,
@@ -62,13 +63,14 @@ class SealedTable:
     name: str
     identity: tuple[str, ...]
     columns: tuple[str, ...]
-    clear_rows: str | None = None
-    """An SQL condition on rows whose values stay in clear (rotation leaves them alone)."""
+    clear_rows: tuple[str, str] | None = None
+    """``(column, LIKE pattern)``: the rows whose column matches keep their values in clear (rotation leaves them
+    alone)."""
 
 
 JOURNAL = SealedTable("journal", ("run_id", "seq"), ("body",))
 TRANSCRIPT = SealedTable("transcript", ("run_id", "step", "part"), ("body", "memory_body"))
-OUTCOMES = SealedTable("outcomes", ("run_id", "key"), ("body",), clear_rows="key LIKE '%:starts'")
+OUTCOMES = SealedTable("outcomes", ("run_id", "key"), ("body",), clear_rows=("key", f"%{START_COUNT_SUFFIX}"))
 THREAD_MESSAGES = SealedTable("thread_messages", ("thread_id", "resource_id", "run_id", "idx"), ("body",))
 THREAD_STATE = SealedTable("thread_state", ("thread_id", "type"), ("body",))
 WAITING_CALLS = SealedTable("waiting_calls", ("run_id", "tool_call_id"), ("body",))
@@ -88,7 +90,7 @@ SEALED_TABLES: tuple[SealedTable, ...] = (
 
 def is_start_count(outcome_key: str) -> bool:
     """Whether an outcome is a local activity's count of starts (kept in clear: a number, added to in SQL)."""
-    return outcome_key.endswith(":starts")
+    return outcome_key.endswith(START_COUNT_SUFFIX)
 
 
 def key_id_of(stored: str) -> str | None:
