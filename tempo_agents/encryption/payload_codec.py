@@ -40,9 +40,13 @@ class EncryptionCodec(PayloadCodec):
     def __init__(self, keys: Keyring | KeyringSource) -> None:
         self._keys = keys
 
+    def keyring(self) -> Keyring:
+        """The keyring in force now."""
+        return current_keyring(self._keys)
+
     async def encode(self, payloads: Sequence[Payload]) -> list[Payload]:
         """Each payload sealed whole under the current key."""
-        keyring = current_keyring(self._keys)
+        keyring = self.keyring()
         return [_sealed_payload(seal(keyring, payload.SerializeToString())) for payload in payloads]
 
     async def decode(self, payloads: Sequence[Payload]) -> list[Payload]:
@@ -53,7 +57,7 @@ class EncryptionCodec(PayloadCodec):
             if not is_encrypted(payload):
                 decoded.append(payload)
                 continue
-            keyring = keyring or current_keyring(self._keys)
+            keyring = keyring or self.keyring()
             key_id = payload.metadata.get(KEY_ID_METADATA, b"").decode("utf-8", "replace")
             decoded.append(Payload.FromString(open_sealed(keyring, Sealed(key_id, payload.data))))
         return decoded
