@@ -30,7 +30,6 @@ from tempo_agents.notifications import (
     ANSWER_ACTION_PREFIX,
     SlackChannel,
     SlackRequestRefusedError,
-    sign_slack_request,
     slack_principal,
     verify_slack_request,
 )
@@ -53,10 +52,11 @@ _GONE = "this call no longer waits for this answer"
 _DONE_WORDS = {"approve": "Approved", "decline": "Declined", "resume": "Answered"}
 
 
-def _signing_channels(app: App) -> list[SlackChannel]:
+def _signing_channels(app: App) -> dict[str, SlackChannel]:
+    """The Slack channels with a signing secret, by their secret (of channels sharing one, the first)."""
     notifier = app.registry.notifier
     channels = notifier.settings.channels if notifier is not None else []
-    return [c for c in channels if isinstance(c, SlackChannel) and c.signing_secret]
+    return {c.signing_secret: c for c in reversed(channels) if isinstance(c, SlackChannel) and c.signing_secret}
 
 
 def _refused(reason: str, status: int) -> JSONResponse:
@@ -139,14 +139,13 @@ async def interactions(app: AppDep, request: Request) -> Response:
     if not channels:
         return _refused("no Slack app is configured on this server", 404)
     headers = {name.lower(): value for name, value in request.headers.items()}
-    secrets = [c.signing_secret for c in channels if c.signing_secret]
     try:
-        timestamp, signature = verify_slack_request(secrets, headers, body, now=time.time())
+        secret, signature = verify_slack_request(channels, headers, body, now=time.time())
     except SlackRequestRefusedError as refused:
         return _refused(str(refused), 401)
     if not await _first_time(app, signature):
         return _refused("this Slack request was taken already", 401)
-    channel = next(c for c in channels if sign_slack_request(c.signing_secret or "", timestamp, body) == signature)
+    channel = channels[secret]
     try:
         payload = json.loads(parse_qs(body.decode()).get("payload", ["{}"])[0])
     except (ValueError, UnicodeDecodeError):
