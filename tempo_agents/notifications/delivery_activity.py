@@ -106,7 +106,7 @@ class NotificationDeliveries:
         secrets = [secret for secret in channel.secrets]
         if secrets:
             headers["webhook-signature"] = signature_header(secrets, event.id, timestamp, body)
-        return await _post(channel.url, body, budget, headers)
+        return _accepted(await _post(channel.url, body, budget, headers))
 
 
 class _DeliveryRefused(Exception):
@@ -130,18 +130,24 @@ def _client() -> httpx.AsyncClient:
     return client
 
 
-async def _post(url: str, body: bytes, budget: float, headers: dict[str, str] | None = None) -> int:
+async def _post(
+    url: str, body: bytes, budget: float, headers: dict[str, str] | None = None, *, receiver: str = "the receiver"
+) -> httpx.Response:
     """POST ``body``; ``budget``: the attempt's seconds, which the client's own timeouts follow. Cancelled (the
-    attempt gave up), the request is dropped with its connection."""
+    attempt gave up), the request is dropped with its connection. ``receiver``: who a failure's reason names."""
     try:
-        response = await _client().post(
+        return await _client().post(
             url,
             content=body,
             headers=headers or {"content-type": "application/json"},
             timeout=httpx.Timeout(budget),
         )
     except httpx.HTTPError as error:
-        raise _DeliveryRefused(f"{type(error).__name__}: the receiver could not be reached") from None
+        raise _DeliveryRefused(f"{type(error).__name__}: {receiver} could not be reached") from None
+
+
+def _accepted(response: httpx.Response) -> int:
+    """The status of a 2xx answer; refuses any other."""
     if not 200 <= response.status_code < 300:
         raise _DeliveryRefused(f"the receiver answered {response.status_code}")
     return response.status_code
@@ -149,19 +155,17 @@ async def _post(url: str, body: bytes, budget: float, headers: dict[str, str] | 
 
 async def _slack(channel: SlackChannel, event: NotificationEvent, budget: float) -> int:
     """An incoming webhook's message, or a Slack app's (``chat.postMessage``, interactive buttons)."""
-    if not channel.interactive or channel.bot_token is None:
+    if not channel.interactive:
         body = json.dumps(slack_message(event), ensure_ascii=False).encode()
-        return await _post(channel.url or "", body, budget)
+        return _accepted(await _post(channel.url or "", body, budget))
     message = {"channel": channel.slack_channel, **slack_message(event, interactive=True)}
-    try:
-        response = await _client().post(
-            f"{channel.api_url.rstrip('/')}/chat.postMessage",
-            content=json.dumps(message, ensure_ascii=False).encode(),
-            headers={"content-type": "application/json; charset=utf-8", "authorization": f"Bearer {channel.bot_token}"},
-            timeout=httpx.Timeout(budget),
-        )
-    except httpx.HTTPError as error:
-        raise _DeliveryRefused(f"{type(error).__name__}: Slack could not be reached") from None
+    response = await _post(
+        f"{channel.api_url.rstrip('/')}/chat.postMessage",
+        json.dumps(message, ensure_ascii=False).encode(),
+        budget,
+        {"content-type": "application/json; charset=utf-8", "authorization": f"Bearer {channel.bot_token}"},
+        receiver="Slack",
+    )
     answer = response.json() if response.headers.get("content-type", "").startswith("application/json") else {}
     if response.status_code != 200 or not answer.get("ok"):
         raise _DeliveryRefused(f"Slack answered {response.status_code}: {answer.get('error', 'not ok')}")

@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 
 from temporalio import activity
 
-from tempo_agents.approvals import AnswerLinks, call_choices, people_of
+from tempo_agents.approvals import AnswerLinks, Choice, call_choices, people_of
 from tempo_agents.notifications.channels import EmailChannel, NotificationSettings, SlackChannel
 from tempo_agents.notifications.delivery_payloads import (
     EVENT_SIGNAL,
@@ -57,10 +57,10 @@ class NotificationSender:
         maker = self.answer_links
         if call is None or maker is None:
             return EventLinks(dashboard=dashboard)
+        choices = call_choices(call.kind, call.options)
         if call.sign_in:
             page = dashboard or (maker.dashboard_url(run_id) if isinstance(maker, AnswerLinks) else None)
-            answers = {choice.name: page for choice in call_choices(call.kind, call.options) if page}
-            return EventLinks(dashboard=dashboard, answers=answers)
+            return EventLinks(dashboard=dashboard, answers=AnswerLinks.dashboard_answers(page, choices) if page else {})
         answers = dict(
             maker(
                 run_id,
@@ -77,8 +77,8 @@ class NotificationSender:
         return EventLinks(
             dashboard=dashboard,
             answers=answers,
-            people=self._people_links(maker, run_id, call) or None,
-            buttons=self._button_values(maker, run_id, call),
+            people=self._people_links(maker, run_id, call, choices) or None,
+            buttons=self._button_values(maker, run_id, call, choices),
         )
 
     def _people(self, call: LinkedCall) -> list[str]:
@@ -89,8 +89,9 @@ class NotificationSender:
                 people += [channel.principal_of(to) for to in channel.to if channel.principal_of(to) not in people]
         return people
 
-    def _people_links(self, maker: AnswerLinks, run_id: str, call: LinkedCall) -> dict[str, dict[str, str]]:
-        choices = call_choices(call.kind, call.options)
+    def _people_links(
+        self, maker: AnswerLinks, run_id: str, call: LinkedCall, choices: Sequence[Choice]
+    ) -> dict[str, dict[str, str]]:
         return {
             person: maker.answers_for(
                 run_id=run_id,
@@ -103,10 +104,11 @@ class NotificationSender:
             for person in self._people(call)
         }
 
-    def _button_values(self, maker: AnswerLinks, run_id: str, call: LinkedCall) -> dict[str, str] | None:
+    def _button_values(
+        self, maker: AnswerLinks, run_id: str, call: LinkedCall, choices: Sequence[Choice]
+    ) -> dict[str, str] | None:
         if not any(isinstance(c, SlackChannel) and c.interactive for c in self.settings.channels):
             return None
-        choices = call_choices(call.kind, call.options)
         return maker.button_values(
             run_id=run_id, tool_call_id=call.tool_call_id, round=call.round, args=call.args, choices=choices
         )

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import hmac
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping
 
 __all__ = ["SLACK_TOLERANCE_SECONDS", "SlackRequestRefusedError", "sign_slack_request", "verify_slack_request"]
 
@@ -28,10 +28,10 @@ def sign_slack_request(signing_secret: str, timestamp: int, body: bytes) -> str:
 
 
 def verify_slack_request(
-    signing_secrets: Sequence[str], headers: Mapping[str, str], body: bytes, *, now: float
-) -> tuple[int, str]:
-    """The request's timestamp and signature when one of ``signing_secrets`` signed it within the window; raises
-    :class:`SlackRequestRefusedError` otherwise. ``headers``: lower-case names."""
+    signing_secrets: Iterable[str], headers: Mapping[str, str], body: bytes, *, now: float
+) -> tuple[str, str]:
+    """The secret of ``signing_secrets`` that signed the request within the window, and the request's signature;
+    raises :class:`SlackRequestRefusedError` otherwise. ``headers``: lower-case names."""
     stamp = headers.get("x-slack-request-timestamp", "")
     signature = headers.get("x-slack-signature", "")
     if not stamp.isdigit() or not signature.startswith("v0="):
@@ -39,7 +39,7 @@ def verify_slack_request(
     timestamp = int(stamp)
     if abs(now - timestamp) > SLACK_TOLERANCE_SECONDS:
         raise SlackRequestRefusedError("the request's timestamp is too old or too far ahead")
-    expected = [sign_slack_request(secret, timestamp, body) for secret in signing_secrets]
-    if not any(hmac.compare_digest(signature, candidate) for candidate in expected):
-        raise SlackRequestRefusedError("the request's Slack signature does not match")
-    return timestamp, signature
+    for secret in signing_secrets:
+        if hmac.compare_digest(signature, sign_slack_request(secret, timestamp, body)):
+            return secret, signature
+    raise SlackRequestRefusedError("the request's Slack signature does not match")

@@ -49,6 +49,7 @@ __all__ = [
     "identity",
     "load_token_groups",
     "load_tokens_file",
+    "named_groups",
     "principal",
     "principal_groups",
 ]
@@ -81,9 +82,20 @@ def principal_groups(request: Request) -> list[str]:
         return []
     found = identity(request)
     held = list(found.groups) if found is not None and found.name == name else []
-    groups: Mapping[str, Sequence[str]] = getattr(request.app.state, "principal_groups", {})
-    held.extend(group for group in groups.get(name, []) if group not in held)
+    held.extend(group for group in _server_groups(request, name) if group not in held)
     return held
+
+
+def named_groups(request: Request, name: str) -> list[str]:
+    """The groups of ``name``, a principal the request names without its token (an answer link's, a Slack user's):
+    the server's (e.g. its tokens file's) and the served App's."""
+    app_groups: Mapping[str, Sequence[str]] = request.app.state.tempo_app.groups
+    return [*_server_groups(request, name), *app_groups.get(name, [])]
+
+
+def _server_groups(request: Request, name: str) -> Sequence[str]:
+    groups: Mapping[str, Sequence[str]] = getattr(request.app.state, "principal_groups", {})
+    return groups.get(name, [])
 
 
 class SessionReader(Protocol):

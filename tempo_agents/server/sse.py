@@ -89,6 +89,11 @@ def cut_off_event(run_id: str, offset: int | None) -> bytes:
         f"stream cut off: the client fell more than {BACKLOG_BYTES} bytes behind the run for {STALL_SECONDS:g} s; "
         f"the run goes on, and {where} reads on from the first chunk this stream did not send"
     )
+    return _error_event(run_id, error)
+
+
+def _error_event(run_id: str, error: str) -> bytes:
+    """An ``error`` chunk of the run's, as the last event of a stream that did not end with its run."""
     return encode_event({"type": "error", "runId": run_id, "from": "AGENT", "payload": {"error": error}})
 
 
@@ -105,7 +110,7 @@ class EncodedChunks:
     def block(self, chunk: Chunk, to_wire: Callable[[Chunk], dict[str, Any]], with_id: bool) -> bytes:
         key = (id(chunk), to_wire, with_id)
         kept = self._blocks.get(key)
-        if kept is not None and kept[0] is chunk:
+        if kept is not None:
             return kept[1]
         block = encode_event(to_wire(chunk), chunk.offset if with_id else None)
         self._blocks[key] = (chunk, block)  # the chunk is held with its block, so its id is not reused meanwhile
@@ -153,10 +158,7 @@ class _Relay:
                 self._held += len(block)
                 self._ready.set()
         except Exception as error:
-            payload = {"error": str(error)}
-            self.ending = encode_event(
-                {"type": "error", "runId": self._stream.run_id, "from": "AGENT", "payload": payload}
-            )
+            self.ending = _error_event(self._stream.run_id, str(error))
         finally:
             self._ended = True
             self._ready.set()

@@ -23,6 +23,7 @@ from tempo_agents.store.base import JournalEntry, Store
 
 __all__ = [
     "FOLLOWER_BUFFER",
+    "OUTAGE_PAUSE_SECONDS",
     "PROBE_SHARED_SECONDS",
     "READ_BATCH",
     "TAIL_WINDOW",
@@ -38,7 +39,8 @@ FOLLOWER_BUFFER = 4096
 """How many chunks a follower may hold undrained before it leaves the live hand-out and catches up by itself."""
 PROBE_SHARED_SECONDS = 1.0
 """How long the answer of one follower's probe (has the run closed?) answers the other followers' probes too."""
-_OUTAGE_PAUSE_SECONDS = 0.25
+OUTAGE_PAUSE_SECONDS = 0.25
+"""After the store gave up on an unreachable database, how long a reader pauses before it asks again."""
 _IDLE_WAIT_SECONDS = 1.0
 
 
@@ -51,7 +53,6 @@ class TailFollower:
         self._tail = tail
         self._buffer: deque[Chunk] = deque()
         self._arrived = asyncio.Event()
-        self._live = False
         self._joined = False
         """Whether it has followed the hand-out once: until then it reads what came before from the store."""
 
@@ -61,7 +62,6 @@ class TailFollower:
             return
         if len(self._buffer) >= FOLLOWER_BUFFER:  # undrained: leave the hand-out, catch up once drained
             self._tail.detach(self)
-            self._live = False
             return
         self._buffer.append(chunk)
         self.offset = chunk.offset + 1
@@ -74,9 +74,9 @@ class TailFollower:
     async def take(self, timeout: float) -> list[Chunk]:
         """The chunks that arrived since the last call, waiting up to ``timeout`` seconds for one (``[]`` if none
         came). Raises what stopped the tail (a store error other than an outage)."""
-        if not self._buffer and not self._live:
+        if not self._buffer and not self._tail.hands_to(self):
             await self._catch_up()
-        if not self._buffer and self._live:
+        if not self._buffer and self._tail.hands_to(self):
             with contextlib.suppress(TimeoutError):
                 async with asyncio.timeout(timeout):  # no task of its own, unlike wait_for: an idle reader is small
                     await self._arrived.wait()
@@ -99,7 +99,6 @@ class TailFollower:
                 self._buffer.append(chunk)
                 self.offset = (chunk.offset or 0) + 1
             tail.attach(self)
-            self._live = True
             self._joined = True
             return
         wanted = min(READ_BATCH, start - self.offset)
@@ -163,6 +162,10 @@ class RunTail:
             follower.wake()
         self._live.add(follower)
 
+    def hands_to(self, follower: TailFollower) -> bool:
+        """Whether ``follower`` follows the live hand-out (is handed each new chunk)."""
+        return follower in self._live
+
     def detach(self, follower: TailFollower) -> None:
         self._live.discard(follower)
 
@@ -184,7 +187,7 @@ class RunTail:
                             continue
                     await self.store.wait_for_chunks(self.run_id, self.next_offset, timeout=_IDLE_WAIT_SECONDS)
                 except StoreUnavailableError:  # the store waited for its database already; try again shortly
-                    await asyncio.sleep(_OUTAGE_PAUSE_SECONDS)
+                    await asyncio.sleep(OUTAGE_PAUSE_SECONDS)
         except asyncio.CancelledError:
             raise
         except Exception as error:  # every follower raises it once it has taken what came before

@@ -26,7 +26,7 @@ from tempo_agents.journal.chunks import (
 from tempo_agents.models.usage import Usage
 from tempo_agents.store.base import Store
 from tempo_agents.streams.nested_chunks import drop_nested_attempt, is_nested_reset
-from tempo_agents.streams.run_tail import READ_BATCH, TailFollower, follow_run
+from tempo_agents.streams.run_tail import OUTAGE_PAUSE_SECONDS, READ_BATCH, TailFollower, follow_run
 from tempo_agents.workflows.thread_payloads import ThreadOutcome
 
 __all__ = [
@@ -48,8 +48,6 @@ RunClosedProbe = Callable[[], Awaitable[str | None]]
 """Returns the run's closing status (``COMPLETED``, ``TERMINATED`` …), or ``None`` while it runs."""
 
 PROBE_AFTER_IDLE_SECONDS = 2.0
-OUTAGE_PAUSE_SECONDS = 0.25
-"""After the store gave up on an unreachable database, how long a reader pauses before it asks again."""
 
 
 @dataclass(frozen=True)

@@ -152,7 +152,7 @@ class AnswerLinks:
         choices = call_choices(kind, options)
         people = [name for name in approvers if not name.startswith("group:")]
         if approvers and not people:
-            return {choice.name: self.dashboard_url(run_id) for choice in choices}
+            return self.dashboard_answers(self.dashboard_url(run_id), choices)
         principal = (people or [self.principal])[0]
         return self.answers_for(
             run_id=run_id, tool_call_id=tool_call_id, round=round, args=args, choices=choices, principal=principal
@@ -186,6 +186,12 @@ class AnswerLinks:
             )
             for choice in choices
         }
+
+    @staticmethod
+    def dashboard_answers(page: str, choices: Sequence[Choice]) -> dict[str, str]:
+        """Every choice answered on the dashboard (choice name → ``page``, the run's): where a call whose answers
+        need a signed-in person is answered."""
+        return {choice.name: page for choice in choices}
 
     def dashboard_url(self, run_id: str) -> str:
         """The run's page in the dashboard (it shows the waiting call and answers under the signed-in token)."""

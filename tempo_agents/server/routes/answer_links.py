@@ -24,6 +24,7 @@ from tempo_agents.client.app import App
 from tempo_agents.client.resume import check_answerer
 from tempo_agents.errors import ConfigurationError, ResumeError
 from tempo_agents.server.audit.intents import completion_entries, mark_completed, note_audit
+from tempo_agents.server.auth import named_groups
 from tempo_agents.server.dependencies import AppDep
 from tempo_agents.server.errors import api_error_from
 from tempo_agents.server.pending_view import shown_call
@@ -31,7 +32,7 @@ from tempo_agents.server.resuming import ResumeCommand, resume_run
 from tempo_agents.workflows import resume_errors, search_attributes
 from tempo_agents.workflows.payloads import PendingCall
 
-__all__ = ["router"]
+__all__ = ["claimed_call", "router"]
 
 router = APIRouter(prefix="/answer-links", tags=["answer links"], include_in_schema=False)
 
@@ -91,11 +92,20 @@ async def _answered_by(app: App, claims: LinkClaims) -> str | None:
     return (found[-1].answered_by or "someone") if found else None
 
 
-def _groups(request: Request, principal: str) -> list[str]:
-    """The groups of the link's principal: the server's (its tokens file) and the App's."""
-    server: dict[str, list[str]] = getattr(request.app.state, "principal_groups", {})
-    app: App = request.app.state.tempo_app
-    return [*server.get(principal, []), *app.groups.get(principal, [])]
+async def claimed_call(app: App, claims: LinkClaims, *, changed: str) -> tuple[PendingCall | None, list[PendingCall]]:
+    """The call ``claims`` name (a link's, a Slack button's) as it waits now, ``None`` when it no longer waits in
+    their round, and the run's waiting calls as read (once) to find it; raises :class:`LinkRefusedError` (409,
+    ``changed``) when its arguments are no longer the ones the claims were made for."""
+    try:
+        pending = await app.pending(claims.run_id, settle_seconds=0)
+    except RPCError:
+        pending = []
+    call = next((call for call in pending if call.tool_call_id == claims.tool_call_id), None)
+    if call is None or call.round != claims.round:
+        return None, pending
+    if args_hash(call.args) != claims.args_hash:
+        raise LinkRefusedError(changed, status=409)
+    return call, pending
 
 
 async def _waiting_call(app: App, claims: LinkClaims) -> tuple[PendingCall, list[PendingCall]]:
@@ -104,22 +114,15 @@ async def _waiting_call(app: App, claims: LinkClaims) -> tuple[PendingCall, list
     round, and the link that gave that answer is spent). Who may answer it is the client's check."""
     if await link_spent(app.store, claims):
         raise LinkRefusedError("This link was used already; it answers nothing more.", status=409)
-    try:
-        pending = await app.pending(claims.run_id, settle_seconds=0)
-    except RPCError:
-        pending = []
-    call = next((call for call in pending if call.tool_call_id == claims.tool_call_id), None)
-    if call is None or call.round != claims.round:
+    changed = "The call's arguments changed since this link was made; open the run in the dashboard."
+    call, pending = await claimed_call(app, claims, changed=changed)
+    if call is None:
         answered_by = await _answered_by(app, claims)
         if answered_by is not None:
             raise LinkRefusedError(
                 f"This call was answered already (by {answered_by}); this link answers nothing more.", status=409
             )
         raise LinkRefusedError("This call no longer waits for this answer (it ended or expired).", status=409)
-    if args_hash(call.args) != claims.args_hash:
-        raise LinkRefusedError(
-            "The call's arguments changed since this link was made; open the run in the dashboard.", status=409
-        )
     return call, pending
 
 
@@ -167,7 +170,7 @@ async def confirm(app: AppDep, token: str, request: Request) -> HTMLResponse:
     except LinkRefusedError as refused:
         return _refused(refused.reason, refused.status)
     try:
-        check_answerer(call, claims.principal, _groups(request, claims.principal))
+        check_answerer(call, claims.principal, named_groups(request, claims.principal))
     except ResumeError:
         return _reassigned(call)
     word = _ACTION_WORDS[claims.choice.action]
@@ -183,7 +186,7 @@ async def answer(app: AppDep, token: str, request: Request) -> HTMLResponse:
         await note_audit(
             request, target=f"{claims.run_id}/{claims.tool_call_id}", principal=claims.principal, run=claims.run_id
         )
-        groups = _groups(request, claims.principal)
+        groups = named_groups(request, claims.principal)
         call, pending = await _waiting_call(app, claims)
         await _needs_sign_in(app, claims, call)
     except LinkRefusedError as link_refused:

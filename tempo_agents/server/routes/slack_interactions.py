@@ -22,25 +22,24 @@ from urllib.parse import parse_qs
 import httpx
 from fastapi import APIRouter, Request, Response
 from fastapi.responses import JSONResponse
-from temporalio.service import RPCError
 
-from tempo_agents.approvals import LinkClaims, LinkRefusedError, args_hash
+from tempo_agents.approvals import LinkRefusedError
 from tempo_agents.client.app import App
 from tempo_agents.errors import ResumeError
 from tempo_agents.notifications import (
     ANSWER_ACTION_PREFIX,
     SlackChannel,
     SlackRequestRefusedError,
-    sign_slack_request,
     slack_principal,
     verify_slack_request,
 )
 from tempo_agents.server.audit.intents import note_audit
+from tempo_agents.server.auth import named_groups
 from tempo_agents.server.dependencies import AppDep
 from tempo_agents.server.errors import api_error_from
 from tempo_agents.server.resuming import ResumeCommand, resume_run
+from tempo_agents.server.routes.answer_links import claimed_call
 from tempo_agents.workflows import resume_errors
-from tempo_agents.workflows.payloads import PendingCall
 
 __all__ = ["SEEN_SIGNATURES_RUN", "router"]
 
@@ -49,13 +48,15 @@ router = APIRouter(prefix="/slack", tags=["slack"], include_in_schema=False)
 SEEN_SIGNATURES_RUN = "slack-interactions"
 """The store's key space (a saved outcome per signature) of the Slack requests taken already."""
 
+_GONE = "this call no longer waits for this answer"
 _DONE_WORDS = {"approve": "Approved", "decline": "Declined", "resume": "Answered"}
 
 
-def _signing_channels(app: App) -> list[SlackChannel]:
+def _signing_channels(app: App) -> dict[str, SlackChannel]:
+    """The Slack channels with a signing secret, by their secret (of channels sharing one, the first)."""
     notifier = app.registry.notifier
     channels = notifier.settings.channels if notifier is not None else []
-    return [c for c in channels if isinstance(c, SlackChannel) and c.signing_secret]
+    return {c.signing_secret: c for c in reversed(channels) if isinstance(c, SlackChannel) and c.signing_secret}
 
 
 def _refused(reason: str, status: int) -> JSONResponse:
@@ -86,23 +87,6 @@ def _answer_action(payload: dict[str, Any]) -> dict[str, Any] | None:
     return None
 
 
-async def _waiting(app: App, claims: LinkClaims) -> tuple[PendingCall, list[PendingCall]]:
-    """The call the button answers, as it waits now (in the button's round, with its arguments)."""
-    try:
-        pending = await app.pending(claims.run_id, settle_seconds=0)
-    except RPCError:
-        pending = []
-    call = next((c for c in pending if c.tool_call_id == claims.tool_call_id), None)
-    if call is None or call.round != claims.round or args_hash(call.args) != claims.args_hash:
-        raise LinkRefusedError("this call no longer waits for this answer", status=409)
-    return call, pending
-
-
-def _groups(request: Request, app: App, principal: str) -> tuple[str, ...]:
-    server: dict[str, list[str]] = getattr(request.app.state, "principal_groups", {})
-    return (*server.get(principal, []), *app.groups.get(principal, []))
-
-
 async def _answer(app: App, request: Request, value: str, principal: str) -> dict[str, Any]:
     """Send the button's answer as ``principal``; the reply for the message (updated, or told to the clicker)."""
     if app.answer_links is None:
@@ -111,7 +95,9 @@ async def _answer(app: App, request: Request, value: str, principal: str) -> dic
         claims = app.answer_links.verify(value)
         if claims.use != "slack":
             raise LinkRefusedError("this button is not an answer button", status=403)
-        _, pending = await _waiting(app, claims)
+        call, pending = await claimed_call(app, claims, changed=_GONE)
+        if call is None:
+            raise LinkRefusedError(_GONE, status=409)
     except LinkRefusedError as refused:
         return _ephemeral(f"Nothing was answered: {refused.reason}")
     await note_audit(request, target=f"{claims.run_id}/{claims.tool_call_id}", principal=principal, run=claims.run_id)
@@ -123,7 +109,7 @@ async def _answer(app: App, request: Request, value: str, principal: str) -> dic
         data=choice.data,
         request_id=f"slack-{uuid.uuid4()}",
         answered_by=principal,
-        answered_by_groups=_groups(request, app, principal),
+        answered_by_groups=tuple(named_groups(request, principal)),
         round=claims.round,
     )
     try:
@@ -153,14 +139,13 @@ async def interactions(app: AppDep, request: Request) -> Response:
     if not channels:
         return _refused("no Slack app is configured on this server", 404)
     headers = {name.lower(): value for name, value in request.headers.items()}
-    secrets = [c.signing_secret for c in channels if c.signing_secret]
     try:
-        timestamp, signature = verify_slack_request(secrets, headers, body, now=time.time())
+        secret, signature = verify_slack_request(channels, headers, body, now=time.time())
     except SlackRequestRefusedError as refused:
         return _refused(str(refused), 401)
     if not await _first_time(app, signature):
         return _refused("this Slack request was taken already", 401)
-    channel = next(c for c in channels if sign_slack_request(c.signing_secret or "", timestamp, body) == signature)
+    channel = channels[secret]
     try:
         payload = json.loads(parse_qs(body.decode()).get("payload", ["{}"])[0])
     except (ValueError, UnicodeDecodeError):
