@@ -6,12 +6,10 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import AsyncIterator, Iterator, Sequence
-from pathlib import Path
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import psycopg
-import pytest
 from starlette.routing import BaseRoute
 
 from tempo_agents.audit import DONE, AuditEntry, audit_time
@@ -19,23 +17,10 @@ from tempo_agents.server.app import create_server
 from tempo_agents.server.audit import ROUTE_ACTIONS
 from tempo_agents.server.audit.actions import action_of
 from tempo_agents.server.serving import ApiServer
-from tempo_agents.store import Store, open_store
-from tests.conftest import STORES, AppFactory, fresh_store_url, running_worker
+from tempo_agents.store import Store
+from tests.conftest import AppFactory, running_worker
 from tests.support.cli_processes import api_data, cli
 from tests.support.http_api import parity_agent
-
-
-@pytest.fixture(params=STORES)
-def store_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
-    return fresh_store_url(request, str(request.param), tmp_path)
-
-
-@pytest.fixture
-async def store(store_url: str) -> AsyncIterator[Store]:
-    store = open_store(store_url)
-    await store.read_chunks("setup")
-    yield store
-    await store.close()
 
 
 async def alter(url: str, seq: int) -> None:

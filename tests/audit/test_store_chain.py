@@ -10,7 +10,6 @@ import sqlite3
 import subprocess
 import sys
 import textwrap
-from collections.abc import AsyncIterator
 from pathlib import Path
 
 import psycopg
@@ -28,23 +27,9 @@ from tempo_agents.audit import (
     read_chain,
     verify_chain,
 )
-from tempo_agents.store import Store, open_store
+from tempo_agents.store import Store
 from tempo_agents.store.audit_rows import row_of
 from tempo_agents.store.base import SavedOutcome
-from tests.conftest import STORES, fresh_store_url
-
-
-@pytest.fixture(params=STORES)
-def store_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
-    return fresh_store_url(request, str(request.param), tmp_path)
-
-
-@pytest.fixture
-async def store(store_url: str) -> AsyncIterator[Store]:
-    store = open_store(store_url)
-    await store.read_chunks("setup")  # the schema exists before anything else opens the store
-    yield store
-    await store.close()
 
 
 def entry(action: str, target: str, **fields: object) -> AuditEntry:
