@@ -15,8 +15,9 @@ import httpx
 from temporalio.client import Client
 
 from tests.support.cli_processes import read_dev_banner, run_cli, start_cli, stop_cli
-from tests.support.encryption import readable, temporal_cli
+from tests.support.encryption import readable
 from tests.support.polling import until
+from tests.support.temporal_cli import show_history
 
 APP_MODULE = """
 from tempo_agents import Agent, App, ScriptedModel, ScriptedResponse
@@ -55,11 +56,8 @@ async def test_dev_with_a_keys_file_seals_runs_and_points_its_ui_at_its_codec_se
                                        "--encryption-keys", str(keys)], tmp_path)  # fmt: skip
         client = await Client.connect(address)
         run_id = await until(lambda: listed_run(client))
-        code, sealed = await temporal_cli(client, "workflow", "show", "--output", "json", "--workflow-id", run_id)
-        codec = ("--codec-endpoint", f"{api}/codec")
-        code_through, opened = await temporal_cli(
-            client, "workflow", "show", "--output", "json", "--workflow-id", run_id, *codec
-        )
+        code, sealed = await show_history(client, run_id)
+        code_through, opened = await show_history(client, run_id, "--codec-endpoint", f"{api}/codec")
     finally:
         stopped, _, stderr = await stop_cli(dev, signal.SIGINT)
     assert settings["Codec"]["Endpoint"] == f"{api}/codec"

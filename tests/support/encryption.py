@@ -17,7 +17,6 @@ from temporalio.client import Client
 
 from tempo_agents import Agent, App, ScriptedModel, ScriptedResponse, ScriptedToolCall, ToolContext, create_tool
 from tempo_agents.encryption import KEY_ID_METADATA, EncryptionKey, Keyring, is_encrypted
-from tempo_agents.worker.dev_server import find_temporal_binary
 from tempo_agents.workflows import search_attributes
 
 __all__ = [
@@ -35,7 +34,6 @@ __all__ = [
     "payload_key_ids",
     "readable",
     "start_and_suspend",
-    "temporal_cli",
     "until_suspended",
 ]
 
@@ -115,18 +113,6 @@ async def start_and_suspend(app: App) -> str:
     first = await app.agent("ledger").generate(PROMPT)
     await until_suspended(app.client, first.run_id)
     return first.run_id
-
-
-async def temporal_cli(client: Client, *arguments: str) -> tuple[int, str]:
-    """The stock ``temporal`` CLI with ``arguments`` against the client's server and namespace, without blocking the
-    event loop (a codec server in this process answers it): its exit code and output."""
-    process = await asyncio.create_subprocess_exec(
-        find_temporal_binary(), *arguments,
-        "--address", client.service_client.config.target_host, "--namespace", client.namespace,
-        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
-    )  # fmt: skip
-    output, _ = await process.communicate()
-    return process.returncode or 0, output.decode()
 
 
 def readable(output: str) -> str:
