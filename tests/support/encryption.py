@@ -3,7 +3,6 @@ Temporal (``tests/encryption/``) and the benchmarks run with encryption on."""
 
 from __future__ import annotations
 
-import asyncio
 import base64
 import binascii
 import contextlib
@@ -18,6 +17,7 @@ from temporalio.client import Client
 from tempo_agents import Agent, App, ScriptedModel, ScriptedResponse, ScriptedToolCall, ToolContext, create_tool
 from tempo_agents.encryption import KEY_ID_METADATA, EncryptionKey, Keyring, is_encrypted
 from tempo_agents.workflows import search_attributes
+from tests.support.polling import until
 
 __all__ = [
     "ANSWER",
@@ -99,13 +99,13 @@ def ledger_agent() -> Agent:
 async def until_suspended(client: Client, run_id: str) -> None:
     """Wait until the run waits for a person with no activity left running."""
     handle = client.get_workflow_handle(run_id)
-    for _ in range(600):
+
+    async def suspended() -> bool:
         description = await handle.describe()
         status = description.typed_search_attributes.get(search_attributes.STATUS)
-        if not description.raw_description.pending_activities and status == "suspended":
-            return
-        await asyncio.sleep(0.05)
-    raise AssertionError(f"run {run_id} never waited for a person")
+        return not description.raw_description.pending_activities and status == "suspended"
+
+    await until(suspended, timeout=30)
 
 
 async def start_and_suspend(app: App) -> str:
