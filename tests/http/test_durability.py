@@ -17,7 +17,7 @@ from tempo_agents.models.model import ModelRequest
 from tempo_agents.models.scripted import ScriptedModel, ScriptedResponse
 from tempo_agents.server.shapes import chunk_wire
 from tests.conftest import AppFactory, running_worker
-from tests.support.http_api import parity_agent, served, sse_chunks, sse_events, types
+from tests.support.http_api import id_events, parity_agent, served, sse_chunks, types
 
 LONG_TEXT = " ".join(f"word{i}" for i in range(60))
 
@@ -51,7 +51,7 @@ async def test_disconnect_then_reconnect_with_last_event_id(make_app: AppFactory
         assert types(received)[-1] == "text-delta"
         last = received[-1]["offset"]
         resumed = await http.get(f"/runs/{run_id}/stream", headers={"Last-Event-ID": str(last)})
-        events = sse_events(resumed.content)
+        events = id_events(resumed.content)
     assert all(offset == chunk["offset"] for offset, chunk in events)
     combined = received + [chunk for _, chunk in events]
     offsets = [chunk["offset"] for chunk in combined]
@@ -77,7 +77,7 @@ async def test_run_stream_follows_the_run_across_suspensions(make_app: AppFactor
         accepted = await http.post(f"/runs/{run_id}/resume", json={"resumeData": {"confirmed": True}})
         assert accepted.status_code == 200 and accepted.json()["accepted"] is True
         events = await asyncio.wait_for(watcher, 30)
-    parsed = sse_events(events)
+    parsed = id_events(events)
     assert parsed[0][0] == 2
     reasons = [c["payload"]["stepResult"]["reason"] for _, c in parsed if c["type"] == "finish"]
     assert reasons == ["suspended", "stop"]

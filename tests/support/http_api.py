@@ -19,7 +19,17 @@ from tempo_agents.server.request_limits import MAX_BODY_BYTES
 from tempo_agents.server.serving import ApiServer
 from tests.support.examples import EXAMPLES, example_module
 
-__all__ = ["EXAMPLE", "parity_agent", "parity_module", "served", "sse_blocks", "sse_chunks", "sse_events", "types"]
+__all__ = [
+    "EXAMPLE",
+    "id_events",
+    "parity_agent",
+    "parity_module",
+    "served",
+    "sse_blocks",
+    "sse_chunks",
+    "sse_events",
+    "types",
+]
 
 EXAMPLE = EXAMPLES / "reference_parity.py"
 
@@ -94,6 +104,13 @@ def sse_events(body: bytes) -> list[tuple[int | None, dict[str, Any]]]:
         assert [line[:4] for line in id_line] in ([], ["id: "]) and data_line.startswith("data: "), block
         events.append((int(id_line[0][4:]) if id_line else None, json.loads(data_line[6:])))
     return events
+
+
+def id_events(body: bytes) -> list[tuple[int, dict[str, Any]]]:
+    """``sse_events`` of a run-stream body whose every block is an ``id:`` line and a ``data:`` line."""
+    events = sse_events(body)
+    assert all(offset is not None for offset, _ in events), events
+    return [(offset, data) for offset, data in events if offset is not None]
 
 
 def types(chunks: list[dict[str, Any]]) -> list[str]:
