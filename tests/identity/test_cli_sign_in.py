@@ -31,8 +31,7 @@ async def test_serve_accepts_the_provider_s_tokens(tmp_path: Path, temporal_env:
             tmp_path, env,
         )  # fmt: skip
         try:
-            first = await read_until(process, "HTTP API at ", timeout=60)
-            banner = [await read_until(process, "\n", timeout=60) for _ in range(2)]  # the next two lines
+            first, *banner = [await read_until(process, "\n", timeout=60) for _ in range(3)]  # its first three lines
             port = first.split()[3].rsplit(":", 1)[1].split("/")[0]
             assert any(f"bearer JWTs from {provider.issuer}" in line for line in banner), banner
             async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}/api", timeout=30) as http:
