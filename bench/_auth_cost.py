@@ -72,6 +72,7 @@ async def auth_cost(requests: int) -> int:
     """Print the per-request figures and the quotable last line."""
     logging.getLogger("werkzeug").setLevel(logging.ERROR)
     with running_provider() as provider, tempfile.TemporaryDirectory() as scratch:
+        await asyncio.to_thread(provider.set_user, "bench", {"roles": ["viewer"]})  # what GET /api/agents needs
         token = await asyncio.to_thread(provider.id_token, "bench", client_id=_CLIENT)
         settings = OidcSettings(issuer=provider.issuer, audience=_CLIENT)
         agent = Agent(id="quick", instructions="", model=ScriptedModel(lambda r: ScriptedResponse(text="ok")))
