@@ -1,10 +1,11 @@
 """``http_api.py --auth``: what authenticating a request costs, static tokens next to the provider's JWTs.
 
 One API server (no Temporal needed: ``GET /api/agents`` reads the App only) accepts both a static token and JWTs
-from a local OpenID Connect provider (``oidc-provider-mock`` on 127.0.0.1, the test extra's), and a second serves
-the same App with no token at all. Sequential requests, one keep-alive connection per kind, taken in turn (no auth, a
-static token, a JWT, then again) so that a machine whose load changes weighs on the three alike; then the
-verification alone (``JwtBearerTokens.authenticate``, keys cached), in process.
+from a local OpenID Connect provider (``oidc-provider-mock`` on 127.0.0.1, the test extra's, as the sign-in tests run
+it: ``tests/support/oidc_provider.py``), and a second serves the same App with no token at all. Sequential requests,
+one keep-alive connection per kind, taken in turn (no auth, a static token, a JWT, then again) so that a machine whose
+load changes weighs on the three alike; then the verification alone (``JwtBearerTokens.authenticate``, keys cached),
+in process.
 """
 
 from __future__ import annotations
@@ -13,55 +14,20 @@ import asyncio
 import logging
 import os
 import tempfile
-import threading
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
-from urllib.parse import parse_qs, urlsplit
 
 import httpx
-import oidc_provider_mock
-import werkzeug.serving
 
 from bench._common import median, out, quantile
 from tempo_agents import Agent, App, ScriptedModel, ScriptedResponse
 from tempo_agents.identity import JwtBearerTokens, OidcSettings
 from tempo_agents.server.serving import ApiServer
+from tests.support.oidc_provider import running_provider
 
 __all__ = ["auth_cost"]
 
 _STATIC = "bench-static-token"
 _CLIENT = "bench-client"
-
-
-@contextmanager
-def _provider() -> Iterator[str]:
-    logging.getLogger("werkzeug").setLevel(logging.ERROR)
-    server = werkzeug.serving.make_server("127.0.0.1", 0, oidc_provider_mock.app(), threaded=True)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_port}"
-    finally:
-        server.shutdown()
-        thread.join(5)
-
-
-def _id_token(issuer: str) -> str:
-    redirect = "http://127.0.0.1/callback"
-    chosen = httpx.post(
-        f"{issuer}/oauth2/authorize",
-        params={"client_id": _CLIENT, "redirect_uri": redirect, "response_type": "code", "scope": "openid"},
-        data={"sub": "bench"},
-    )
-    [code] = parse_qs(urlsplit(chosen.headers["location"]).query)["code"]
-    answer = httpx.post(
-        f"{issuer}/oauth2/token",
-        data={"grant_type": "authorization_code", "code": code, "redirect_uri": redirect},
-        auth=(_CLIENT, "secret"),
-    )
-    token: str = answer.json()["id_token"]
-    return token
 
 
 async def _timed_in_turn(kinds: dict[str, tuple[str, dict[str, str]]], count: int) -> dict[str, list[float]]:
@@ -104,9 +70,11 @@ def _line(name: str, times: list[float]) -> str:
 
 async def auth_cost(requests: int) -> int:
     """Print the per-request figures and the quotable last line."""
-    with _provider() as issuer, tempfile.TemporaryDirectory() as scratch:
-        token = await asyncio.to_thread(_id_token, issuer)
-        settings = OidcSettings(issuer=issuer, audience=_CLIENT)
+    logging.getLogger("werkzeug").setLevel(logging.ERROR)
+    with running_provider() as provider, tempfile.TemporaryDirectory() as scratch:
+        await asyncio.to_thread(provider.set_user, "bench", {"roles": ["viewer"]})  # what GET /api/agents needs
+        token = await asyncio.to_thread(provider.id_token, "bench", client_id=_CLIENT)
+        settings = OidcSettings(issuer=provider.issuer, audience=_CLIENT)
         agent = Agent(id="quick", instructions="", model=ScriptedModel(lambda r: ScriptedResponse(text="ok")))
         app = App(agents=[agent], store=f"sqlite:///{scratch}/store.db")
         guarded = ApiServer(app, port=0, tokens={_STATIC: "bench"}, oidc=settings)

@@ -22,6 +22,7 @@ from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.testing import WorkflowEnvironment
 
 from tempo_agents import Agent, App
+from tempo_agents.store import Store, open_store
 from tempo_agents.worker.dev_server import DEV_SERVER_TUNING, find_temporal_binary
 from tempo_agents.workflows import search_attributes
 from tests.support.postgres_server import PostgresServer, find_bindir
@@ -118,6 +119,21 @@ def fresh_store_url(request: pytest.FixtureRequest, kind: str, tmp_path: Path) -
         server: PostgresServer = request.getfixturevalue("postgres_server")
         return server.create_database()
     return f"sqlite:///{tmp_path / 'store.db'}"
+
+
+@pytest.fixture(params=STORES)
+def store_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """The URL of a new, empty store of each kind in turn: a test that takes it runs on SQLite and on PostgreSQL."""
+    return fresh_store_url(request, str(request.param), tmp_path)
+
+
+@pytest.fixture
+async def store(store_url: str) -> AsyncIterator[Store]:
+    """The store at ``store_url``, open for the test."""
+    store = open_store(store_url)
+    await store.read_chunks("setup")  # the schema exists before other processes open the store
+    yield store
+    await store.close()
 
 
 AppFactory = Callable[..., App]

@@ -5,13 +5,9 @@ time on; the api command lists and filters what the server recorded."""
 from __future__ import annotations
 
 import json
-import sqlite3
-from collections.abc import AsyncIterator, Iterator, Sequence
-from pathlib import Path
+from collections.abc import Iterator, Sequence
 from typing import Any
 
-import psycopg
-import pytest
 from starlette.routing import BaseRoute
 
 from tempo_agents.audit import DONE, AuditEntry, audit_time
@@ -19,33 +15,11 @@ from tempo_agents.server.app import create_server
 from tempo_agents.server.audit import ROUTE_ACTIONS
 from tempo_agents.server.audit.actions import action_of
 from tempo_agents.server.serving import ApiServer
-from tempo_agents.store import Store, open_store
-from tests.conftest import STORES, AppFactory, fresh_store_url, running_worker
+from tempo_agents.store import Store
+from tests.conftest import AppFactory, running_worker
 from tests.support.cli_processes import api_data, cli
 from tests.support.http_api import parity_agent
-
-
-@pytest.fixture(params=STORES)
-def store_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
-    return fresh_store_url(request, str(request.param), tmp_path)
-
-
-@pytest.fixture
-async def store(store_url: str) -> AsyncIterator[Store]:
-    store = open_store(store_url)
-    await store.read_chunks("setup")
-    yield store
-    await store.close()
-
-
-async def alter(url: str, seq: int) -> None:
-    sql = "UPDATE {table} SET target = 'r-forged' WHERE seq = " + str(seq)
-    if url.startswith("sqlite"):
-        with sqlite3.connect(url.removeprefix("sqlite:///")) as db:
-            db.execute(sql.format(table="audit"))
-        return
-    async with await psycopg.AsyncConnection.connect(url, autocommit=True) as conn:
-        await conn.execute(sql.format(table="tempo_agents.audit"))
+from tests.support.store_contents import tamper
 
 
 async def test_verify_and_export(store: Store, store_url: str) -> None:
@@ -68,7 +42,7 @@ async def test_verify_and_export(store: Store, store_url: str) -> None:
     code, _, err = await cli("audit", "export", "--store", store_url, "--since", "last week")
     assert code == 2 and "--since: not an ISO 8601 time" in err
 
-    await alter(store_url, 2)
+    await tamper(store_url, [("UPDATE audit SET target = ? WHERE seq = ?", ("r-forged", 2))])
     code, out, err = await cli("audit", "verify", "--store", store_url)
     assert code == 1
     assert "audit chain broken: record 2 was altered" in err

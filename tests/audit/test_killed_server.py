@@ -11,11 +11,12 @@ from pathlib import Path
 
 import httpx
 import pytest
-from temporalio.client import Client, WorkflowExecutionStatus
+from temporalio.client import Client, WorkflowExecutionDescription, WorkflowExecutionStatus
 
 from tempo_agents.audit import AuditQuery, read_chain, verify_chain
 from tests.conftest import AppFactory, running_worker
 from tests.support.http_api import parity_agent
+from tests.support.polling import until
 
 _SERVER = """
 import asyncio, os, signal, sys
@@ -68,12 +69,13 @@ async def test_a_server_killed_after_a_cancel_still_has_its_record(make_app: App
         finally:
             if server.poll() is None:
                 server.kill()
-        outcome = await app.client.get_workflow_handle(waiting.run_id).describe()
-        for _ in range(200):  # the cancel was sent: the run ends cancelled
-            if outcome.status == WorkflowExecutionStatus.CANCELED:
-                break
-            await asyncio.sleep(0.05)
-            outcome = await app.client.get_workflow_handle(waiting.run_id).describe()
+        handle = app.client.get_workflow_handle(waiting.run_id)
+
+        async def cancelled() -> WorkflowExecutionDescription | None:
+            outcome = await handle.describe()
+            return outcome if outcome.status == WorkflowExecutionStatus.CANCELED else None
+
+        outcome = await until(cancelled, timeout=10)  # the cancel was sent: the run ends cancelled
         assert outcome.status == WorkflowExecutionStatus.CANCELED
 
     [kept] = await app.store.audit_actions(AuditQuery(action="cancel"))

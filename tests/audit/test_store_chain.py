@@ -6,14 +6,11 @@ record."""
 from __future__ import annotations
 
 import asyncio
-import sqlite3
 import subprocess
 import sys
 import textwrap
-from collections.abc import AsyncIterator
 from pathlib import Path
 
-import psycopg
 import pytest
 
 from tempo_agents.audit import (
@@ -28,23 +25,10 @@ from tempo_agents.audit import (
     read_chain,
     verify_chain,
 )
-from tempo_agents.store import Store, open_store
+from tempo_agents.store import Store
 from tempo_agents.store.audit_rows import row_of
 from tempo_agents.store.base import SavedOutcome
-from tests.conftest import STORES, fresh_store_url
-
-
-@pytest.fixture(params=STORES)
-def store_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
-    return fresh_store_url(request, str(request.param), tmp_path)
-
-
-@pytest.fixture
-async def store(store_url: str) -> AsyncIterator[Store]:
-    store = open_store(store_url)
-    await store.read_chunks("setup")  # the schema exists before anything else opens the store
-    yield store
-    await store.close()
+from tests.support.store_contents import tamper
 
 
 def entry(action: str, target: str, **fields: object) -> AuditEntry:
@@ -147,25 +131,13 @@ async def test_two_processes_appending_at_once_keep_one_chain(store: Store, stor
     assert (await walk(store)).broken is None
 
 
-async def _tamper(url: str, statements: list[tuple[str, tuple[object, ...]]]) -> None:
-    """Run SQL on the store's audit table behind its back (``audit`` names the table; ``?`` the placeholders)."""
-    if url.startswith("sqlite"):
-        with sqlite3.connect(url.removeprefix("sqlite:///")) as db:
-            for sql, params in statements:
-                db.execute(sql, params)
-        return
-    async with await psycopg.AsyncConnection.connect(url, autocommit=True) as conn:
-        for sql, params in statements:
-            await conn.execute(sql.replace("audit", "tempo_agents.audit").replace("?", "%s"), params)
-
-
 async def _five(store: Store) -> None:
     await store.append_audit([entry("cancel", f"r{n}", principal="alice") for n in range(1, 6)])
 
 
 async def test_verify_finds_a_deleted_record(store: Store, store_url: str) -> None:
     await _five(store)
-    await _tamper(store_url, [("DELETE FROM audit WHERE seq = ?", (3,))])
+    await tamper(store_url, [("DELETE FROM audit WHERE seq = ?", (3,))])
     broken = (await walk(store)).broken
     assert broken is not None and broken.kind == "deleted" and broken.seq == 4
     assert "record 3 was deleted" in broken.message
@@ -173,7 +145,7 @@ async def test_verify_finds_a_deleted_record(store: Store, store_url: str) -> No
 
 async def test_verify_finds_an_altered_record(store: Store, store_url: str) -> None:
     await _five(store)
-    await _tamper(store_url, [("UPDATE audit SET principal = ? WHERE seq = ?", ("mallory", 2))])
+    await tamper(store_url, [("UPDATE audit SET principal = ? WHERE seq = ?", ("mallory", 2))])
     broken = (await walk(store)).broken
     assert broken is not None and (broken.kind, broken.seq) == ("altered", 2)
 
@@ -186,6 +158,6 @@ async def test_verify_finds_an_inserted_record(store: Store, store_url: str) -> 
         ("UPDATE audit SET seq = seq + 100 WHERE seq >= ?", (3,)),
         ("UPDATE audit SET seq = seq - 99 WHERE seq >= ?", (103,)),
     ]
-    await _tamper(store_url, [*shift, (f"INSERT INTO audit VALUES ({', '.join(['?'] * 15)})", row_of(forged))])
+    await tamper(store_url, [*shift, (f"INSERT INTO audit VALUES ({', '.join(['?'] * 15)})", row_of(forged))])
     broken = (await walk(store)).broken
     assert broken is not None and (broken.kind, broken.seq) == ("inserted", 3)

@@ -3,20 +3,19 @@ server; ``tempo-agents run`` seals what it starts; the stock ``temporal`` CLI re
 
 from __future__ import annotations
 
-import asyncio
 import base64
 import json
 import os
 import signal
-import subprocess
 from pathlib import Path
 
 import httpx
 from temporalio.client import Client
 
-from tests.support.cli_processes import read_dev_banner, run_cli, start_cli, stop_cli
-from tests.support.encryption import readable, temporal_cli
+from tests.support.cli_processes import cli, read_dev_banner, start_cli, stop_cli
+from tests.support.encryption import readable
 from tests.support.polling import until
+from tests.support.temporal_cli import show_history
 
 APP_MODULE = """
 from tempo_agents import Agent, App, ScriptedModel, ScriptedResponse
@@ -51,21 +50,20 @@ async def test_dev_with_a_keys_file_seals_runs_and_points_its_ui_at_its_codec_se
                 },
             )
         address = said["Temporal dev server"]
-        started = await run_cli_async(["run", "echo", PROMPT, "--app", "echoapp:app", "--address", address,
-                                       "--encryption-keys", str(keys)], tmp_path)  # fmt: skip
+        run_code, run_out, run_err = await cli(
+            "run", "echo", PROMPT, "--app", "echoapp:app", "--address", address, "--encryption-keys", str(keys),
+            cwd=tmp_path, timeout=120,
+        )  # fmt: skip
         client = await Client.connect(address)
         run_id = await until(lambda: listed_run(client))
-        code, sealed = await temporal_cli(client, "workflow", "show", "--output", "json", "--workflow-id", run_id)
-        codec = ("--codec-endpoint", f"{api}/codec")
-        code_through, opened = await temporal_cli(
-            client, "workflow", "show", "--output", "json", "--workflow-id", run_id, *codec
-        )
+        code, sealed = await show_history(client, run_id)
+        code_through, opened = await show_history(client, run_id, "--codec-endpoint", f"{api}/codec")
     finally:
         stopped, _, stderr = await stop_cli(dev, signal.SIGINT)
     assert settings["Codec"]["Endpoint"] == f"{api}/codec"
     assert preflight.status_code == 200 and preflight.headers["access-control-allow-origin"] == ui
-    assert started.returncode == 0, started.stderr
-    assert "noted" in started.stdout
+    assert run_code == 0, run_err
+    assert "noted" in run_out
     assert code == 0 and "MARMOT" not in readable(sealed) and "cli-1" in readable(sealed)
     assert code_through == 0 and PROMPT in readable(opened)
     assert stopped == 0, stderr
@@ -75,8 +73,3 @@ async def listed_run(client: Client) -> str | None:
     """The id of the one agent run visibility lists, once it does."""
     runs = [execution.id async for execution in client.list_workflows("WorkflowType = 'AgentRunWorkflow'")]
     return runs[0] if len(runs) == 1 else None
-
-
-async def run_cli_async(args: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
-    """``run_cli`` without blocking the test's event loop."""
-    return await asyncio.to_thread(run_cli, args, cwd)

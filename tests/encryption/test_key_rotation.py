@@ -3,12 +3,11 @@ fails its workflow task loudly, naming the key, and goes on once the key is back
 
 from __future__ import annotations
 
-import asyncio
 import logging
+from typing import Any
 
 import pytest
-from temporalio.api.history.v1 import HistoryEvent
-from temporalio.client import Client
+from temporalio.client import Client, WorkflowHandle
 
 from tempo_agents.encryption import UnknownKeyError
 from tempo_agents.workflows import search_attributes
@@ -23,6 +22,7 @@ from tests.support.encryption import (
     start_and_suspend,
     until_suspended,
 )
+from tests.support.polling import until
 
 
 async def test_a_run_started_under_key_1_finishes_under_keys_2_and_1(make_app: AppFactory, client: Client) -> None:
@@ -42,10 +42,10 @@ async def test_a_run_started_under_key_1_finishes_under_keys_2_and_1(make_app: A
     assert payload_key_ids(events) == {"k1", "k2"}  # nothing in clear
 
 
-def failed_tasks(events: list[HistoryEvent]) -> list[str]:
+async def failed_tasks(handle: WorkflowHandle[Any, Any]) -> list[str]:
     return [
         event.workflow_task_failed_event_attributes.failure.message
-        for event in events
+        for event in (await handle.fetch_history()).events
         if event.HasField("workflow_task_failed_event_attributes")
     ]
 
@@ -60,11 +60,7 @@ async def test_a_run_whose_key_was_removed_fails_its_workflow_task_naming_the_ke
     handle = client.get_workflow_handle(run_id)
     with caplog.at_level(logging.ERROR, logger="temporalio"):
         async with running_worker(without_k1):
-            for _ in range(400):
-                failures = failed_tasks(list((await handle.fetch_history()).events))
-                if failures:
-                    break
-                await asyncio.sleep(0.05)
+            failures = await until(lambda: failed_tasks(handle), timeout=20)
     # In the run's history, read without any codec: the workflow task failed, and says why in clear.
     assert failures and "'k1'" in failures[0] and "not among the configured encryption keys" in failures[0]
     # In the worker's log.

@@ -3,7 +3,6 @@ thread goes on as before."""
 
 from __future__ import annotations
 
-import asyncio
 import uuid
 from pathlib import Path
 
@@ -13,9 +12,15 @@ from tempo_agents import App
 from tempo_agents.threads.operations import thread_workflow_id
 from tests.conftest import continue_as_new_server, running_worker
 from tests.support.encryption import keyring, payload_key_ids
+from tests.support.polling import until
 from tests.support.thread_agents import Gate, gated_agent
 
 MEMORY = {"thread": "sealed-long", "resource": "u-sealed"}
+
+
+async def all_done(app: App) -> bool:
+    """Whether the thread has done its six runs."""
+    return len((await app.thread("sealed-long", resource_id="u-sealed")).done) == 6
 
 
 async def test_a_thread_continues_as_new_sealed(tmp_path: Path) -> None:
@@ -31,10 +36,7 @@ async def test_a_thread_continues_as_new_sealed(tmp_path: Path) -> None:
             texts = [await (await app.stream("chat", f"m{n}", memory=MEMORY)).text for n in range(6)]
             assert texts == [f"m{n} after {n + 1}" for n in range(6)]
             handle = env.client.get_workflow_handle(thread_workflow_id(app.task_queue, "u-sealed", "sealed-long"))
-            for _ in range(500):
-                if len((await app.thread("sealed-long", resource_id="u-sealed")).done) == 6:
-                    break
-                await asyncio.sleep(0.02)
+            await until(lambda: all_done(app), timeout=10)
             run_id: str | None = (await handle.describe()).run_id
             chain = []
             while run_id:  # back along the chain of continue-as-new, read without the codec

@@ -12,7 +12,8 @@ from temporalio.exceptions import ApplicationError
 from tempo_agents import Agent, ScriptedModel, ScriptedResponse, ScriptedToolCall
 from tempo_agents.journal.chunks import ToolResultChunk
 from tests.conftest import AppFactory, running_worker
-from tests.support.encryption import keyring, readable, temporal_cli
+from tests.support.encryption import keyring, readable
+from tests.support.temporal_cli import show_history
 
 FAILURE = "no invoice for customer Wendelin Oberhuber (failure-GECKO-6650)"
 
@@ -43,7 +44,7 @@ async def test_a_failures_message_is_sealed_in_the_history_and_whole_for_the_app
     assert error["error"] == FAILURE
 
     for run_id in (result.run_id, f"{result.run_id}-bad"):  # the parent, and the child workflow that failed
-        code, history = await temporal_cli(client, "workflow", "show", "--output", "json", "--workflow-id", run_id)
+        code, history = await show_history(client, run_id)
         assert code == 0, history
         assert "GECKO" not in readable(history) and "Oberhuber" not in readable(history)
     assert "Encoded failure" in history

@@ -19,15 +19,10 @@ from tests.support.encryption import (
     payload_key_ids,
     readable,
     start_and_suspend,
-    temporal_cli,
 )
+from tests.support.temporal_cli import show_history
 
 TOKEN = "codec-token-1"
-
-
-async def show(client: Client, run_id: str, *options: str) -> tuple[int, str]:
-    """``temporal workflow show --output json`` of the run, with ``options``."""
-    return await temporal_cli(client, "workflow", "show", "--output", "json", "--workflow-id", run_id, *options)
 
 
 async def test_history_holds_none_of_the_run_without_the_codec_and_all_of_it_through_the_codec_server(
@@ -40,7 +35,7 @@ async def test_history_holds_none_of_the_run_without_the_codec_and_all_of_it_thr
         assert ANSWER in resumed.text
         await app.client.get_workflow_handle(run_id).result()
 
-    code, sealed = await show(app.client, run_id)
+    code, sealed = await show_history(app.client, run_id)
     assert code == 0, sealed
     assert json.loads(sealed)["events"], sealed
     assert [secret for secret in SECRETS if secret in readable(sealed)] == []
@@ -50,7 +45,7 @@ async def test_history_holds_none_of_the_run_without_the_codec_and_all_of_it_thr
     await api.start()
     try:
         codec = ("--codec-endpoint", f"{api.url}/codec", "--codec-auth", f"Bearer {TOKEN}")
-        code, decoded = await show(app.client, run_id, *codec)
+        code, decoded = await show_history(app.client, run_id, *codec)
     finally:
         await api.stop()
     assert code == 0, decoded

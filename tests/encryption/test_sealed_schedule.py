@@ -6,8 +6,9 @@ from __future__ import annotations
 from tempo_agents import Agent, ScriptedModel, ScriptedResponse
 from tempo_agents.workflows.payloads import RunResult
 from tests.conftest import AppFactory, running_worker
-from tests.support.encryption import keyring, readable, temporal_cli
+from tests.support.encryption import keyring, readable
 from tests.support.scheduled_runs import view_with_recent_runs
+from tests.support.temporal_cli import temporal_cli
 
 SCHEDULED_PROMPT = "schedule-prompt-TAPIR-8812 overdue invoices"
 

@@ -7,21 +7,23 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import subprocess
 from pathlib import Path
 from typing import Any
 
 import pytest
+from temporalio.client import Client
 from temporalio.testing import WorkflowEnvironment
 
 from tempo_agents import Agent, ScriptedModel, ScriptedResponse, ScriptedToolCall, create_tool
 from tempo_agents.erasure import ErasureScope
 from tempo_agents.errors import ConfigurationError
 from tempo_agents.models.model import ModelRequest
-from tests.conftest import AppFactory, running_worker, temporal_binary
+from tests.conftest import AppFactory, running_worker
 from tests.support.cli_processes import cli, cli_output
 from tests.support.http_api import served
+from tests.support.polling import until
 from tests.support.store_contents import store_contents
+from tests.support.temporal_cli import listed_runs, show_history
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -49,31 +51,9 @@ def _agent() -> Agent:
     return Agent(id="billing", model=ScriptedModel(script), tools=tools)
 
 
-def _temporal(env: WorkflowEnvironment, *args: str) -> subprocess.CompletedProcess[str]:
-    address = env.client.service_client.config.target_host
-    return subprocess.run(
-        [temporal_binary(), *args, "--address", address, "--output", "json"],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
-
-
-async def _listed(env: WorkflowEnvironment, resource: str) -> list[dict[str, Any]]:
-    listed = await asyncio.to_thread(
-        _temporal, env, "workflow", "list", "--query", f"TempoAgentResource = '{resource}'"
-    )
-    assert listed.returncode == 0, listed.stderr
-    return json.loads(listed.stdout or "[]") or []
-
-
-async def _gone_from_visibility(env: WorkflowEnvironment, resource: str) -> None:
-    for _ in range(200):  # visibility catches up with a deletion within moments
-        if not await _listed(env, resource):
-            return
-        await asyncio.sleep(0.1)
-    raise AssertionError(f"{resource}'s runs are still listed: {await _listed(env, resource)}")
+async def _unlisted(client: Client, resource: str) -> bool:
+    """Whether visibility lists none of the resource's runs."""
+    return not await listed_runs(client, f"TempoAgentResource = '{resource}'")
 
 
 async def test_erasing_a_resource_leaves_nothing_of_it_and_everything_of_the_others(
@@ -102,11 +82,12 @@ async def test_erasing_a_resource_leaves_nothing_of_it_and_everything_of_the_oth
         store = store_contents(app.store)
         assert not any(secret in store for secret in ACME)
         assert all(secret in store for secret in GLOBEX)
-        await _gone_from_visibility(temporal_env, "acme")
+        await until(lambda: _unlisted(temporal_env.client, "acme"), timeout=20)  # visibility catches up within moments
         for run_id in (looked_up.run_id, waiting.run_id):
-            shown = await asyncio.to_thread(_temporal, temporal_env, "workflow", "show", "--workflow-id", run_id)
-            assert shown.returncode != 0 and ACME[0] not in shown.stdout
-        assert [run["execution"]["workflowId"] for run in await _listed(temporal_env, "globex")] == [theirs.run_id]
+            code, shown = await show_history(temporal_env.client, run_id)
+            assert code != 0 and ACME[0] not in shown
+        globex = await listed_runs(temporal_env.client, "TempoAgentResource = 'globex'")
+        assert [run["execution"]["workflowId"] for run in globex] == [theirs.run_id]
         assert (await app.thread("t1", resource_id="acme")).to_wire()["messages"] == []
         assert len((await app.thread("t1", resource_id="globex")).to_wire()["messages"]) == 4
         assert [view.id for view in await app.list_schedules()] == [kept.id]

@@ -4,22 +4,9 @@ is."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-from pathlib import Path
-
-import pytest
-
-from tempo_agents.store import Store, open_store
+from tempo_agents.store import Store
 from tempo_agents.store.base import ChunkWrite, SavedOutcome, TranscriptEntry, WaitingCall, WaitingChange
-from tests.conftest import STORES, fresh_store_url
 from tests.support.store_contents import store_contents
-
-
-@pytest.fixture(params=STORES)
-async def store(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[Store]:
-    store = open_store(fresh_store_url(request, str(request.param), tmp_path))
-    yield store
-    await store.close()
 
 
 async def _write_run(store: Store, run_id: str, thread: str, resource: str, secret: str) -> None:

@@ -17,7 +17,7 @@ from tempo_agents.models.model import ModelRequest
 from tempo_agents.models.scripted import ScriptedModel, ScriptedResponse
 from tempo_agents.server.shapes import chunk_wire
 from tests.conftest import AppFactory, running_worker
-from tests.support.http_api import parity_agent, served, sse_blocks, sse_chunks, types
+from tests.support.http_api import id_events, parity_agent, served, sse_chunks, types
 
 LONG_TEXT = " ".join(f"word{i}" for i in range(60))
 
@@ -33,18 +33,6 @@ async def journal(app: App, run_id: str) -> list[dict[str, Any]]:
 async def wire_journal(app: App, run_id: str) -> list[dict[str, Any]]:
     """The whole run as agent streams send it."""
     return [chunk_wire(chunk) async for chunk in app.attach(run_id, follow="run").full_stream]
-
-
-def id_events(body: bytes) -> list[tuple[int, dict[str, Any]]]:
-    """``(id, chunk)`` of a run-stream body: every block is an ``id:`` line and a ``data:`` line."""
-    events = []
-    blocks = [b for b in sse_blocks(body) if not b.startswith(":")]
-    assert blocks[-1] == "data: [DONE]"
-    for block in blocks[:-1]:
-        id_line, data_line = block.split("\n")
-        assert id_line.startswith("id: ") and data_line.startswith("data: ")
-        events.append((int(id_line[4:]), json.loads(data_line[6:])))
-    return events
 
 
 async def test_disconnect_then_reconnect_with_last_event_id(make_app: AppFactory) -> None:

@@ -12,7 +12,7 @@ import httpx
 import pytest
 from temporalio.testing import WorkflowEnvironment
 
-from tests.support.cli_processes import CLI
+from tests.support.cli_processes import read_until, start_cli, stop_cli
 from tests.support.http_api import EXAMPLE
 from tests.support.oidc_provider import CLIENT_ID, forged_rsa_token, running_provider
 
@@ -25,16 +25,13 @@ async def test_serve_accepts_the_provider_s_tokens(tmp_path: Path, temporal_env:
         provider.set_user("alice", {"groups": ["finance"], "roles": ["acme:approver"]})
         token = await asyncio.to_thread(provider.id_token, "alice")
         env = {**os.environ, "TEMPO_AGENTS_OIDC_AUDIENCE": CLIENT_ID}
-        process = await asyncio.create_subprocess_exec(
-            *CLI, "serve", "--app", f"{EXAMPLE}:app", "--address", address, "--api-port", "0",
-            "--api-host", "0.0.0.0", "--oidc-issuer", provider.issuer,
-            cwd=tmp_path, env=env, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+        process = await start_cli(
+            ["serve", "--app", f"{EXAMPLE}:app", "--address", address, "--api-port", "0",
+             "--api-host", "0.0.0.0", "--oidc-issuer", provider.issuer],
+            tmp_path, env,
         )  # fmt: skip
-        assert process.stdout is not None
         try:
-            async with asyncio.timeout(60):
-                first = (await process.stdout.readline()).decode()
-                banner = [(await process.stdout.readline()).decode() for _ in range(2)]
+            first, *banner = [await read_until(process, "\n", timeout=60) for _ in range(3)]  # its first three lines
             port = first.split()[3].rsplit(":", 1)[1].split("/")[0]
             assert any(f"bearer JWTs from {provider.issuer}" in line for line in banner), banner
             async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}/api", timeout=30) as http:
@@ -45,7 +42,6 @@ async def test_serve_accepts_the_provider_s_tokens(tmp_path: Path, temporal_env:
                 assert refused.status_code == 401 and "not one of the issuer's keys" in refused.json()["error"]
                 assert (await http.get("/agents")).status_code == 401
         finally:
-            process.send_signal(signal.SIGINT)
-            stdout, stderr = await asyncio.wait_for(process.communicate(), 30)
-    assert process.returncode == 0, stderr.decode()
-    assert stdout.decode().strip().endswith("stopped")
+            code, stdout, stderr = await stop_cli(process, signal.SIGINT)
+    assert code == 0, stderr
+    assert stdout.strip().endswith("stopped")

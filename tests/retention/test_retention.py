@@ -3,17 +3,18 @@ and from Temporal, and are then gone from the API; runs kept longer (another res
 
 from __future__ import annotations
 
-import asyncio
 import time
 from datetime import timedelta
+from functools import partial
 
 import pytest
 
 from tempo_agents import Agent, ScriptedModel, ScriptedResponse
 from tempo_agents.errors import ConfigurationError
-from tempo_agents.retention import Retention, RetentionSweeper
+from tempo_agents.retention import Retention, RetentionSweeper, SweepResult
 from tests.conftest import AppFactory, running_worker
 from tests.support.http_api import served
+from tests.support.polling import until
 from tests.support.store_contents import store_contents
 
 pytestmark = pytest.mark.timeout(300)
@@ -64,19 +65,16 @@ async def test_the_worker_deletes_expired_runs_and_keeps_the_others(make_app: Ap
         ]
         kept = await app.generate("chat", "GLOBEX-NOTE-1", memory={"thread": "t1", "resource": "globex"})
         archived = await app.generate("archivist", "ARCHIVE-NOTE-1")
-        for _ in range(600):
-            if [await app.store.read_chunks(run.run_id) for run in short] == [[], [], []]:
-                break
-            await asyncio.sleep(0.1)
-        else:
-            raise AssertionError("the expired runs' records were not deleted")
+
+        async def records_deleted() -> bool:
+            return [await app.store.read_chunks(run.run_id) for run in short] == [[], [], []]
+
+        async def not_served(run_id: str) -> bool:
+            return (await http.get(f"/runs/{run_id}")).status_code == 404
+
+        await until(records_deleted, timeout=60)  # the expired runs' records are deleted
         for run in short:  # gone from Temporal too, which deletes in the background within moments
-            for _ in range(300):
-                if (await http.get(f"/runs/{run.run_id}")).status_code == 404:
-                    break
-                await asyncio.sleep(0.1)
-            else:
-                raise AssertionError(f"{run.run_id} is still served")
+            await until(partial(not_served, run.run_id), timeout=30)
         assert (await app.thread("t1", resource_id="acme")).to_wire()["messages"] == []
         left = store_contents(app.store)
         assert not any(f"ACME-NOTE-{n}" in left for n in range(3))
@@ -94,11 +92,12 @@ async def test_a_sweep_notes_expiries_ahead_and_deletes_only_what_expired(make_a
     )
     async with running_worker(app):
         run = await app.generate("chat", "hello", memory={"thread": "t1", "resource": "acme"})
-        for _ in range(100):  # the run closes, and visibility lists it, within moments
-            first = await sweeper.sweep()
-            if first.noted:
-                break
-            await asyncio.sleep(0.1)
+
+        async def noted() -> SweepResult | None:
+            result = await sweeper.sweep()
+            return result if result.noted else None
+
+        first = await until(noted, timeout=10)  # the run closes, and visibility lists it, within moments
     assert first.noted == 1 and first.deleted == []
     assert await app.store.read_chunks(run.run_id) != []
     now[0] += timedelta(days=1).total_seconds()

@@ -15,7 +15,6 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 from collections.abc import AsyncIterator
-from pathlib import Path
 
 import pytest
 from temporalio.testing import ActivityEnvironment
@@ -28,10 +27,9 @@ from tempo_agents.journal import keys
 from tempo_agents.journal.chunks import Chunk, StepStartChunk, TextDeltaChunk, chunk_from_wire
 from tempo_agents.models.messages import Message, TextPart
 from tempo_agents.models.model import FinishEvent, ModelEvent, ModelRequest, TextDelta
-from tempo_agents.store import Store, open_store
+from tempo_agents.store import Store
 from tempo_agents.streams.stream import effective_chunks
 from tempo_agents.workflows.payloads import ModelStepInput, ModelStepResult, RunOptions
-from tests.conftest import STORES, fresh_store_url
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -90,13 +88,6 @@ async def starts_counted(store: Store, count: int) -> None:
     counter = f"{keys.model_step_outcome(STEP)}:starts"
     while ((await store.saved_outcome(RUN_ID, counter)) or {}).get("starts") != count:
         await asyncio.sleep(0.01)
-
-
-@pytest.fixture(params=STORES)
-async def store(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[Store]:
-    store = open_store(fresh_store_url(request, str(request.param), tmp_path))
-    yield store
-    await store.close()
 
 
 @pytest.mark.parametrize("older_resumes", ["after the newer start finished", "while the newer start streams"])

@@ -17,7 +17,6 @@ import sqlite3
 import subprocess
 import sys
 import textwrap
-from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
@@ -36,7 +35,6 @@ from tempo_agents.store.base import (
     WaitingRuns,
 )
 from tempo_agents.store.transcript_cache import TranscriptCache
-from tests.conftest import STORES, fresh_store_url
 
 LONG = 60.0
 """A timeout far beyond any expected wait: tests never assert timings."""
@@ -54,19 +52,6 @@ SEALED_KEYS = "k2:" + "Ag" * 21 + "g=,k1:" + "AQ" * 21 + "E="
 def sealing(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
     if request.param == "sealed":
         monkeypatch.setenv(KEYS_ENVIRONMENT_VARIABLE, SEALED_KEYS)
-
-
-@pytest.fixture(params=STORES)
-def store_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
-    return fresh_store_url(request, str(request.param), tmp_path)
-
-
-@pytest.fixture
-async def store(store_url: str) -> AsyncIterator[Store]:
-    store = open_store(store_url)
-    await store.read_chunks("setup")  # the schema exists before other processes open the store
-    yield store
-    await store.close()
 
 
 def python(script: str, *args: str) -> subprocess.Popen[str]:

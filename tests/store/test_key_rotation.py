@@ -11,7 +11,6 @@ import signal
 import sqlite3
 import subprocess
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
 import psycopg
@@ -30,7 +29,6 @@ from tempo_agents.store.key_rotation import KeyRotatingStore, RotatedTable
 from tempo_agents.store.postgres import PostgresStore
 from tempo_agents.store.postgres.key_rotation import PostgresRotation
 from tempo_agents.store.sqlite.key_rotation import SQLiteRotation
-from tests.conftest import STORES, fresh_store_url
 from tests.support.cli_processes import CLI, cli
 
 K1 = EncryptionKey("k1", bytes([1]) * 32)
@@ -43,11 +41,6 @@ MANY_CHUNKS = 4000
 
 def keys_text(*keys: EncryptionKey) -> str:
     return ",".join(f"{key.id}:{base64.b64encode(key.secret).decode()}" for key in keys)
-
-
-@pytest.fixture(params=STORES)
-def store_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
-    return fresh_store_url(request, str(request.param), tmp_path)
 
 
 def stored_values(url: str) -> list[tuple[str, str]]:

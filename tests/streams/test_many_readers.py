@@ -21,7 +21,7 @@ from tempo_agents.journal.chunks import chunk_from_wire
 from tempo_agents.server.serving import ApiServer
 from tempo_agents.server.shapes import chunk_wire
 from tests.conftest import AppFactory, fresh_store_url, running_worker
-from tests.support.http_api import served, sse_blocks
+from tests.support.http_api import served, sse_events
 
 LONG = 120.0
 SSE_READERS = 150
@@ -59,17 +59,6 @@ async def journal_wire(app: App, run_id: str) -> list[tuple[int | None, dict[str
     """The run's whole journal as ``(offset, chunk)``, each chunk as the run stream sends it."""
     entries = await app.store.read_chunks(run_id, 0, 100_000)
     return [(entry.offset, chunk_wire(chunk_from_wire(entry.chunk, entry.offset))) for entry in entries]
-
-
-def sse_events(body: bytes) -> list[tuple[int | None, dict[str, Any]]]:
-    """``(id, data)`` of each event of a run stream, up to ``[DONE]`` (which must end it)."""
-    blocks = [block for block in sse_blocks(body) if not block.startswith(":")]
-    assert blocks[-1] == "data: [DONE]"
-    events: list[tuple[int | None, dict[str, Any]]] = []
-    for block in blocks[:-1]:
-        lines = dict(line.split(": ", 1) for line in block.split("\n"))
-        events.append((int(lines["id"]) if "id" in lines else None, json.loads(lines["data"])))
-    return events
 
 
 async def test_three_hundred_readers_in_two_processes_each_see_every_chunk_once_in_order(

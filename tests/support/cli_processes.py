@@ -61,9 +61,9 @@ def api_data(stdout: str) -> Any:
     return json.loads(stdout)["data"]
 
 
-async def start_cli(args: Sequence[str], cwd: Path) -> asyncio.subprocess.Process:
+async def start_cli(args: Sequence[str], cwd: Path, env: Mapping[str, str] | None = None) -> asyncio.subprocess.Process:
     return await asyncio.create_subprocess_exec(
-        *CLI, *args, cwd=cwd, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE
+        *CLI, *args, cwd=cwd, env=env, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE
     )
 
 

@@ -3,7 +3,6 @@ Temporal (``tests/encryption/``) and the benchmarks run with encryption on."""
 
 from __future__ import annotations
 
-import asyncio
 import base64
 import binascii
 import contextlib
@@ -17,8 +16,8 @@ from temporalio.client import Client
 
 from tempo_agents import Agent, App, ScriptedModel, ScriptedResponse, ScriptedToolCall, ToolContext, create_tool
 from tempo_agents.encryption import KEY_ID_METADATA, EncryptionKey, Keyring, is_encrypted
-from tempo_agents.worker.dev_server import find_temporal_binary
 from tempo_agents.workflows import search_attributes
+from tests.support.polling import until
 
 __all__ = [
     "ANSWER",
@@ -35,7 +34,6 @@ __all__ = [
     "payload_key_ids",
     "readable",
     "start_and_suspend",
-    "temporal_cli",
     "until_suspended",
 ]
 
@@ -101,13 +99,13 @@ def ledger_agent() -> Agent:
 async def until_suspended(client: Client, run_id: str) -> None:
     """Wait until the run waits for a person with no activity left running."""
     handle = client.get_workflow_handle(run_id)
-    for _ in range(600):
+
+    async def suspended() -> bool:
         description = await handle.describe()
         status = description.typed_search_attributes.get(search_attributes.STATUS)
-        if not description.raw_description.pending_activities and status == "suspended":
-            return
-        await asyncio.sleep(0.05)
-    raise AssertionError(f"run {run_id} never waited for a person")
+        return not description.raw_description.pending_activities and status == "suspended"
+
+    await until(suspended, timeout=30)
 
 
 async def start_and_suspend(app: App) -> str:
@@ -115,18 +113,6 @@ async def start_and_suspend(app: App) -> str:
     first = await app.agent("ledger").generate(PROMPT)
     await until_suspended(app.client, first.run_id)
     return first.run_id
-
-
-async def temporal_cli(client: Client, *arguments: str) -> tuple[int, str]:
-    """The stock ``temporal`` CLI with ``arguments`` against the client's server and namespace, without blocking the
-    event loop (a codec server in this process answers it): its exit code and output."""
-    process = await asyncio.create_subprocess_exec(
-        find_temporal_binary(), *arguments,
-        "--address", client.service_client.config.target_host, "--namespace", client.namespace,
-        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
-    )  # fmt: skip
-    output, _ = await process.communicate()
-    return process.returncode or 0, output.decode()
 
 
 def readable(output: str) -> str:

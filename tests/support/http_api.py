@@ -19,6 +19,18 @@ from tempo_agents.server.request_limits import MAX_BODY_BYTES
 from tempo_agents.server.serving import ApiServer
 from tests.support.examples import EXAMPLES, example_module
 
+__all__ = [
+    "EXAMPLE",
+    "id_events",
+    "parity_agent",
+    "parity_module",
+    "served",
+    "sse_blocks",
+    "sse_chunks",
+    "sse_events",
+    "types",
+]
+
 EXAMPLE = EXAMPLES / "reference_parity.py"
 
 
@@ -79,6 +91,26 @@ def sse_chunks(body: bytes) -> list[dict[str, Any]]:
         assert block.startswith("data: ") and "\n" not in block, block
         chunks.append(json.loads(block[len("data: ") :]))
     return chunks
+
+
+def sse_events(body: bytes) -> list[tuple[int | None, dict[str, Any]]]:
+    """``(id, data)`` of each event of a run-stream body, up to ``[DONE]`` (which must end it): every block is an
+    ``id:`` line and a ``data:`` line, or a ``data:`` line alone (id ``None``: the error that cuts a stream off)."""
+    blocks = [block for block in sse_blocks(body) if not block.startswith(":")]
+    assert blocks[-1] == "data: [DONE]"
+    events: list[tuple[int | None, dict[str, Any]]] = []
+    for block in blocks[:-1]:
+        *id_line, data_line = block.split("\n")
+        assert [line[:4] for line in id_line] in ([], ["id: "]) and data_line.startswith("data: "), block
+        events.append((int(id_line[0][4:]) if id_line else None, json.loads(data_line[6:])))
+    return events
+
+
+def id_events(body: bytes) -> list[tuple[int, dict[str, Any]]]:
+    """``sse_events`` of a run-stream body whose every block is an ``id:`` line and a ``data:`` line."""
+    events = sse_events(body)
+    assert all(offset is not None for offset, _ in events), events
+    return [(offset, data) for offset, data in events if offset is not None]
 
 
 def types(chunks: list[dict[str, Any]]) -> list[str]:
