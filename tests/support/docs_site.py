@@ -111,30 +111,32 @@ def code_blocks(language: str) -> list[tuple[Path, str]]:
     return blocks
 
 
-MARKED_FENCE = re.compile(r"^(?:<!-- fragment: ([^\n]*?) -->\n)?```(?:\{\.(\w+)[^}]*\}|(\w*))\n(.*?)^```$", re.M | re.S)
-"""A fenced block and the ``<!-- fragment: why -->`` line just above it, if it has one."""
-
-
 @dataclass(frozen=True)
 class PythonBlock:
-    """A Python block of a page: its code (includes expanded), whether it is a file of examples/ the page includes
-    (a whole program, run as one) and, for a fragment that cannot run alone, the reason its page gives."""
+    """A Python block of a page: its code (includes expanded), its place among the page's Python blocks (from 1),
+    and whether it is a file of examples/ the page includes (a whole program, run as one)."""
 
     page: Path
+    number: int
     code: str
     included: bool
-    fragment: str | None
+
+    @property
+    def name(self) -> str:
+        """``how-to/threads.md#2``: the page, relative to docs/, and the block's number on it."""
+        return f"{self.page.relative_to(DOCS)}#{self.number}"
 
     def __str__(self) -> str:
-        return f"{self.page.relative_to(DOCS)}:{self.code.splitlines()[0] if self.code else ''}"
+        return f"{self.name}:{self.code.splitlines()[0] if self.code else ''}"
 
 
 def python_blocks() -> list[PythonBlock]:
     """Every Python block on the site's pages, in page order."""
     blocks: list[PythonBlock] = []
     for page in page_sources():
-        for fragment, attributed, plain, code in MARKED_FENCE.findall(page.read_text()):
-            if (attributed or plain) == "python":
-                included = code.startswith('--8<-- "examples/')
-                blocks.append(PythonBlock(page, expanded(code), included, fragment or None))
+        found = [
+            code for attributed, plain, code in FENCE.findall(page.read_text()) if (attributed or plain) == "python"
+        ]
+        for number, code in enumerate(found, start=1):
+            blocks.append(PythonBlock(page, number, expanded(code), code.startswith('--8<-- "examples/')))
     return blocks
