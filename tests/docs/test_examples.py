@@ -1,6 +1,6 @@
 """The docs' examples as code: the first agent runs against a real dev server as the README and the site show
-it, every Python block on the site compiles, and every ``tempo-agents`` command line on it is one the command
-accepts."""
+it, every Python block on the site runs (those that act on what their page set up, in their scene, which checks
+what they did), and every ``tempo-agents`` command line on it is one the command accepts."""
 
 from __future__ import annotations
 
