@@ -165,7 +165,8 @@ def test_a_block_runs(
             env: WorkflowEnvironment = request.getfixturevalue("temporal_env")
             address = env.client.service_client.config.target_host
             source = source.replace("temporal:7233", address).replace("localhost:7233", address)
-        code = compile(source, str(block.page), "exec", flags=ast.PyCF_ALLOW_TOP_LEVEL_AWAIT, dont_inherit=True)
+        tree = ast.increment_lineno(ast.parse(source), block.line - 1)  # a traceback names the page's own lines
+        code = compile(tree, str(block.page), "exec", flags=ast.PyCF_ALLOW_TOP_LEVEL_AWAIT, dont_inherit=True)
         connect_to = address if address and scene is None and "app.connect(" not in source else None
         asyncio.run(_run(code, stand_ins(), connect_to, scene, address))
 

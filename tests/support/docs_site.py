@@ -114,10 +114,12 @@ def code_blocks(language: str) -> list[tuple[Path, str]]:
 @dataclass(frozen=True)
 class PythonBlock:
     """A Python block of a page: its code (includes expanded), its place among the page's Python blocks (from 1),
-    and whether it is a file of examples/ the page includes (a whole program, run as one)."""
+    the page's line its code starts on, and whether it is a file of examples/ the page includes (a whole program,
+    run as one)."""
 
     page: Path
     number: int
+    line: int
     code: str
     included: bool
 
@@ -134,9 +136,9 @@ def python_blocks() -> list[PythonBlock]:
     """Every Python block on the site's pages, in page order."""
     blocks: list[PythonBlock] = []
     for page in page_sources():
-        found = [
-            code for attributed, plain, code in FENCE.findall(page.read_text()) if (attributed or plain) == "python"
-        ]
-        for number, code in enumerate(found, start=1):
-            blocks.append(PythonBlock(page, number, expanded(code), code.startswith('--8<-- "examples/')))
+        text = page.read_text()
+        found = [fence for fence in FENCE.finditer(text) if (fence.group(1) or fence.group(2)) == "python"]
+        for number, fence in enumerate(found, start=1):
+            code, line = fence.group(3), text.count("\n", 0, fence.start(3)) + 1
+            blocks.append(PythonBlock(page, number, line, expanded(code), code.startswith('--8<-- "examples/')))
     return blocks
