@@ -1,13 +1,12 @@
 """The docs' examples as code: the first agent runs against a real dev server as the README and the site show
-it, every Python block on the site compiles, and every ``tempo-agents`` command line on it is one the command
-accepts."""
+it, every Python block on the site runs (those that act on what their page set up, in their scene, which checks
+what they did), and every ``tempo-agents`` command line on it is one the command accepts."""
 
 from __future__ import annotations
 
 import ast
 import asyncio
 import base64
-import builtins
 import inspect
 import json
 import os
@@ -18,7 +17,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable
-from contextlib import ExitStack
+from contextlib import ExitStack, nullcontext
 from pathlib import Path
 from types import CodeType
 from typing import Any
@@ -29,6 +28,7 @@ from temporalio.testing import WorkflowEnvironment
 
 from tempo_agents._ports import free_port
 from tempo_agents.cli.main import build_parser
+from tests.support.docs_scenes import SCENES, Names, Scene
 from tests.support.docs_site import ROOT, PythonBlock, code_blocks, page_sources, python_blocks
 from tests.support.docs_stand_ins import ENVIRONMENT, local_mcp_servers, stand_ins
 from tests.support.slack_server import FakeSlack, block_actions, fake_slack, signed_request
@@ -133,48 +133,21 @@ def test_an_example_program_runs(name: str, temporal_env: WorkflowEnvironment, t
 
 BLOCKS = [block for block in python_blocks() if not block.included]
 """The Python blocks written on the pages themselves (the included programs run above, whole)."""
-FRAGMENTS_AT_MOST = 8
-"""Blocks marked ``<!-- fragment: why -->``: each continues a run its page has set up in prose, so it cannot run
-alone. Kept few: a block that can run is run."""
 
 
-def _free_names(code: str) -> set[str]:
-    """Names ``code`` reads but never binds (nor are they builtins): what it needs from its page."""
-    tree = ast.parse(code)
-    bound = set(dir(builtins))
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
-            bound.add(node.id)
-        elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
-            bound.add(node.name)
-        elif isinstance(node, ast.arg):
-            bound.add(node.arg)
-        elif isinstance(node, ast.alias):
-            bound.add((node.asname or node.name).split(".")[0])
-    read = {node.id for node in ast.walk(tree) if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load)}
-    return read - bound
+def test_every_scene_sets_a_block_of_the_site() -> None:
+    assert set(SCENES) - {block.name for block in BLOCKS} == set()
 
 
-def test_only_blocks_that_cannot_run_alone_are_fragments() -> None:
-    fragments = [block for block in BLOCKS if block.fragment]
-    assert len(fragments) <= FRAGMENTS_AT_MOST, [str(block) for block in fragments]
-    programs = [str(block) for block in fragments if not _free_names(block.code) - set(stand_ins())]
-    assert programs == []  # a fragment needs a name its page sets up in prose (a run, a connected App)
-
-
-@pytest.mark.parametrize("block", [block for block in BLOCKS if block.fragment], ids=str)
-def test_a_fragment_compiles(block: PythonBlock) -> None:
-    """A fragment is compiled as Python (awaits at its top level allowed: it shows calls from an async body)."""
-    compile(block.code, str(block.page), "exec", flags=ast.PyCF_ALLOW_TOP_LEVEL_AWAIT, dont_inherit=True)
-
-
-@pytest.mark.parametrize("block", [block for block in BLOCKS if not block.fragment], ids=str)
+@pytest.mark.parametrize("block", BLOCKS, ids=str)
 def test_a_block_runs(
     block: PythonBlock, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest
 ) -> None:
     """The block runs in a namespace holding the names its page introduced before it, in a folder of its own
     (where ``myapp/`` is the file-defined App of examples/ and ``keys.json`` a keys file), its servers the tests'
-    own: the dev server for the Temporal address it connects to, local MCP servers for its MCP servers."""
+    own: the dev server for the Temporal address it connects to, local MCP servers for its MCP servers. A block
+    that acts on what its page set up in prose (a waiting run, a connected App) runs in its scene, which prepares
+    that and then checks what the block did."""
     for name, value in ENVIRONMENT.items():
         monkeypatch.setenv(name, value)
     shutil.copytree(ROOT / "examples" / "fs_app", tmp_path / "myapp")
@@ -182,26 +155,31 @@ def test_a_block_runs(
         json.dumps({"keys": [{"id": "k1", "key": base64.b64encode(b"k" * 32).decode()}]})
     )
     monkeypatch.chdir(tmp_path)
+    scene = SCENES.get(block.name)
     with ExitStack() as stack:
         if "mcp_tools(" in block.code:
             for name, value in stack.enter_context(local_mcp_servers(tmp_path)).items():
                 monkeypatch.setenv(name, value)
-        source, address = block.code, None
-        if "await app." in source:  # its page's App, connected to the dev server (or the address it names)
+        source, address = block.code, ""
+        if scene is not None or "await app." in source:  # the dev server, for the address the block names
             env: WorkflowEnvironment = request.getfixturevalue("temporal_env")
             address = env.client.service_client.config.target_host
-            source = source.replace("temporal:7233", address)
-        code = compile(source, str(block.page), "exec", flags=ast.PyCF_ALLOW_TOP_LEVEL_AWAIT, dont_inherit=True)
-        asyncio.run(_run(code, stand_ins(), None if "app.connect(" in source else address))
+            source = source.replace("temporal:7233", address).replace("localhost:7233", address)
+        tree = ast.increment_lineno(ast.parse(source), block.line - 1)  # a traceback names the page's own lines
+        code = compile(tree, str(block.page), "exec", flags=ast.PyCF_ALLOW_TOP_LEVEL_AWAIT, dont_inherit=True)
+        connect_to = address if address and scene is None and "app.connect(" not in source else None
+        asyncio.run(_run(code, stand_ins(), connect_to, scene, address))
 
 
-async def _run(code: CodeType, namespace: dict[str, Any], connect_to: str | None) -> None:
-    """Run ``code`` in ``namespace``, its App first connected to ``connect_to`` (when the block does not connect it)."""
-    if connect_to is not None:
-        await namespace["app"].connect(connect_to)
-    awaited = eval(code, namespace)  # the docs' own code, run as a reader would
-    if inspect.iscoroutine(awaited):
-        await awaited
+async def _run(code: CodeType, namespace: Names, connect_to: str | None, scene: Scene | None, address: str) -> None:
+    """Run ``code`` in ``namespace``, in its ``scene``, or its App first connected to ``connect_to`` (when the
+    block does not connect it)."""
+    async with scene(namespace, address) if scene is not None else nullcontext():
+        if connect_to is not None:
+            await namespace["app"].connect(connect_to)
+        awaited = eval(code, namespace)  # the docs' own code, run as a reader would
+        if inspect.iscoroutine(awaited):
+            await awaited
 
 
 def _command_lines(script: str) -> list[list[str]]:

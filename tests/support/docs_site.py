@@ -111,30 +111,34 @@ def code_blocks(language: str) -> list[tuple[Path, str]]:
     return blocks
 
 
-MARKED_FENCE = re.compile(r"^(?:<!-- fragment: ([^\n]*?) -->\n)?```(?:\{\.(\w+)[^}]*\}|(\w*))\n(.*?)^```$", re.M | re.S)
-"""A fenced block and the ``<!-- fragment: why -->`` line just above it, if it has one."""
-
-
 @dataclass(frozen=True)
 class PythonBlock:
-    """A Python block of a page: its code (includes expanded), whether it is a file of examples/ the page includes
-    (a whole program, run as one) and, for a fragment that cannot run alone, the reason its page gives."""
+    """A Python block of a page: its code (includes expanded), its place among the page's Python blocks (from 1),
+    the page's line its code starts on, and whether it is a file of examples/ the page includes (a whole program,
+    run as one)."""
 
     page: Path
+    number: int
+    line: int
     code: str
     included: bool
-    fragment: str | None
+
+    @property
+    def name(self) -> str:
+        """``how-to/threads.md#2``: the page, relative to docs/, and the block's number on it."""
+        return f"{self.page.relative_to(DOCS)}#{self.number}"
 
     def __str__(self) -> str:
-        return f"{self.page.relative_to(DOCS)}:{self.code.splitlines()[0] if self.code else ''}"
+        return f"{self.name}:{self.code.splitlines()[0] if self.code else ''}"
 
 
 def python_blocks() -> list[PythonBlock]:
     """Every Python block on the site's pages, in page order."""
     blocks: list[PythonBlock] = []
     for page in page_sources():
-        for fragment, attributed, plain, code in MARKED_FENCE.findall(page.read_text()):
-            if (attributed or plain) == "python":
-                included = code.startswith('--8<-- "examples/')
-                blocks.append(PythonBlock(page, expanded(code), included, fragment or None))
+        text = page.read_text()
+        found = [fence for fence in FENCE.finditer(text) if (fence.group(1) or fence.group(2)) == "python"]
+        for number, fence in enumerate(found, start=1):
+            code, line = fence.group(3), text.count("\n", 0, fence.start(3)) + 1
+            blocks.append(PythonBlock(page, number, line, expanded(code), code.startswith('--8<-- "examples/')))
     return blocks
