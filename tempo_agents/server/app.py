@@ -169,11 +169,12 @@ def create_server(
     open_paths = mount_dashboard(api, app, prefix=base, dependencies=dependencies, temporal_ui_url=temporal_ui_url)
     install_error_handlers(api)
     api.add_middleware(RequestLimits, max_body_bytes=max_body_bytes)  # inside the token check: 401 comes first
-    authenticators = _authenticators(tokens, oidc, api.state.role_grants, groups)
+    bearer = JwtBearerTokens(oidc) if oidc is not None else None
+    authenticators = _authenticators(tokens, bearer, api.state.role_grants, groups)
     sessions = None
-    if oidc is not None and oidc.client_id:  # the dashboard signs people in through the provider
-        sessions = SessionCookies(oidc.session_secret)
-        api.include_router(sign_in_router(ProviderClient(oidc), sessions))
+    if bearer is not None and bearer.settings.client_id:  # the dashboard signs people in through the provider
+        sessions = SessionCookies(bearer.settings.session_secret)
+        api.include_router(sign_in_router(ProviderClient(bearer), sessions))
         open_paths = [*open_paths, f"{SIGN_IN_PREFIX}/"]
     if authenticators:
         event_paths = [f"{base}/agents/{agent.id}/events" for agent in app.agents if event_secrets_of(app, agent.id)]
@@ -221,7 +222,7 @@ def _principal_groups(
 
 def _authenticators(
     tokens: Mapping[str, str | Principal] | None,
-    oidc: OidcSettings | None,
+    bearer: JwtBearerTokens | None,
     grants: Mapping[str, Mapping[str, frozenset[Role]]] | None = None,
     groups: Mapping[str, Sequence[str]] | None = None,
 ) -> list[Authenticator]:
@@ -235,8 +236,8 @@ def _authenticators(
             for token, value in tokens.items()
         }
         authenticators.append(StaticTokens(principals))
-    if oidc is not None:
-        authenticators.append(JwtBearerTokens(oidc))
+    if bearer is not None:
+        authenticators.append(bearer)
     return authenticators
 
 
