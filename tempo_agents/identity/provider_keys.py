@@ -37,6 +37,7 @@ class ProviderKeys:
     def __init__(self, settings: OidcSettings, *, http: httpx.AsyncClient | None = None) -> None:
         self._settings = settings
         self._http = http
+        self._owns_http = http is None
         self._lock = asyncio.Lock()
         self._keys: dict[str, jwt.PyJWK] = {}
         self._discovery: dict[str, Any] | None = None
@@ -47,7 +48,7 @@ class ProviderKeys:
 
     @property
     def http(self) -> httpx.AsyncClient:
-        """The client that talks to the provider: the one given, or one made here."""
+        """The client that talks to the provider: the one given, or one made here (and closed by :meth:`close`)."""
         if self._http is None:  # it keeps no cookies: one sign-in's must not go with the next one's requests
             self._http = httpx.AsyncClient(timeout=_FETCH_TIMEOUT_SECONDS, cookies=CookieJar(_NO_COOKIES))
         return self._http
@@ -130,5 +131,6 @@ class ProviderKeys:
 
     async def close(self) -> None:
         """Close the HTTP client this made (one given to it is the caller's)."""
-        if self._http is not None:
+        if self._owns_http and self._http is not None:
             await self._http.aclose()
+            self._http = None

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import inspect
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
+from contextlib import asynccontextmanager
 from typing import Any, cast
 
 from fastapi import APIRouter, Depends, FastAPI, Request
@@ -88,6 +89,14 @@ def _health_router() -> APIRouter:
     return router
 
 
+@asynccontextmanager
+async def _lifespan(api: FastAPI) -> AsyncIterator[None]:
+    """On shutdown, the HTTP client the provider's keys are fetched with (``state.provider_keys``) is closed."""
+    yield
+    if api.state.provider_keys is not None:
+        await api.state.provider_keys.close()
+
+
 def _hooks(authorize: Authorize | Policy) -> tuple[Authorize | None, Policy | None]:
     """``authorize`` as a request hook (one parameter, today's form) or a policy (``principal, action, target``)."""
     if authorize is allow_all:
@@ -144,7 +153,10 @@ def create_server(
         title="tempo-agents",
         summary="Durable agents on Temporal: the reference's agent and tool routes, and run operations.",
         openapi_url="/openapi.json",
+        lifespan=_lifespan,
     )
+    bearer = JwtBearerTokens(oidc) if oidc is not None else None
+    api.state.provider_keys = bearer.keys if bearer is not None else None
     api.state.tempo_app = app
     api.state.principal_groups = _principal_groups(tokens, groups)
     api.state.role_grants = parse_role_grants(roles) if roles is not None else None
@@ -169,7 +181,6 @@ def create_server(
     open_paths = mount_dashboard(api, app, prefix=base, dependencies=dependencies, temporal_ui_url=temporal_ui_url)
     install_error_handlers(api)
     api.add_middleware(RequestLimits, max_body_bytes=max_body_bytes)  # inside the token check: 401 comes first
-    bearer = JwtBearerTokens(oidc) if oidc is not None else None
     authenticators = _authenticators(tokens, bearer, api.state.role_grants, groups)
     sessions = None
     if bearer is not None and bearer.settings.client_id:  # the dashboard signs people in through the provider
