@@ -15,10 +15,18 @@ from pydantic import BaseModel
 
 from tempo_agents.client.app import App
 from tempo_agents.errors import StoreUnavailableError
-from tempo_agents.identity import Authenticator, JwtBearerTokens, OidcSettings, Principal, Role, StaticTokens
+from tempo_agents.identity import (
+    Authenticator,
+    JwtBearerTokens,
+    OidcSettings,
+    Principal,
+    Role,
+    StaticTokens,
+    parse_role_mapping,
+)
 from tempo_agents.ingress import event_secrets_of
 from tempo_agents.server.access import Policy, access_dependency
-from tempo_agents.server.access.principals import RoleGrants, parse_role_grants
+from tempo_agents.server.access.principals import RoleGrants
 from tempo_agents.server.audit import AuditTrail, audit_router, record_intent
 from tempo_agents.server.auth import Authentication, Authorize, allow_all
 from tempo_agents.server.codec_cors import CodecCors
@@ -159,7 +167,9 @@ def create_server(
     api.state.provider_keys = bearer.keys if bearer is not None else None
     api.state.tempo_app = app
     api.state.principal_groups = _principal_groups(tokens, groups)
-    api.state.role_grants = parse_role_grants(roles) if roles is not None else None
+    api.state.role_grants = (
+        None if roles is None else {name: parse_role_mapping(held, name) for name, held in roles.items()}
+    )
     base = prefix.rstrip("/")
     api.state.api_prefix = base
     api.include_router(_health_router(), prefix=base)
