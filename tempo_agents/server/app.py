@@ -26,7 +26,7 @@ from tempo_agents.identity import (
 )
 from tempo_agents.ingress import event_secrets_of
 from tempo_agents.server.access import Policy, access_dependency
-from tempo_agents.server.access.principals import RoleGrants
+from tempo_agents.server.access.principals import RoleGrants, granted_principal
 from tempo_agents.server.audit import AuditTrail, audit_router, record_intent
 from tempo_agents.server.auth import Authentication, Authorize, allow_all
 from tempo_agents.server.codec_cors import CodecCors
@@ -247,25 +247,16 @@ def _authenticators(
     grants: Mapping[str, Mapping[str, frozenset[Role]]] | None = None,
     groups: Mapping[str, Sequence[str]] | None = None,
 ) -> list[Authenticator]:
-    """Static tokens first (a dictionary look-up), then the provider's JWTs. A token given by name is that
-    principal with its ``groups`` and the roles ``grants`` give it (none when it is missing from them); without
-    ``grants``, an administrator everywhere."""
+    """Static tokens first (a dictionary look-up), then the provider's JWTs. A token given by name stands for that
+    principal with its ``groups`` and ``grants`` (:func:`granted_principal`)."""
     authenticators: list[Authenticator] = []
     if tokens:
+        named = groups or {}
         principals = {
-            token: value if isinstance(value, Principal) else _named(value, grants, groups or {})
+            token: granted_principal(value, named.get(value, ()), grants) if isinstance(value, str) else value
             for token, value in tokens.items()
         }
         authenticators.append(StaticTokens(principals))
     if bearer is not None:
         authenticators.append(bearer)
     return authenticators
-
-
-def _named(
-    name: str, grants: Mapping[str, Mapping[str, frozenset[Role]]] | None, groups: Mapping[str, Sequence[str]]
-) -> Principal:
-    """The principal a static token names, with the server's groups and roles for it."""
-    if grants is None:
-        return Principal.administrator(name, groups.get(name, ()))
-    return Principal(name=name, groups=tuple(groups.get(name, ())), roles=dict(grants.get(name, {})))

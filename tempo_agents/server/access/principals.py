@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 from fastapi import Request
 
 from tempo_agents.identity import Principal, Role
 from tempo_agents.server.auth import principal, principal_groups
 
-__all__ = ["ANONYMOUS", "RoleGrants", "request_principal"]
+__all__ = ["ANONYMOUS", "RoleGrants", "granted_principal", "request_principal"]
 
 ANONYMOUS = "anonymous"
 """The name of the principal of a server without tokens (an administrator everywhere, for development)."""
@@ -29,10 +29,16 @@ def request_principal(request: Request) -> Principal:
     if isinstance(identity, Principal):
         return identity
     name = principal(request)
-    grants: dict[str, dict[str, frozenset[Role]]] | None = getattr(request.app.state, "role_grants", None)
     if name is None:
         return Principal.administrator(ANONYMOUS)
-    groups = tuple(principal_groups(request))
+    return granted_principal(name, principal_groups(request), getattr(request.app.state, "role_grants", None))
+
+
+def granted_principal(
+    name: str, groups: Iterable[str], grants: Mapping[str, Mapping[str, frozenset[Role]]] | None
+) -> Principal:
+    """``name`` with ``groups`` and the roles ``grants`` (principal → tenant → roles) give it, none when it is missing
+    from them; without ``grants``, an administrator everywhere."""
     if grants is None:
         return Principal.administrator(name, groups)
-    return Principal(name=name, groups=groups, roles=grants.get(name, {}))
+    return Principal(name=name, groups=tuple(groups), roles=grants.get(name, {}))
