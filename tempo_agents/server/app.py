@@ -28,7 +28,7 @@ from tempo_agents.ingress import event_secrets_of
 from tempo_agents.server.access import Policy, access_dependency
 from tempo_agents.server.access.principals import RoleGrants, granted_principal
 from tempo_agents.server.audit import AuditTrail, audit_router, record_intent
-from tempo_agents.server.auth import Authentication, Authorize, allow_all
+from tempo_agents.server.auth import Authentication, Authorize, add_groups, allow_all
 from tempo_agents.server.codec_cors import CodecCors
 from tempo_agents.server.dashboard.mounting import mount_dashboard
 from tempo_agents.server.errors import ERROR_RESPONSES, STORE_RETRY_AFTER_SECONDS, install_error_handlers
@@ -236,8 +236,7 @@ def _principal_groups(
     merged = {name: list(names) for name, names in (groups or {}).items()}
     for value in (tokens or {}).values():
         if isinstance(value, Principal) and value.groups:
-            kept = merged.setdefault(value.name, [])
-            kept.extend(group for group in value.groups if group not in kept)
+            add_groups(merged.setdefault(value.name, []), value.groups)
     return merged
 
 
