@@ -11,7 +11,7 @@ Names that are no role of ours (a provider's own, such as ``offline_access``) ar
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 
 from tempo_agents.errors import ConfigurationError
 from tempo_agents.identity.principal import ALL_TENANTS
@@ -30,7 +30,7 @@ def parse_role_mapping(value: object, holder: str) -> dict[str, frozenset[Role]]
         raise ConfigurationError(f"the roles of {holder} must map tenants to lists of roles")
     roles: dict[str, frozenset[Role]] = {}
     for tenant, names in value.items():
-        if not isinstance(names, Sequence):
+        if isinstance(names, (str, Mapping)) or not isinstance(names, Iterable):
             raise ConfigurationError(f"the roles of {holder} must map tenants to lists of roles")
         unknown = [name for name in names if not isinstance(name, str) or name not in _ROLES]
         if unknown:
