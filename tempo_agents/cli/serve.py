@@ -26,7 +26,16 @@ from tempo_agents.identity import OidcSettings, Principal, load_token_principals
 from tempo_agents.ingress import load_webhook_sources
 from tempo_agents.server.serving import ApiServer, ApiServerError, is_loopback
 
-__all__ = ["ApiAccess", "add_command", "add_webhook_sources", "api_access", "cmd_serve", "print_api_urls", "start_api"]
+__all__ = [
+    "ApiAccess",
+    "add_command",
+    "add_webhook_sources",
+    "api_access",
+    "api_tokens",
+    "cmd_serve",
+    "print_api_urls",
+    "start_api",
+]
 
 
 def add_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -83,6 +92,12 @@ def api_access(args: argparse.Namespace) -> ApiAccess:
     return ApiAccess(tokens, oidc)
 
 
+def api_tokens(args: argparse.Namespace) -> dict[str, str | Principal]:
+    """The static tokens of :func:`api_access` (token → a name, an admin in every tenant, or a tokens file's principal
+    with its roles), checked as it checks them."""
+    return api_access(args).tokens
+
+
 def add_webhook_sources(app: App, args: argparse.Namespace) -> None:
     """Give ``app`` the sources of ``--webhook-sources`` (or ``TEMPO_AGENTS_WEBHOOK_SOURCES``), their secrets read
     from the environment; a bad file is a one-line CLI error, before anything connects."""
@@ -96,17 +111,19 @@ def add_webhook_sources(app: App, args: argparse.Namespace) -> None:
 async def start_api(
     app: App,
     args: argparse.Namespace,
-    access: ApiAccess,
     *,
+    access: ApiAccess | None = None,
     temporal_ui_url: str | None = None,
     codec_cors_origins: Sequence[str] = (),
 ) -> ApiServer:
-    """Start the HTTP API of ``app`` with the command's ``--api-*`` and CORS options, open to ``access``
-    (:func:`api_access`); ``codec_cors_origins``, origins allowed to call its codec routes beside
+    """Start the HTTP API of ``app`` with the command's ``--api-*`` and CORS options, open to ``access`` (by
+    default, :func:`api_access` of ``args``); ``codec_cors_origins``, origins allowed to call its codec routes beside
     ``--codec-cors-origin``'s.
 
     A port in use is a one-line CLI error.
     """
+    if access is None:
+        access = api_access(args)
     server = ApiServer(
         app,
         host=args.api_host,
@@ -154,7 +171,7 @@ async def cmd_serve(args: argparse.Namespace) -> int:
     await telemetry.after_connect(app)
     signals = StopSignals()
     signals.install()
-    server = await start_api(app, args, access)
+    server = await start_api(app, args, access=access)
     try:
         print_api_urls(server)
         out(f"serving {args.app} against Temporal at {args.address} (namespace {args.namespace}); Ctrl-C to stop")

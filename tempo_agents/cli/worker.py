@@ -160,7 +160,7 @@ async def cmd_dev(args: argparse.Namespace) -> int:
             await connect(app, server.address, "default")
             await telemetry.after_connect(app)
             api = await start_api(
-                app, args, access, temporal_ui_url=server.ui_url, codec_cors_origins=_ui_origins(server)
+                app, args, access=access, temporal_ui_url=server.ui_url, codec_cors_origins=_ui_origins(server)
             )
             try:
 

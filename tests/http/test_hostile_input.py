@@ -17,7 +17,7 @@ from starlette.requests import Request
 
 from tempo_agents import App
 from tempo_agents.cli.main import build_parser
-from tempo_agents.cli.serve import api_access, start_api
+from tempo_agents.cli.serve import start_api
 from tempo_agents.server.request_limits import MAX_BODY_BYTES, MAX_JSON_DEPTH
 from tempo_agents.server.run_views import page_cursor, page_token
 from tempo_agents.server.serving import ApiServer
@@ -343,7 +343,7 @@ async def test_serve_and_dev_take_the_body_limit(make_app: AppFactory) -> None:
     app = parity_app(make_app)
     for command in ("serve", "dev"):
         args = build_parser().parse_args([command, "--app", "x:app", "--api-port", "0", "--max-body-bytes", "2000"])
-        server = await start_api(app, args, api_access(args))
+        server = await start_api(app, args)
         try:
             async with httpx.AsyncClient(base_url=server.url + "/api", timeout=60) as http:
                 refused = await http.post("/tools/weather-tool/execute", json={"data": {"city": "x" * 2000}})

@@ -33,7 +33,7 @@ import yaml
 from tempo_agents import App
 from tempo_agents.cli import _options
 from tempo_agents.cli.main import build_parser
-from tempo_agents.cli.serve import api_access
+from tempo_agents.cli.serve import api_tokens
 from tempo_agents.encryption import KEYS_ENVIRONMENT_VARIABLE
 from tempo_agents.server import create_server
 from tempo_agents.store.url import STORE_ENV
@@ -254,7 +254,7 @@ def test_each_command_parses_with_the_cli(label: str, args: list[str], env: dict
         saved = dict(os.environ)
         try:
             os.environ.update(env)
-            assert api_access(parsed).tokens, f"{label}: no API token"
+            assert api_tokens(parsed), f"{label}: no API token"
         finally:
             os.environ.clear()
             os.environ.update(saved)
