@@ -12,7 +12,7 @@ from temporalio.exceptions import ApplicationError
 
 from tempo_agents.activity_options import PROVIDER_ATTEMPTS
 from tempo_agents.errors import ConfigurationError, ModelError, StoreUnavailableError
-from tempo_agents.store.base import StartFence, Store
+from tempo_agents.store.base import START_COUNT_SUFFIX, StartFence, Store
 from tempo_agents.store.patience import waiting_for_store
 
 __all__ = [
@@ -136,4 +136,4 @@ def start_fence(key: str, start: int) -> StartFence:
 
 
 def _starts_key(key: str) -> str:
-    return f"{key}:starts"
+    return f"{key}{START_COUNT_SUFFIX}"

@@ -5,9 +5,9 @@ each route's action (``server/audit/``); ``tempo-agents audit verify`` walks the
 """
 
 from tempo_agents.audit.action import AuditAction
-from tempo_agents.audit.chain import GENESIS, chain_next, record_hash
+from tempo_agents.audit.chain import GENESIS, chain_after, chain_next, record_hash
 from tempo_agents.audit.entry import DONE, FAILED, PENDING, REFUSED, AuditEntry, AuditRecord, Outcome, audit_time
-from tempo_agents.audit.query import AuditQuery
+from tempo_agents.audit.query import AuditQuery, parse_audit_time
 from tempo_agents.audit.verification import ChainBreak, ChainReader, ChainWalk, read_chain, verify_chain
 
 __all__ = [
@@ -25,7 +25,9 @@ __all__ = [
     "ChainWalk",
     "Outcome",
     "audit_time",
+    "chain_after",
     "chain_next",
+    "parse_audit_time",
     "read_chain",
     "record_hash",
     "verify_chain",

@@ -6,10 +6,11 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Sequence
 
 from tempo_agents.audit.entry import AuditEntry, AuditRecord
 
-__all__ = ["GENESIS", "chain_next", "record_hash"]
+__all__ = ["GENESIS", "chain_after", "chain_next", "record_hash"]
 
 GENESIS = "0" * 64
 """The ``prev_hash`` of a store's first record."""
@@ -26,3 +27,13 @@ def record_hash(entry: AuditEntry, prev_hash: str) -> str:
 def chain_next(seq: int, prev_hash: str, entry: AuditEntry) -> AuditRecord:
     """``entry`` placed after the record ``seq - 1`` whose hash is ``prev_hash``."""
     return AuditRecord(seq, entry, prev_hash, record_hash(entry, prev_hash))
+
+
+def chain_after(seq: int, prev_hash: str, entries: Sequence[AuditEntry]) -> list[AuditRecord]:
+    """``entries`` placed in order after the record ``seq`` whose hash is ``prev_hash`` (a store's chain head)."""
+    records: list[AuditRecord] = []
+    for entry in entries:
+        seq += 1
+        records.append(chain_next(seq, prev_hash, entry))
+        prev_hash = records[-1].hash
+    return records

@@ -4,8 +4,11 @@ from __future__ import annotations
 
 from collections.abc import Collection
 from dataclasses import dataclass
+from datetime import UTC, datetime
 
-__all__ = ["AuditQuery"]
+from tempo_agents.audit.entry import audit_time
+
+__all__ = ["AuditQuery", "parse_audit_time"]
 
 
 @dataclass(frozen=True)
@@ -26,3 +29,12 @@ class AuditQuery:
     tenants: Collection[str] | None = None
     before: int | None = None
     limit: int = 50
+
+
+def parse_audit_time(value: str | None) -> str | None:
+    """An ISO 8601 time (a date, or a date and time; without a zone: UTC) as the trail writes times, for ``since``
+    and ``until`` (``None``: none); ``ValueError`` when ``value`` is not one."""
+    if value is None:
+        return None
+    moment = datetime.fromisoformat(value.replace("Z", "+00:00"))
+    return audit_time(moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC))

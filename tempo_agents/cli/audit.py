@@ -6,9 +6,8 @@ from __future__ import annotations
 import argparse
 import json
 from collections.abc import AsyncIterator
-from datetime import UTC, datetime
 
-from tempo_agents.audit import AuditRecord, audit_time, read_chain, verify_chain
+from tempo_agents.audit import AuditRecord, parse_audit_time, read_chain, verify_chain
 from tempo_agents.cli._console import CliError, out
 from tempo_agents.errors import ConfigurationError
 from tempo_agents.store import Store
@@ -54,13 +53,10 @@ def _open(url: str | None) -> Store:
 
 
 def _time(value: str | None, option: str) -> str | None:
-    if value is None:
-        return None
     try:
-        moment = datetime.fromisoformat(value.replace("Z", "+00:00"))
+        return parse_audit_time(value)
     except ValueError:
         raise CliError(f"{option}: not an ISO 8601 time: {value}", 2) from None
-    return audit_time(moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC))
 
 
 async def cmd_verify(args: argparse.Namespace) -> int:

@@ -39,7 +39,7 @@ from tempo_agents.client.run_starts import EAGER_STARTS_IN_FLIGHT, RunStarter
 from tempo_agents.client.schedule_methods import ScheduleMethods
 from tempo_agents.client.temporal_setup import app_worker, connect_runs_client, runs_client
 from tempo_agents.client.waiting_runs import suspended_runs
-from tempo_agents.encryption import Keyring, KeyringSource, keyring_from_environment, runs_data_converter
+from tempo_agents.encryption import Keyring, KeyringSource, configured_keys, runs_data_converter
 from tempo_agents.erasure import ErasureReport, ErasureScope, erase_scope
 from tempo_agents.errors import ConfigurationError
 from tempo_agents.file_agents import load_agents
@@ -132,9 +132,8 @@ class App(ScheduleMethods, EventMethods):
         retention: Retention | None = None,
         encryption_keys: Keyring | KeyringSource | None = None,
     ) -> None:
-        self.data_converter: DataConverter = runs_data_converter(
-            encryption_keys if encryption_keys is not None else keyring_from_environment()
-        )
+        encryption_keys = configured_keys(encryption_keys)
+        self.data_converter: DataConverter = runs_data_converter(encryption_keys)
         """The converter of the runs' payloads: pydantic's, sealing them when the App has encryption keys."""
         self.registry = Registry(
             agents=agents,

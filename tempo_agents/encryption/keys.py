@@ -24,6 +24,8 @@ __all__ = [
     "Keyring",
     "KeyringSource",
     "UnknownKeyError",
+    "configured_keys",
+    "current_keyring",
     "keyring_from_environment",
     "keyring_from_file",
     "keyring_of",
@@ -113,6 +115,16 @@ def keyring_from_environment(environ: Mapping[str, str] | None = None) -> Keyrin
     """The keyring in ``TEMPO_AGENTS_ENCRYPTION_KEYS``, or ``None`` when it is unset or empty."""
     text = (os.environ if environ is None else environ).get(KEYS_ENVIRONMENT_VARIABLE, "").strip()
     return parse_keys(text) if text else None
+
+
+def configured_keys(keys: Keyring | KeyringSource | None) -> Keyring | KeyringSource | None:
+    """``keys`` when given, else the keyring of ``TEMPO_AGENTS_ENCRYPTION_KEYS`` (``None`` when that is unset)."""
+    return keys if keys is not None else keyring_from_environment()
+
+
+def current_keyring(keys: Keyring | KeyringSource) -> Keyring:
+    """The keyring in force now: ``keys``, or a key source's answer now (ask once per batch of values)."""
+    return keys if isinstance(keys, Keyring) else keys()
 
 
 def keyring_from_file(path: str | Path) -> Keyring:

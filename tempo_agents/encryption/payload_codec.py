@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from temporalio.api.common.v1 import Payload
 from temporalio.converter import PayloadCodec
 
-from tempo_agents.encryption.keys import Keyring, KeyringSource
+from tempo_agents.encryption.keys import Keyring, KeyringSource, current_keyring
 from tempo_agents.encryption.sealing import Sealed, open_sealed, seal
 
 __all__ = ["ENCRYPTED_ENCODING", "KEY_ID_METADATA", "EncryptionCodec", "is_encrypted"]
@@ -42,7 +42,7 @@ class EncryptionCodec(PayloadCodec):
 
     def keyring(self) -> Keyring:
         """The keyring in force now."""
-        return self._keys if isinstance(self._keys, Keyring) else self._keys()
+        return current_keyring(self._keys)
 
     async def encode(self, payloads: Sequence[Payload]) -> list[Payload]:
         """Each payload sealed whole under the current key."""

@@ -11,15 +11,16 @@ from typing import Any
 
 from tempo_agents.audit import AuditAction, AuditEntry, AuditQuery, AuditRecord
 
-__all__ = ["COLUMNS", "action_of", "listing", "record_of", "row_of"]
+__all__ = ["COLUMNS", "action_of", "chain_sql", "insert_sql", "listing", "record_of", "row_of"]
 
 COLUMNS = (
-    "seq, id, at, principal, tenant, action, target, outcome, status, code, client, user_agent, completes, "
-    "prev_hash, hash"
-)
+    "seq", "id", "at", "principal", "tenant", "action", "target", "outcome", "status", "code", "client", "user_agent",
+    "completes", "prev_hash", "hash",
+)  # fmt: skip
 """The audit table's columns in the order of :func:`row_of`."""
 
-_WIDTH = 15
+_WIDTH = len(COLUMNS)
+_NAMES = ", ".join(COLUMNS)
 
 
 def row_of(record: AuditRecord) -> tuple[Any, ...]:
@@ -70,7 +71,17 @@ def action_of(row: Sequence[Any]) -> AuditAction:
 
 
 def _columns(alias: str) -> str:
-    return ", ".join(f"{alias}.{name.strip()}" for name in COLUMNS.split(","))
+    return ", ".join(f"{alias}.{name}" for name in COLUMNS)
+
+
+def insert_sql(table: str, mark: str) -> str:
+    """The SQL appending one record as :func:`row_of` gives it (``mark`` is the store's placeholder)."""
+    return f"INSERT INTO {table} ({_NAMES}) VALUES ({', '.join([mark] * _WIDTH)})"
+
+
+def chain_sql(table: str, mark: str) -> str:
+    """The SQL reading the chain's records after a ``seq``, at most a number of them, in order."""
+    return f"SELECT {_NAMES} FROM {table} WHERE seq > {mark} ORDER BY seq LIMIT {mark}"
 
 
 def listing(query: AuditQuery, table: str, mark: str) -> tuple[str, list[Any]]:

@@ -17,6 +17,7 @@ __all__ = [
     "CHILD_RUN_CHUNK",
     "HISTORY_STEP",
     "INPUT_STEP",
+    "START_COUNT_SUFFIX",
     "WAITING_COLUMNS",
     "WAITING_ORDER",
     "AnsweredCall",
@@ -72,6 +73,10 @@ class SavedOutcome:
     value: dict[str, Any]
 
 
+START_COUNT_SUFFIX = ":starts"
+"""The end of the key of a local activity's count of starts (a saved outcome beside the one it counts for)."""
+
+
 @dataclass(frozen=True)
 class StartFence:
     """The writes of one start of a local activity: refused (``SupersededStartError``) once a later start of the
@@ -87,8 +92,8 @@ class StartFence:
         newest = 0 if counted is None else int(counted["starts"])
         if newest > self.start:
             raise SupersededStartError(
-                f"Start {self.start} of {self.counter_key.removesuffix(':starts')} of run {run_id} was superseded "
-                f"by start {newest}: its writes are refused."
+                f"Start {self.start} of {self.counter_key.removesuffix(START_COUNT_SUFFIX)} of run {run_id} "
+                f"was superseded by start {newest}: its writes are refused."
             )
 
 
@@ -119,9 +124,9 @@ class ReaddressedCall:
     approvers: Sequence[str]
     escalated: bool = True
 
-    def body_patch(self) -> str:
-        """The fields of the stored call (its ``PendingCall`` wire form) that change, as a JSON object."""
-        return to_json({"approvers": list(self.approvers), "escalated": self.escalated})
+    def body_patch(self) -> dict[str, Any]:
+        """The fields of the stored call (its ``PendingCall`` wire form) that change."""
+        return {"approvers": list(self.approvers), "escalated": self.escalated}
 
 
 @dataclass(frozen=True)

@@ -82,7 +82,7 @@ class KeyRotatingStore(Protocol):
 
 def stale_rows_sql(table: SealedTable, prefix: str, mark: str, first: bool, current_length: int) -> str:
     """The query of :meth:`KeyRotationBackend.stale_rows` for a store whose tables are ``prefix<name>`` and whose
-    parameters are written ``mark``: parameters ``[*after (unless first), current, ..., limit]``."""
+    parameters are written ``mark``; its parameters are :func:`stale_rows_parameters`."""
     ids = ", ".join(table.identity)
     stale = " OR ".join(
         f"({column} IS NOT NULL AND substr({column}, 1, {current_length}) <> {mark})" for column in table.columns
@@ -90,8 +90,7 @@ def stale_rows_sql(table: SealedTable, prefix: str, mark: str, first: bool, curr
     clauses = [] if first else [f"({ids}) > ({', '.join([mark] * len(table.identity))})"]
     clauses.append(f"({stale})")
     if table.clear_rows is not None:
-        clear = table.clear_rows.replace("%", "%%") if mark == "%s" else table.clear_rows  # psycopg's escaping
-        clauses.append(f"NOT ({clear})")
+        clauses.append(f"{table.clear_rows[0]} NOT LIKE {mark}")
     return (
         f"SELECT {ids}, {', '.join(table.columns)} FROM {prefix}{table.name} WHERE {' AND '.join(clauses)} "
         f"ORDER BY {ids} LIMIT {mark}"
@@ -99,8 +98,10 @@ def stale_rows_sql(table: SealedTable, prefix: str, mark: str, first: bool, curr
 
 
 def stale_rows_parameters(table: SealedTable, after: tuple[Any, ...] | None, current: str, limit: int) -> list[Any]:
-    """The parameters of :func:`stale_rows_sql`."""
-    return [*(after or ()), *([current] * len(table.columns)), limit]
+    """The parameters of :func:`stale_rows_sql`: ``[*after, current (once per sealed column), the LIKE pattern of
+    the rows kept in clear (if any), limit]``."""
+    clear = [] if table.clear_rows is None else [table.clear_rows[1]]
+    return [*(after or ()), *([current] * len(table.columns)), *clear, limit]
 
 
 def swap_sql(table: SealedTable, column: str, prefix: str, mark: str) -> str:
@@ -116,10 +117,10 @@ async def rotate_keys(
     progress: Callable[[RotatedTable], None] | None = None,
 ) -> list[RotatedTable]:
     """Re-encrypt every sealed table (module docstring) under the current key; what was done, table by table."""
-    keyring = columns.keyring
+    fixed = columns.now()  # one newest key for the whole rotation, whatever a key source says meanwhile
+    keyring = fixed.keyring
     if keyring is None:
         raise ValueError("the store has no encryption keys: configure them before rotating")
-    fixed = SealedColumns(keyring)  # one newest key for the whole rotation, whatever a key source says meanwhile
     current = f"{SEALED_MARK}{keyring.current.id}:"
     report = []
     for table in SEALED_TABLES:

@@ -18,10 +18,19 @@ import binascii
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cache
 from typing import Any
 
-from tempo_agents.encryption import Keyring, KeyringSource, Sealed, UnknownKeyError, open_sealed, seal
-from tempo_agents.store.base import TranscriptEntry, WaitingCall, transcript_rows, waiting_row
+from tempo_agents.encryption import Keyring, KeyringSource, Sealed, UnknownKeyError, current_keyring, open_sealed, seal
+from tempo_agents.store.base import (
+    START_COUNT_SUFFIX,
+    ReaddressedCall,
+    TranscriptEntry,
+    WaitingCall,
+    to_json,
+    transcript_rows,
+    waiting_row,
+)
 
 __all__ = [
     "ANSWERED_CALLS",
@@ -54,13 +63,14 @@ class SealedTable:
     name: str
     identity: tuple[str, ...]
     columns: tuple[str, ...]
-    clear_rows: str | None = None
-    """An SQL condition on rows whose values stay in clear (rotation leaves them alone)."""
+    clear_rows: tuple[str, str] | None = None
+    """``(column, LIKE pattern)``: the rows whose column matches keep their values in clear (rotation leaves them
+    alone)."""
 
 
 JOURNAL = SealedTable("journal", ("run_id", "seq"), ("body",))
 TRANSCRIPT = SealedTable("transcript", ("run_id", "step", "part"), ("body", "memory_body"))
-OUTCOMES = SealedTable("outcomes", ("run_id", "key"), ("body",), clear_rows="key LIKE '%:starts'")
+OUTCOMES = SealedTable("outcomes", ("run_id", "key"), ("body",), clear_rows=("key", f"%{START_COUNT_SUFFIX}"))
 THREAD_MESSAGES = SealedTable("thread_messages", ("thread_id", "resource_id", "run_id", "idx"), ("body",))
 THREAD_STATE = SealedTable("thread_state", ("thread_id", "type"), ("body",))
 WAITING_CALLS = SealedTable("waiting_calls", ("run_id", "tool_call_id"), ("body",))
@@ -80,7 +90,7 @@ SEALED_TABLES: tuple[SealedTable, ...] = (
 
 def is_start_count(outcome_key: str) -> bool:
     """Whether an outcome is a local activity's count of starts (kept in clear: a number, added to in SQL)."""
-    return outcome_key.endswith(":starts")
+    return outcome_key.endswith(START_COUNT_SUFFIX)
 
 
 def key_id_of(stored: str) -> str | None:
@@ -107,9 +117,11 @@ class SealedColumns:
     @property
     def keyring(self) -> Keyring | None:
         """The current keyring (a callable's answer now), or ``None`` when the store has no keys."""
-        if self._keys is None or isinstance(self._keys, Keyring):
-            return self._keys
-        return self._keys()
+        return None if self._keys is None else current_keyring(self._keys)
+
+    def now(self) -> SealedColumns:
+        """These columns for a batch of values: a key source is asked once, when the first value needs a key."""
+        return self if self._keys is None or isinstance(self._keys, Keyring) else SealedColumns(cache(self._keys))
 
     def seal(self, table: SealedTable, column: str, identity: Sequence[object], text: str) -> str:
         """``text`` as stored in ``table.column`` of the row ``identity``: sealed under the current key, or as is."""
@@ -149,17 +161,20 @@ class SealedColumns:
         """A saved outcome as stored: sealed, but a count of starts in clear (:func:`is_start_count`)."""
         return text if is_start_count(key) else self.seal(OUTCOMES, "body", (run_id, key), text)
 
+    def opened_outcome(self, run_id: str, key: str, stored: str) -> dict[str, Any]:
+        """A saved outcome as stored, opened."""
+        return dict(json.loads(self.open(OUTCOMES, "body", (run_id, key), stored)))
+
     def reseal(self, table: SealedTable, column: str, identity: Sequence[object], stored: str) -> str | None:
         """``stored`` sealed under the current key, or ``None`` when it already is (key rotation)."""
         keyring = self.keyring
-        if keyring is None:
-            raise ValueError("this store has no encryption keys to rotate to")
-        if key_id_of(stored) == keyring.current.id:
+        if keyring is not None and key_id_of(stored) == keyring.current.id:
             return None
         return self.seal(table, column, identity, self.open(table, column, identity, stored))
 
     def transcript_rows(self, run_id: str, entries: Sequence[TranscriptEntry], revision: int) -> list[tuple[Any, ...]]:
         """The transcript table's rows for ``entries`` (:func:`~tempo_agents.store.base.transcript_rows`), sealed."""
+        columns = self.now()
         sealed = []
         for run, step, part, position, body, memory, rev in transcript_rows(run_id, entries, revision):
             identity = (run, step, part)
@@ -169,8 +184,8 @@ class SealedColumns:
                     step,
                     part,
                     position,
-                    self.seal(TRANSCRIPT, "body", identity, body),
-                    self.seal_optional(TRANSCRIPT, "memory_body", identity, memory),
+                    columns.seal(TRANSCRIPT, "body", identity, body),
+                    columns.seal_optional(TRANSCRIPT, "memory_body", identity, memory),
                     rev,
                 )
             )
@@ -180,13 +195,13 @@ class SealedColumns:
         self, run_id: str, step: int, part: str, position: int, body: str, memory: str | None
     ) -> TranscriptEntry:
         """A transcript row read back as an entry."""
-        identity = (run_id, step, part)
-        memory_text = self.open_optional(TRANSCRIPT, "memory_body", identity, memory)
+        columns, identity = self.now(), (run_id, step, part)
+        memory_text = columns.open_optional(TRANSCRIPT, "memory_body", identity, memory)
         return TranscriptEntry(
             step=step,
             part=part,
             position=position,
-            message=json.loads(self.open(TRANSCRIPT, "body", identity, body)),
+            message=json.loads(columns.open(TRANSCRIPT, "body", identity, body)),
             memory_message=json.loads(memory_text) if memory_text else None,
         )
 
@@ -195,10 +210,38 @@ class SealedColumns:
         row = waiting_row(call)
         return (*row[:-1], self.seal(WAITING_CALLS, "body", (call.run_id, call.tool_call_id), row[-1]))
 
+    def readdressed_body(self, run_id: str, call: ReaddressedCall, stored: str) -> str:
+        """A waiting call's stored body with ``call``'s new approvers in it, sealed again."""
+        columns, identity = self.now(), (run_id, call.tool_call_id)
+        body = {**json.loads(columns.open(WAITING_CALLS, "body", identity, stored)), **call.body_patch()}
+        return columns.seal(WAITING_CALLS, "body", identity, to_json(body))
+
     def opened_waiting_rows(self, rows: Sequence[Sequence[Any]]) -> list[tuple[Any, ...]]:
         """Rows of :data:`~tempo_agents.store.base.WAITING_COLUMNS` with their bodies opened."""
-        return [(*row[:-1], self.open(WAITING_CALLS, "body", (row[0], row[1]), row[-1])) for row in rows]
+        opened = self.now().open
+        return [(*row[:-1], opened(WAITING_CALLS, "body", (row[0], row[1]), row[-1])) for row in rows]
 
     def opened_answered_rows(self, rows: Sequence[Sequence[Any]]) -> list[tuple[Any, ...]]:
         """Rows of :data:`~tempo_agents.store.base.ANSWERED_COLUMNS` with their bodies opened."""
-        return [(*row[:-1], self.open(ANSWERED_CALLS, "body", (row[0], row[1], row[2]), row[-1])) for row in rows]
+        opened = self.now().open
+        return [(*row[:-1], opened(ANSWERED_CALLS, "body", (row[0], row[1], row[2]), row[-1])) for row in rows]
+
+    def thread_message_bodies(
+        self, thread_id: str, resource_id: str, run_id: str, messages: Sequence[dict[str, Any]]
+    ) -> list[str]:
+        """A run's messages on a thread as stored, each sealed bound to its index."""
+        sealed = self.now().seal
+        return [
+            sealed(THREAD_MESSAGES, "body", (thread_id, resource_id, run_id, idx), to_json(message))
+            for idx, message in enumerate(messages)
+        ]
+
+    def opened_thread_messages(
+        self, thread_id: str, resource_id: str, rows: Sequence[Sequence[Any]]
+    ) -> list[dict[str, Any]]:
+        """Thread messages read as ``(run_id, idx, body)``, opened."""
+        opened = self.now().open
+        return [
+            json.loads(opened(THREAD_MESSAGES, "body", (thread_id, resource_id, run_id, idx), body))
+            for run_id, idx, body in rows
+        ]

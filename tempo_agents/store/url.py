@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from tempo_agents.encryption import keyring_from_environment
+from tempo_agents.encryption import configured_keys
 from tempo_agents.errors import ConfigurationError
 from tempo_agents.store.base import Store
 from tempo_agents.store.redaction import redact
@@ -34,8 +34,7 @@ def open_store(url: str | None = None, *, keyring: StoreKeys | None = None) -> S
     the keys of ``$TEMPO_AGENTS_ENCRYPTION_KEYS`` when it is set (docs/store-encryption.md)."""
     if url is None:
         url = default_store_url()
-    if keyring is None:
-        keyring = keyring_from_environment()
+    keyring = configured_keys(keyring)
     if url.startswith("sqlite:///"):
         return SQLiteStore(Path(url.removeprefix("sqlite:///")), keyring=keyring)
     if url.startswith(_POSTGRES_SCHEMES):

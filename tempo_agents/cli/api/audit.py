@@ -3,19 +3,12 @@
 from __future__ import annotations
 
 import argparse
-from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from tempo_agents.cli.api.client import ApiClient
+from tempo_agents.cli.api.client import ApiClient, Command
 from tempo_agents.cli.api.output import Output, table
 
 __all__ = ["add_audit_command"]
-
-if TYPE_CHECKING:
-    Handler = Callable[[ApiClient, argparse.Namespace, Output], Awaitable[int]]
-    Command = Callable[
-        [argparse._SubParsersAction[argparse.ArgumentParser], str, Handler, str], argparse.ArgumentParser
-    ]
 
 _FILTERS = ("principal", "tenant", "action", "target", "since", "until")
 

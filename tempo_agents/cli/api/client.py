@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import argparse
 import json
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from typing import Any
 
 import httpx
 
-__all__ = ["DEFAULT_URL", "ApiClient", "ApiCommandError", "api_base"]
+from tempo_agents.cli.api.output import Output
+
+__all__ = ["DEFAULT_URL", "ApiClient", "ApiCommandError", "Command", "Handler", "api_base"]
 
 DEFAULT_URL = "http://localhost:4111"
 
@@ -109,3 +112,11 @@ def _answer(response: httpx.Response) -> Any:
             {"status": response.status_code, "body": body},
         )
     return body
+
+
+Handler = Callable[[ApiClient, argparse.Namespace, Output], Awaitable[int]]
+"""What one command does: with the client, its arguments and the output, to its exit code."""
+
+Command = Callable[["argparse._SubParsersAction[argparse.ArgumentParser]", str, Handler, str], argparse.ArgumentParser]
+"""Makes one command of a group: its name, its :data:`Handler` and its help (the group's type is generic only to
+type checkers, hence its quotes)."""

@@ -10,17 +10,14 @@ from __future__ import annotations
 import argparse
 import json
 import os
-from collections.abc import Awaitable, Callable
 from typing import Any
 
 from tempo_agents.cli.api.audit import add_audit_command
-from tempo_agents.cli.api.client import DEFAULT_URL, ApiClient, ApiCommandError, parse_headers
+from tempo_agents.cli.api.client import DEFAULT_URL, ApiClient, ApiCommandError, Handler, parse_headers
 from tempo_agents.cli.api.output import Output, table
 from tempo_agents.cli.api.schedules import add_schedule_group
 
 __all__ = ["add_command"]
-
-Handler = Callable[[ApiClient, argparse.Namespace, Output], Awaitable[int]]
 
 
 def add_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

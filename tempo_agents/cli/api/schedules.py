@@ -5,19 +5,12 @@ from __future__ import annotations
 
 import argparse
 import json
-from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from tempo_agents.cli.api.client import ApiClient, ApiCommandError
+from tempo_agents.cli.api.client import ApiClient, ApiCommandError, Command
 from tempo_agents.cli.api.output import Output, table
 
 __all__ = ["add_schedule_group"]
-
-if TYPE_CHECKING:
-    Handler = Callable[[ApiClient, argparse.Namespace, Output], Awaitable[int]]
-    Command = Callable[
-        [argparse._SubParsersAction[argparse.ArgumentParser], str, Handler, str], argparse.ArgumentParser
-    ]
 
 
 def add_schedule_group(groups: argparse._SubParsersAction[argparse.ArgumentParser], command: Command) -> None:

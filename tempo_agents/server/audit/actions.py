@@ -15,6 +15,8 @@ from typing import Any
 
 from fastapi import Request
 
+from tempo_agents.server.access.tenants import memory_resource
+
 __all__ = ["ROUTE_ACTIONS", "RouteAction", "Seen", "action_of"]
 
 
@@ -71,9 +73,7 @@ def _start_target(seen: Seen) -> str | None:
 
 
 def _start_tenant(seen: Seen) -> str | None:
-    memory = seen.body.get("memory")
-    resource = memory.get("resource") if isinstance(memory, dict) else None
-    return resource if isinstance(resource, str) and resource else seen.text("body", "resourceId")
+    return memory_resource(seen.body.get("memory")) or seen.text("body", "resourceId")
 
 
 def _tool_call(run_from: str) -> Pick:

@@ -15,16 +15,15 @@ from __future__ import annotations
 
 import json
 import logging
-from typing import Any
-from urllib.parse import parse_qsl
 
+from starlette.requests import Request
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from tempo_agents.audit import DONE, FAILED, REFUSED, AuditEntry, Outcome
 from tempo_agents.errors import StoreUnavailableError
-from tempo_agents.identity import Principal
-from tempo_agents.server.audit.actions import Seen, action_of
-from tempo_agents.server.audit.intents import STATE_KEY, PendingAction
+from tempo_agents.server.audit.actions import Seen
+from tempo_agents.server.audit.intents import pending_action, requester
+from tempo_agents.server.audit.recording import origin, route_action
 
 __all__ = ["SIGN_IN", "AuditTrail"]
 
@@ -47,19 +46,12 @@ def _code(body: bytes) -> str | None:
     return code if isinstance(code, str) else None
 
 
-def _header(scope: Scope, name: bytes) -> str | None:
-    for key, value in scope.get("headers", ()):
-        if key == name:
-            return str(value.decode("latin-1"))
-    return None
-
-
 class _Answer:
     """One request's answer as it is sent: completes the action when its status (and, for an error, its body) is
     known."""
 
     def __init__(self, scope: Scope, send: Send) -> None:
-        self.scope = scope
+        self.request = Request(scope)
         self._send = send
         self.started = False
         self._held: Message | None = None
@@ -85,8 +77,8 @@ class _Answer:
         await self._send(message)
 
     async def complete(self, status: int, code: str | None) -> None:
-        pending = self.scope.get("state", {}).get(STATE_KEY)
-        if isinstance(pending, PendingAction):
+        pending = pending_action(self.request)
+        if pending is not None:
             if not pending.completed:
                 pending.completed = True
                 await self._append(pending.completion(_outcome(status), status, code))
@@ -98,43 +90,35 @@ class _Answer:
     def _refused_before_intent(self, status: int, code: str | None) -> AuditEntry | None:
         """A changing route refused before its intent was recorded (by ``authorize``, e.g. a 403): one record, from
         what the path and the query say."""
-        action = action_of(getattr(self.scope.get("route"), "endpoint", None))
+        action = route_action(self.request)
         if action is None or status < 400:
             return None
-        query = dict(parse_qsl(self.scope.get("query_string", b"").decode("latin-1")))
-        seen = Seen(self.scope.get("path_params", {}), {}, query)
-        state = self.scope.get("state", {})
-        identity = state.get("identity")
-        who = identity.name if isinstance(identity, Principal) else state.get("principal")
-        client = self.scope.get("client")
+        seen = Seen.of(self.request, {})
         return AuditEntry(
             action=action.name(seen),
             target=action.target(seen),
             outcome=_outcome(status),
-            principal=who if isinstance(who, str) else None,
+            principal=requester(self.request),
             tenant=action.tenant(seen) if action.tenant is not None else None,
             status=status,
             code=code,
-            client=client[0] if client else None,
-            user_agent=_header(self.scope, b"user-agent"),
+            **origin(self.request),
         )
 
     def _sign_in_refused(self, code: str | None) -> AuditEntry:
-        client = self.scope.get("client")
+        scope = self.request.scope
         return AuditEntry(
             action=SIGN_IN,
-            target=f"{self.scope.get('method', '')} {self.scope.get('path', '')}",
+            target=f"{scope.get('method', '')} {scope.get('path', '')}",
             outcome=REFUSED,
             status=401,
             code=code,
-            client=client[0] if client else None,
-            user_agent=_header(self.scope, b"user-agent"),
+            **origin(self.request),
         )
 
     async def _append(self, entry: AuditEntry) -> None:
-        api: Any = self.scope.get("app")
         try:
-            await api.state.tempo_app.store.append_audit([entry])
+            await self.request.app.state.tempo_app.store.append_audit([entry])
         except StoreUnavailableError as error:
             _log.warning("audit record %s %s not written: %s", entry.action, entry.target, error.message)
 

@@ -14,8 +14,8 @@ from temporalio.service import RPCError
 from tempo_agents.audit import DONE, AuditEntry, Outcome, audit_time
 from tempo_agents.client.app import App
 from tempo_agents.identity import Principal
+from tempo_agents.server.access.tenants import run_tenant
 from tempo_agents.server.auth import principal
-from tempo_agents.workflows import search_attributes
 
 __all__ = [
     "STATE_KEY",
@@ -25,7 +25,7 @@ __all__ = [
     "note_audit",
     "pending_action",
     "requester",
-    "run_tenant",
+    "run_resource",
 ]
 
 STATE_KEY = "audit_action"
@@ -65,15 +65,13 @@ def requester(request: Request) -> str | None:
     return identity.name if isinstance(identity, Principal) else principal(request)
 
 
-async def run_tenant(app: App, run_id: str | None) -> str | None:
-    """The run's ``resource`` (its search attribute); ``None`` for no run, a run without one or one not found."""
-    if not run_id:
-        return None
+async def run_resource(app: App, run_id: str) -> str | None:
+    """The run's tenant (:func:`~tempo_agents.server.access.tenants.run_tenant`); ``None`` for a run without one, one
+    not found, or when Temporal cannot say."""
     try:
-        description = await app.client.get_workflow_handle(run_id).describe()
+        return (await run_tenant(app, run_id)).tenant
     except RPCError:
         return None
-    return description.typed_search_attributes.get(search_attributes.RESOURCE_ID)
 
 
 def pending_action(request: Request) -> PendingAction | None:
@@ -92,8 +90,8 @@ async def note_audit(
         return
     pending.target = target or pending.target
     pending.principal = principal or pending.principal
-    if run is not None and pending.tenant is None:
-        pending.tenant = await run_tenant(request.app.state.tempo_app, run)
+    if run and pending.tenant is None:
+        pending.tenant = await run_resource(request.app.state.tempo_app, run)
 
 
 def completion_entries(request: Request, status: int = 200) -> list[AuditEntry]:

@@ -7,12 +7,11 @@ principal (a static token, or no tokens at all), which sees everything, as it ma
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Query, Request
 
-from tempo_agents.audit import AuditQuery, audit_time
+from tempo_agents.audit import AuditQuery, parse_audit_time
 from tempo_agents.identity import Principal, Role
 from tempo_agents.server.dependencies import PRINTABLE, AppDep
 from tempo_agents.server.errors import ApiError
@@ -25,14 +24,11 @@ Filter = Annotated[str | None, Query(pattern=PRINTABLE, max_length=1000)]
 
 
 def since_time(value: str | None, name: str) -> str | None:
-    """An ISO 8601 time (a date, or a date and time; without a zone: UTC) as the trail writes times."""
-    if value is None:
-        return None
+    """The query's ``name`` as the trail writes times (:func:`~tempo_agents.audit.parse_audit_time`); 400 if not one."""
     try:
-        moment = datetime.fromisoformat(value.replace("Z", "+00:00"))
+        return parse_audit_time(value)
     except ValueError:
         raise ApiError(400, f"{name} must be an ISO 8601 time, e.g. 2026-01-31T12:00:00Z") from None
-    return audit_time(moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC))
 
 
 def visible_tenants(request: Request) -> frozenset[str] | None:

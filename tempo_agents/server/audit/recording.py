@@ -11,16 +11,35 @@ that cannot take the intent refuses the request (503) before anything changes.
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, TypedDict
 
 from fastapi import Request
 
 from tempo_agents.audit import PENDING, AuditEntry
 from tempo_agents.client.app import App
-from tempo_agents.server.audit.actions import Seen, action_of
-from tempo_agents.server.audit.intents import STATE_KEY, PendingAction, requester, run_tenant
+from tempo_agents.server.access.visibility import target_tenant
+from tempo_agents.server.audit.actions import RouteAction, Seen, action_of
+from tempo_agents.server.audit.intents import STATE_KEY, PendingAction, requester, run_resource
 
-__all__ = ["record_intent"]
+__all__ = ["Origin", "origin", "record_intent", "route_action"]
+
+
+class Origin(TypedDict):
+    """Where a request came from, as its audit records say it."""
+
+    client: str | None
+    user_agent: str | None
+
+
+def origin(request: Request) -> Origin:
+    """The request's client address and user agent."""
+    client = request.client.host if request.client is not None else None
+    return {"client": client, "user_agent": request.headers.get("user-agent")}
+
+
+def route_action(request: Request) -> RouteAction | None:
+    """The action of the route the request matched, or ``None``."""
+    return action_of(getattr(request.scope.get("route"), "endpoint", None))
 
 
 async def _json_body(request: Request) -> Any:
@@ -33,28 +52,24 @@ async def _json_body(request: Request) -> Any:
         return {}
 
 
-def _client(request: Request) -> str | None:
-    return request.client.host if request.client is not None else None
-
-
 async def record_intent(request: Request) -> None:
     """Record the intent of the route's action, if it has one (module docstring)."""
-    action = action_of(getattr(request.scope.get("route"), "endpoint", None))
+    action = route_action(request)
     if action is None:
         return
     seen = Seen.of(request, await _json_body(request))
     app: App = request.app.state.tempo_app
     tenant = action.tenant(seen) if action.tenant is not None else None
-    if tenant is None and action.run is not None:
-        tenant = await run_tenant(app, action.run(seen))
+    run_id = action.run(seen) if action.run is not None else None
+    if tenant is None and run_id:  # the guard described the run already when it checked the principal's role there
+        tenant = target_tenant(request) or await run_resource(app, run_id)
     intent = AuditEntry(
         action=action.name(seen),
         target=action.target(seen),
         outcome=PENDING,
         principal=requester(request),
         tenant=tenant,
-        client=_client(request),
-        user_agent=request.headers.get("user-agent"),
+        **origin(request),
     )
     await app.store.append_audit([intent])
     setattr(request.state, STATE_KEY, PendingAction(intent, intent.target, intent.principal, tenant))

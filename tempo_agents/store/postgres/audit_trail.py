@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from tempo_agents.audit import AuditAction, AuditEntry, AuditQuery, AuditRecord, chain_next
-from tempo_agents.store.audit_rows import COLUMNS, action_of, listing, record_of, row_of
+from tempo_agents.audit import AuditAction, AuditEntry, AuditQuery, AuditRecord, chain_after
+from tempo_agents.store.audit_rows import action_of, chain_sql, insert_sql, listing, record_of, row_of
 from tempo_agents.store.postgres.connections import Conn, PostgresConnections
 from tempo_agents.store.postgres.failures import Attempt
 
@@ -15,7 +15,8 @@ __all__ = ["append_audit", "append_in", "audit_actions", "audit_chain"]
 
 _LOCK_HEAD = "SELECT seq, hash FROM tempo_agents.audit_head FOR UPDATE"
 _MOVE_HEAD = "UPDATE tempo_agents.audit_head SET seq = %s, hash = %s"
-_INSERT = f"INSERT INTO tempo_agents.audit ({COLUMNS}) VALUES ({', '.join(['%s'] * 15)})"
+_INSERT = insert_sql("tempo_agents.audit", "%s")
+_CHAIN = chain_sql("tempo_agents.audit", "%s")
 
 
 async def append_in(conn: Conn, entries: Sequence[AuditEntry]) -> list[AuditRecord]:
@@ -27,15 +28,9 @@ async def append_in(conn: Conn, entries: Sequence[AuditEntry]) -> list[AuditReco
         await cursor.execute(_LOCK_HEAD)
         head = await cursor.fetchone()
         assert head is not None  # the migration inserts the only row
-        seq, prev = int(head[0]), str(head[1])
-        records = []
-        for entry in entries:
-            seq += 1
-            record = chain_next(seq, prev, entry)
-            prev = record.hash
-            records.append(record)
+        records = chain_after(int(head[0]), str(head[1]), entries)
         await cursor.executemany(_INSERT, [row_of(record) for record in records])
-        await cursor.execute(_MOVE_HEAD, (seq, prev))
+        await cursor.execute(_MOVE_HEAD, (records[-1].seq, records[-1].hash))
     return records
 
 
@@ -64,10 +59,9 @@ async def audit_actions(db: PostgresConnections, query: AuditQuery) -> list[Audi
 
 async def audit_chain(db: PostgresConnections, after: int, limit: int) -> list[AuditRecord]:
     """:meth:`~tempo_agents.store.base.Store.audit_chain`."""
-    sql = f"SELECT {COLUMNS} FROM tempo_agents.audit WHERE seq > %s ORDER BY seq LIMIT %s"
 
     async def op(conn: Conn, attempt: Attempt) -> list[AuditRecord]:
-        cursor = await conn.execute(sql, (after, limit))
+        cursor = await conn.execute(_CHAIN, (after, limit))
         return [record_of(row) for row in await cursor.fetchall()]
 
     return await db.run(op)

@@ -11,13 +11,12 @@ from typing import Any
 from tempo_agents.store.base import JournalEntry, TranscriptEntry
 from tempo_agents.store.postgres.connections import Conn, PostgresConnections
 from tempo_agents.store.postgres.failures import Attempt
-from tempo_agents.store.sealed_columns import JOURNAL, OUTCOMES, SealedColumns
+from tempo_agents.store.sealed_columns import JOURNAL
 
 __all__ = [
     "OUTCOME",
     "latest_offset",
     "offset_of",
-    "opened_outcome",
     "read_chunks",
     "saved_outcome",
     "transcript_changes",
@@ -38,18 +37,13 @@ ORDER BY t.step, t.position, t.part
 """One statement, so one snapshot: the revision returned covers exactly the rows returned."""
 
 
-def opened_outcome(columns: SealedColumns, run_id: str, key: str, stored: str) -> dict[str, Any]:
-    """A saved outcome as stored, opened."""
-    return dict(json.loads(columns.open(OUTCOMES, "body", (run_id, key), stored)))
-
-
 async def read_chunks(db: PostgresConnections, run_id: str, offset: int, limit: int) -> list[JournalEntry]:
     async def op(conn: Conn, attempt: Attempt) -> list[JournalEntry]:
         cursor = await conn.execute(
             "SELECT seq, body FROM tempo_agents.journal WHERE run_id = %s AND seq >= %s ORDER BY seq LIMIT %s",
             (run_id, offset, limit),
         )
-        opened = db.columns.open
+        opened = db.columns.now().open
         return [
             JournalEntry(offset=int(seq), chunk=json.loads(opened(JOURNAL, "body", (run_id, seq), body)))
             for seq, body in await cursor.fetchall()
@@ -98,7 +92,7 @@ async def saved_outcome(db: PostgresConnections, run_id: str, key: str) -> dict[
     async def op(conn: Conn, attempt: Attempt) -> dict[str, Any] | None:
         cursor = await conn.execute(OUTCOME, (run_id, key))
         row = await cursor.fetchone()
-        return None if row is None else opened_outcome(db.columns, run_id, key, row[0])
+        return None if row is None else db.columns.opened_outcome(run_id, key, row[0])
 
     return await db.run(op)
 
@@ -110,7 +104,8 @@ async def transcript_changes(
         cursor = await conn.execute(_TRANSCRIPT_CHANGES, {"run": run_id, "after": after_revision})
         rows = await cursor.fetchall()
         revision = 0 if not rows or rows[0][0] is None else int(rows[0][0])
-        entries = [db.columns.transcript_entry(run_id, *row[1:]) for row in rows if row[1] is not None]
+        columns = db.columns.now()
+        entries = [columns.transcript_entry(run_id, *row[1:]) for row in rows if row[1] is not None]
         return entries, revision
 
     return await db.run(op)

@@ -28,7 +28,7 @@ from tempo_agents.store.base import (
 from tempo_agents.store.postgres.audit_trail import append_in
 from tempo_agents.store.postgres.connections import Conn, PostgresConnections
 from tempo_agents.store.postgres.failures import Attempt
-from tempo_agents.store.postgres.journal_reads import OUTCOME, opened_outcome
+from tempo_agents.store.postgres.journal_reads import OUTCOME
 from tempo_agents.store.postgres.listener import CHANNEL
 from tempo_agents.store.postgres.waiting_calls import change_waiting
 from tempo_agents.store.sealed_columns import JOURNAL, SealedColumns
@@ -104,8 +104,9 @@ async def record(
                 cursor = await conn.execute(_FENCE, (run_id, fence.counter_key))
                 counted = await cursor.fetchone()
                 fence.check(run_id, None if counted is None else json.loads(counted[0]))  # a count: in clear
-            done = await record_in(conn, db.columns, run_id, entries, writes, outcome, charges)
-            await change_waiting(conn, db.columns, run_id, writes, waiting)
+            columns = db.columns.now()  # a key source asked once for the whole record
+            done = await record_in(conn, columns, run_id, entries, writes, outcome, charges)
+            await change_waiting(conn, columns, run_id, writes, waiting)
             await append_in(conn, audit)  # the chain's head last: every writer takes its locks in one order
             attempt.committing = True
         return done
@@ -124,7 +125,7 @@ async def saved_or_counted(
             cursor = await conn.execute(OUTCOME, (run_id, key))
             saved = await cursor.fetchone()
             if saved is not None:
-                return opened_outcome(db.columns, run_id, key, saved[0]), 0
+                return db.columns.opened_outcome(run_id, key, saved[0]), 0
             cursor = await conn.execute(_COUNT_START, (run_id, counter_key))
             counted = await cursor.fetchone()
             assert counted is not None

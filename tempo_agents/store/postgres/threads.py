@@ -10,7 +10,7 @@ from typing import Any
 from tempo_agents.store.base import to_json
 from tempo_agents.store.postgres.connections import Conn, PostgresConnections
 from tempo_agents.store.postgres.failures import Attempt
-from tempo_agents.store.sealed_columns import THREAD_MESSAGES, THREAD_STATE
+from tempo_agents.store.sealed_columns import THREAD_STATE
 
 __all__ = [
     "append_thread_messages",
@@ -25,9 +25,6 @@ __all__ = [
 async def append_thread_messages(
     db: PostgresConnections, thread_id: str, resource_id: str, run_id: str, messages: Sequence[dict[str, Any]]
 ) -> None:
-    def seal(idx: int, text: str) -> str:
-        return db.columns.seal(THREAD_MESSAGES, "body", (thread_id, resource_id, run_id, idx), text)
-
     async def op(conn: Conn, attempt: Attempt) -> None:
         async with conn.transaction(), conn.cursor() as cursor:
             where = "thread_id = %s AND resource_id = %s"
@@ -52,14 +49,12 @@ async def append_thread_messages(
                 fresh = int(row[0])
             else:
                 fresh = last
+            bodies = db.columns.thread_message_bodies(thread_id, resource_id, run_id, messages)
             await cursor.executemany(
                 "INSERT INTO tempo_agents.thread_messages (thread_id, resource_id, run_id, idx, created, body) "
                 "VALUES (%s, %s, %s, %s, %s, %s) ON CONFLICT (thread_id, resource_id, run_id, idx) "
                 "DO UPDATE SET body = excluded.body",
-                [
-                    (thread_id, resource_id, run_id, i, kept.get(i, fresh), seal(i, to_json(m)))
-                    for i, m in enumerate(messages)
-                ],
+                [(thread_id, resource_id, run_id, i, kept.get(i, fresh), body) for i, body in enumerate(bodies)],
             )
 
     if messages:
@@ -84,7 +79,7 @@ async def get_thread_messages(db: PostgresConnections, thread_id: str, resource_
             "ORDER BY created, idx",
             (thread_id, resource_id),
         )
-        return _opened(db, thread_id, resource_id, await cursor.fetchall())
+        return db.columns.opened_thread_messages(thread_id, resource_id, await cursor.fetchall())
 
     return await db.run(op)
 
@@ -99,7 +94,7 @@ async def thread_messages_after(
             "WHERE thread_id = %s AND resource_id = %s AND run_id = %s) ORDER BY created, idx",
             (thread_id, resource_id, run_id, thread_id, resource_id, run_id),
         )
-        return _opened(db, thread_id, resource_id, await cursor.fetchall())
+        return db.columns.opened_thread_messages(thread_id, resource_id, await cursor.fetchall())
 
     return await db.run(op)
 
@@ -127,14 +122,3 @@ async def set_thread_state(db: PostgresConnections, thread_id: str, state_type: 
         )
 
     await db.run(op)
-
-
-def _opened(
-    connections: PostgresConnections, thread_id: str, resource_id: str, rows: Sequence[Sequence[Any]]
-) -> list[dict[str, Any]]:
-    """Thread messages read as ``(run_id, idx, body)``, opened."""
-    opened = connections.columns.open
-    return [
-        json.loads(opened(THREAD_MESSAGES, "body", (thread_id, resource_id, run_id, idx), body))
-        for run_id, idx, body in rows
-    ]

@@ -4,7 +4,6 @@ the lists."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 
 from tempo_agents.store.base import (
@@ -29,7 +28,7 @@ from tempo_agents.store.base import (
 )
 from tempo_agents.store.postgres.connections import Conn, PostgresConnections
 from tempo_agents.store.postgres.failures import Attempt
-from tempo_agents.store.sealed_columns import ANSWERED_CALLS, WAITING_CALLS, SealedColumns
+from tempo_agents.store.sealed_columns import ANSWERED_CALLS, SealedColumns
 
 __all__ = ["answered_calls", "change_waiting", "forget_waiting", "waiting_kept_since", "waiting_runs"]
 
@@ -79,11 +78,9 @@ async def _readdress(conn: Conn, columns: SealedColumns, run_id: str, call: Read
     found = await cursor.fetchone()
     if found is None:
         return
-    identity = (run_id, call.tool_call_id)
-    body = {**json.loads(columns.open(WAITING_CALLS, "body", identity, found[0])), **json.loads(call.body_patch())}
     await conn.execute(
         f"UPDATE tempo_agents.waiting_calls SET body = %s WHERE {where}",
-        (columns.seal(WAITING_CALLS, "body", identity, to_json(body)), run_id, call.tool_call_id, call.round),
+        (columns.readdressed_body(run_id, call, found[0]), run_id, call.tool_call_id, call.round),
     )
 
 

@@ -6,14 +6,15 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Sequence
 
-from tempo_agents.audit import GENESIS, AuditAction, AuditEntry, AuditQuery, AuditRecord, chain_next
-from tempo_agents.store.audit_rows import COLUMNS, action_of, listing, record_of, row_of
+from tempo_agents.audit import GENESIS, AuditAction, AuditEntry, AuditQuery, AuditRecord, chain_after
+from tempo_agents.store.audit_rows import action_of, chain_sql, insert_sql, listing, record_of, row_of
 from tempo_agents.store.sqlite.connections import SQLiteConnections
 
 __all__ = ["append_audit", "append_in", "audit_actions", "audit_chain"]
 
 _HEAD = "SELECT seq, hash FROM audit ORDER BY seq DESC LIMIT 1"
-_INSERT = f"INSERT INTO audit ({COLUMNS}) VALUES ({', '.join(['?'] * 15)})"
+_INSERT = insert_sql("audit", "?")
+_CHAIN = chain_sql("audit", "?")
 
 
 def append_in(db: sqlite3.Connection, entries: Sequence[AuditEntry]) -> list[AuditRecord]:
@@ -22,12 +23,7 @@ def append_in(db: sqlite3.Connection, entries: Sequence[AuditEntry]) -> list[Aud
         return []
     head = db.execute(_HEAD).fetchone()
     seq, prev = (0, GENESIS) if head is None else (int(head[0]), str(head[1]))
-    records = []
-    for entry in entries:
-        seq += 1
-        record = chain_next(seq, prev, entry)
-        prev = record.hash
-        records.append(record)
+    records = chain_after(seq, prev, entries)
     db.executemany(_INSERT, [row_of(record) for record in records])
     return records
 
@@ -57,6 +53,5 @@ async def audit_actions(connections: SQLiteConnections, query: AuditQuery) -> li
 
 async def audit_chain(connections: SQLiteConnections, after: int, limit: int) -> list[AuditRecord]:
     """:meth:`~tempo_agents.store.base.Store.audit_chain` on the reader thread."""
-    sql = f"SELECT {COLUMNS} FROM audit WHERE seq > ? ORDER BY seq LIMIT ?"
-    rows = await connections.read(lambda db: db.execute(sql, (after, limit)).fetchall())
+    rows = await connections.read(lambda db: db.execute(_CHAIN, (after, limit)).fetchall())
     return [record_of(row) for row in rows]

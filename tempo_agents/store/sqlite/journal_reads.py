@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from tempo_agents.store.base import JournalEntry, TranscriptEntry
-from tempo_agents.store.sealed_columns import JOURNAL, OUTCOMES, SealedColumns
+from tempo_agents.store.sealed_columns import JOURNAL, SealedColumns
 from tempo_agents.store.sqlite.connections import SQLiteConnections
 
 __all__ = [
@@ -31,7 +31,7 @@ _TRANSCRIPT_COLUMNS = "step, part, position, body, memory_body"
 def read_outcome(db: sqlite3.Connection, columns: SealedColumns, run_id: str, key: str) -> dict[str, Any] | None:
     """A run's saved outcome under a key, opened, or ``None`` (inside the caller's transaction, if any)."""
     row = db.execute(OUTCOME, (run_id, key)).fetchone()
-    return None if row is None else dict(json.loads(columns.open(OUTCOMES, "body", (run_id, key), row[0])))
+    return None if row is None else columns.opened_outcome(run_id, key, row[0])
 
 
 async def read_chunks(connections: SQLiteConnections, run_id: str, offset: int, limit: int) -> list[JournalEntry]:
@@ -40,7 +40,7 @@ async def read_chunks(connections: SQLiteConnections, run_id: str, offset: int, 
             "SELECT seq, body FROM journal WHERE run_id = ? AND seq >= ? ORDER BY seq LIMIT ?",
             (run_id, offset, limit),
         ).fetchall()
-        opened = connections.columns.open
+        opened = connections.columns.now().open
         return [
             JournalEntry(offset=int(seq), chunk=json.loads(opened(JOURNAL, "body", (run_id, seq), body)))
             for seq, body in rows
@@ -94,7 +94,8 @@ async def transcript_changes(
             ).fetchall()
         finally:
             db.execute("COMMIT")
-        entries = [connections.columns.transcript_entry(run_id, *row) for row in rows]
+        columns = connections.columns.now()
+        entries = [columns.transcript_entry(run_id, *row) for row in rows]
         return entries, 0 if row is None else int(row[0])
 
     return await connections.read(work)

@@ -65,8 +65,9 @@ async def record(
             if fence is not None:  # writers take turns (BEGIN IMMEDIATE): the count read here is the newest
                 counted = read_outcome(db, connections.columns, run_id, fence.counter_key)
                 fence.check(run_id, counted)
-            offsets = record_in(db, connections.columns, run_id, entries, writes, outcome, charges)
-            change_waiting(db, connections.columns, run_id, writes, waiting)
+            columns = connections.columns.now()  # a key source asked once for the whole record
+            offsets = record_in(db, columns, run_id, entries, writes, outcome, charges)
+            change_waiting(db, columns, run_id, writes, waiting)
             append_in(db, audit)
         except BaseException:
             db.execute("ROLLBACK")

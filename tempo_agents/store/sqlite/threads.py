@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from tempo_agents.store.base import to_json
-from tempo_agents.store.sealed_columns import THREAD_MESSAGES, THREAD_STATE
+from tempo_agents.store.sealed_columns import THREAD_STATE
 from tempo_agents.store.sqlite.connections import SQLiteConnections
 
 __all__ = [
@@ -25,9 +25,6 @@ __all__ = [
 async def append_thread_messages(
     connections: SQLiteConnections, thread_id: str, resource_id: str, run_id: str, messages: Sequence[dict[str, Any]]
 ) -> None:
-    def seal(idx: int, text: str) -> str:
-        return connections.columns.seal(THREAD_MESSAGES, "body", (thread_id, resource_id, run_id, idx), text)
-
     def work(db: sqlite3.Connection) -> None:
         db.execute("BEGIN IMMEDIATE")
         try:
@@ -50,13 +47,11 @@ async def append_thread_messages(
                 fresh = db.execute("SELECT COALESCE(MAX(created), 0) + 1 FROM thread_messages").fetchone()[0]
             else:
                 fresh = last
+            bodies = connections.columns.thread_message_bodies(thread_id, resource_id, run_id, messages)
             db.executemany(
                 "INSERT OR REPLACE INTO thread_messages (thread_id, resource_id, run_id, idx, created, body) "
                 "VALUES (?, ?, ?, ?, ?, ?)",
-                [
-                    (thread_id, resource_id, run_id, i, kept.get(i, fresh), seal(i, to_json(m)))
-                    for i, m in enumerate(messages)
-                ],
+                [(thread_id, resource_id, run_id, i, kept.get(i, fresh), body) for i, body in enumerate(bodies)],
             )
         except BaseException:
             db.execute("ROLLBACK")
@@ -84,7 +79,7 @@ async def get_thread_messages(connections: SQLiteConnections, thread_id: str, re
             "ORDER BY created, idx",
             (thread_id, resource_id),
         ).fetchall()
-        return _opened(connections, thread_id, resource_id, rows)
+        return connections.columns.opened_thread_messages(thread_id, resource_id, rows)
 
     return await connections.read(work)
 
@@ -99,7 +94,7 @@ async def thread_messages_after(
             "WHERE thread_id = ? AND resource_id = ? AND run_id = ?) ORDER BY created, idx",
             (thread_id, resource_id, run_id, thread_id, resource_id, run_id),
         ).fetchall()
-        return _opened(connections, thread_id, resource_id, rows)
+        return connections.columns.opened_thread_messages(thread_id, resource_id, rows)
 
     return await connections.read(work)
 
@@ -131,14 +126,3 @@ async def set_thread_state(connections: SQLiteConnections, thread_id: str, state
         )
 
     await connections.run(work)
-
-
-def _opened(
-    connections: SQLiteConnections, thread_id: str, resource_id: str, rows: Sequence[Sequence[Any]]
-) -> list[dict[str, Any]]:
-    """Thread messages read as ``(run_id, idx, body)``, opened."""
-    opened = connections.columns.open
-    return [
-        json.loads(opened(THREAD_MESSAGES, "body", (thread_id, resource_id, run_id, idx), body))
-        for run_id, idx, body in rows
-    ]

@@ -4,13 +4,12 @@ the lists."""
 
 from __future__ import annotations
 
-import json
 import sqlite3
 from collections.abc import Sequence
 
 from tempo_agents.store import base  # the waiting-call helpers, as base.<name>
 from tempo_agents.store.base import ChunkWrite, Resources, to_json
-from tempo_agents.store.sealed_columns import ANSWERED_CALLS, WAITING_CALLS, SealedColumns
+from tempo_agents.store.sealed_columns import ANSWERED_CALLS, SealedColumns
 from tempo_agents.store.sqlite.connections import SQLiteConnections
 
 __all__ = ["answered_calls", "change_waiting", "forget_waiting", "waiting_kept_since", "waiting_runs"]
@@ -48,11 +47,9 @@ def _readdress(db: sqlite3.Connection, columns: SealedColumns, run_id: str, call
     found = row.fetchone()
     if found is None:
         return
-    identity = (run_id, call.tool_call_id)
-    body = {**json.loads(columns.open(WAITING_CALLS, "body", identity, found[0])), **json.loads(call.body_patch())}
     db.execute(
         f"UPDATE waiting_calls SET body = ? WHERE {where}",
-        (columns.seal(WAITING_CALLS, "body", identity, to_json(body)), run_id, call.tool_call_id, call.round),
+        (columns.readdressed_body(run_id, call, found[0]), run_id, call.tool_call_id, call.round),
     )
 
 
