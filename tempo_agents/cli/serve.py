@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import os
 from collections.abc import Sequence
+from typing import NamedTuple
 
 from tempo_agents.cli._console import CliError, out
 from tempo_agents.cli._options import (
@@ -21,11 +22,20 @@ from tempo_agents.cli.app_loading import configure_app, connect, load_app
 from tempo_agents.cli.oidc_options import add_oidc_options, oidc_settings
 from tempo_agents.client.app import App
 from tempo_agents.errors import ConfigurationError
-from tempo_agents.identity import Principal, load_token_principals
+from tempo_agents.identity import OidcSettings, Principal, load_token_principals
 from tempo_agents.ingress import load_webhook_sources
 from tempo_agents.server.serving import ApiServer, ApiServerError, is_loopback
 
-__all__ = ["add_command", "add_webhook_sources", "api_tokens", "cmd_serve", "print_api_urls", "start_api"]
+__all__ = [
+    "ApiAccess",
+    "add_command",
+    "add_webhook_sources",
+    "api_access",
+    "api_tokens",
+    "cmd_serve",
+    "print_api_urls",
+    "start_api",
+]
 
 
 def add_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -47,9 +57,17 @@ def add_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
     serve.set_defaults(handler=cmd_serve)
 
 
-def api_tokens(args: argparse.Namespace) -> dict[str, str | Principal]:
-    """The tokens of ``--tokens-file`` and ``--auth-token`` (or ``TEMPO_AGENTS_API_TOKEN``): token → principal
-    (a name, an admin in every tenant, or a tokens file's principal with its roles).
+class ApiAccess(NamedTuple):
+    """Who may call the HTTP API: the static tokens (token → a name, an admin in every tenant, or a tokens file's
+    principal with its roles) and the OpenID Connect provider whose tokens it accepts."""
+
+    tokens: dict[str, str | Principal]
+    oidc: OidcSettings | None
+
+
+def api_access(args: argparse.Namespace) -> ApiAccess:
+    """The tokens of ``--tokens-file`` and ``--auth-token`` (or ``TEMPO_AGENTS_API_TOKEN``) and the provider of the
+    ``--oidc-*`` options (:func:`oidc_settings`), read once for :func:`start_api`.
 
     Without a token or an OpenID Connect provider the API may listen on the loopback interface only: a
     non-loopback ``--api-host`` is refused here, before anything starts.
@@ -71,7 +89,13 @@ def api_tokens(args: argparse.Namespace) -> dict[str, str | Principal]:
             "or listen on 127.0.0.1",
             exit_code=2,
         )
-    return tokens
+    return ApiAccess(tokens, oidc)
+
+
+def api_tokens(args: argparse.Namespace) -> dict[str, str | Principal]:
+    """The static tokens of :func:`api_access` (token → a name, an admin in every tenant, or a tokens file's principal
+    with its roles), checked as it checks them."""
+    return api_access(args).tokens
 
 
 def add_webhook_sources(app: App, args: argparse.Namespace) -> None:
@@ -85,20 +109,27 @@ def add_webhook_sources(app: App, args: argparse.Namespace) -> None:
 
 
 async def start_api(
-    app: App, args: argparse.Namespace, *, temporal_ui_url: str | None = None, codec_cors_origins: Sequence[str] = ()
+    app: App,
+    args: argparse.Namespace,
+    *,
+    access: ApiAccess | None = None,
+    temporal_ui_url: str | None = None,
+    codec_cors_origins: Sequence[str] = (),
 ) -> ApiServer:
-    """Start the HTTP API of ``app`` with the command's ``--api-*``, token and CORS options (:func:`api_tokens`);
-    ``codec_cors_origins``, origins allowed to call its codec routes beside ``--codec-cors-origin``'s.
+    """Start the HTTP API of ``app`` with the command's ``--api-*`` and CORS options, open to ``access`` (by
+    default, :func:`api_access` of ``args``); ``codec_cors_origins``, origins allowed to call its codec routes beside
+    ``--codec-cors-origin``'s.
 
     A port in use is a one-line CLI error.
     """
-    tokens = api_tokens(args)
+    if access is None:
+        access = api_access(args)
     server = ApiServer(
         app,
         host=args.api_host,
         port=args.api_port,
-        tokens=tokens,
-        oidc=oidc_settings(args),
+        tokens=access.tokens,
+        oidc=access.oidc,
         cors_origins=args.cors_origin,
         temporal_ui_url=temporal_ui_url or getattr(args, "temporal_ui_url", None),
         max_body_bytes=args.max_body_bytes,
@@ -132,7 +163,7 @@ async def cmd_serve(args: argparse.Namespace) -> int:
     app = configure_app(
         load_app(args.app), store=args.store, task_queue=args.task_queue, notifications=args.notifications
     )
-    api_tokens(args)  # a refused --api-host fails before anything connects
+    access = api_access(args)  # a refused --api-host fails before anything connects
     add_webhook_sources(app, args)
     telemetry = CommandTelemetry(args, sdk_metrics=True)
     telemetry.before_connect()
@@ -140,7 +171,7 @@ async def cmd_serve(args: argparse.Namespace) -> int:
     await telemetry.after_connect(app)
     signals = StopSignals()
     signals.install()
-    server = await start_api(app, args)
+    server = await start_api(app, args, access=access)
     try:
         print_api_urls(server)
         out(f"serving {args.app} against Temporal at {args.address} (namespace {args.namespace}); Ctrl-C to stop")

@@ -21,7 +21,7 @@ from tempo_agents.cli._stop_signals import StopSignals
 from tempo_agents.cli._telemetry import CommandTelemetry, add_telemetry_options
 from tempo_agents.cli.app_loading import configure_app, connect, load_app, use_keys_file
 from tempo_agents.cli.oidc_options import add_oidc_options
-from tempo_agents.cli.serve import add_webhook_sources, api_tokens, print_api_urls, start_api
+from tempo_agents.cli.serve import add_webhook_sources, api_access, print_api_urls, start_api
 from tempo_agents.client.app import App
 from tempo_agents.encryption import encryption_codec
 from tempo_agents.errors import TempoAgentsError
@@ -126,7 +126,7 @@ async def cmd_dev(args: argparse.Namespace) -> int:
         else None
     )
     if app is not None:
-        api_tokens(args)  # a refused --api-host fails before the dev server starts
+        access = api_access(args)  # a refused --api-host fails before the dev server starts
         add_webhook_sources(app, args)
         use_keys_file(app, args.encryption_keys)
     signals = StopSignals()
@@ -159,7 +159,9 @@ async def cmd_dev(args: argparse.Namespace) -> int:
             telemetry.before_connect()
             await connect(app, server.address, "default")
             await telemetry.after_connect(app)
-            api = await start_api(app, args, temporal_ui_url=server.ui_url, codec_cors_origins=_ui_origins(server))
+            api = await start_api(
+                app, args, access=access, temporal_ui_url=server.ui_url, codec_cors_origins=_ui_origins(server)
+            )
             try:
 
                 def ready() -> None:

@@ -6,7 +6,7 @@ from tempo_agents.identity.jwt_tokens import JwtBearerTokens, looks_like_jwt
 from tempo_agents.identity.oidc_settings import DEFAULT_ALGORITHMS, OidcSettings
 from tempo_agents.identity.principal import ALL_TENANTS, Principal
 from tempo_agents.identity.provider_keys import ProviderKeys, ProviderUnavailable
-from tempo_agents.identity.role_grants import parse_role_grants
+from tempo_agents.identity.role_grants import parse_role_grants, parse_role_mapping
 from tempo_agents.identity.roles import Role
 from tempo_agents.identity.static_tokens import StaticTokens
 from tempo_agents.identity.token_claims import principal_from_claims
@@ -27,5 +27,6 @@ __all__ = [
     "load_token_principals",
     "looks_like_jwt",
     "parse_role_grants",
+    "parse_role_mapping",
     "principal_from_claims",
 ]

@@ -25,11 +25,14 @@ def looks_like_jwt(token: str) -> bool:
 
 
 class JwtBearerTokens:
-    """An :class:`~tempo_agents.identity.authenticator.Authenticator` for the provider's JWTs."""
+    """An :class:`~tempo_agents.identity.authenticator.Authenticator` for the provider's JWTs, checked against
+    ``keys`` (those of another verifier of the same provider, for another audience; by default its own)."""
 
-    def __init__(self, settings: OidcSettings, *, http: httpx.AsyncClient | None = None) -> None:
+    def __init__(
+        self, settings: OidcSettings, *, http: httpx.AsyncClient | None = None, keys: ProviderKeys | None = None
+    ) -> None:
         self.settings = settings
-        self.keys = ProviderKeys(settings, http=http)
+        self.keys = keys or ProviderKeys(settings, http=http)
 
     async def authenticate(self, token: str) -> Principal | None:
         if not looks_like_jwt(token):

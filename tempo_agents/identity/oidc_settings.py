@@ -1,12 +1,11 @@
 """How the server trusts an OpenID Connect provider: its issuer, the audience, the claims it reads.
 
-Checked when made, so a wrong setting fails when the server starts, not on the first request. Also read from the
-environment (:meth:`OidcSettings.from_environment`), the variables named in ``ENVIRONMENT``.
+Checked when made, so a wrong setting fails when the server starts, not on the first request. The command line
+reads them from its options and the environment variables named in ``ENVIRONMENT`` (:meth:`OidcSettings.from_values`).
 """
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit
@@ -110,13 +109,6 @@ class OidcSettings:
     def discovery_url(self) -> str:
         """Where the provider describes itself."""
         return self.issuer.rstrip("/") + "/.well-known/openid-configuration"
-
-    @classmethod
-    def from_environment(cls, environ: Mapping[str, str] | None = None) -> OidcSettings | None:
-        """The settings of the ``TEMPO_AGENTS_OIDC_*`` variables (``ENVIRONMENT``); ``None`` without an issuer."""
-        env = os.environ if environ is None else environ
-        values = {name: env[variable] for name, variable in ENVIRONMENT.items() if env.get(variable)}
-        return cls.from_values(values) if "issuer" in values else None
 
     @classmethod
     def from_values(cls, values: Mapping[str, str]) -> OidcSettings:

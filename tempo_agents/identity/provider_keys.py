@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from http.cookiejar import CookieJar, DefaultCookiePolicy
 from typing import Any
 
 import httpx
@@ -21,6 +22,7 @@ from tempo_agents.identity.oidc_settings import OidcSettings
 __all__ = ["ProviderKeys", "ProviderUnavailable"]
 
 _FETCH_TIMEOUT_SECONDS = 5.0
+_NO_COOKIES = DefaultCookiePolicy(allowed_domains=())
 
 
 class ProviderUnavailable(TempoAgentsError):
@@ -35,13 +37,36 @@ class ProviderKeys:
     def __init__(self, settings: OidcSettings, *, http: httpx.AsyncClient | None = None) -> None:
         self._settings = settings
         self._http = http
+        self._owns_http = http is None
         self._lock = asyncio.Lock()
         self._keys: dict[str, jwt.PyJWK] = {}
-        self._jwks_uri: str | None = None
+        self._discovery: dict[str, Any] | None = None
         self._fetched_at: float | None = None
         self._unknown_key_fetch_at: float | None = None
         self.fetches = 0
         """How many times the keys were fetched (tests and the benchmark read it)."""
+
+    @property
+    def http(self) -> httpx.AsyncClient:
+        """The client that talks to the provider: the one given, or one made here (and closed by :meth:`close`)."""
+        if self._http is None:  # it keeps no cookies: one sign-in's must not go with the next one's requests
+            self._http = httpx.AsyncClient(timeout=_FETCH_TIMEOUT_SECONDS, cookies=CookieJar(_NO_COOKIES))
+        return self._http
+
+    async def discovery(self) -> dict[str, Any]:
+        """The provider's discovery document (kept once it names the settings' issuer and a ``jwks_uri``)."""
+        if self._discovery is None:
+            found = await self._get_json(self._settings.discovery_url)
+            if found.get("issuer") != self._settings.issuer:
+                raise ProviderUnavailable(
+                    f"the provider at {self._settings.discovery_url} names the issuer {found.get('issuer')!r}, "
+                    f"not {self._settings.issuer!r}"
+                )
+            uri = found.get("jwks_uri")
+            if not isinstance(uri, str) or not uri:
+                raise ProviderUnavailable(f"the provider at {self._settings.discovery_url} names no jwks_uri")
+            self._discovery = found
+        return self._discovery
 
     async def key(self, kid: str | None) -> jwt.PyJWK:
         """The key ``kid`` names (with no ``kid``, the provider's only key); :class:`TokenRefused` if unknown."""
@@ -81,20 +106,7 @@ class ProviderKeys:
             self.fetches += 1
 
     async def _fetch(self) -> dict[str, jwt.PyJWK]:
-        if self._http is None:
-            self._http = httpx.AsyncClient(timeout=_FETCH_TIMEOUT_SECONDS)
-        if self._jwks_uri is None:
-            discovery = await self._get_json(self._settings.discovery_url)
-            if discovery.get("issuer") != self._settings.issuer:
-                raise ProviderUnavailable(
-                    f"the provider at {self._settings.discovery_url} names the issuer {discovery.get('issuer')!r}, "
-                    f"not {self._settings.issuer!r}"
-                )
-            uri = discovery.get("jwks_uri")
-            if not isinstance(uri, str) or not uri:
-                raise ProviderUnavailable(f"the provider at {self._settings.discovery_url} names no jwks_uri")
-            self._jwks_uri = uri
-        document = await self._get_json(self._jwks_uri)
+        document = await self._get_json((await self.discovery())["jwks_uri"])
         keys: dict[str, jwt.PyJWK] = {}
         for entry in document.get("keys", []):
             if not isinstance(entry, dict) or entry.get("use", "sig") != "sig":
@@ -107,9 +119,8 @@ class ProviderKeys:
         return keys
 
     async def _get_json(self, url: str) -> dict[str, Any]:
-        assert self._http is not None
         try:
-            response = await self._http.get(url)
+            response = await self.http.get(url)
             response.raise_for_status()
             loaded = response.json()
         except (httpx.HTTPError, ValueError) as error:
@@ -120,5 +131,6 @@ class ProviderKeys:
 
     async def close(self) -> None:
         """Close the HTTP client this made (one given to it is the caller's)."""
-        if self._http is not None:
+        if self._owns_http and self._http is not None:
             await self._http.aclose()
+            self._http = None

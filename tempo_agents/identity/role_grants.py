@@ -13,24 +13,28 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
+from tempo_agents.errors import ConfigurationError
 from tempo_agents.identity.principal import ALL_TENANTS
 from tempo_agents.identity.roles import Role
 
 __all__ = ["parse_role_grants", "parse_role_mapping"]
 
 _ROLES = {role.value: role for role in Role}
+_KNOWN = ", ".join(_ROLES)
 
 
-def parse_role_mapping(value: object) -> dict[str, frozenset[Role]] | None:
-    """A tokens file's ``roles``: ``{"tenant": ["role", ...]}`` with every name a role; ``None`` when malformed."""
-    if not isinstance(value, dict):
-        return None
+def parse_role_mapping(value: object, holder: str) -> dict[str, frozenset[Role]]:
+    """The roles of ``holder`` as a tokens file or the server's ``roles=`` write them: ``{"tenant": ["role", ...]}``
+    with every name a role; a :class:`ConfigurationError` naming what is wrong."""
+    if not isinstance(value, Mapping):
+        raise ConfigurationError(f"the roles of {holder} must map tenants to lists of roles")
     roles: dict[str, frozenset[Role]] = {}
     for tenant, names in value.items():
-        if not isinstance(tenant, str) or not tenant or not isinstance(names, list):
-            return None
-        if not all(isinstance(name, str) and name in _ROLES for name in names):
-            return None
+        if isinstance(names, (str, Mapping)) or not isinstance(names, Iterable):
+            raise ConfigurationError(f"the roles of {holder} must map tenants to lists of roles")
+        unknown = [name for name in names if not isinstance(name, str) or name not in _ROLES]
+        if unknown:
+            raise ConfigurationError(f"{holder} holds an unknown role in {tenant}: {unknown[0]} (roles: {_KNOWN})")
         roles[tenant] = frozenset(_ROLES[name] for name in names)
     return roles
 

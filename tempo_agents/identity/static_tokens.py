@@ -23,20 +23,6 @@ class StaticTokens:
             raise ConfigurationError("StaticTokens needs at least one token")
         self._tokens = [(token.encode("latin-1"), principal) for token, principal in principals.items()]
 
-    @classmethod
-    def of_names(
-        cls, names: Mapping[str, str], groups: Mapping[str, tuple[str, ...] | list[str]] | None = None
-    ) -> StaticTokens:
-        """Tokens that name principals (token → name), each an admin in every tenant, with ``groups`` (name →
-        group names)."""
-        known = groups or {}
-        return cls({token: Principal.administrator(name, known.get(name, ())) for token, name in names.items()})
-
-    @property
-    def names(self) -> dict[str, str]:
-        """Token → principal name."""
-        return {token.decode("latin-1"): principal.name for token, principal in self._tokens}
-
     def find(self, token: str) -> Principal | None:
         """The principal ``token`` stands for, or ``None``."""
         try:

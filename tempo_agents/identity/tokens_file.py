@@ -76,7 +76,8 @@ def _json_entry(value: object) -> Principal | None:
         return None
     if "roles" not in value:
         return Principal.administrator(name, groups)
-    roles = parse_role_mapping(value["roles"])
-    if roles is None:
+    try:
+        roles = parse_role_mapping(value["roles"], name)
+    except ConfigurationError:
         return None
-    return Principal(name=name, groups=tuple(groups), roles=roles)
+    return Principal(name=name, groups=tuple(groups), roles=roles) if "" not in roles else None

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import inspect
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
+from contextlib import asynccontextmanager
 from typing import Any, cast
 
 from fastapi import APIRouter, Depends, FastAPI, Request
@@ -14,12 +15,20 @@ from pydantic import BaseModel
 
 from tempo_agents.client.app import App
 from tempo_agents.errors import StoreUnavailableError
-from tempo_agents.identity import Authenticator, JwtBearerTokens, OidcSettings, Principal, Role, StaticTokens
+from tempo_agents.identity import (
+    Authenticator,
+    JwtBearerTokens,
+    OidcSettings,
+    Principal,
+    Role,
+    StaticTokens,
+    parse_role_mapping,
+)
 from tempo_agents.ingress import event_secrets_of
 from tempo_agents.server.access import Policy, access_dependency
-from tempo_agents.server.access.principals import RoleGrants, parse_role_grants
+from tempo_agents.server.access.principals import RoleGrants, granted_principal
 from tempo_agents.server.audit import AuditTrail, audit_router, record_intent
-from tempo_agents.server.auth import Authentication, Authorize, allow_all
+from tempo_agents.server.auth import Authentication, Authorize, add_groups, allow_all
 from tempo_agents.server.codec_cors import CodecCors
 from tempo_agents.server.dashboard.mounting import mount_dashboard
 from tempo_agents.server.errors import ERROR_RESPONSES, STORE_RETRY_AFTER_SECONDS, install_error_handlers
@@ -88,6 +97,14 @@ def _health_router() -> APIRouter:
     return router
 
 
+@asynccontextmanager
+async def _lifespan(api: FastAPI) -> AsyncIterator[None]:
+    """On shutdown, the HTTP client the provider's keys are fetched with (``state.provider_keys``) is closed."""
+    yield
+    if api.state.provider_keys is not None:
+        await api.state.provider_keys.close()
+
+
 def _hooks(authorize: Authorize | Policy) -> tuple[Authorize | None, Policy | None]:
     """``authorize`` as a request hook (one parameter, today's form) or a policy (``principal, action, target``)."""
     if authorize is allow_all:
@@ -144,10 +161,15 @@ def create_server(
         title="tempo-agents",
         summary="Durable agents on Temporal: the reference's agent and tool routes, and run operations.",
         openapi_url="/openapi.json",
+        lifespan=_lifespan,
     )
+    bearer = JwtBearerTokens(oidc) if oidc is not None else None
+    api.state.provider_keys = bearer.keys if bearer is not None else None
     api.state.tempo_app = app
     api.state.principal_groups = _principal_groups(tokens, groups)
-    api.state.role_grants = parse_role_grants(roles) if roles is not None else None
+    api.state.role_grants = (
+        None if roles is None else {name: parse_role_mapping(held, name) for name, held in roles.items()}
+    )
     base = prefix.rstrip("/")
     api.state.api_prefix = base
     api.include_router(_health_router(), prefix=base)
@@ -169,11 +191,11 @@ def create_server(
     open_paths = mount_dashboard(api, app, prefix=base, dependencies=dependencies, temporal_ui_url=temporal_ui_url)
     install_error_handlers(api)
     api.add_middleware(RequestLimits, max_body_bytes=max_body_bytes)  # inside the token check: 401 comes first
-    authenticators = _authenticators(tokens, oidc, api.state.role_grants, groups)
+    authenticators = _authenticators(tokens, bearer, api.state.role_grants, groups)
     sessions = None
-    if oidc is not None and oidc.client_id:  # the dashboard signs people in through the provider
-        sessions = SessionCookies(oidc.session_secret)
-        api.include_router(sign_in_router(ProviderClient(oidc), sessions))
+    if bearer is not None and bearer.settings.client_id:  # the dashboard signs people in through the provider
+        sessions = SessionCookies(bearer.settings.session_secret)
+        api.include_router(sign_in_router(ProviderClient(bearer), sessions))
         open_paths = [*open_paths, f"{SIGN_IN_PREFIX}/"]
     if authenticators:
         event_paths = [f"{base}/agents/{agent.id}/events" for agent in app.agents if event_secrets_of(app, agent.id)]
@@ -214,36 +236,26 @@ def _principal_groups(
     merged = {name: list(names) for name, names in (groups or {}).items()}
     for value in (tokens or {}).values():
         if isinstance(value, Principal) and value.groups:
-            kept = merged.setdefault(value.name, [])
-            kept.extend(group for group in value.groups if group not in kept)
+            add_groups(merged.setdefault(value.name, []), value.groups)
     return merged
 
 
 def _authenticators(
     tokens: Mapping[str, str | Principal] | None,
-    oidc: OidcSettings | None,
+    bearer: JwtBearerTokens | None,
     grants: Mapping[str, Mapping[str, frozenset[Role]]] | None = None,
     groups: Mapping[str, Sequence[str]] | None = None,
 ) -> list[Authenticator]:
-    """Static tokens first (a dictionary look-up), then the provider's JWTs. A token given by name is that
-    principal with its ``groups`` and the roles ``grants`` give it (none when it is missing from them); without
-    ``grants``, an administrator everywhere."""
+    """Static tokens first (a dictionary look-up), then the provider's JWTs. A token given by name stands for that
+    principal with its ``groups`` and ``grants`` (:func:`granted_principal`)."""
     authenticators: list[Authenticator] = []
     if tokens:
+        named = groups or {}
         principals = {
-            token: value if isinstance(value, Principal) else _named(value, grants, groups or {})
+            token: granted_principal(value, named.get(value, ()), grants) if isinstance(value, str) else value
             for token, value in tokens.items()
         }
         authenticators.append(StaticTokens(principals))
-    if oidc is not None:
-        authenticators.append(JwtBearerTokens(oidc))
+    if bearer is not None:
+        authenticators.append(bearer)
     return authenticators
-
-
-def _named(
-    name: str, grants: Mapping[str, Mapping[str, frozenset[Role]]] | None, groups: Mapping[str, Sequence[str]]
-) -> Principal:
-    """The principal a static token names, with the server's groups and roles for it."""
-    if grants is None:
-        return Principal.administrator(name, groups.get(name, ()))
-    return Principal(name=name, groups=tuple(groups.get(name, ())), roles=dict(grants.get(name, {})))

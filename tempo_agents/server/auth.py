@@ -44,6 +44,7 @@ __all__ = [
     "Authorize",
     "BearerTokens",
     "SessionReader",
+    "add_groups",
     "allow_all",
     "authorization_dependency",
     "identity",
@@ -82,7 +83,12 @@ def principal_groups(request: Request) -> list[str]:
         return []
     found = identity(request)
     held = list(found.groups) if found is not None and found.name == name else []
-    held.extend(group for group in _server_groups(request, name) if group not in held)
+    return add_groups(held, _server_groups(request, name))
+
+
+def add_groups(held: list[str], groups: Iterable[str]) -> list[str]:
+    """``held``, with each of ``groups`` not already in it added at its end."""
+    held.extend(group for group in groups if group not in held)
     return held
 
 
@@ -200,8 +206,7 @@ def load_token_groups(path: str | Path) -> dict[str, list[str]]:
     groups: dict[str, list[str]] = {}
     for principal in load_token_principals(path).values():
         if principal.groups:
-            kept = groups.setdefault(principal.name, [])
-            kept.extend(group for group in principal.groups if group not in kept)
+            add_groups(groups.setdefault(principal.name, []), principal.groups)
     return groups
 
 

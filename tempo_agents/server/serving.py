@@ -98,7 +98,7 @@ class ApiServer:
             host=host,
             port=port,
             log_level=log_level,
-            lifespan="off",
+            lifespan="on",  # the server's shutdown closes what it opened (create_server's lifespan)
             timeout_graceful_shutdown=_SHUTDOWN_GRACE_SECONDS,
         )
         self._server = _Uvicorn(config)

@@ -2,35 +2,20 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 from fastapi import Request
 
-from tempo_agents.errors import ConfigurationError
 from tempo_agents.identity import Principal, Role
 from tempo_agents.server.auth import principal, principal_groups
 
-__all__ = ["ANONYMOUS", "RoleGrants", "parse_role_grants", "request_principal"]
+__all__ = ["ANONYMOUS", "RoleGrants", "granted_principal", "request_principal"]
 
 ANONYMOUS = "anonymous"
 """The name of the principal of a server without tokens (an administrator everywhere, for development)."""
 
 RoleGrants = Mapping[str, Mapping[str, Sequence[str]]]
 """principal name → tenant → role names (``{"alice": {"acme": ["operator"], "globex": ["viewer"]}}``)."""
-
-
-def parse_role_grants(grants: RoleGrants) -> dict[str, dict[str, frozenset[Role]]]:
-    """The roles of each principal, checked: an unknown role name is a ``ConfigurationError`` naming it."""
-    parsed: dict[str, dict[str, frozenset[Role]]] = {}
-    known = ", ".join(role.value for role in Role)
-    for name, tenants in grants.items():
-        parsed[name] = {}
-        for tenant, roles in tenants.items():
-            unknown = [role for role in roles if role not in {held.value for held in Role}]
-            if unknown:
-                raise ConfigurationError(f"{name} holds an unknown role in {tenant}: {unknown[0]} (roles: {known})")
-            parsed[name][tenant] = frozenset(Role(role) for role in roles)
-    return parsed
 
 
 def request_principal(request: Request) -> Principal:
@@ -44,10 +29,16 @@ def request_principal(request: Request) -> Principal:
     if isinstance(identity, Principal):
         return identity
     name = principal(request)
-    grants: dict[str, dict[str, frozenset[Role]]] | None = getattr(request.app.state, "role_grants", None)
     if name is None:
         return Principal.administrator(ANONYMOUS)
-    groups = tuple(principal_groups(request))
+    return granted_principal(name, principal_groups(request), getattr(request.app.state, "role_grants", None))
+
+
+def granted_principal(
+    name: str, groups: Iterable[str], grants: Mapping[str, Mapping[str, frozenset[Role]]] | None
+) -> Principal:
+    """``name`` with ``groups`` and the roles ``grants`` (principal → tenant → roles) give it, none when it is missing
+    from them; without ``grants``, an administrator everywhere."""
     if grants is None:
         return Principal.administrator(name, groups)
-    return Principal(name=name, groups=groups, roles=grants.get(name, {}))
+    return Principal(name=name, groups=tuple(groups), roles=grants.get(name, {}))

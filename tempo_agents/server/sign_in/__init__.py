@@ -2,7 +2,7 @@
 PKCE), and the sealed session cookie the server's authentication reads."""
 
 from tempo_agents.server.sign_in.provider_client import ProviderClient
-from tempo_agents.server.sign_in.routes import SIGN_IN_PREFIX, sign_in_router
-from tempo_agents.server.sign_in.session_cookie import Session, SessionCookies
+from tempo_agents.server.sign_in.routes import sign_in_router
+from tempo_agents.server.sign_in.session_cookie import SIGN_IN_PREFIX, Session, SessionCookies
 
 __all__ = ["SIGN_IN_PREFIX", "ProviderClient", "Session", "SessionCookies", "sign_in_router"]

@@ -11,7 +11,7 @@ from urllib.parse import urlencode
 
 import httpx
 
-from tempo_agents.identity import JwtBearerTokens, OidcSettings, Principal, ProviderUnavailable, TokenRefused
+from tempo_agents.identity import JwtBearerTokens, Principal, ProviderUnavailable, TokenRefused
 from tempo_agents.identity.token_claims import principal_from_claims
 from tempo_agents.server.sign_in.session_cookie import LoginState, Session
 
@@ -21,31 +21,25 @@ _TIMEOUT_SECONDS = 10.0
 
 
 class ProviderClient:
-    """Signs people in at the provider of ``settings`` (its ``client_id`` and, for a confidential client,
-    ``client_secret``). ID tokens are verified as bearer tokens are, with the client id as their audience."""
+    """Signs people in at the provider ``bearer`` verifies tokens of (its settings' ``client_id`` and, for a
+    confidential client, ``client_secret``). ID tokens are verified as bearer tokens are, against the same keys
+    (fetched through the same client), with the client id as their audience."""
 
-    def __init__(self, settings: OidcSettings) -> None:
+    def __init__(self, bearer: JwtBearerTokens) -> None:
+        settings = bearer.settings
         if not settings.client_id:
             raise ValueError("the dashboard's sign-in needs the settings' client_id")
         self.settings = settings
         self.client_id = settings.client_id
-        self._id_tokens = JwtBearerTokens(dataclasses.replace(settings, audience=settings.client_id))
-        self._endpoints: dict[str, Any] | None = None
+        self._keys = bearer.keys
+        self._id_tokens = JwtBearerTokens(dataclasses.replace(settings, audience=settings.client_id), keys=bearer.keys)
 
     async def endpoints(self) -> dict[str, Any]:
-        """The provider's discovery document (fetched once)."""
-        if self._endpoints is None:
-            async with httpx.AsyncClient(timeout=_TIMEOUT_SECONDS) as http:
-                try:
-                    answer = await http.get(self.settings.discovery_url)
-                    answer.raise_for_status()
-                    found = answer.json()
-                except (httpx.HTTPError, ValueError) as error:
-                    raise ProviderUnavailable(f"cannot fetch {self.settings.discovery_url}: {error}") from None
-            if not isinstance(found, dict) or "authorization_endpoint" not in found or "token_endpoint" not in found:
-                raise ProviderUnavailable(f"{self.settings.discovery_url} names no authorization or token endpoint")
-            self._endpoints = found
-        return self._endpoints
+        """The provider's discovery document (the one its keys were found through)."""
+        found = await self._keys.discovery()
+        if "authorization_endpoint" not in found or "token_endpoint" not in found:
+            raise ProviderUnavailable(f"{self.settings.discovery_url} names no authorization or token endpoint")
+        return found
 
     async def authorization_url(self, login: LoginState, redirect_uri: str) -> str:
         """Where to send the browser to sign in."""
@@ -101,11 +95,12 @@ class ProviderClient:
         access_token = answer.get("access_token")
         if not isinstance(endpoint, str) or not isinstance(access_token, str):
             raise TokenRefused("The provider renewed the session without an ID token or a way to confirm it")
-        async with httpx.AsyncClient(timeout=_TIMEOUT_SECONDS) as http:
-            try:
-                info = await http.get(endpoint, headers={"Authorization": f"Bearer {access_token}"})
-            except httpx.HTTPError as error:
-                raise ProviderUnavailable(f"cannot reach the provider's userinfo endpoint: {error}") from None
+        try:
+            info = await self._keys.http.get(
+                endpoint, headers={"Authorization": f"Bearer {access_token}"}, timeout=_TIMEOUT_SECONDS
+            )
+        except httpx.HTTPError as error:
+            raise ProviderUnavailable(f"cannot reach the provider's userinfo endpoint: {error}") from None
         claims = info.json() if info.status_code == 200 else {}
         if not isinstance(claims, dict) or claims.get("sub") != session.subject:
             raise TokenRefused("The provider did not confirm the renewed session; sign in again")
@@ -138,14 +133,14 @@ class ProviderClient:
     async def _token_request(self, form: dict[str, str]) -> dict[str, Any]:
         endpoint = str((await self.endpoints())["token_endpoint"])
         secret = self.settings.client_secret
-        async with httpx.AsyncClient(timeout=_TIMEOUT_SECONDS) as http:
-            try:
-                if secret:  # a confidential client authenticates with HTTP Basic
-                    answer = await http.post(endpoint, data=form, auth=(self.client_id, secret))
-                else:  # a public client names itself; PKCE is its proof
-                    answer = await http.post(endpoint, data={**form, "client_id": self.client_id})
-            except httpx.HTTPError as error:
-                raise ProviderUnavailable(f"cannot reach the provider's token endpoint: {error}") from None
+        http = self._keys.http
+        try:
+            if secret:  # a confidential client authenticates with HTTP Basic
+                answer = await http.post(endpoint, data=form, auth=(self.client_id, secret), timeout=_TIMEOUT_SECONDS)
+            else:  # a public client names itself; PKCE is its proof
+                answer = await http.post(endpoint, data={**form, "client_id": self.client_id}, timeout=_TIMEOUT_SECONDS)
+        except httpx.HTTPError as error:
+            raise ProviderUnavailable(f"cannot reach the provider's token endpoint: {error}") from None
         try:
             loaded = answer.json()
         except ValueError:

@@ -17,11 +17,9 @@ from fastapi.responses import JSONResponse, RedirectResponse, Response
 
 from tempo_agents.identity import ProviderUnavailable, TokenRefused
 from tempo_agents.server.sign_in.provider_client import ProviderClient
-from tempo_agents.server.sign_in.session_cookie import LoginState, SessionCookies
+from tempo_agents.server.sign_in.session_cookie import SIGN_IN_PREFIX, LoginState, SessionCookies
 
-__all__ = ["SIGN_IN_PREFIX", "sign_in_router"]
-
-SIGN_IN_PREFIX = "/auth"
+__all__ = ["sign_in_router"]
 
 _log = logging.getLogger("tempo_agents.server.sign_in")
 
@@ -76,7 +74,7 @@ def sign_in_router(client: ProviderClient, cookies: SessionCookies) -> APIRouter
             return _refused(unavailable.message, 503)
         response = RedirectResponse(login.next, status_code=303)
         cookies.set_session(response, session, secure=_secure(request))
-        response.delete_cookie("tempo_agents_login", path=f"{SIGN_IN_PREFIX}/")
+        cookies.clear_login(response)
         return response
 
     @router.post("/refresh")

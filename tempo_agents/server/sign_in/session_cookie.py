@@ -24,10 +24,13 @@ from starlette.types import Scope
 
 from tempo_agents.identity import Principal, Role
 
-__all__ = ["LOGIN_COOKIE", "SESSION_COOKIE", "LoginState", "Session", "SessionCookies"]
+__all__ = ["LOGIN_COOKIE", "SESSION_COOKIE", "SIGN_IN_PREFIX", "LoginState", "Session", "SessionCookies"]
 
+SIGN_IN_PREFIX = "/auth"
+"""Where the sign-in routes are served; the login cookie goes only to them."""
 SESSION_COOKIE = "tempo_agents_session"
 LOGIN_COOKIE = "tempo_agents_login"
+_LOGIN_PATH = f"{SIGN_IN_PREFIX}/"
 _LOGIN_SECONDS = 600
 _COOKIE_LIMIT = 4000
 _log = logging.getLogger("tempo_agents.server.sign_in")
@@ -135,13 +138,18 @@ class SessionCookies:
             httponly=True,
             secure=secure,
             samesite="lax",
-            path="/auth/",
+            path=_LOGIN_PATH,
         )
 
     @staticmethod
     def clear(response: Response, *, secure: bool) -> None:
         response.delete_cookie(SESSION_COOKIE, path="/", httponly=True, secure=secure, samesite="lax")
-        response.delete_cookie(LOGIN_COOKIE, path="/auth/", httponly=True, secure=secure, samesite="lax")
+        response.delete_cookie(LOGIN_COOKIE, path=_LOGIN_PATH, httponly=True, secure=secure, samesite="lax")
+
+    @staticmethod
+    def clear_login(response: Response) -> None:
+        """Delete the login cookie (the callback's, once the sign-in it carried is done)."""
+        response.delete_cookie(LOGIN_COOKIE, path=_LOGIN_PATH)
 
     def _seal(self, value: dict[str, Any]) -> str:
         return self._fernet.encrypt(json.dumps(value, separators=(",", ":")).encode()).decode()
