@@ -133,7 +133,8 @@ def _power_of_two_at_least(value: float) -> int:
 
 
 def _processes(cpu_ms_per_run: float, runs_per_s: float, cores: float, utilisation: float) -> int:
-    return max(1, math.ceil(cpu_ms_per_run / 1000 * runs_per_s / (cores * utilisation)))
+    needed = cpu_ms_per_run / 1000 * runs_per_s / (cores * utilisation)
+    return max(1, math.ceil(round(needed, 6)))  # 3.0000000000000004 processes are 3
 
 
 def derive_plan(per_run: PerRun, workload: Workload | None = None, assumptions: Assumptions | None = None) -> Plan:
@@ -206,10 +207,10 @@ def plan_lines(plan: Plan, workload: Workload | None = None, assumptions: Assump
         f"Temporal: {plan.actions_per_s_mean:,.0f} actions/s mean, {plan.actions_per_s_peak:,.0f} at peak "
         f"({plan.actions_per_day / 1e6:,.1f} M/day); {plan.transitions_per_s_peak:,.0f} state transitions/s at peak "
         f"-> {plan.history_shards} history shards; histories {plan.history_gb_per_day:.2f} GB/day, "
-        f"{plan.history_gb_held:.1f} GB held ({given.temporal_retention_days:g} days' retention + waiting runs)",
+        f"{plan.history_gb_held:,.1f} GB held ({given.temporal_retention_days:g} days' retention + waiting runs)",
         f"PostgreSQL (store): {plan.store_writes_per_s_mean:,.0f} row writes/s mean, "
         f"{plan.store_writes_per_s_peak:,.0f} at peak; {plan.store_gb_per_day:.2f} GB/day (for ever with the default "
-        f"retention), {plan.store_gb_held:.1f} GB held at {given.store_retention_days:g} days' retention "
+        f"retention), {plan.store_gb_held:,.1f} GB held at {given.store_retention_days:g} days' retention "
         f"(waiting runs {plan.waiting_gb:.2f} GB)",
         f"workers: {plan.workers} (one core each at {given.target_utilisation:.0%} at peak)",
         f"API servers: {plan.api_servers} ({plan.api_servers_for_cpu} for requests' CPU, "
