@@ -328,7 +328,7 @@ def report(agent: Measured, bare: Measured, kind: str) -> PerRun:
 # The bench -----------------------------------------------------------------------------------------------------------
 
 
-def _children(args: argparse.Namespace, work: Path, address: str, store_url: str, api_port: int) -> list[Subprocess]:
+def _children(work: Path, address: str, store_url: str, api_port: int) -> list[Subprocess]:
     app = ["--app", "bench/_capacity_app.py:app", "--address", address, "--store", store_url]
     app += ["--task-queue", TASK_QUEUE]
     cli = [sys.executable, "-m", "tempo_agents.cli"]
@@ -346,7 +346,7 @@ async def bench(args: argparse.Namespace) -> int:
     with tempfile.TemporaryDirectory() as folder, bench_store(args.store, Path(folder)) as store:
         env = await start_server(args.db_file, stock=args.stock_server)
         api_port = free_port()
-        children = _children(args, Path(folder), env.client.service_client.config.target_host, store.url, api_port)
+        children = _children(Path(folder), env.client.service_client.config.target_host, store.url, api_port)
         try:
             for child in children:
                 await child.wait_ready()
