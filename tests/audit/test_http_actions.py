@@ -116,9 +116,15 @@ async def test_run_operations_are_recorded_with_the_runs_tenant(make_app: AppFac
         ended = await http.post(f"/runs/{run_id}/budget", json={"action": "end"}, headers=ALICE)
         check(await newest(http, "budget.end"), ended, "budget.end", run_id)
         forked = await http.post(f"/runs/{run_id}/fork", json={"atStep": 0}, headers=ALICE)
-        check(await newest(http, "fork"), forked, "fork", run_id)
+        assert forked.status_code == 201, forked.text
+        fork_record = await newest(http, "fork")
+        check(fork_record, forked, "fork", forked.json()["runId"])  # the run the fork made
+        assert fork_record["tenant"] == "globex"
+        [fork_intent] = [r for r in await app.store.audit_chain() if r.entry.id == fork_record["id"]]
+        assert fork_intent.entry.target == run_id  # the source run, kept as the target of the fork's intent
         retried = await http.post(f"/runs/{run_id}/retry", headers=ALICE)
-        check(await newest(http, "retry"), retried, "retry", run_id)
+        assert retried.status_code == 201, retried.text
+        check(await newest(http, "retry"), retried, "retry", retried.json()["runId"])  # a retry is a fork too
         interrupted = await http.post(f"/runs/{run_id}/interrupt", headers=ALICE)
         check(await newest(http, "interrupt"), interrupted, "interrupt", run_id)
         rolled_back = await http.post(f"/runs/{run_id}/rollback", headers=ALICE)
@@ -153,6 +159,9 @@ async def test_schedule_changes_are_recorded(make_app: AppFactory) -> None:
         paused = await http.post(f"/schedules/{schedule_id}/pause", json={"note": "audit"}, headers=ALICE)
         assert paused.status_code < 300, paused.text
         check(await newest(http, "schedule.pause"), paused, "schedule.pause", schedule_id)
+        unpaused = await http.post(f"/schedules/{schedule_id}/unpause", headers=ALICE)
+        assert unpaused.status_code < 300, unpaused.text
+        check(await newest(http, "schedule.unpause"), unpaused, "schedule.unpause", schedule_id)
         triggered = await http.post(f"/schedules/{schedule_id}/trigger", headers=ALICE)
         assert triggered.status_code < 300, triggered.text
         check(await newest(http, "schedule.trigger"), triggered, "schedule.trigger", schedule_id)
@@ -160,13 +169,17 @@ async def test_schedule_changes_are_recorded(make_app: AppFactory) -> None:
         assert deleted.status_code == 204
         record = await newest(http, "schedule.delete")
         assert (record["target"], record["outcome"], record["status"]) == (schedule_id, "done", 204)
-        assert [r["action"] for r in await records(http, target=schedule_id)] == [
+        changes = await records(http, target=schedule_id)
+        assert [r["action"] for r in changes] == [
             "schedule.delete",
             "schedule.trigger",
+            "schedule.unpause",
             "schedule.pause",
             "schedule.update",
             "schedule.create",
         ]
+        assert [r["tenant"] for r in changes] == ["acme"] * 6  # the schedule's tenant, though only create names it
+        assert [r["action"] for r in await records(http, tenant="acme", target=schedule_id)][:1] == ["schedule.delete"]
 
 
 async def test_event_ingest_answer_links_and_dashboard_answers_are_recorded(make_app: AppFactory) -> None:
