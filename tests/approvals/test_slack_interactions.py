@@ -22,6 +22,7 @@ from tempo_agents.approvals import AnswerLinks
 from tempo_agents.errors import ConfigurationError
 from tempo_agents.notifications import NotificationSettings, SlackChannel, load_notification_settings
 from tempo_agents.server.serving import ApiServer
+from tempo_agents.server.slack_replays import SEEN_KEPT_SECONDS, SEEN_SIGNATURES_RUN, seen_key
 from tests.conftest import AppFactory, running_worker
 from tests.support.approval_agents import payments_agent
 from tests.support.polling import until
@@ -146,6 +147,36 @@ async def test_a_click_answers_as_the_slack_users_principal_and_refusals_answer_
                 [("alice", "done", 200, None)] + [(None, "refused", 401, "SLACK_REPLAYED")] * 5, key=str
             )  # one copy answered; the replays name nobody: whoever sent them is not known to be alice
     assert len(ran) == 1
+
+
+async def test_taken_requests_are_forgotten_after_the_window_and_a_replay_inside_it_is_still_refused(
+    make_app: AppFactory,
+) -> None:
+    with fake_slack(FakeSlack(BOT_TOKEN, USERS)) as slack:
+        app = slack_app(make_app, slack, [])
+        async with served(app) as (server_url, http):
+            route = f"{server_url}/api/slack/interactions"
+
+            def click(name: str, timestamp: int) -> tuple[bytes, dict[str, str]]:  # a user linked to nobody
+                return signed_request(
+                    SIGNING_SECRET,
+                    block_actions("U0NOBODY", "answer:approve", "no-value", slack.response_url(name)),
+                    timestamp=timestamp,
+                )
+
+            now = int(time.time())
+            old = seen_key(now - SEEN_KEPT_SECONDS - 5, "v0=" + "0" * 64)  # taken by this store six minutes ago
+            await app.store.saved_or_counted(SEEN_SIGNATURES_RUN, f"{old}:never-saved", old)
+            assert await app.store.saved_outcome(SEEN_SIGNATURES_RUN, old) == {"starts": 1}
+            recent_body, recent_headers = click("recent", now - 240)  # four minutes old: inside the window
+            assert (await http.post(route, content=recent_body, headers=recent_headers)).status_code == 200
+            new_body, new_headers = click("new", now)
+            assert (await http.post(route, content=new_body, headers=new_headers)).status_code == 200
+            assert await app.store.saved_outcome(SEEN_SIGNATURES_RUN, old) is None
+            for body, headers in ((recent_body, recent_headers), (new_body, new_headers)):
+                replayed = await http.post(route, content=body, headers=headers)
+                assert replayed.status_code == 401 and "taken already" in replayed.text
+            assert [len(slack.responses[name]) for name in ("recent", "new")] == [1, 1]
 
 
 async def test_a_button_value_is_no_link_and_a_link_is_no_button_value(make_app: AppFactory) -> None:

@@ -3,12 +3,12 @@ with a ``bot_token``).
 
 Slack posts each click here, form-encoded (``payload=`` JSON, type ``block_actions``), signed with the app's
 signing secret. A click is taken only when its signature matches, its timestamp is within five minutes and its
-signature was not taken before (each taken signature is kept in the store); the button's value is a signed token
-naming the run, the call, its round and the answer. The Slack user who clicked is mapped to a principal (the
-channel's ``users``, else their email through ``emails``) and the answer is sent as that principal: the run's
-workflow decides whether they may answer, as for every other answer. The message is then updated in place
-through the payload's ``response_url`` ("Approved by @alice"), or the clicker alone is told why nothing was
-answered. No bearer token: Slack's signature is the credential.
+signature was not taken before (each taken signature is kept in the store while it is in the window:
+``slack_replays.py``); the button's value is a signed token naming the run, the call, its round and the answer.
+The Slack user who clicked is mapped to a principal (the channel's ``users``, else their email through ``emails``)
+and the answer is sent as that principal: the run's workflow decides whether they may answer, as for every other
+answer. The message is then updated in place through the payload's ``response_url`` ("Approved by @alice"), or the
+clicker alone is told why nothing was answered. No bearer token: Slack's signature is the credential.
 """
 
 from __future__ import annotations
@@ -39,14 +39,12 @@ from tempo_agents.server.dependencies import AppDep
 from tempo_agents.server.errors import api_error_from
 from tempo_agents.server.resuming import ResumeCommand, resume_run
 from tempo_agents.server.routes.answer_links import claimed_call
+from tempo_agents.server.slack_replays import SEEN_SIGNATURES_RUN, first_time
 from tempo_agents.workflows import resume_errors
 
 __all__ = ["BUTTON_REFUSED", "REPLAYED", "SEEN_SIGNATURES_RUN", "USER_UNKNOWN", "router"]
 
 router = APIRouter(prefix="/slack", tags=["slack"], include_in_schema=False)
-
-SEEN_SIGNATURES_RUN = "slack-interactions"
-"""The store's key space (a saved outcome per signature) of the Slack requests taken already."""
 
 _GONE = "this call no longer waits for this answer"
 _DONE_WORDS = {"approve": "Approved", "decline": "Declined", "resume": "Answered"}
@@ -173,13 +171,6 @@ async def _answer(app: App, request: Request, value: str, principal: str) -> dic
     return _done(choice.action, choice.name, principal)
 
 
-async def _first_time(app: App, signature: str) -> bool:
-    """Whether this signature is new: a count kept per signature, raised by one in a single transaction of the
-    store, so of copies of a request that arrive at once exactly one is the first."""
-    _, count = await app.store.saved_or_counted(SEEN_SIGNATURES_RUN, f"{signature}:never-saved", signature)
-    return count == 1
-
-
 @router.post("/interactions")
 async def interactions(app: AppDep, request: Request) -> Response:
     """One click on a Slack message's button."""
@@ -192,7 +183,8 @@ async def interactions(app: AppDep, request: Request) -> Response:
         secret, signature = verify_slack_request(channels, headers, body, now=time.time())
     except SlackRequestRefusedError as refused:
         return await _refused_request(request, app, body, refused.code, str(refused))
-    if not await _first_time(app, signature):
+    timestamp = int(headers["x-slack-request-timestamp"])  # digits: the signature's check read it
+    if not await first_time(app.store, timestamp, signature, now=time.time()):
         return await _refused_request(request, app, body, REPLAYED, "this Slack request was taken already")
     channel = channels[secret]
     try:
