@@ -263,3 +263,39 @@ async def test_a_signed_in_identity_reads_only_its_tenants_records(make_app: App
             "FORBIDDEN",
             "ops/2",
         )
+
+
+async def test_changing_requests_refused_before_routing_are_recorded(make_app: AppFactory) -> None:
+    app = make_app([parity_agent(id="limited")])
+    async with served(app, tokens=TOKENS, max_body_bytes=2048) as http, running_worker(app):
+        started = await http.post(
+            "/agents/limited/generate",
+            json={"messages": "charge", "memory": {"thread": "t-3", "resource": "hooli"}},
+            headers=ALICE,
+        )
+        run_id = started.json()["runId"]
+        too_large = await http.post(f"/runs/{run_id}/steer", json={"message": "x" * 4096}, headers=ALICE)
+        assert too_large.status_code == 413
+        [steer] = await records(http, action="steer")
+        assert fields(steer, "target", "tenant", "principal", "outcome", "status", "userAgent") == (
+            run_id,
+            "hooli",
+            "alice",
+            "refused",
+            413,
+            "audit-test/1",
+        )
+        nested: Any = "deep"
+        for _ in range(100):
+            nested = [nested]
+        too_deep = await http.post(
+            "/agents/limited/generate", json={"messages": "hi", "requestContext": {"x": nested}}, headers=ALICE
+        )
+        assert too_deep.status_code == 400 and "nested more than" in too_deep.text
+        start = await newest(http, "start")
+        assert fields(start, "target", "principal", "outcome", "status") == ("limited", "alice", "refused", 400)
+        assert len(await records(http, action="start")) == 2  # the run started, and the refused one
+
+        unchanging = await http.post("/codec/encode", content=b"[" * 100 + b"]" * 100, headers=ALICE)
+        assert unchanging.status_code in (400, 404)
+        assert len(await records(http, perPage="100")) == 3  # a request that changes nothing leaves nothing
