@@ -29,7 +29,7 @@ def load_roles(source: str) -> RoleTable:
     """The roles ``source`` gives: inline JSON when it starts with ``{``, else the path of a JSON file, or of a TOML
     file when it ends in ``.toml``; a ``ConfigurationError`` naming what is wrong otherwise."""
     if source.lstrip().startswith("{"):
-        return _table(_json(source, "the inline roles"), "the inline roles")
+        return _table(_json(source, "the inline roles mapping"), "the inline roles mapping")
     file = Path(source)
     where = f"the roles file {file}"
     try:

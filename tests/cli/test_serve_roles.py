@@ -19,12 +19,17 @@ from tests.support.http_api import EXAMPLE, parity_agent
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 
-TOKENS = {"tok-vera-7c1": "vera", "tok-olga-2e9": "olga", "tok-nina-5a3": "nina"}
+TOKENS = {
+    "tok-vera-7c1": "vera",
+    "tok-olga-2e9": "olga",
+    "tok-nina-5a3": "nina",
+    "tok-dana-9f4": {"name": "dana", "roles": {"globex": ["operator"]}},  # its own roles, kept
+}
 ROLES = '[vera]\nacme = ["viewer"]\n\n[olga]\nacme = ["operator"]\nglobex = ["viewer"]\n'
 
 
 def bearer(name: str) -> dict[str, str]:
-    return {"authorization": f"Bearer tok-{name}-" + {"vera": "7c1", "olga": "2e9", "nina": "5a3"}[name]}
+    return {"authorization": f"Bearer tok-{name}-" + {"vera": "7c1", "olga": "2e9", "nina": "5a3", "dana": "9f4"}[name]}
 
 
 async def test_serve_roles_limit_each_token_to_its_roles(
@@ -57,6 +62,9 @@ async def test_serve_roles_limit_each_token_to_its_roles(
             assert refused.json()["error"] == "vera may not runs.cancel in tenant acme: it needs the operator role"
             read = await http.get(f"/runs/{run_id}", headers=bearer("vera"))
             assert read.status_code == 200 and read.json()["status"] == "suspended", read.text  # a viewer reads it
+            for name, roles in (("vera", {"acme": ["viewer"]}), ("dana", {"globex": ["operator"]})):
+                me = await http.get("/identity", headers=bearer(name))
+                assert me.json() == {"name": name, "groups": [], "roles": roles}, me.text
             nobody = await http.get("/agents", headers=bearer("nina"))  # named by no role: holds none
             assert nobody.status_code == 403, nobody.text
             globex_start = {"messages": "hi", "memory": {"thread": "t-g", "resource": "globex"}}
@@ -72,7 +80,7 @@ async def test_serve_roles_limit_each_token_to_its_roles(
 
 async def test_a_bad_roles_option_is_refused_before_serving(tmp_path: Path) -> None:
     for roles, message in (
-        ('{"vera": {"acme": ["boss"]}}', "the inline roles must map principals to their roles"),
+        ('{"vera": {"acme": ["boss"]}}', "the inline roles mapping must map principals to their roles"),
         ("missing.json", "cannot read the roles file missing.json"),
     ):
         process = await start_cli(["serve", "--app", f"{EXAMPLE}:app", "--roles", roles], tmp_path)
