@@ -251,6 +251,15 @@ def add_api_options(command: argparse.ArgumentParser) -> None:
         ),
     )
     command.add_argument(
+        "--roles",
+        metavar="FILE|JSON",
+        help=(
+            'roles per principal and tenant for the static tokens: inline JSON {"alice": {"acme": ["operator"], '
+            '"globex": ["viewer"]}} or a JSON or TOML file of the same; a principal it does not name holds none '
+            "(default: every token is an admin everywhere, unless its tokens-file entry gives roles)"
+        ),
+    )
+    command.add_argument(
         "--cors-origin",
         action="append",
         default=[],

@@ -22,7 +22,7 @@ from tempo_agents.cli.app_loading import configure_app, connect, load_app
 from tempo_agents.cli.oidc_options import add_oidc_options, oidc_settings
 from tempo_agents.client.app import App
 from tempo_agents.errors import ConfigurationError
-from tempo_agents.identity import OidcSettings, Principal, load_token_principals
+from tempo_agents.identity import OidcSettings, Principal, RoleTable, load_roles, load_token_principals
 from tempo_agents.ingress import load_webhook_sources
 from tempo_agents.server.serving import ApiServer, ApiServerError, is_loopback
 
@@ -31,6 +31,7 @@ __all__ = [
     "add_command",
     "add_webhook_sources",
     "api_access",
+    "api_roles",
     "api_tokens",
     "cmd_serve",
     "print_api_urls",
@@ -63,20 +64,36 @@ class ApiAccess(NamedTuple):
 
     tokens: dict[str, str | Principal]
     oidc: OidcSettings | None
+    roles: RoleTable | None = None
+    """The roles of ``--roles``: those of the named tokens' principals whose entries give none."""
+
+
+def api_roles(args: argparse.Namespace) -> RoleTable | None:
+    """The roles of ``--roles`` (principal → tenant → roles), or ``None`` without it; a bad one is a one-line CLI
+    error, before anything starts."""
+    if not args.roles:
+        return None
+    try:
+        return load_roles(args.roles)
+    except ConfigurationError as error:
+        raise CliError(error.message, exit_code=2) from None
 
 
 def api_access(args: argparse.Namespace) -> ApiAccess:
-    """The tokens of ``--tokens-file`` and ``--auth-token`` (or ``TEMPO_AGENTS_API_TOKEN``) and the provider of the
-    ``--oidc-*`` options (:func:`oidc_settings`), read once for :func:`start_api`.
+    """The tokens of ``--tokens-file`` and ``--auth-token`` (or ``TEMPO_AGENTS_API_TOKEN``), the roles of
+    ``--roles`` (:func:`api_roles`) and the provider of the ``--oidc-*`` options (:func:`oidc_settings`), read once
+    for :func:`start_api`. A tokens file's principal holds its entry's roles, else those ``--roles`` gives it, else
+    is an admin in every tenant.
 
     Without a token or an OpenID Connect provider the API may listen on the loopback interface only: a
     non-loopback ``--api-host`` is refused here, before anything starts.
     """
     oidc = oidc_settings(args)  # a bad --oidc-* option fails here, before anything starts
+    roles = api_roles(args)  # and so does a bad --roles
     tokens: dict[str, str | Principal] = {}
     if args.tokens_file:
         try:
-            tokens.update(load_token_principals(args.tokens_file))
+            tokens.update(load_token_principals(args.tokens_file, roles))
         except ConfigurationError as error:
             raise CliError(error.message, exit_code=2) from None
     single = args.auth_token or os.environ.get(TOKEN_ENV) or None
@@ -89,7 +106,7 @@ def api_access(args: argparse.Namespace) -> ApiAccess:
             "or listen on 127.0.0.1",
             exit_code=2,
         )
-    return ApiAccess(tokens, oidc)
+    return ApiAccess(tokens, oidc, roles)
 
 
 def api_tokens(args: argparse.Namespace) -> dict[str, str | Principal]:
@@ -134,12 +151,21 @@ async def start_api(
         temporal_ui_url=temporal_ui_url or getattr(args, "temporal_ui_url", None),
         max_body_bytes=args.max_body_bytes,
         codec_cors_origins=[*args.codec_cors_origin, *codec_cors_origins],
+        roles=None if access.roles is None else _role_names(access.roles),
     )
     try:
         await server.start()
     except ApiServerError as error:
         raise CliError(error.message + "; --api-port 0 picks a free port") from None
     return server
+
+
+def _role_names(roles: RoleTable) -> dict[str, dict[str, list[str]]]:
+    """The roles as ``create_server(roles=...)`` takes them: by name."""
+    return {
+        name: {tenant: sorted(role.value for role in held) for tenant, held in tenants.items()}
+        for name, tenants in roles.items()
+    }
 
 
 def print_api_urls(server: ApiServer) -> None:

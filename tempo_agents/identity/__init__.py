@@ -8,6 +8,7 @@ from tempo_agents.identity.principal import ALL_TENANTS, Principal
 from tempo_agents.identity.provider_keys import ProviderKeys, ProviderUnavailable
 from tempo_agents.identity.role_grants import parse_role_grants, parse_role_mapping
 from tempo_agents.identity.roles import Role
+from tempo_agents.identity.roles_file import RoleTable, load_roles
 from tempo_agents.identity.static_tokens import StaticTokens
 from tempo_agents.identity.token_claims import principal_from_claims
 from tempo_agents.identity.tokens_file import load_token_principals
@@ -22,8 +23,10 @@ __all__ = [
     "ProviderKeys",
     "ProviderUnavailable",
     "Role",
+    "RoleTable",
     "StaticTokens",
     "TokenRefused",
+    "load_roles",
     "load_token_principals",
     "looks_like_jwt",
     "parse_role_grants",

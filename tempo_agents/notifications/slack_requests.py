@@ -18,7 +18,12 @@ SLACK_TOLERANCE_SECONDS = 300
 
 
 class SlackRequestRefusedError(Exception):
-    """A request that is not Slack's, or not recent (the reason names no secret)."""
+    """A request that is not Slack's, or not recent (the reason names no secret; ``code`` names the refusal for the
+    audit trail: ``SLACK_UNSIGNED``, ``SLACK_STALE`` or ``SLACK_FORGED``)."""
+
+    def __init__(self, reason: str, code: str) -> None:
+        super().__init__(reason)
+        self.code = code
 
 
 def sign_slack_request(signing_secret: str, timestamp: int, body: bytes) -> str:
@@ -35,11 +40,11 @@ def verify_slack_request(
     stamp = headers.get("x-slack-request-timestamp", "")
     signature = headers.get("x-slack-signature", "")
     if not stamp.isdigit() or not signature.startswith("v0="):
-        raise SlackRequestRefusedError("the request carries no Slack signature")
+        raise SlackRequestRefusedError("the request carries no Slack signature", "SLACK_UNSIGNED")
     timestamp = int(stamp)
     if abs(now - timestamp) > SLACK_TOLERANCE_SECONDS:
-        raise SlackRequestRefusedError("the request's timestamp is too old or too far ahead")
+        raise SlackRequestRefusedError("the request's timestamp is too old or too far ahead", "SLACK_STALE")
     for secret in signing_secrets:
         if hmac.compare_digest(signature, sign_slack_request(secret, timestamp, body)):
             return secret, signature
-    raise SlackRequestRefusedError("the request's Slack signature does not match")
+    raise SlackRequestRefusedError("the request's Slack signature does not match", "SLACK_FORGED")

@@ -28,9 +28,12 @@ from tempo_agents.ingress import event_secrets_of
 from tempo_agents.server.access import Policy, access_dependency
 from tempo_agents.server.access.principals import RoleGrants, granted_principal
 from tempo_agents.server.audit import AuditTrail, audit_router, record_intent
+from tempo_agents.server.audit.door import STATE_NAME as DOOR_ROUTES
+from tempo_agents.server.audit.door import door_routes
 from tempo_agents.server.auth import Authentication, Authorize, add_groups, allow_all
 from tempo_agents.server.codec_cors import CodecCors
 from tempo_agents.server.dashboard.mounting import mount_dashboard
+from tempo_agents.server.dashboard.routes import router as dashboard_router
 from tempo_agents.server.errors import ERROR_RESPONSES, STORE_RETRY_AFTER_SECONDS, install_error_handlers
 from tempo_agents.server.request_limits import MAX_BODY_BYTES, RequestLimits
 from tempo_agents.server.routes import (
@@ -186,6 +189,9 @@ def create_server(
     api.include_router(answer_links.router, prefix=base, dependencies=audited)
     # Slack's request signature is its credential; its answers are audited like the others
     api.include_router(slack_interactions.router, prefix=base, dependencies=audited)
+    changing = [*routers, events.router, event_sources.router, answer_links.router, slack_interactions.router]
+    changing.append(dashboard_router)  # the dashboard's answers
+    setattr(api.state, DOOR_ROUTES, door_routes(base, changing))  # for refusals before routing (audit)
     api.include_router(codec.router, dependencies=dependencies)  # at /codec, outside the API prefix
     api.include_router(metrics_router(), dependencies=dependencies)  # GET /metrics, outside the OpenAPI document
     open_paths = mount_dashboard(api, app, prefix=base, dependencies=dependencies, temporal_ui_url=temporal_ui_url)

@@ -455,6 +455,11 @@ class Store(ABC):
     async def saved_outcome(self, run_id: str, key: str) -> dict[str, Any] | None:
         """The outcome saved under ``key`` by :meth:`record`, or ``None``."""
 
+    @abstractmethod
+    async def forget_outcomes_before(self, run_id: str, key: str) -> None:
+        """Delete the outcomes saved for ``run_id`` under keys that sort before ``key`` (byte order), e.g. the
+        replay guard's requests counted under keys that start with their time."""
+
     async def saved_or_counted(self, run_id: str, key: str, counter_key: str) -> tuple[dict[str, Any] | None, int]:
         """The outcome saved under ``key`` and 0 if there is one; else ``None`` and the count kept under
         ``counter_key`` (``{"starts": n}``), raised by one and saved first. Stores do it in one transaction;

@@ -1,7 +1,8 @@
 """Slack's interactive buttons against a real server, Temporal and a local server playing Slack: the message is
 posted with the bot token, a click answers as the Slack user's principal (mapped by id, or by email through
 users.info) and the message is updated in place; a bad signature, a stale timestamp, a replayed request, an
-unknown Slack user and a user who may not answer are refused and answer nothing."""
+unknown Slack user and a user who may not answer are refused and answer nothing; every click is in the audit
+trail, the refused ones as refused."""
 
 from __future__ import annotations
 
@@ -21,14 +22,16 @@ from tempo_agents.approvals import AnswerLinks
 from tempo_agents.errors import ConfigurationError
 from tempo_agents.notifications import NotificationSettings, SlackChannel, load_notification_settings
 from tempo_agents.server.serving import ApiServer
+from tempo_agents.server.slack_replays import SEEN_KEPT_SECONDS, SEEN_SIGNATURES_RUN, seen_key
 from tests.conftest import AppFactory, running_worker
 from tests.support.approval_agents import payments_agent
 from tests.support.polling import until
-from tests.support.slack_server import FakeSlack, block_actions, fake_slack, signed_request
+from tests.support.slack_server import SLACK_USER_AGENT, FakeSlack, block_actions, fake_slack, signed_request
 
 BOT_TOKEN = "xoxb-test-bot-token-5c1e"
 SIGNING_SECRET = "slack-signing-secret-0a9d"
 LINKS = AnswerLinks(["link-secret-slack-tests"], base_url="https://agents.example.test")
+OPS = "Bearer tok-ops-3f1"
 USERS = {"U0ALICE": "alice@example.test", "U0BOB": "bob@example.test", "U0EVE": "eve@example.test"}
 
 
@@ -68,7 +71,7 @@ async def test_a_click_answers_as_the_slack_users_principal_and_refusals_answer_
         app = slack_app(make_app, slack, ran)
         async with running_worker(app), served(app) as (server_url, http):
             route = f"{server_url}/api/slack/interactions"
-            first = await app.agent("payments").generate("pay")
+            first = await app.agent("payments").generate("pay", memory={"thread": "t-slack", "resource": "acme"})
             assert first.finish_reason == "suspended"
             run_id = first.run_id
             [posted] = await until(lambda: slack.posted)
@@ -125,7 +128,55 @@ async def test_a_click_answers_as_the_slack_users_principal_and_refusals_answer_
             await app.attach(run_id, follow="run").result()
             answers = await app.queries(run_id).answers()
             assert [(a.tool_call_id, a.action, a.answered_by) for a in answers] == [("call-1", "approve", "alice")]
+
+            audit = await http.get(
+                f"{server_url}/api/audit", params={"action": "answer-slack"}, headers={"authorization": OPS}
+            )
+            records = audit.json()["records"]
+            assert {(r["target"], r["tenant"], r["client"], r["userAgent"]) for r in records} == {
+                (f"{run_id}/call-1", "acme", "127.0.0.1", SLACK_USER_AGENT)
+            }  # the call each click's button answers, even on a request refused before it was taken
+            clicks = [(r["principal"], r["outcome"], r["status"], r["code"]) for r in reversed(records)]
+            assert clicks[:4] == [
+                (None, "refused", 401, "SLACK_FORGED"),
+                (None, "refused", 401, "SLACK_STALE"),
+                (None, "refused", 200, "SLACK_USER_UNKNOWN"),  # Slack is answered 200: the clicker is told why
+                ("bob", "refused", 200, "AGENT_RESUME_NOT_AN_APPROVER"),
+            ]
+            assert sorted(clicks[4:], key=str) == sorted(
+                [("alice", "done", 200, None)] + [(None, "refused", 401, "SLACK_REPLAYED")] * 5, key=str
+            )  # one copy answered; the replays name nobody: whoever sent them is not known to be alice
     assert len(ran) == 1
+
+
+async def test_taken_requests_are_forgotten_after_the_window_and_a_replay_inside_it_is_still_refused(
+    make_app: AppFactory,
+) -> None:
+    with fake_slack(FakeSlack(BOT_TOKEN, USERS)) as slack:
+        app = slack_app(make_app, slack, [])
+        async with served(app) as (server_url, http):
+            route = f"{server_url}/api/slack/interactions"
+
+            def click(name: str, timestamp: int) -> tuple[bytes, dict[str, str]]:  # a user linked to nobody
+                return signed_request(
+                    SIGNING_SECRET,
+                    block_actions("U0NOBODY", "answer:approve", "no-value", slack.response_url(name)),
+                    timestamp=timestamp,
+                )
+
+            now = int(time.time())
+            old = seen_key(now - SEEN_KEPT_SECONDS - 5, "v0=" + "0" * 64)  # taken by this store six minutes ago
+            await app.store.saved_or_counted(SEEN_SIGNATURES_RUN, f"{old}:never-saved", old)
+            assert await app.store.saved_outcome(SEEN_SIGNATURES_RUN, old) == {"starts": 1}
+            recent_body, recent_headers = click("recent", now - 240)  # four minutes old: inside the window
+            assert (await http.post(route, content=recent_body, headers=recent_headers)).status_code == 200
+            new_body, new_headers = click("new", now)
+            assert (await http.post(route, content=new_body, headers=new_headers)).status_code == 200
+            assert await app.store.saved_outcome(SEEN_SIGNATURES_RUN, old) is None
+            for body, headers in ((recent_body, recent_headers), (new_body, new_headers)):
+                replayed = await http.post(route, content=body, headers=headers)
+                assert replayed.status_code == 401 and "taken already" in replayed.text
+            assert [len(slack.responses[name]) for name in ("recent", "new")] == [1, 1]
 
 
 async def test_a_button_value_is_no_link_and_a_link_is_no_button_value(make_app: AppFactory) -> None:

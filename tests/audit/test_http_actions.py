@@ -116,9 +116,15 @@ async def test_run_operations_are_recorded_with_the_runs_tenant(make_app: AppFac
         ended = await http.post(f"/runs/{run_id}/budget", json={"action": "end"}, headers=ALICE)
         check(await newest(http, "budget.end"), ended, "budget.end", run_id)
         forked = await http.post(f"/runs/{run_id}/fork", json={"atStep": 0}, headers=ALICE)
-        check(await newest(http, "fork"), forked, "fork", run_id)
+        assert forked.status_code == 201, forked.text
+        fork_record = await newest(http, "fork")
+        check(fork_record, forked, "fork", forked.json()["runId"])  # the run the fork made
+        assert fork_record["tenant"] == "globex"
+        [fork_intent] = [r for r in await app.store.audit_chain() if r.entry.id == fork_record["id"]]
+        assert fork_intent.entry.target == run_id  # the source run, kept as the target of the fork's intent
         retried = await http.post(f"/runs/{run_id}/retry", headers=ALICE)
-        check(await newest(http, "retry"), retried, "retry", run_id)
+        assert retried.status_code == 201, retried.text
+        check(await newest(http, "retry"), retried, "retry", retried.json()["runId"])  # a retry is a fork too
         interrupted = await http.post(f"/runs/{run_id}/interrupt", headers=ALICE)
         check(await newest(http, "interrupt"), interrupted, "interrupt", run_id)
         rolled_back = await http.post(f"/runs/{run_id}/rollback", headers=ALICE)
@@ -153,6 +159,9 @@ async def test_schedule_changes_are_recorded(make_app: AppFactory) -> None:
         paused = await http.post(f"/schedules/{schedule_id}/pause", json={"note": "audit"}, headers=ALICE)
         assert paused.status_code < 300, paused.text
         check(await newest(http, "schedule.pause"), paused, "schedule.pause", schedule_id)
+        unpaused = await http.post(f"/schedules/{schedule_id}/unpause", headers=ALICE)
+        assert unpaused.status_code < 300, unpaused.text
+        check(await newest(http, "schedule.unpause"), unpaused, "schedule.unpause", schedule_id)
         triggered = await http.post(f"/schedules/{schedule_id}/trigger", headers=ALICE)
         assert triggered.status_code < 300, triggered.text
         check(await newest(http, "schedule.trigger"), triggered, "schedule.trigger", schedule_id)
@@ -160,13 +169,17 @@ async def test_schedule_changes_are_recorded(make_app: AppFactory) -> None:
         assert deleted.status_code == 204
         record = await newest(http, "schedule.delete")
         assert (record["target"], record["outcome"], record["status"]) == (schedule_id, "done", 204)
-        assert [r["action"] for r in await records(http, target=schedule_id)] == [
+        changes = await records(http, target=schedule_id)
+        assert [r["action"] for r in changes] == [
             "schedule.delete",
             "schedule.trigger",
+            "schedule.unpause",
             "schedule.pause",
             "schedule.update",
             "schedule.create",
         ]
+        assert [r["tenant"] for r in changes] == ["acme"] * 6  # the schedule's tenant, though only create names it
+        assert [r["action"] for r in await records(http, tenant="acme", target=schedule_id)][:1] == ["schedule.delete"]
 
 
 async def test_event_ingest_answer_links_and_dashboard_answers_are_recorded(make_app: AppFactory) -> None:
@@ -250,3 +263,39 @@ async def test_a_signed_in_identity_reads_only_its_tenants_records(make_app: App
             "FORBIDDEN",
             "ops/2",
         )
+
+
+async def test_changing_requests_refused_before_routing_are_recorded(make_app: AppFactory) -> None:
+    app = make_app([parity_agent(id="limited")])
+    async with served(app, tokens=TOKENS, max_body_bytes=2048) as http, running_worker(app):
+        started = await http.post(
+            "/agents/limited/generate",
+            json={"messages": "charge", "memory": {"thread": "t-3", "resource": "hooli"}},
+            headers=ALICE,
+        )
+        run_id = started.json()["runId"]
+        too_large = await http.post(f"/runs/{run_id}/steer", json={"message": "x" * 4096}, headers=ALICE)
+        assert too_large.status_code == 413
+        [steer] = await records(http, action="steer")
+        assert fields(steer, "target", "tenant", "principal", "outcome", "status", "userAgent") == (
+            run_id,
+            "hooli",
+            "alice",
+            "refused",
+            413,
+            "audit-test/1",
+        )
+        nested: Any = "deep"
+        for _ in range(100):
+            nested = [nested]
+        too_deep = await http.post(
+            "/agents/limited/generate", json={"messages": "hi", "requestContext": {"x": nested}}, headers=ALICE
+        )
+        assert too_deep.status_code == 400 and "nested more than" in too_deep.text
+        start = await newest(http, "start")
+        assert fields(start, "target", "principal", "outcome", "status") == ("limited", "alice", "refused", 400)
+        assert len(await records(http, action="start")) == 2  # the run started, and the refused one
+
+        unchanging = await http.post("/codec/encode", content=b"[" * 100 + b"]" * 100, headers=ALICE)
+        assert unchanging.status_code in (400, 404)
+        assert len(await records(http, perPage="100")) == 3  # a request that changes nothing leaves nothing

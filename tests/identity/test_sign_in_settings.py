@@ -12,7 +12,7 @@ from tempo_agents import App
 from tempo_agents.cli._console import CliError
 from tempo_agents.cli.oidc_options import add_oidc_options, oidc_settings
 from tempo_agents.errors import ConfigurationError
-from tempo_agents.identity import ALL_TENANTS, OidcSettings, Role, load_token_principals
+from tempo_agents.identity import ALL_TENANTS, OidcSettings, Role, load_roles, load_token_principals
 from tests.support.http_api import parity_agent, served
 
 
@@ -77,6 +77,22 @@ def test_a_tokens_file_entry_carries_roles_and_one_without_is_an_admin_everywher
     bad.write_text('{"tok": {"name": "x", "roles": {"acme": ["superuser"]}}}')
     with pytest.raises(ConfigurationError, match="must map tokens to names"):
         load_token_principals(bad)
+
+
+def test_roles_read_inline_or_from_a_json_or_toml_file(tmp_path: Path) -> None:
+    expected = {"alice": {"acme": frozenset({Role.OPERATOR}), "globex": frozenset({Role.VIEWER})}}
+    inline = '{"alice": {"acme": ["operator"], "globex": ["viewer"]}}'
+    (tmp_path / "roles.json").write_text(inline)
+    (tmp_path / "roles.toml").write_text('[alice]\nacme = ["operator"]\nglobex = ["viewer"]\n')
+    assert load_roles(inline) == load_roles(str(tmp_path / "roles.json")) == load_roles(str(tmp_path / "roles.toml"))
+    assert load_roles(inline) == expected
+    (tmp_path / "tokens.txt").write_text("tok-a alice\ntok-b bob\n")
+    tokens = load_token_principals(tmp_path / "tokens.txt", load_roles(inline))
+    assert (tokens["tok-a"].roles, tokens["tok-b"].roles) == (expected["alice"], {})  # bob is named by no role
+    with pytest.raises(ConfigurationError, match="the inline roles mapping is not valid JSON"):
+        load_roles("{alice")
+    with pytest.raises(ConfigurationError, match="must map principals to their roles"):
+        load_roles('{"alice": ["operator"]}')
 
 
 async def test_a_tokens_file_s_roles_reach_the_server(tmp_path: Path) -> None:

@@ -156,6 +156,20 @@ async def test_a_local_start_is_counted_until_its_outcome_is_saved(store: Store)
     assert sorted(counts, key=lambda c: c[1]) == [(None, n) for n in range(1, 6)]
 
 
+async def test_outcomes_before_a_key_are_forgotten_and_no_others(store: Store) -> None:
+    """``forget_outcomes_before``: a run's outcomes whose keys sort before the given one (byte order: the replay
+    guard's keys start with a zero-padded time) go; its later keys and other runs' outcomes stay."""
+    for key in ("000000001000 v0=aa", "000000001999 v0=bb", "000000002000 v0=cc", "000000002001 v0=dd"):
+        await store.saved_or_counted("seen", f"{key}:never-saved", key)
+    await store.saved_or_counted("other", "000000001000 v0=aa:never-saved", "000000001000 v0=aa")
+    await store.forget_outcomes_before("seen", "000000002000")
+    kept = [await store.saved_outcome("seen", key) for key in ("000000001000 v0=aa", "000000001999 v0=bb")]
+    assert kept == [None, None]
+    assert await store.saved_outcome("seen", "000000002000 v0=cc") == {"starts": 1}
+    assert await store.saved_outcome("seen", "000000002001 v0=dd") == {"starts": 1}
+    assert await store.saved_outcome("other", "000000001000 v0=aa") == {"starts": 1}
+
+
 async def test_a_fenced_start_writes_until_a_later_start_is_counted_then_nothing(store: Store) -> None:
     """``record(..., fence=...)`` of a local activity's start: its writes go in while it is the newest start
     counted; once a later start is counted, every write of it is refused whole (no chunk, no transcript entry, no

@@ -96,6 +96,10 @@ def fake_slack(slack: FakeSlack) -> Iterator[FakeSlack]:
         server.server_close()
 
 
+SLACK_USER_AGENT = "Slackbot 1.0 (+https://api.slack.com/robots)"
+"""The user agent of Slack's interaction requests."""
+
+
 def block_actions(user_id: str, action_id: str, value: str, response_url: str) -> dict[str, Any]:
     """A ``block_actions`` interaction payload as Slack sends it for a click on a message's button."""
     return {
@@ -131,5 +135,6 @@ def signed_request(
         "content-type": "application/x-www-form-urlencoded",
         "x-slack-request-timestamp": str(stamp),
         "x-slack-signature": sign_slack_request(signing_secret, stamp, body),
+        "user-agent": SLACK_USER_AGENT,
     }
     return body, headers

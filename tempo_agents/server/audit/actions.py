@@ -44,13 +44,15 @@ Pick = Callable[[Seen], "str | None"]
 @dataclass(frozen=True)
 class RouteAction:
     """A route's action (``action`` names it, or ``named`` picks it from the request), its ``target``, the run whose
-    ``resource`` is its tenant (``run``) or the tenant itself (``tenant``)."""
+    ``resource`` is its tenant (``run``) or the tenant itself (``tenant``); ``guarded_tenant``: the tenant the access
+    guard found for what the route names (a schedule's runs' resource)."""
 
     action: str
     target: Pick
     run: Pick | None = None
     tenant: Pick | None = None
     named: Pick | None = None
+    guarded_tenant: bool = False
 
     def name(self, seen: Seen) -> str:
         return (self.named(seen) if self.named is not None else None) or self.action
@@ -109,7 +111,9 @@ def _run(action: str) -> RouteAction:
 
 
 def _schedule(action: str) -> RouteAction:
-    return RouteAction(action, _schedule_target, tenant=_body("resource"))
+    """A change to an existing schedule: its tenant is the schedule's (as the guard found it), even for a change
+    that moves its runs into another resource."""
+    return RouteAction(action, _schedule_target, guarded_tenant=True)
 
 
 ROUTE_ACTIONS: Mapping[str, RouteAction] = {
@@ -132,7 +136,7 @@ ROUTE_ACTIONS: Mapping[str, RouteAction] = {
     "routes.runs.retry": _run("retry"),
     "dashboard.routes.answer": RouteAction("answer", _tool_call("body"), run=_body("runId")),
     "routes.answer_links.answer": RouteAction("answer-link", lambda seen: None),
-    "routes.schedules.create": _schedule("schedule.create"),
+    "routes.schedules.create": RouteAction("schedule.create", _schedule_target, tenant=_body("resource")),
     "routes.schedules.update": _schedule("schedule.update"),
     "routes.schedules.pause": _schedule("schedule.pause"),
     "routes.schedules.unpause": _schedule("schedule.unpause"),

@@ -15,15 +15,18 @@ from __future__ import annotations
 
 import json
 import logging
+from collections.abc import Callable, Mapping
+from typing import Any
 
 from starlette.requests import Request
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from tempo_agents.audit import DONE, FAILED, REFUSED, AuditEntry, Outcome
 from tempo_agents.errors import StoreUnavailableError
-from tempo_agents.server.audit.actions import Seen
-from tempo_agents.server.audit.intents import pending_action, requester
-from tempo_agents.server.audit.recording import origin, route_action
+from tempo_agents.server.audit.actions import Seen, action_of
+from tempo_agents.server.audit.door import door_route
+from tempo_agents.server.audit.intents import pending_action, requester, run_resource
+from tempo_agents.server.audit.recording import origin
 
 __all__ = ["SIGN_IN", "AuditTrail"]
 
@@ -44,6 +47,19 @@ def _code(body: bytes) -> str | None:
         return None
     code = found.get("code") if isinstance(found, dict) else None
     return code if isinstance(code, str) else None
+
+
+_REFUSED_BEFORE_ROUTING = frozenset({400, 413})
+"""The statuses of a request refused at the door (``request_limits.py``), before any route was matched."""
+
+
+def _endpoint_of(scope: Scope, status: int) -> tuple[Callable[..., Any] | None, Mapping[str, Any]]:
+    """The endpoint of the route the request matched and its path parameters; for a request refused before
+    routing, those of the changing route it would have reached (:mod:`~tempo_agents.server.audit.door`)."""
+    route = scope.get("route")
+    if route is not None or status not in _REFUSED_BEFORE_ROUTING:
+        return getattr(route, "endpoint", None), scope.get("path_params", {})
+    return door_route(scope)
 
 
 class _Answer:
@@ -84,22 +100,30 @@ class _Answer:
                 await self._append(pending.completion(_outcome(status), status, code))
         elif status == 401:
             await self._append(self._sign_in_refused(code))
-        elif (refused := self._refused_before_intent(status, code)) is not None:
+        elif (refused := await self._refused_before_intent(status, code)) is not None:
             await self._append(refused)
 
-    def _refused_before_intent(self, status: int, code: str | None) -> AuditEntry | None:
-        """A changing route refused before its intent was recorded (by ``authorize``, e.g. a 403): one record, from
-        what the path and the query say."""
-        action = route_action(self.request)
-        if action is None or status < 400:
+    async def _refused_before_intent(self, status: int, code: str | None) -> AuditEntry | None:
+        """A changing route refused before its intent was recorded (by ``authorize``, e.g. a 403, or before
+        routing: a body too large, 413, or nested too deeply, 400): one record, from what the path and the query
+        say (the body was not read, or not taken)."""
+        if status < 400:
             return None
-        seen = Seen.of(self.request, {})
+        endpoint, path_params = _endpoint_of(self.request.scope, status)
+        action = action_of(endpoint)
+        if action is None:
+            return None
+        seen = Seen(path_params, {}, self.request.query_params)
+        tenant = action.tenant(seen) if action.tenant is not None else None
+        run_id = action.run(seen) if action.run is not None else None
+        if tenant is None and run_id:
+            tenant = await run_resource(self.request.app.state.tempo_app, run_id)
         return AuditEntry(
             action=action.name(seen),
             target=action.target(seen),
             outcome=_outcome(status),
             principal=requester(self.request),
-            tenant=action.tenant(seen) if action.tenant is not None else None,
+            tenant=tenant,
             status=status,
             code=code,
             **origin(self.request),

@@ -11,7 +11,7 @@ from dataclasses import dataclass, replace
 from fastapi import Request
 from temporalio.service import RPCError
 
-from tempo_agents.audit import DONE, AuditEntry, Outcome, audit_time
+from tempo_agents.audit import DONE, REFUSED, AuditEntry, Outcome, audit_time
 from tempo_agents.client.app import App
 from tempo_agents.identity import Principal
 from tempo_agents.server.access.tenants import run_tenant
@@ -23,6 +23,7 @@ __all__ = [
     "completion_entries",
     "mark_completed",
     "note_audit",
+    "note_refusal",
     "pending_action",
     "requester",
     "run_resource",
@@ -41,9 +42,14 @@ class PendingAction:
     principal: str | None
     tenant: str | None
     completed: bool = False
+    refusal: str | None = None
+    """The code of a refusal the route noted (:func:`note_refusal`): the completion says ``refused`` even for a 2xx
+    answer."""
 
     def completion(self, outcome: Outcome, status: int | None, code: str | None) -> AuditEntry:
         """The record that completes the intent with this outcome."""
+        if self.refusal is not None:
+            outcome, code = (REFUSED if outcome == DONE else outcome), code or self.refusal
         return replace(
             self.intent,
             outcome=outcome,
@@ -92,6 +98,14 @@ async def note_audit(
     pending.principal = principal or pending.principal
     if run and pending.tenant is None:
         pending.tenant = await run_resource(request.app.state.tempo_app, run)
+
+
+def note_refusal(request: Request, code: str) -> None:
+    """The route refused the action though its answer may be a 2xx (a Slack click is answered 200, so that Slack
+    shows the clicker why): its completion says ``refused`` with ``code``."""
+    pending = pending_action(request)
+    if pending is not None:
+        pending.refusal = code
 
 
 def completion_entries(request: Request, status: int = 200) -> list[AuditEntry]:

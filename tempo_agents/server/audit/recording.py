@@ -63,6 +63,8 @@ async def record_intent(request: Request) -> None:
     run_id = action.run(seen) if action.run is not None else None
     if tenant is None and run_id:  # the guard described the run already when it checked the principal's role there
         tenant = target_tenant(request) or await run_resource(app, run_id)
+    if tenant is None and action.guarded_tenant:  # a schedule's, as the guard found it
+        tenant = target_tenant(request)
     intent = AuditEntry(
         action=action.name(seen),
         target=action.target(seen),

@@ -22,6 +22,7 @@ from tempo_agents.errors import ConfigurationError
 from tempo_agents.models.messages import Message, normalize_messages
 from tempo_agents.server.access.hidden import is_hidden
 from tempo_agents.server.access.visibility import scoped, visible_runs
+from tempo_agents.server.audit.intents import note_audit
 from tempo_agents.server.auth import principal
 from tempo_agents.server.bodies import (
     MAX_OFFSET,
@@ -97,7 +98,7 @@ def _fork_messages(raw: Any, field: str) -> list[Message] | None:
 
 
 @router.post("/{run_id}/fork", summary="Start a new run from a run's transcript at a step, with edits", status_code=201)
-async def fork(app: AppDep, run_id: str, body: RunForkBody) -> JSONResponse:
+async def fork(app: AppDep, run_id: str, body: RunForkBody, request: Request) -> JSONResponse:
     await describe_run(app, run_id)
     check_model_settings(body.model_settings)
     messages = _fork_messages(body.messages, "messages")
@@ -123,14 +124,16 @@ async def fork(app: AppDep, run_id: str, body: RunForkBody) -> JSONResponse:
     except ValidationError as error:
         issues = [{"field": ".".join(str(p) for p in e["loc"]) or "root", "message": e["msg"]} for e in error.errors()]
         raise ApiError(400, "Invalid request body", issues=issues) from None
+    await note_audit(request, target=started.run_id)  # the new run; the intent keeps the source run
     origin = await app.fork_origin(started.run_id)
     return JSONResponse({"runId": started.run_id, "forkOf": origin}, status_code=201)
 
 
 @router.post("/{run_id}/retry", summary="Run a failed run again from its last good step (a fork)", status_code=201)
-async def retry(app: AppDep, run_id: str) -> JSONResponse:
+async def retry(app: AppDep, run_id: str, request: Request) -> JSONResponse:
     await describe_run(app, run_id)
     started = await app.retry(run_id)
+    await note_audit(request, target=started.run_id)  # the new run; the intent keeps the failed one
     origin = await app.fork_origin(started.run_id)
     return JSONResponse({"runId": started.run_id, "forkOf": origin}, status_code=201)
 

@@ -33,7 +33,7 @@ from tempo_agents.store.postgres.listener import CHANNEL
 from tempo_agents.store.postgres.waiting_calls import change_waiting
 from tempo_agents.store.sealed_columns import JOURNAL, SealedColumns
 
-__all__ = ["record", "record_in", "saved_or_counted"]
+__all__ = ["forget_outcomes_before", "record", "record_in", "saved_or_counted"]
 
 _FENCE = OUTCOME + " FOR SHARE"
 """A start's count read by the writes it fences (``StartFence``), locked until they commit."""
@@ -133,6 +133,15 @@ async def saved_or_counted(
         return None, int(json.loads(counted[0])["starts"])
 
     return await db.run(op, idempotent=False)
+
+
+async def forget_outcomes_before(db: PostgresConnections, run_id: str, key: str) -> None:
+    async def op(conn: Conn, attempt: Attempt) -> None:
+        await conn.execute(
+            'DELETE FROM tempo_agents.outcomes WHERE run_id = %s AND key COLLATE "C" < %s', (run_id, key)
+        )  # byte order, whatever the database's collation
+
+    await db.run(op)
 
 
 async def record_in(

@@ -16,7 +16,7 @@ from tempo_agents.store.sqlite.connections import SQLiteConnections
 from tempo_agents.store.sqlite.journal_reads import read_outcome
 from tempo_agents.store.sqlite.waiting_calls import change_waiting
 
-__all__ = ["put_transcript", "put_transcript_in", "record", "record_in", "saved_or_counted"]
+__all__ = ["forget_outcomes_before", "put_transcript", "put_transcript_in", "record", "record_in", "saved_or_counted"]
 
 _CHARGE = """
 INSERT INTO usage_counters (scope, period, tokens, cost_nanos) VALUES (?, ?, ?, ?)
@@ -98,6 +98,13 @@ async def saved_or_counted(
         return None, count
 
     return await connections.run(work)
+
+
+async def forget_outcomes_before(connections: SQLiteConnections, run_id: str, key: str) -> None:
+    def work(db: sqlite3.Connection) -> None:
+        db.execute("DELETE FROM outcomes WHERE run_id = ? AND key < ?", (run_id, key))  # TEXT compares by bytes
+
+    await connections.run(work)
 
 
 async def put_transcript(connections: SQLiteConnections, run_id: str, entries: Sequence[TranscriptEntry]) -> None:

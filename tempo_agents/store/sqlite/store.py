@@ -99,6 +99,9 @@ class SQLiteStore(Store):
     async def saved_outcome(self, run_id: str, key: str) -> dict[str, Any] | None:
         return await journal_reads.saved_outcome(self._db, run_id, key)
 
+    async def forget_outcomes_before(self, run_id: str, key: str) -> None:
+        await journal_writes.forget_outcomes_before(self._db, run_id, key)
+
     async def saved_or_counted(self, run_id: str, key: str, counter_key: str) -> tuple[dict[str, Any] | None, int]:
         return await journal_writes.saved_or_counted(self._db, run_id, key, counter_key)
 
