@@ -312,7 +312,7 @@ SCHEDULE_CHANGES = [
 ]
 
 
-async def test_schedule_changes_refused_by_the_guard_name_the_schedules_tenant_as_runs_do(
+async def test_changes_refused_by_the_guard_name_the_tenant_it_found_as_runs_do(
     make_app: AppFactory,
 ) -> None:
     app = make_app([parity_agent()])
@@ -333,6 +333,17 @@ async def test_schedule_changes_refused_by_the_guard_name_the_schedules_tenant_a
                 "refused",
                 403,
             ), action
+        schedule = {"agentId": "assistant", "message": "hi", "every": "1h", "thread": "t-refused", "resource": "acme"}
+        create_refused = await http.post("/schedules", json=schedule, headers=viewer)
+        start_refused = await http.post(
+            "/agents/assistant/generate",
+            json={"messages": "hi", "memory": {"thread": "t-refused", "resource": "acme"}},
+            headers=viewer,
+        )
+        assert (create_refused.status_code, start_refused.status_code) == (403, 403)
+        for action in ("schedule.create", "start"):
+            record = (await http.get("/audit", params={"action": action}, headers=ROOT)).json()["records"][0]
+            assert fields(record, "tenant", "principal", "status") == ("acme", "viewer-in-acme", 403), action
         cancel_refused = await http.post(f"/runs/{mine.run_id}/cancel", headers=viewer)
         assert cancel_refused.status_code == 403
         cancel_record = (await http.get("/audit", params={"action": "cancel"}, headers=ROOT)).json()["records"][0]

@@ -66,7 +66,8 @@ class _Check:
         self.hidden: list[str] = []
         """The runs and schedules the request names that the principal may not see."""
         self.tenant: str | None = None
-        """The tenant of the run or schedule the request names, as soon as it is found (before any refusal)."""
+        """The tenant of the run or schedule the request names, or the one a start names, as soon as it is found
+        (before any refusal)."""
         self.app: App = request.app.state.tempo_app
         self.agent_id: str | None = request.path_params.get("agent_id")
 
@@ -137,7 +138,7 @@ class _Check:
             return await self._compare()
         body = await _body(self.request)
         if kind is TargetKind.START:
-            tenant = start_tenant(body, schedule=self.agent_id is None)
+            tenant = self.tenant = start_tenant(body, schedule=self.agent_id is None)
             self._needs_in(tenant)
             return AccessTarget(kind=kind.value, tenant=tenant, agent_id=self.agent_id)
         if kind is TargetKind.SCHEDULE:

@@ -54,14 +54,14 @@ async def _json_body(request: Request) -> Any:
 
 async def action_tenant(request: Request, action: RouteAction, seen: Seen) -> str | None:
     """The tenant ``action`` touches: the one the request names, else its run's, else (a change to a schedule) the
-    schedule's. The access guard found a run's or a schedule's already when it checked the principal's role there,
-    and left it on the request even when it refused the request (``target_tenant``); a run the guard did not look up
-    is described here."""
+    schedule's. The access guard found each already when it checked the principal's role there, and left it on the
+    request even when it refused the request (``target_tenant``): a refusal's record, made without reading the
+    body, takes the tenant a start names from there; a run the guard did not look up is described here."""
     tenant = action.tenant(seen) if action.tenant is not None else None
     run_id = action.run(seen) if action.run is not None else None
     if tenant is None and run_id:
         tenant = target_tenant(request) or await run_resource(request.app.state.tempo_app, run_id)
-    if tenant is None and action.guarded_tenant:
+    if tenant is None and (action.guarded_tenant or action.tenant is not None):
         tenant = target_tenant(request)
     return tenant
 
