@@ -2,7 +2,7 @@
 posted with the bot token, a click answers as the Slack user's principal (mapped by id, or by email through
 users.info) and the message is updated in place; a bad signature, a stale timestamp, a replayed request, an
 unknown Slack user and a user who may not answer are refused and answer nothing; every click is in the audit
-trail, the refused ones as refused."""
+trail, the refused ones and those on a button that answers nothing as refused."""
 
 from __future__ import annotations
 
@@ -177,6 +177,30 @@ async def test_taken_requests_are_forgotten_after_the_window_and_a_replay_inside
                 replayed = await http.post(route, content=body, headers=headers)
                 assert replayed.status_code == 401 and "taken already" in replayed.text
             assert [len(slack.responses[name]) for name in ("recent", "new")] == [1, 1]
+
+
+async def test_a_click_on_the_dashboard_button_is_recorded_as_answering_nothing(make_app: AppFactory) -> None:
+    with fake_slack(FakeSlack(BOT_TOKEN, USERS)) as slack:
+        app = slack_app(make_app, slack, [])
+        async with served(app) as (server_url, http):
+            payload = block_actions("U0ALICE", "open-dashboard", "", slack.response_url("dashboard"))
+            [button] = payload["actions"]
+            del button["value"]  # a link button carries its url, no value
+            button["url"] = "https://agents.example.test/#/runs/some-run"
+            body, headers = signed_request(SIGNING_SECRET, payload)
+            clicked = await http.post(f"{server_url}/api/slack/interactions", content=body, headers=headers)
+            assert clicked.status_code == 200
+            assert "dashboard" not in slack.responses  # the message stays as it is
+            audit = await http.get(
+                f"{server_url}/api/audit", params={"action": "answer-slack"}, headers={"authorization": OPS}
+            )
+            [record] = audit.json()["records"]
+            assert (record["target"], record["outcome"], record["status"], record["code"]) == (
+                None,
+                "refused",
+                200,
+                "SLACK_NOT_AN_ANSWER",
+            )  # not "done": nothing was answered
 
 
 async def test_a_button_value_is_no_link_and_a_link_is_no_button_value(make_app: AppFactory) -> None:

@@ -16,6 +16,7 @@ from tempo_agents.server.errors import ApiError
 from tests.conftest import AppFactory, running_worker
 from tests.support.approval_agents import TRANSFER_ARGS, payments_agent
 from tests.support.http_api import parity_agent, served
+from tests.support.tenants import ROOT, TENANT_ROLES, TENANT_TOKENS, tenant_world
 from tests.support.webhook_deliveries import signed_delivery
 
 TOKENS = {"alice-token": "alice", "bob-token": "bob"}
@@ -299,3 +300,69 @@ async def test_changing_requests_refused_before_routing_are_recorded(make_app: A
         unchanging = await http.post("/codec/encode", content=b"[" * 100 + b"]" * 100, headers=ALICE)
         assert unchanging.status_code in (400, 404)
         assert len(await records(http, perPage="100")) == 3  # a request that changes nothing leaves nothing
+
+
+SCHEDULE_CHANGES = [
+    ("PATCH", "", {"message": "changed"}, "schedule.update"),
+    ("POST", "/pause", {"note": "audit"}, "schedule.pause"),
+    ("POST", "/unpause", {}, "schedule.unpause"),
+    ("POST", "/trigger", {}, "schedule.trigger"),
+    ("POST", "/backfill", {"startAt": "2026-01-01T00:00:00Z", "endAt": "2026-01-01T02:00:00Z"}, "schedule.backfill"),
+    ("DELETE", "", None, "schedule.delete"),
+]
+
+
+async def test_changes_refused_by_the_guard_name_the_tenant_it_found_as_runs_do(
+    make_app: AppFactory,
+) -> None:
+    app = make_app([parity_agent()])
+    async with served(app, tokens=TENANT_TOKENS, roles=TENANT_ROLES) as http, running_worker(app):
+        world = await tenant_world(http)
+        mine, theirs = world.things["acme"], world.things["globex"]
+        viewer = {"authorization": "Bearer tok-viewer"}  # views acme, may change nothing there
+        operator = {"authorization": "Bearer tok-operator"}  # operates acme, sees nothing of globex
+
+        for method, suffix, body, action in SCHEDULE_CHANGES:
+            refused = await http.request(method, f"/schedules/{mine.schedule_id}{suffix}", json=body, headers=viewer)
+            assert refused.status_code == 403 and "in tenant acme" in refused.text, (action, refused.text)
+            record = (await http.get("/audit", params={"action": action}, headers=ROOT)).json()["records"][0]
+            assert fields(record, "target", "tenant", "principal", "outcome", "status") == (
+                mine.schedule_id,
+                "acme",
+                "viewer-in-acme",
+                "refused",
+                403,
+            ), action
+        schedule = {"agentId": "assistant", "message": "hi", "every": "1h", "thread": "t-refused", "resource": "acme"}
+        create_refused = await http.post("/schedules", json=schedule, headers=viewer)
+        start_refused = await http.post(
+            "/agents/assistant/generate",
+            json={"messages": "hi", "memory": {"thread": "t-refused", "resource": "acme"}},
+            headers=viewer,
+        )
+        assert (create_refused.status_code, start_refused.status_code) == (403, 403)
+        for action in ("schedule.create", "start"):
+            record = (await http.get("/audit", params={"action": action}, headers=ROOT)).json()["records"][0]
+            assert fields(record, "tenant", "principal", "status") == ("acme", "viewer-in-acme", 403), action
+        cancel_refused = await http.post(f"/runs/{mine.run_id}/cancel", headers=viewer)
+        assert cancel_refused.status_code == 403
+        cancel_record = (await http.get("/audit", params={"action": "cancel"}, headers=ROOT)).json()["records"][0]
+        assert fields(cancel_record, "target", "tenant", "status") == (mine.run_id, "acme", 403)
+
+        # another tenant's: a 404, recorded as a run of another tenant is, under its owner's tenant
+        hidden_pause = await http.post(f"/schedules/{theirs.schedule_id}/pause", json={}, headers=operator)
+        hidden_cancel = await http.post(f"/runs/{theirs.run_id}/cancel", headers=operator)
+        assert (hidden_pause.status_code, hidden_cancel.status_code) == (404, 404)
+        everything = (await http.get("/audit", params={"perPage": "100"}, headers=ROOT)).json()["records"]
+        [pause_record] = [
+            r for r in everything if r["target"] == theirs.schedule_id and r["action"] != "schedule.create"
+        ]
+        [cancel_theirs] = [r for r in everything if r["target"] == theirs.run_id and r["action"] == "cancel"]
+        assert fields(pause_record, "principal", "outcome", "status") == ("operator-in-acme", "refused", 404)
+        assert pause_record["tenant"] == cancel_theirs["tenant"] == "globex"
+
+        # acme's administrator reads acme's records: nothing of globex, not even these refusals of its operator
+        seen = await http.get("/audit", params={"perPage": "100"}, headers={"authorization": "Bearer tok-admin"})
+        assert seen.status_code == 200, seen.text
+        assert {r["tenant"] for r in seen.json()["records"]} == {"acme"}
+        assert theirs.schedule_id not in seen.text and theirs.run_id not in seen.text and "globex" not in seen.text

@@ -1,5 +1,6 @@
 """Tenants over HTTP: another tenant's runs, forks, threads, schedules' runs and cursors stay out of sight, through
-the Python HTTP client, the official TypeScript client and the CLI's ``api`` commands; and the policy hook."""
+the Python HTTP client, the official TypeScript client and the CLI's ``api`` commands; and the policy hook. A chosen
+run or schedule id taken by another tenant is answered exactly as one taken by the caller's own."""
 
 from __future__ import annotations
 
@@ -200,6 +201,52 @@ async def test_a_policy_denies_filters_and_sees_each_target(make_app: AppFactory
         assert cancelled.status_code == 403 and "policy" in cancelled.json()["error"]
         assert ("operator-in-acme", "runs.cancel", "acme") in seen
         assert (await http.get(f"/runs/{mine}", headers=OPERATOR)).json()["status"] == "suspended"
+
+
+def _as_sent(answer: httpx.Response) -> tuple[int, list[tuple[str, str]], bytes]:
+    """An answer's status, headers (but its date) and body bytes."""
+    headers = [(name, value) for name, value in answer.headers.multi_items() if name != "date"]
+    return answer.status_code, headers, answer.content
+
+
+async def test_a_chosen_id_taken_by_another_tenant_is_answered_as_one_taken_by_ones_own(make_app: AppFactory) -> None:
+    tokens = {**TENANT_TOKENS, "tok-globex-operator": "operator-in-globex"}
+    roles = {**TENANT_ROLES, "operator-in-globex": {"globex": ["operator"]}}
+    app = make_app([parity_agent()])
+    async with served(app, tokens=tokens, roles=roles) as http, running_worker(app):
+        acme = (await tenant_world(http)).things["acme"]  # ids taken in acme
+        callers = {"acme": OPERATOR, "globex": {"Authorization": "Bearer tok-globex-operator"}}
+        for route in ("generate", "stream"):
+            answers = {
+                tenant: await http.post(
+                    f"/agents/assistant/{route}",
+                    json={"messages": "hi", "runId": acme.run_id, "memory": {"thread": "t-ids", "resource": tenant}},
+                    headers=headers,
+                )
+                for tenant, headers in callers.items()
+            }
+            assert answers["acme"].status_code == 409 and "already exists" in answers["acme"].text, route
+            assert _as_sent(answers["globex"]) == _as_sent(answers["acme"]), route
+        schedules = {
+            tenant: await http.post(
+                "/schedules",
+                json={
+                    "agentId": "assistant",
+                    "message": "hello",
+                    "every": "1h",
+                    "paused": True,
+                    "scheduleId": acme.schedule_id,
+                    "thread": "t-ids",
+                    "resource": tenant,
+                },
+                headers=headers,
+            )
+            for tenant, headers in callers.items()
+        }
+        assert schedules["acme"].status_code == 409 and "already exists" in schedules["acme"].text, schedules[
+            "acme"
+        ].text
+        assert _as_sent(schedules["globex"]) == _as_sent(schedules["acme"])
 
 
 async def test_the_official_client_sees_only_its_tenant(world: tuple[httpx.AsyncClient, TenantWorld]) -> None:

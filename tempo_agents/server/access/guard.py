@@ -62,9 +62,12 @@ class _Check:
         self.rule = rule
         self.principal = principal
         self.looks_up = policy or principal.tenants_for(Role.VIEWER) is not None
+        """Whether a run's tenant is looked up: not for a principal who sees every tenant, unless a policy asks."""
         self.hidden: list[str] = []
         """The runs and schedules the request names that the principal may not see."""
-        """Whether a run's tenant is looked up: not for a principal who sees every tenant, unless a policy asks."""
+        self.tenant: str | None = None
+        """The tenant of the run or schedule the request names, or the one a start names, as soon as it is found
+        (before any refusal)."""
         self.app: App = request.app.state.tempo_app
         self.agent_id: str | None = request.path_params.get("agent_id")
 
@@ -84,6 +87,7 @@ class _Check:
 
     async def _run(self, run_id: str) -> AccessTarget:
         found = await run_tenant(self.app, run_id)
+        self.tenant = found.tenant
         target = AccessTarget(kind=self.rule.target.value, id=run_id, tenant=found.tenant, agent_id=self.agent_id)
         if not found.exists:
             return target  # the route answers its own 404
@@ -95,6 +99,7 @@ class _Check:
 
     async def _schedule(self, schedule_id: str, body: Any) -> AccessTarget:
         found = await schedule_tenant(self.app, schedule_id)
+        self.tenant = found.tenant
         target = AccessTarget(kind=self.rule.target.value, id=schedule_id, tenant=found.tenant)
         if not found.exists:
             return target
@@ -133,7 +138,7 @@ class _Check:
             return await self._compare()
         body = await _body(self.request)
         if kind is TargetKind.START:
-            tenant = start_tenant(body, schedule=self.agent_id is None)
+            tenant = self.tenant = start_tenant(body, schedule=self.agent_id is None)
             self._needs_in(tenant)
             return AccessTarget(kind=kind.value, tenant=tenant, agent_id=self.agent_id)
         if kind is TargetKind.SCHEDULE:
@@ -197,9 +202,13 @@ def access_dependency(hook: RequestHook | None, policy: Policy | None) -> Callab
             return
         principal = request_principal(request)
         check = _Check(request, rule, principal, policy=policy is not None)
-        target = await check.target()
-        verdict = await _decide(policy, principal, rule, target)
-        _hide_filtered(check, target, verdict)
+        try:
+            target = await check.target()
+            verdict = await _decide(policy, principal, rule, target)
+            _hide_filtered(check, target, verdict)
+        except ApiError:  # the refusal's audit record names the tenant the check found
+            request.state.visibility = Visibility(principal, frozenset(), check.tenant)
+            raise
         hide(check.hidden)
         tenants = _narrowed(principal.tenants_for(Role.VIEWER), verdict)
         request.state.visibility = Visibility(principal, tenants, target.tenant)

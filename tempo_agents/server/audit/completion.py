@@ -25,8 +25,8 @@ from tempo_agents.audit import DONE, FAILED, REFUSED, AuditEntry, Outcome
 from tempo_agents.errors import StoreUnavailableError
 from tempo_agents.server.audit.actions import Seen, action_of
 from tempo_agents.server.audit.door import door_route
-from tempo_agents.server.audit.intents import pending_action, requester, run_resource
-from tempo_agents.server.audit.recording import origin
+from tempo_agents.server.audit.intents import pending_action, requester
+from tempo_agents.server.audit.recording import action_tenant, origin
 
 __all__ = ["SIGN_IN", "AuditTrail"]
 
@@ -114,16 +114,12 @@ class _Answer:
         if action is None:
             return None
         seen = Seen(path_params, {}, self.request.query_params)
-        tenant = action.tenant(seen) if action.tenant is not None else None
-        run_id = action.run(seen) if action.run is not None else None
-        if tenant is None and run_id:
-            tenant = await run_resource(self.request.app.state.tempo_app, run_id)
         return AuditEntry(
             action=action.name(seen),
             target=action.target(seen),
             outcome=_outcome(status),
             principal=requester(self.request),
-            tenant=tenant,
+            tenant=await action_tenant(self.request, action, seen),
             status=status,
             code=code,
             **origin(self.request),

@@ -21,7 +21,7 @@ from tempo_agents.server.access.visibility import target_tenant
 from tempo_agents.server.audit.actions import RouteAction, Seen, action_of
 from tempo_agents.server.audit.intents import STATE_KEY, PendingAction, requester, run_resource
 
-__all__ = ["Origin", "origin", "record_intent", "route_action"]
+__all__ = ["Origin", "action_tenant", "origin", "record_intent", "route_action"]
 
 
 class Origin(TypedDict):
@@ -52,6 +52,20 @@ async def _json_body(request: Request) -> Any:
         return {}
 
 
+async def action_tenant(request: Request, action: RouteAction, seen: Seen) -> str | None:
+    """The tenant ``action`` touches: the one the request names, else its run's, else (a change to a schedule) the
+    schedule's. The access guard found each already when it checked the principal's role there, and left it on the
+    request even when it refused the request (``target_tenant``): a refusal's record, made without reading the
+    body, takes the tenant a start names from there; a run the guard did not look up is described here."""
+    tenant = action.tenant(seen) if action.tenant is not None else None
+    run_id = action.run(seen) if action.run is not None else None
+    if tenant is None and run_id:
+        tenant = target_tenant(request) or await run_resource(request.app.state.tempo_app, run_id)
+    if tenant is None and (action.guarded_tenant or action.tenant is not None):
+        tenant = target_tenant(request)
+    return tenant
+
+
 async def record_intent(request: Request) -> None:
     """Record the intent of the route's action, if it has one (module docstring)."""
     action = route_action(request)
@@ -59,12 +73,7 @@ async def record_intent(request: Request) -> None:
         return
     seen = Seen.of(request, await _json_body(request))
     app: App = request.app.state.tempo_app
-    tenant = action.tenant(seen) if action.tenant is not None else None
-    run_id = action.run(seen) if action.run is not None else None
-    if tenant is None and run_id:  # the guard described the run already when it checked the principal's role there
-        tenant = target_tenant(request) or await run_resource(app, run_id)
-    if tenant is None and action.guarded_tenant:  # a schedule's, as the guard found it
-        tenant = target_tenant(request)
+    tenant = await action_tenant(request, action, seen)
     intent = AuditEntry(
         action=action.name(seen),
         target=action.target(seen),

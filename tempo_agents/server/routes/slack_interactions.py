@@ -42,7 +42,7 @@ from tempo_agents.server.routes.answer_links import claimed_call
 from tempo_agents.server.slack_replays import SEEN_SIGNATURES_RUN, first_time
 from tempo_agents.workflows import resume_errors
 
-__all__ = ["BUTTON_REFUSED", "REPLAYED", "SEEN_SIGNATURES_RUN", "USER_UNKNOWN", "router"]
+__all__ = ["BUTTON_REFUSED", "NOT_AN_ANSWER", "REPLAYED", "SEEN_SIGNATURES_RUN", "USER_UNKNOWN", "router"]
 
 router = APIRouter(prefix="/slack", tags=["slack"], include_in_schema=False)
 
@@ -55,6 +55,9 @@ USER_UNKNOWN = "SLACK_USER_UNKNOWN"
 """The audit code of a click by a Slack user mapped to no principal."""
 BUTTON_REFUSED = "ANSWER_BUTTON_REFUSED"
 """The audit code of a click whose button answers nothing (not ours, or its call no longer waits for it)."""
+NOT_AN_ANSWER = "SLACK_NOT_AN_ANSWER"
+"""The audit code of an interaction that is no click on an answer button (the message's "open the dashboard" link
+button, any other action): taken, and nothing answered."""
 
 
 def _signing_channels(app: App) -> dict[str, SlackChannel]:
@@ -192,8 +195,9 @@ async def interactions(app: AppDep, request: Request) -> Response:
     except (ValueError, UnicodeDecodeError):
         return _refused("the request carries no interaction payload", 400)
     action = _answer_action(payload) if isinstance(payload, dict) else None
-    if action is None:
-        return Response(status_code=200)  # not an answer button (the dashboard's link button, another action)
+    if action is None:  # not an answer button (the dashboard's link button, another action)
+        note_refusal(request, NOT_AN_ANSWER)
+        return Response(status_code=200)
     async with httpx.AsyncClient(timeout=10) as http:
         user_id = str((payload.get("user") or {}).get("id", ""))
         principal = await slack_principal(channel, user_id, http)
