@@ -10,7 +10,19 @@ from tempo_agents.errors import RunNotFoundError
 from tempo_agents.streams import RunClosedProbe
 from tempo_agents.threads import thread_view
 
-__all__ = ["run_closed_probe", "thread_run_probe"]
+__all__ = ["NOT_KNOWN_NOW", "run_closed_probe", "thread_run_probe"]
+
+NOT_KNOWN_NOW = frozenset(
+    {
+        RPCStatusCode.CANCELLED,  # the client's own deadline ("Timeout expired")
+        RPCStatusCode.DEADLINE_EXCEEDED,  # a query the worker did not answer in time
+        RPCStatusCode.UNAVAILABLE,
+        RPCStatusCode.RESOURCE_EXHAUSTED,
+    }
+)
+"""The answers that say Temporal could not tell now (unreachable, busy, a loaded worker's query timing out), not
+that anything is wrong with the run: the probe answers ``None`` (not known to have closed) and the stream asks again
+after its next quiet interval, instead of failing a run that goes on."""
 
 
 def run_closed_probe(client: Client, run_id: str) -> RunClosedProbe:
@@ -23,6 +35,8 @@ def run_closed_probe(client: Client, run_id: str) -> RunClosedProbe:
         except RPCError as error:
             if error.status == RPCStatusCode.NOT_FOUND:
                 raise RunNotFoundError(f'no run "{run_id}" exists') from error
+            if error.status in NOT_KNOWN_NOW:
+                return None
             raise
         status = description.status
         if status in (None, WorkflowExecutionStatus.RUNNING, WorkflowExecutionStatus.CONTINUED_AS_NEW):
@@ -40,7 +54,12 @@ def thread_run_probe(client: Client, task_queue: str, run_id: str, thread_id: st
         try:
             return await closed()
         except RunNotFoundError:
-            view = await thread_view(client, task_queue, thread_id, resource_id)
+            try:
+                view = await thread_view(client, task_queue, thread_id, resource_id)
+            except RPCError as error:
+                if error.status in NOT_KNOWN_NOW:
+                    return None
+                raise
             ended = [entry.status for entry in view.done if entry.run_id == run_id]
             if ended:
                 return ended[-1]
