@@ -13,6 +13,7 @@ import socket
 from typing import Any
 
 import httpx
+import pytest
 from starlette.requests import Request
 
 from tempo_agents import App
@@ -295,6 +296,7 @@ def _paths(document: dict[str, Any], runs: list[str]) -> list[tuple[str, str]]:
     return found
 
 
+@pytest.mark.timeout(360)  # hundreds of requests, each a changing one recorded twice in the audit trail: 83 s alone
 async def test_no_route_answers_a_server_error_to_hostile_input(make_app: AppFactory) -> None:
     app = parity_app(make_app)
     async with served(app) as http, running_worker(app):
