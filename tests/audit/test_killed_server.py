@@ -75,7 +75,7 @@ async def test_a_server_killed_after_a_cancel_still_has_its_record(make_app: App
             outcome = await handle.describe()
             return outcome if outcome.status == WorkflowExecutionStatus.CANCELED else None
 
-        outcome = await until(cancelled, timeout=10)  # the cancel was sent: the run ends cancelled
+        outcome = await until(cancelled, timeout=30)  # the cancel was sent: the run ends cancelled
         assert outcome.status == WorkflowExecutionStatus.CANCELED
 
     [kept] = await app.store.audit_actions(AuditQuery(action="cancel"))

@@ -60,7 +60,7 @@ async def test_a_run_whose_key_was_removed_fails_its_workflow_task_naming_the_ke
     handle = client.get_workflow_handle(run_id)
     with caplog.at_level(logging.ERROR, logger="temporalio"):
         async with running_worker(without_k1):
-            failures = await until(lambda: failed_tasks(handle), timeout=20)
+            failures = await until(lambda: failed_tasks(handle), timeout=60)
     # In the run's history, read without any codec: the workflow task failed, and says why in clear.
     assert failures and "'k1'" in failures[0] and "not among the configured encryption keys" in failures[0]
     # In the worker's log.

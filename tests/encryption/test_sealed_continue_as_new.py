@@ -36,7 +36,7 @@ async def test_a_thread_continues_as_new_sealed(tmp_path: Path) -> None:
             texts = [await (await app.stream("chat", f"m{n}", memory=MEMORY)).text for n in range(6)]
             assert texts == [f"m{n} after {n + 1}" for n in range(6)]
             handle = env.client.get_workflow_handle(thread_workflow_id(app.task_queue, "u-sealed", "sealed-long"))
-            await until(lambda: all_done(app), timeout=10)
+            await until(lambda: all_done(app), timeout=30)
             run_id: str | None = (await handle.describe()).run_id
             chain = []
             while run_id:  # back along the chain of continue-as-new, read without the codec

@@ -72,9 +72,9 @@ async def test_the_worker_deletes_expired_runs_and_keeps_the_others(make_app: Ap
         async def not_served(run_id: str) -> bool:
             return (await http.get(f"/runs/{run_id}")).status_code == 404
 
-        await until(records_deleted, timeout=60)  # the expired runs' records are deleted
+        await until(records_deleted, timeout=120)  # the expired runs' records are deleted
         for run in short:  # gone from Temporal too, which deletes in the background within moments
-            await until(partial(not_served, run.run_id), timeout=30)
+            await until(partial(not_served, run.run_id), timeout=90)
         assert (await app.thread("t1", resource_id="acme")).to_wire()["messages"] == []
         left = store_contents(app.store)
         assert not any(f"ACME-NOTE-{n}" in left for n in range(3))
@@ -97,7 +97,7 @@ async def test_a_sweep_notes_expiries_ahead_and_deletes_only_what_expired(make_a
             result = await sweeper.sweep()
             return result if result.noted else None
 
-        first = await until(noted, timeout=10)  # the run closes, and visibility lists it, within moments
+        first = await until(noted, timeout=60)  # the run closes, and visibility lists it, within moments
     assert first.noted == 1 and first.deleted == []
     assert await app.store.read_chunks(run.run_id) != []
     now[0] += timedelta(days=1).total_seconds()

@@ -105,7 +105,7 @@ async def until_suspended(client: Client, run_id: str) -> None:
         status = description.typed_search_attributes.get(search_attributes.STATUS)
         return not description.raw_description.pending_activities and status == "suspended"
 
-    await until(suspended, timeout=30)
+    await until(suspended, timeout=90)
 
 
 async def start_and_suspend(app: App) -> str:
