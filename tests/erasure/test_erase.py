@@ -51,9 +51,15 @@ def _agent() -> Agent:
     return Agent(id="billing", model=ScriptedModel(script), tools=tools)
 
 
-async def _unlisted(client: Client, resource: str) -> bool:
-    """Whether visibility lists none of the resource's runs."""
-    return not await listed_runs(client, f"TempoAgentResource = '{resource}'")
+def _runs_of(task_queue: str, resource: str) -> str:
+    """The visibility query of the resource's runs on ``task_queue`` (the dev server is shared with the other tests
+    of this process, whose runs may name the same resource)."""
+    return f"TaskQueue = '{task_queue}' AND TempoAgentResource = '{resource}'"
+
+
+async def _unlisted(client: Client, task_queue: str, resource: str) -> bool:
+    """Whether visibility lists none of the resource's runs on ``task_queue``."""
+    return not await listed_runs(client, _runs_of(task_queue, resource))
 
 
 async def test_erasing_a_resource_leaves_nothing_of_it_and_everything_of_the_others(
@@ -84,11 +90,11 @@ async def test_erasing_a_resource_leaves_nothing_of_it_and_everything_of_the_oth
         assert all(secret in store for secret in GLOBEX)
         # Temporal drops a deleted run from its visibility store by a task of its own, a moment later: seconds when
         # the machine is loaded (the suite beside other work on two cores took past 20 s).
-        await until(lambda: _unlisted(temporal_env.client, "acme"), timeout=90)
+        await until(lambda: _unlisted(temporal_env.client, app.task_queue, "acme"), timeout=90)
         for run_id in (looked_up.run_id, waiting.run_id):
             code, shown = await show_history(temporal_env.client, run_id)
             assert code != 0 and ACME[0] not in shown
-        globex = await listed_runs(temporal_env.client, "TempoAgentResource = 'globex'")
+        globex = await listed_runs(temporal_env.client, _runs_of(app.task_queue, "globex"))
         assert [run["execution"]["workflowId"] for run in globex] == [theirs.run_id]
         assert (await app.thread("t1", resource_id="acme")).to_wire()["messages"] == []
         assert len((await app.thread("t1", resource_id="globex")).to_wire()["messages"]) == 4

@@ -12,6 +12,7 @@ import asyncio
 from typing import Any
 
 import httpx
+import pytest
 import schemathesis
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
@@ -105,6 +106,7 @@ def _fuzz(base_url: str, runs: dict[str, list[str]]) -> dict[str, str]:
     return failures
 
 
+@pytest.mark.timeout(360)  # every operation's examples, each changing request recorded in the audit trail
 async def test_the_openapi_document_is_true(make_app: AppFactory) -> None:
     app = make_app([parity_agent()])
     server = ApiServer(app, port=0, tokens={TOKEN: "fuzzer"})
