@@ -68,7 +68,10 @@ async def served(
     )
     await server.start()
     try:
-        async with httpx.AsyncClient(base_url=server.url + "/api", timeout=60) as http:
+        # The client lets an idle connection go before the server's 5 s keep-alive does (httpx keeps it 5 s too, so a
+        # request after a pause of exactly that could go out on a connection the server was closing: a ReadError).
+        limits = httpx.Limits(keepalive_expiry=2)
+        async with httpx.AsyncClient(base_url=server.url + "/api", timeout=60, limits=limits) as http:
             yield http
     finally:
         await server.stop()
