@@ -20,6 +20,7 @@ from temporalio.client import Client
 from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.testing import WorkflowEnvironment
 
+from tempo_agents.store.sqlite import SQLiteStore
 from tempo_agents.worker.dev_server import DevServer, free_port
 from tests.support.worker_processes import app_in_worker_processes, replace_dead_workers
 
@@ -41,15 +42,17 @@ STEP = Usage(input_tokens=60, output_tokens=40, total_tokens=100)
 _record = SQLiteStore.record
 
 
-async def record(self, run_id, entries, writes, outcome=None, waiting=None, charges=(), fence=None):
-    offsets = await _record(self, run_id, entries, writes, outcome, waiting, charges, fence)
+async def record(self, run_id, entries, writes, outcome=None, **more):
+    offsets = await _record(self, run_id, entries, writes, outcome, **more)
     if outcome is not None and outcome.key == keys.model_step_outcome(1) and not KILLED.exists():
         KILLED.write_text("after the commit of step 1")
         os.kill(os.getpid(), signal.SIGKILL)  # committed; Temporal never hears of the result
     return offsets
 
 
-SQLiteStore.record = record
+# The workers only: the test process imports this module as its client, and its store must stay whole.
+if os.environ.get("TEMPO_AGENTS_TESTS_WORKER_PROCESS"):
+    SQLiteStore.record = record
 
 
 async def lookup(data: dict) -> str:
@@ -74,7 +77,9 @@ app = App(agents=[agent], prices={"scripted/priced": {"input": 2.5, "output": 10
 async def test_a_step_retried_after_its_commit_is_counted_once(
     tmp_path: Path, temporal_env: WorkflowEnvironment
 ) -> None:
+    unpatched = SQLiteStore.record
     processes = app_in_worker_processes(tmp_path, temporal_env, APP, "budget_loss_app")
+    assert SQLiteStore.record is unpatched  # the fault is injected into the worker processes alone
     app = processes.app
     workers = [processes.start() for _ in range(2)]
     try:

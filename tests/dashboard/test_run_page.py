@@ -12,7 +12,7 @@ from playwright.async_api import Browser, Page, expect
 from tempo_agents import App
 from tempo_agents.server.serving import ApiServer
 from tests.conftest import AppFactory, running_worker
-from tests.support.browser import SCREENSHOTS, chromium, dashboard_server, desk_agent, shoot
+from tests.support.browser import chromium, dashboard_server, desk_agent, shoot, write_screenshot
 
 DESKTOP = {"width": 1440, "height": 900}
 PHONE = {"width": 390, "height": 844}
@@ -48,7 +48,7 @@ async def first_screen(page: Page, name: str) -> None:
     for scheme in ("light", "dark"):
         await page.emulate_media(color_scheme=scheme)
         await page.wait_for_timeout(100)
-        await page.screenshot(path=SCREENSHOTS / f"{name}-{scheme}.png")
+        write_screenshot(f"{name}-{scheme}.png", await page.screenshot())
     await page.emulate_media(color_scheme="light")
 
 

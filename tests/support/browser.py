@@ -12,7 +12,7 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any, Literal
 
-from playwright.async_api import Browser, BrowserContext, Page, async_playwright
+from playwright.async_api import Browser, BrowserContext, Page, async_playwright, expect
 
 from tempo_agents import Agent, App
 from tempo_agents.server.serving import ApiServer
@@ -29,6 +29,11 @@ CHROMIUM_ARGS = [
     "--disable-component-update",
     "--disable-sync",
 ]
+EXPECT_TIMEOUT_MS = 15_000
+"""How long an ``expect`` waits for the page to show something. An action that goes through the server and Temporal
+(pause a schedule, answer a call) shows on the page in well under a second on a quiet machine and took past
+Playwright's default 5 s with the suite and other work sharing two cores; the page must still show it."""
+expect.set_options(timeout=EXPECT_TIMEOUT_MS)
 SCREENSHOTS = Path(__file__).resolve().parents[2] / "docs" / "screenshots"
 """Where the tests write the screenshots the README shows."""
 TOKENS = {"tok-alice": "alice", "tok-bob": "bob"}
@@ -115,16 +120,21 @@ async def signed_in_page(
 
 async def shoot(page: Page, name: str, target: Any = None) -> None:
     """A light and a dark screenshot of ``target`` (or the whole page)."""
-    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     for scheme in ("light", "dark"):
         await page.emulate_media(color_scheme=scheme)
         await page.wait_for_timeout(100)
-        path = SCREENSHOTS / f"{name}-{scheme}.png"
-        if target is None:
-            await page.screenshot(path=path, full_page=True)
-        else:
-            await target.screenshot(path=path)
+        shot = await page.screenshot(full_page=True) if target is None else await target.screenshot()
+        write_screenshot(f"{name}-{scheme}.png", shot)
     await page.emulate_media(color_scheme="light")
+
+
+def write_screenshot(name: str, shot: bytes) -> None:
+    """Write ``shot`` into :data:`SCREENSHOTS` whole or not at all: a site built while the tests run copies either the
+    old picture or the new one, never half of one."""
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    partial = SCREENSHOTS / f".{name}.{os.getpid()}.partial"
+    partial.write_bytes(shot)
+    os.replace(partial, SCREENSHOTS / name)
 
 
 def inbox_item(page: Page, run_id: str) -> Any:

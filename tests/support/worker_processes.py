@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import importlib
+import os
 import subprocess
 import sys
 import textwrap
@@ -21,6 +22,10 @@ from temporalio.testing import WorkflowEnvironment
 
 from tempo_agents import App
 
+WORKER_PROCESS = "TEMPO_AGENTS_TESTS_WORKER_PROCESS"
+"""Set (to ``1``) in the environment of each worker process and nowhere else, so the module can tell the sides
+apart (a fault a test injects belongs in the workers, never in the test process that imports the module too)."""
+
 
 @dataclass
 class WorkerProcesses:
@@ -31,7 +36,8 @@ class WorkerProcesses:
     directory: Path
 
     def start(self) -> subprocess.Popen[bytes]:
-        return subprocess.Popen(self.command, cwd=self.directory, stderr=subprocess.DEVNULL)
+        environment = {**os.environ, WORKER_PROCESS: "1"}
+        return subprocess.Popen(self.command, cwd=self.directory, env=environment, stderr=subprocess.DEVNULL)
 
 
 def app_in_worker_processes(
