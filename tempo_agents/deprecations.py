@@ -21,7 +21,7 @@ from typing import Any
 __all__ = ["MOVED_MODULES", "MOVED_NAMES", "MovedModuleFinder", "install", "moved_name"]
 
 _CLIENT = ["app", "budget_usage", "forking", "resume", "run_control", "run_queries", "update_resends"]
-_CLIENT += ["visibility", "waiting_runs"]
+_CLIENT += ["waiting_runs"]
 _INGRESS = ["event_memory", "events", "webhook_source_file", "webhook_sources", "webhooks"]
 
 MOVED_MODULES: dict[str, str] = {
@@ -29,6 +29,7 @@ MOVED_MODULES: dict[str, str] = {
     **{f"tempo_agents.agent.{name}": f"tempo_agents.ingress.{name}" for name in _INGRESS},
     **{f"tempo_agents.agent.{name}": f"tempo_agents.streams.{name}" for name in ["nested_chunks", "partial_args"]},
     "tempo_agents.agent.stream": "tempo_agents.streams.stream",
+    "tempo_agents.agent.visibility": "tempo_agents.workflows.visibility_queries",
     "tempo_agents.agent.schedules": "tempo_agents.schedules.handles",
     "tempo_agents.agent.schedule_requests": "tempo_agents.schedules.requests",
     "tempo_agents.agent.schedule_cron": "tempo_agents.schedules.cron",

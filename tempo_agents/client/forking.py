@@ -14,13 +14,13 @@ from typing import Any, Literal
 from temporalio.client import Client
 from temporalio.service import RPCError, RPCStatusCode
 
-from tempo_agents.client.visibility import quote, runs_query
 from tempo_agents.errors import ConfigurationError, RunNotFoundError
 from tempo_agents.forks import check_fork_point, copied_steps, last_good_step
 from tempo_agents.models.messages import MessageInput, normalize_messages
 from tempo_agents.store.base import Store
 from tempo_agents.workflows import search_attributes
 from tempo_agents.workflows.payloads import ForkOrigin, RunInput
+from tempo_agents.workflows.visibility_queries import quote, runs_query
 
 __all__ = ["FORK_MEMO", "ForkPlan", "Reuse", "forks_query", "origin_input", "plan_fork"]
 

@@ -18,10 +18,10 @@ from typing import Protocol
 from temporalio.client import Client
 
 from tempo_agents.agent.suspended_runs import SuspendedRun, SuspendedRuns, SuspendedToolCall
-from tempo_agents.client.visibility import quote, runs_query, waiting_clauses
 from tempo_agents.store.base import Resources, Store
 from tempo_agents.workflows import search_attributes
 from tempo_agents.workflows.payloads import PendingCall
+from tempo_agents.workflows.visibility_queries import quote, runs_query, waiting_clauses
 
 __all__ = ["WaitingPage", "WaitingRun", "WaitingRunsApp", "suspended_runs", "waiting_page"]
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
 
 from temporalio.client import Client
 from temporalio.service import RPCError, RPCStatusCode
@@ -49,68 +50,72 @@ def schedules_of(scope: ErasureScope, schedules: Sequence[ScheduleView]) -> list
     return chosen
 
 
+@dataclass
+class _Erased:
+    """What an erasure has done so far, each id once, in the order met."""
+
+    executions: set[tuple[str, str]] = field(default_factory=set)
+    stopped: dict[str, None] = field(default_factory=dict)
+    runs: dict[str, None] = field(default_factory=dict)
+    threads: dict[tuple[str, str], None] = field(default_factory=dict)
+    rows: int = 0
+
+
 async def erase_scope(
     client: Client,
     store: Store,
     task_queue: str,
     scope: ErasureScope,
     *,
-    schedules: Sequence[ScheduleView] = (),
-    delete_schedule: Callable[[str], Awaitable[None]] | None = None,
+    schedules: Sequence[ScheduleView],
+    delete_schedule: Callable[[str], Awaitable[None]],
     settle: float = VISIBILITY_SETTLE_SECONDS,
 ) -> ErasureReport:
     """Erase ``scope`` (see the module's text) and say what was done, by id only.
 
     Temporal lists a run a moment after it starts, so the executions are looked for again, ``settle`` seconds
     apart, until a look finds none that are not erased already."""
-    report = ErasureReport(scope)
-    for schedule_id in schedules_of(scope, schedules):
-        if delete_schedule is not None:
-            await delete_schedule(schedule_id)
-            report.deleted_schedules.append(schedule_id)
-    erased: set[tuple[str, str]] = set()
-    threads: list[tuple[str, str]] = []
-    rows = 0
+    deleted_schedules = schedules_of(scope, schedules)
+    for schedule_id in deleted_schedules:
+        await delete_schedule(schedule_id)
+    erased = _Erased()
     for look in range(_MOST_LOOKS):
         listed = await scope_executions(client, scope, task_queue)
-        found = [execution for execution in listed if (execution.workflow_id, execution.run_id) not in erased]
-        rows += await _erase_executions(client, store, scope, found, report, threads)
-        erased |= {(execution.workflow_id, execution.run_id) for execution in found}
+        found = [
+            execution for execution in listed if (execution.workflow_id, execution.run_id) not in erased.executions
+        ]
+        await _erase_executions(client, store, scope, found, erased)
         if not found and look > 0:  # a look after the settling time found nothing new
             break
         await asyncio.sleep(settle)
     return ErasureReport(
         scope,
-        stopped=list(dict.fromkeys(report.stopped)),
-        deleted_runs=list(dict.fromkeys(report.deleted_runs)),
-        deleted_threads=list(dict.fromkeys(threads)),
-        deleted_schedules=report.deleted_schedules,
-        store_rows=rows,
+        stopped=list(erased.stopped),
+        deleted_runs=list(erased.runs),
+        deleted_threads=list(erased.threads),
+        deleted_schedules=deleted_schedules,
+        store_rows=erased.rows,
     )
 
 
 async def _erase_executions(
-    client: Client,
-    store: Store,
-    scope: ErasureScope,
-    executions: Sequence[Execution],
-    report: ErasureReport,
-    threads: list[tuple[str, str]],
-) -> int:
+    client: Client, store: Store, scope: ErasureScope, executions: Sequence[Execution], erased: _Erased
+) -> None:
     """Stop, delete from the store and delete from Temporal ``executions`` (and the scope's rows in the store, which
     are deleted on every look: a run erased in Temporal may have an activity's last write land after)."""
     for execution in executions:
         if execution.running and await _terminated(client, execution) and not _is_thread(execution):
-            report.stopped.append(execution.workflow_id)
-    run_ids, found_threads, resources = _store_keys(scope, executions)
-    threads.extend(found_threads)
-    rows = await store.erase(run_ids, found_threads, resources)
+            erased.stopped[execution.workflow_id] = None
+    run_ids, threads, resources = _store_keys(scope, executions)
+    erased.threads.update(dict.fromkeys(threads))
+    erased.rows += await store.erase(run_ids, threads, resources)
     for execution in executions:
         await delete_execution(client, execution.workflow_id, execution.run_id)
+        erased.executions.add((execution.workflow_id, execution.run_id))
         if not _is_thread(execution):
-            report.deleted_runs.append(execution.workflow_id)
+            erased.runs[execution.workflow_id] = None
     await asyncio.gather(*(_gone(client, execution) for execution in executions))
-    return rows + await store.erase(run_ids, found_threads, resources)
+    erased.rows += await store.erase(run_ids, threads, resources)
 
 
 def _store_keys(

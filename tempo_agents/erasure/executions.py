@@ -11,6 +11,7 @@ from temporalio.client import Client, WorkflowExecution, WorkflowExecutionStatus
 from tempo_agents.erasure.scope import ErasureScope
 from tempo_agents.threads import thread_workflow_id
 from tempo_agents.workflows import search_attributes
+from tempo_agents.workflows.visibility_queries import quote
 
 __all__ = ["Execution", "scope_executions", "scope_query"]
 
@@ -25,23 +26,19 @@ class Execution:
     thread: tuple[str, str] | None
 
 
-def _quote(value: str) -> str:
-    return "'" + value.replace("\\", "\\\\").replace("'", "\\'") + "'"
-
-
 def scope_query(scope: ErasureScope, task_queue: str) -> str:
     """The visibility query of the scope's own executions on ``task_queue`` (sub-agent runs are found from them)."""
     if scope.run is not None:
-        return f"WorkflowId = {_quote(scope.run)}"
+        return f"WorkflowId = {quote(scope.run)}"
     assert scope.resource is not None
-    resource = f"{search_attributes.RESOURCE_ID.name} = {_quote(scope.resource)}"
+    resource = f"{search_attributes.RESOURCE_ID.name} = {quote(scope.resource)}"
     if scope.thread is not None:
-        runs = f"{resource} AND {search_attributes.THREAD_ID.name} = {_quote(scope.thread)}"
-        thread = f"WorkflowId = {_quote(thread_workflow_id(task_queue, scope.resource, scope.thread))}"
+        runs = f"{resource} AND {search_attributes.THREAD_ID.name} = {quote(scope.thread)}"
+        thread = f"WorkflowId = {quote(thread_workflow_id(task_queue, scope.resource, scope.thread))}"
     else:
         runs = resource
-        thread = f"WorkflowId STARTS_WITH {_quote(thread_workflow_id(task_queue, scope.resource, ''))}"
-    return f"TaskQueue = {_quote(task_queue)} AND (({runs}) OR {thread})"
+        thread = f"WorkflowId STARTS_WITH {quote(thread_workflow_id(task_queue, scope.resource, ''))}"
+    return f"TaskQueue = {quote(task_queue)} AND (({runs}) OR {thread})"
 
 
 async def scope_executions(client: Client, scope: ErasureScope, task_queue: str) -> list[Execution]:
@@ -50,7 +47,7 @@ async def scope_executions(client: Client, scope: ErasureScope, task_queue: str)
     query = scope_query(scope, task_queue)
     while query:
         parents = [listed.id async for listed in _listed(client, query, found)]
-        query = " OR ".join(f"ParentWorkflowId = {_quote(parent)}" for parent in dict.fromkeys(parents))
+        query = " OR ".join(f"ParentWorkflowId = {quote(parent)}" for parent in dict.fromkeys(parents))
     return list(found.values())
 
 

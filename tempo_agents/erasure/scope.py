@@ -29,14 +29,6 @@ class ErasureScope:
             if value is not None and not value.strip():
                 raise ConfigurationError(f"the {name} to erase must not be empty")
 
-    def describe(self) -> str:
-        """The scope in words, for messages (ids only)."""
-        if self.run is not None:
-            return f"run {self.run!r}"
-        if self.thread is not None:
-            return f"thread {self.thread!r} of resource {self.resource!r}"
-        return f"resource {self.resource!r}"
-
 
 @dataclass(frozen=True)
 class ErasureReport:

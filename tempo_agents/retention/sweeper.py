@@ -24,7 +24,7 @@ from tempo_agents.retention.executions import delete_execution
 from tempo_agents.retention.policy import Retention
 from tempo_agents.store.base import Store
 from tempo_agents.workflows import search_attributes
-from tempo_agents.workflows.activity_names import AGENT_RUN_WORKFLOW
+from tempo_agents.workflows.visibility_queries import quote, runs_query
 
 __all__ = ["VISIBILITY_LAG_SECONDS", "RetentionSweeper", "SweepResult", "sweeping"]
 
@@ -80,13 +80,10 @@ class RetentionSweeper:
 
     async def _note_closed_runs(self, now: float) -> int:
         mark = await self.store.retention_mark(self.task_queue)
-        query = (
-            f"WorkflowType = '{AGENT_RUN_WORKFLOW}' AND TaskQueue = '{_escaped(self.task_queue)}' "
-            f"AND ExecutionStatus IN ({_CLOSED})"
-        )
+        clauses = [f"ExecutionStatus IN ({_CLOSED})"]
         if mark is not None:
-            since = datetime.fromtimestamp(mark, UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
-            query += f" AND CloseTime >= '{since}'"
+            clauses.append(f"CloseTime >= {quote(datetime.fromtimestamp(mark, UTC).strftime('%Y-%m-%dT%H:%M:%S.%fZ'))}")
+        query = runs_query(self.task_queue, clauses=clauses)
         expiries: list[tuple[str, float]] = []
         async for run in self.client.list_workflows(query):
             attributes = run.typed_search_attributes
@@ -98,10 +95,6 @@ class RetentionSweeper:
         await self.store.set_expiries(expiries)
         await self.store.set_retention_mark(self.task_queue, now - VISIBILITY_LAG_SECONDS)
         return len(expiries)
-
-
-def _escaped(value: str) -> str:
-    return value.replace("\\", "\\\\").replace("'", "\\'")
 
 
 @asynccontextmanager

@@ -17,7 +17,6 @@ from tempo_agents.client.budget_usage import read_usage
 from tempo_agents.client.forking import FORK_MEMO
 from tempo_agents.client.run_control import rolled_back
 from tempo_agents.client.run_queries import RunQueries
-from tempo_agents.client.visibility import TOP_RUNS, quote, runs_query
 from tempo_agents.errors import ConfigurationError
 from tempo_agents.notifications import DELIVERIES_QUERY, DeliveryRecord, delivery_workflow_id
 from tempo_agents.schedules import SCHEDULE_MEMO, SCHEDULED_BY
@@ -29,6 +28,7 @@ from tempo_agents.store.base import Resources
 from tempo_agents.workflows import search_attributes
 from tempo_agents.workflows.payloads import Answer, BudgetState, RunSnapshot
 from tempo_agents.workflows.thread_payloads import THREAD_WORKFLOW_ID_PREFIX
+from tempo_agents.workflows.visibility_queries import TOP_RUNS, quote, runs_query
 
 __all__ = ["RUN_STATUSES", "list_runs", "page_cursor", "page_token", "run_detail", "run_status", "run_summary"]
 

@@ -11,10 +11,10 @@ from prometheus_client.metrics_core import CounterMetricFamily, GaugeMetricFamil
 from prometheus_client.registry import Collector
 from temporalio.client import Client
 
-from tempo_agents.client.visibility import runs_query, waiting_clauses
 from tempo_agents.metrics import RUN_METRICS
 from tempo_agents.store.outages import STORE_OUTAGES
 from tempo_agents.telemetry.sdk_metrics import TemporalSdkMetrics
+from tempo_agents.workflows.visibility_queries import runs_query, waiting_clauses
 
 __all__ = ["CONTENT_TYPE", "MetricsExposition"]
 

@@ -22,9 +22,12 @@ async def erase(
 
     async def op(conn: Conn, attempt: Attempt) -> int:
         async with conn.transaction():
-            every_thread = [*threads, *await _threads_of(conn, resources)]
+            every_thread = [
+                *threads,
+                *await _threads_of(conn, resources),
+            ]  # found before their rows go, for their state
             deleted = await _delete_runs(conn, run_ids)
-            for thread_id, resource_id in every_thread:
+            for thread_id, resource_id in threads:
                 for table in RESOURCE_TABLES:
                     deleted += await _count(
                         conn,

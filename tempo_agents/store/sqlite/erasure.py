@@ -26,8 +26,8 @@ async def erase(
         db.execute("PRAGMA secure_delete=ON")
         db.execute("BEGIN IMMEDIATE")
         try:
-            every_thread = [*threads, *_threads_of(db, resources)]
-            deleted = _delete_runs(db, run_ids) + _delete_threads(db, every_thread)
+            every_thread = [*threads, *_threads_of(db, resources)]  # found before their rows go, for their state
+            deleted = _delete_runs(db, run_ids) + _delete_threads(db, threads)
             for resource in resources:
                 for table in RESOURCE_TABLES:
                     deleted += db.execute(f"DELETE FROM {table} WHERE resource_id = ?", (resource,)).rowcount
