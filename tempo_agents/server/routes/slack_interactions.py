@@ -77,13 +77,18 @@ async def _refused_request(request: Request, app: App, body: bytes, code: str, r
     the Slack user it names)."""
     note_refusal(request, code)
     try:
-        payload = json.loads(parse_qs(body.decode()).get("payload", ["{}"])[0])
-    except (ValueError, UnicodeDecodeError):
+        payload = _payload(body)
+    except ValueError:
         payload = None
     action = _answer_action(payload) if isinstance(payload, dict) else None
     if action is not None:
         await _note_button(request, app, str(action.get("value", "")))
     return _refused(reason, 401)
+
+
+def _payload(body: bytes) -> Any:
+    """The interaction payload of a request's form-encoded body (a ``ValueError`` when it is not UTF-8 or JSON)."""
+    return json.loads(parse_qs(body.decode()).get("payload", ["{}"])[0])
 
 
 def _ephemeral(text: str) -> dict[str, Any]:
@@ -191,8 +196,8 @@ async def interactions(app: AppDep, request: Request) -> Response:
         return await _refused_request(request, app, body, REPLAYED, "this Slack request was taken already")
     channel = channels[secret]
     try:
-        payload = json.loads(parse_qs(body.decode()).get("payload", ["{}"])[0])
-    except (ValueError, UnicodeDecodeError):
+        payload = _payload(body)
+    except ValueError:  # UnicodeDecodeError is one too
         return _refused("the request carries no interaction payload", 400)
     action = _answer_action(payload) if isinstance(payload, dict) else None
     if action is None:  # not an answer button (the dashboard's link button, another action)
