@@ -21,7 +21,7 @@ from tests.conftest import AppFactory, running_worker
 from tests.support.cli_processes import api_data, cli
 from tests.support.http_api import parity_agent, served
 from tests.support.polling import until
-from tests.support.tenants import TENANT_ROLES, TENANT_TOKENS, TenantWorld, tenant_world
+from tests.support.tenants import TENANT_ROLES, TENANT_TOKENS, TenantWorld, paused_schedule, tenant_world
 
 CLIENTS = Path(__file__).resolve().parents[1] / "support" / "clients"
 ROOT = {"Authorization": "Bearer tok-root"}
@@ -229,17 +229,7 @@ async def test_a_chosen_id_taken_by_another_tenant_is_answered_as_one_taken_by_o
             assert _as_sent(answers["globex"]) == _as_sent(answers["acme"]), route
         schedules = {
             tenant: await http.post(
-                "/schedules",
-                json={
-                    "agentId": "assistant",
-                    "message": "hello",
-                    "every": "1h",
-                    "paused": True,
-                    "scheduleId": acme.schedule_id,
-                    "thread": "t-ids",
-                    "resource": tenant,
-                },
-                headers=headers,
+                "/schedules", json=paused_schedule(acme.schedule_id, "t-ids", tenant), headers=headers
             )
             for tenant, headers in callers.items()
         }

@@ -10,7 +10,15 @@ import httpx
 
 from tempo_agents.identity import Role
 
-__all__ = ["ROLE_NAMES", "TENANT_ROLES", "TENANT_TOKENS", "TenantThings", "TenantWorld", "tenant_world"]
+__all__ = [
+    "ROLE_NAMES",
+    "TENANT_ROLES",
+    "TENANT_TOKENS",
+    "TenantThings",
+    "TenantWorld",
+    "paused_schedule",
+    "tenant_world",
+]
 
 ROLE_NAMES = {role.value: role for role in Role}
 TENANT_TOKENS = {"tok-root": "root", **{f"tok-{role.value}": f"{role.value}-in-acme" for role in Role}}
@@ -34,6 +42,19 @@ class TenantWorld:
     things: dict[str, TenantThings]
 
 
+def paused_schedule(schedule_id: str, thread: str, resource: str) -> dict[str, object]:
+    """The body of ``POST /schedules`` for an hourly, paused schedule of the assistant on ``resource``'s thread."""
+    return {
+        "agentId": "assistant",
+        "message": "hello",
+        "every": "1h",
+        "paused": True,
+        "scheduleId": schedule_id,
+        "thread": thread,
+        "resource": resource,
+    }
+
+
 async def _waiting_run(http: httpx.AsyncClient, tenant: str) -> TenantThings:
     thread = f"thread-{tenant}"
     schedule_id = f"nightly-{tenant}-{uuid.uuid4().hex[:8]}"  # schedules are the namespace's: one per test
@@ -44,17 +65,7 @@ async def _waiting_run(http: httpx.AsyncClient, tenant: str) -> TenantThings:
     )
     assert started.status_code == 200, started.text
     schedule = await http.post(
-        "/schedules",
-        json={
-            "agentId": "assistant",
-            "message": "hello",
-            "every": "1h",
-            "paused": True,
-            "scheduleId": schedule_id,
-            "thread": f"scheduled-{tenant}",
-            "resource": tenant,
-        },
-        headers=ROOT,
+        "/schedules", json=paused_schedule(schedule_id, f"scheduled-{tenant}", tenant), headers=ROOT
     )
     assert schedule.status_code == 201, schedule.text
     return TenantThings(run_id=started.json()["runId"], thread_id=thread, schedule_id=schedule_id)
