@@ -64,6 +64,7 @@ from bench._common import (
     busy_warning,
     describe_store,
     out,
+    process_cpu_seconds,
     quantile,
     run_as_module,
     start_server,
@@ -123,8 +124,9 @@ async def worker_role(args: argparse.Namespace) -> int:
     async with app.worker():
         print("READY", flush=True)
         while line := await loop.run_in_executor(None, sys.stdin.readline):
-            if line.strip() == "commits":
-                print("COMMITS", json.dumps(commits), flush=True)
+            if line.startswith("commits "):  # a file, not the pipe: a line this long must not be cut by other output
+                Path(line.split(" ", 1)[1].strip()).write_text(json.dumps(commits))
+                print("COMMITS", flush=True)
                 commits.clear()
     await app.store.close()
     return 0
@@ -215,7 +217,8 @@ async def clients_role(args: argparse.Namespace) -> int:
         await asyncio.wait_for(asyncio.gather(*(first.wait() for first in firsts)), CONNECT_TIMEOUT)
         print("CONNECTED", flush=True)
         await asyncio.gather(*tasks, return_exceptions=True)
-        print("SEEN", json.dumps([s.__dict__ for s in seen]), flush=True)
+        Path(args.gate_dir / "seen.json").write_text(json.dumps([s.__dict__ for s in seen]))
+        print("SEEN", flush=True)
     return 0
 
 
@@ -235,6 +238,10 @@ def cpu_seconds() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
+def others_cpu(processes: Sequence[asyncio.subprocess.Process]) -> list[float]:
+    return [process_cpu_seconds(process.pid) for process in processes]
+
+
 @dataclass
 class PhaseResult:
     lags_ms: list[float]
@@ -244,6 +251,10 @@ class PhaseResult:
     idle_stream_kb: float
     cpu_percent: float
     chunks: int
+    seconds: float = 0.0
+    """From opening the gate to the last stream's end."""
+    worker_cpu_percent: float = 0.0
+    clients_cpu_percent: float = 0.0
 
 
 class Bench:
@@ -294,16 +305,27 @@ class Bench:
         gc.collect()
         idle_kb = (rss_kb() - before_kb) / streams
         cpu_before, wall_before = cpu_seconds(), time.monotonic()
+        others_before = others_cpu((self.worker, self.clients))
         opened = time.time()
         (self.gate_dir / gate).touch()
-        seen = [Seen(**s) for s in json.loads(await self.answer(self.clients, "SEEN"))]
-        cpu_percent = 100 * (cpu_seconds() - cpu_before) / (time.monotonic() - wall_before)
-        await self.ask(self.worker, "commits")
+        await self.answer(self.clients, "SEEN")
+        seconds = time.monotonic() - wall_before
+        cpu_percent = 100 * (cpu_seconds() - cpu_before) / seconds
+        worker_percent, clients_percent = (
+            100 * (now - then) / seconds
+            for now, then in zip(others_cpu((self.worker, self.clients)), others_before, strict=True)
+        )
+        seen = [Seen(**s) for s in json.loads((self.gate_dir / "seen.json").read_text())]
+        commits_file = self.gate_dir / "commits.json"
+        await self.ask(self.worker, f"commits {commits_file}")
+        await self.answer(self.worker, "COMMITS")
         commits: dict[tuple[str, int], float] = {}
-        for run_id, offsets, at in json.loads(await self.answer(self.worker, "COMMITS")):
+        for run_id, offsets, at in json.loads(commits_file.read_text()):
             for offset in offsets:
                 commits[(run_id, offset)] = at
-        return await self.judge(seen, {at: t for at, t in commits.items() if t >= opened}, idle_kb, cpu_percent)
+        result = await self.judge(seen, {at: t for at, t in commits.items() if t >= opened}, idle_kb, cpu_percent)
+        result.seconds, result.worker_cpu_percent, result.clients_cpu_percent = seconds, worker_percent, clients_percent
+        return result
 
     async def judge(
         self, seen: Sequence[Seen], commits: dict[tuple[str, int], float], idle_kb: float, cpu_percent: float
@@ -346,6 +368,14 @@ def ends(result: PhaseResult) -> str:
     return " ".join(f"{name}={count}" for name, count in result.ends.items())
 
 
+def cpu(result: PhaseResult) -> str:
+    return (
+        f"{result.seconds:.1f} s from the gate to the last [DONE], CPU while streaming (% of a core): "
+        f"API server {result.cpu_percent:.0f}, worker {result.worker_cpu_percent:.0f}, "
+        f"clients {result.clients_cpu_percent:.0f}"
+    )
+
+
 def summary(result: PhaseResult) -> str:
     lags = sorted(result.lags_ms)
     return (
@@ -381,7 +411,7 @@ async def measure(args: argparse.Namespace, client: Client, store_url: str, dire
         "worker", "--address", address, "--store-url", store_url, "--task-queue", task_queue,
         "--gate-dir", str(gate_dir), "--deltas", str(args.deltas), "--delta-ms", str(args.delta_ms),
     )  # fmt: skip
-    bench.clients = await bench.spawn("clients", "--port", str(server.port))
+    bench.clients = await bench.spawn("clients", "--port", str(server.port), "--gate-dir", str(gate_dir))
     try:
         await bench.answer(bench.worker, "READY")
         single = await bench.phase("single", args.runs)
@@ -398,11 +428,10 @@ async def measure(args: argparse.Namespace, client: Client, store_url: str, dire
 
 
 def report(args: argparse.Namespace, single: PhaseResult, many: PhaseResult) -> None:
-    out(f"single: {args.runs} streams, {single.chunks} chunks, lag {summary(single)}, {ends(single)}")
+    out(f"single: {args.runs} streams, {single.chunks} chunks, lag {summary(single)}, {ends(single)}, {cpu(single)}")
     out(
         f"many: {args.streams} streams, {many.chunks} chunks, {len(many.lags_ms)} deliveries, lag {summary(many)}, "
-        f"{ends(many)}, "
-        f"idle stream {many.idle_stream_kb:.1f} KB, API server CPU {many.cpu_percent:.0f}% of a core while streaming"
+        f"{ends(many)}, idle stream {many.idle_stream_kb:.1f} KB, {cpu(many)}"
     )
     ratio = quantile(sorted(many.lags_ms), 0.95) / quantile(sorted(single.lags_ms), 0.95)
     lost = sum(single.ends[e] + many.ends[e] for e in ("lost", "broken"))

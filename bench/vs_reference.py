@@ -63,7 +63,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench import _reference
 from bench._bare import BareRun, noop
-from bench._common import bench_parser, median, out, quantile, run_as_module
+from bench._common import bench_parser, median, out, process_cpu_seconds, quantile, run_as_module
 from tempo_agents.client.app import EAGER_STARTS_IN_FLIGHT
 from tempo_agents.worker.dev_server import free_port
 
@@ -86,14 +86,6 @@ SEALED = "+sealed"
 SEALED_ENVIRONMENT = {"TEMPO_AGENTS_ENCRYPTION_KEYS": f"bench:{base64.b64encode(os.urandom(32)).decode()}"}
 SHAPES = {"two-step": [1, 1, 1], "ten-step": [1, 1] * 9 + [1], "three-parallel": [1, 3] * 3 + [1]}
 AGENTS = {"two-step": "assistant", "ten-step": "ten-steps", "three-parallel": "three-parallel"}
-_TICK = os.sysconf("SC_CLK_TCK")
-
-
-def cpu_seconds(pid: int) -> float:
-    """User and system CPU time of a process so far."""
-    with open(f"/proc/{pid}/stat") as stat:
-        fields = stat.read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / _TICK
 
 
 @dataclass
@@ -113,12 +105,12 @@ class Phase:
 
 @contextmanager
 def measured(phase: Phase, pids: dict[str, int]) -> Iterator[None]:
-    before = {name: cpu_seconds(pid) for name, pid in pids.items()}
+    before = {name: process_cpu_seconds(pid) for name, pid in pids.items()}
     started = time.perf_counter()
     yield
     phase.seconds = time.perf_counter() - started
     for name, pid in pids.items():
-        phase.cpu[name] = (cpu_seconds(pid) - before[name]) * 1000 / max(phase.runs, 1)
+        phase.cpu[name] = (process_cpu_seconds(pid) - before[name]) * 1000 / max(phase.runs, 1)
 
 
 async def http_run(http: httpx.AsyncClient, agent: str) -> tuple[float, float]:

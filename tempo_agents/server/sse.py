@@ -125,12 +125,19 @@ _ENCODED = EncodedChunks(8192)
 class _Relay:
     """Moves a stream's chunks, encoded, to the response, holding at most ``BACKLOG_BYTES`` for it.
 
-    The pump runs as its own task so that waiting for the next block can time out (for a heartbeat) without
-    cancelling the journal reader; chunks journaled together leave in one write.
+    The pump runs as its own task, so that the response can be sent a heartbeat while the journal reader waits;
+    chunks journaled together leave in one write. The heartbeat is one timer a stream, armed again once per
+    ``heartbeat`` seconds rather than for every write: a server with a thousand streams hands each chunk out
+    without arming and cancelling a thousand timers.
     """
 
     def __init__(
-        self, stream: AgentStream, to_wire: Callable[[Chunk], dict[str, Any]], with_ids: bool, skip: frozenset[str]
+        self,
+        stream: AgentStream,
+        to_wire: Callable[[Chunk], dict[str, Any]],
+        with_ids: bool,
+        skip: frozenset[str],
+        heartbeat: float,
     ) -> None:
         self._stream = stream
         self._to_wire = to_wire
@@ -143,20 +150,40 @@ class _Relay:
         self._ended = False
         self.ending: bytes | None = None
         """The event sent before ``[DONE]`` when the stream did not end with its run: an error, or the cut-off."""
+        self._heartbeat = heartbeat
+        self._loop = asyncio.get_running_loop()
+        self._sent_at = self._loop.time()
+        self._ping_due = False
+        self._beat: asyncio.TimerHandle | None = self._loop.call_at(self._sent_at + heartbeat, self._beat_due)
+
+    def _beat_due(self) -> None:
+        """The heartbeat timer: a ping is due once nothing was sent for ``heartbeat`` seconds; arm it again."""
+        if self._loop.time() >= self._sent_at + self._heartbeat:
+            self._ping_due = True
+            self._ready.set()
+            self._beat = self._loop.call_at(self._loop.time() + self._heartbeat, self._beat_due)
+        else:
+            self._beat = self._loop.call_at(self._sent_at + self._heartbeat, self._beat_due)
+
+    def stop_heartbeat(self) -> None:
+        if self._beat is not None:
+            self._beat.cancel()
+            self._beat = None
 
     async def pump(self) -> None:
         try:
-            async for chunk in self._stream.full_stream:
-                if chunk.type in self._skip:
-                    continue
-                block = _ENCODED.block(chunk, self._to_wire, self._with_ids)
-                if self._held >= BACKLOG_BYTES and not await self._taken_in_time():
-                    self.ending = cut_off_event(self._stream.run_id, chunk.offset)
-                    await self._stream.aclose()  # leave the run's tail now; the client gets what is held
-                    return
-                self._blocks.append(block)
-                self._held += len(block)
-                self._ready.set()
+            async with contextlib.aclosing(self._stream.batches()) as batches:
+                async for batch in batches:
+                    for chunk in batch:
+                        if chunk.type in self._skip:
+                            continue
+                        if self._held >= BACKLOG_BYTES and not await self._taken_in_time():
+                            self.ending = cut_off_event(self._stream.run_id, chunk.offset)
+                            return  # leaving leaves the run's tail now; the client gets what is held
+                        block = _ENCODED.block(chunk, self._to_wire, self._with_ids)
+                        self._blocks.append(block)
+                        self._held += len(block)
+                    self._ready.set()
         except Exception as error:
             self.ending = _error_event(self._stream.run_id, str(error))
         finally:
@@ -165,6 +192,7 @@ class _Relay:
 
     async def _taken_in_time(self) -> bool:
         """Whether the response takes what is held within ``STALL_SECONDS``."""
+        self._ready.set()
         self._taken.clear()
         try:
             await asyncio.wait_for(self._taken.wait(), STALL_SECONDS)
@@ -173,16 +201,22 @@ class _Relay:
         return True
 
     async def next_blocks(self) -> bytes | None:
-        """Every block held, as one write, once there is one; ``None`` when the pump has ended."""
+        """Every block held, as one write, once there is one; a ping when nothing was sent for ``heartbeat``
+        seconds; ``None`` when the pump has ended."""
         while not self._blocks:
             if self._ended:
                 return None
+            if self._ping_due:
+                self._ping_due = False
+                self._sent_at = self._loop.time()
+                return _PING
             await self._ready.wait()
             self._ready.clear()
         joined = b"".join(self._blocks)
         self._blocks.clear()
         self._held = 0
         self._taken.set()
+        self._sent_at = self._loop.time()
         return joined
 
 
@@ -197,23 +231,16 @@ async def _events(
 
     When the client goes away this generator is closed: the reader stops, the run goes on.
     """
-    relay = _Relay(stream, to_wire, with_ids, skip)
+    relay = _Relay(stream, to_wire, with_ids, skip, heartbeat)
     task = asyncio.get_running_loop().create_task(relay.pump())
     try:
-        while True:
-            try:
-                async with asyncio.timeout(heartbeat):
-                    blocks = await relay.next_blocks()
-            except TimeoutError:
-                yield _PING
-                continue
-            if blocks is None:
-                break
+        while (blocks := await relay.next_blocks()) is not None:
             yield blocks
         if relay.ending is not None:
             yield relay.ending
         yield DONE
     finally:
+        relay.stop_heartbeat()
         task.cancel()
         with contextlib.suppress(asyncio.CancelledError, Exception):
             await task

@@ -11,7 +11,6 @@ later from the window or the store, never slowing the others. The tail stops whe
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import time
 from collections import deque
 from collections.abc import Awaitable, Callable, Iterable
@@ -23,6 +22,7 @@ from tempo_agents.store.base import JournalEntry, Store
 
 __all__ = [
     "FOLLOWER_BUFFER",
+    "IDLE_TICK_SECONDS",
     "OUTAGE_PAUSE_SECONDS",
     "PROBE_SHARED_SECONDS",
     "READ_BATCH",
@@ -30,6 +30,7 @@ __all__ = [
     "RunTail",
     "TailFollower",
     "follow_run",
+    "followers_of",
 ]
 
 READ_BATCH = 1000
@@ -41,7 +42,9 @@ PROBE_SHARED_SECONDS = 1.0
 """How long the answer of one follower's probe (has the run closed?) answers the other followers' probes too."""
 OUTAGE_PAUSE_SECONDS = 0.25
 """After the store gave up on an unreachable database, how long a reader pauses before it asks again."""
-_IDLE_WAIT_SECONDS = 1.0
+IDLE_TICK_SECONDS = 1.0
+"""How long a tail waits on the store for a new chunk before it wakes its waiting followers empty-handed (they may
+then ask whether the run closed)."""
 
 
 class TailFollower:
@@ -68,18 +71,20 @@ class TailFollower:
         self._arrived.set()
 
     def wake(self) -> None:
-        """Wake a waiting ``take`` (the tail failed)."""
+        """Wake a waiting ``take`` (an idle tick, or the tail failed)."""
         self._arrived.set()
 
-    async def take(self, timeout: float) -> list[Chunk]:
-        """The chunks that arrived since the last call, waiting up to ``timeout`` seconds for one (``[]`` if none
-        came). Raises what stopped the tail (a store error other than an outage)."""
+    async def take(self) -> list[Chunk]:
+        """The chunks that arrived since the last call, waiting for one, or for the tail's next idle tick (``[]``:
+        nothing was appended for about ``IDLE_TICK_SECONDS``, or the store is out). Raises what stopped the tail (a
+        store error other than an outage).
+
+        A follower holds no timer of its own: the tail's one wait on the store times the idle ticks of all its
+        followers, so handing a chunk to a thousand followers arms and cancels no timers."""
         if not self._buffer and not self._tail.hands_to(self):
             await self._catch_up()
         if not self._buffer and self._tail.hands_to(self):
-            with contextlib.suppress(TimeoutError):
-                async with asyncio.timeout(timeout):  # no task of its own, unlike wait_for: an idle reader is small
-                    await self._arrived.wait()
+            await self._arrived.wait()
         self._arrived.clear()
         if not self._buffer and self._tail.error is not None:
             raise self._tail.error
@@ -152,6 +157,11 @@ class RunTail:
             self._probe = asyncio.ensure_future(probe())
         return await asyncio.shield(self._probe)
 
+    @property
+    def members(self) -> int:
+        """How many followers have joined and not left."""
+        return self._members
+
     def join(self, offset: int) -> TailFollower:
         """A new follower of this run from ``offset``."""
         self._members += 1
@@ -178,6 +188,7 @@ class RunTail:
 
     async def _read(self) -> None:
         try:
+            waited = False
             while True:
                 try:
                     entries = await self.store.read_chunks(self.run_id, self.next_offset, READ_BATCH)
@@ -185,8 +196,12 @@ class RunTail:
                         self._hand_out(entries)
                         if len(entries) == READ_BATCH:
                             continue
-                    await self.store.wait_for_chunks(self.run_id, self.next_offset, timeout=_IDLE_WAIT_SECONDS)
+                    elif waited:
+                        self._tick()
+                    await self.store.wait_for_chunks(self.run_id, self.next_offset, timeout=IDLE_TICK_SECONDS)
+                    waited = True
                 except StoreUnavailableError:  # the store waited for its database already; try again shortly
+                    self._tick()
                     await asyncio.sleep(OUTAGE_PAUSE_SECONDS)
         except asyncio.CancelledError:
             raise
@@ -195,6 +210,11 @@ class RunTail:
             self._on_stop(self)  # a follower that comes later starts a new tail
             for follower in list(self._live):
                 follower.wake()
+
+    def _tick(self) -> None:
+        """Wake the live followers with nothing new: the store had nothing for them (the idle tick of ``take``)."""
+        for follower in list(self._live):
+            follower.wake()
 
     def _hand_out(self, entries: Iterable[JournalEntry]) -> None:
         for entry in entries:
@@ -223,3 +243,9 @@ def follow_run(store: Store, run_id: str, offset: int) -> TailFollower:
         tail = RunTail(store, run_id, offset, stop)
         tails[key] = tail
     return tail.join(offset)
+
+
+def followers_of(store: Store, run_id: str) -> int:
+    """How many streams on the running event loop follow ``run_id`` in ``store`` (0 when no tail reads it)."""
+    tail = _tails.get(asyncio.get_running_loop(), {}).get((id(store), run_id))
+    return 0 if tail is None else tail.members

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -106,23 +106,51 @@ class AgentStream:
             self._reader = asyncio.get_running_loop().create_task(self._read())
 
     async def _read(self) -> None:
-        offset = self.offset + len(self._chunks)
+        """The reader task behind ``full_stream``: keeps every chunk, so that any number of iterations replay them."""
+        try:
+            async with contextlib.aclosing(self._batches(self.offset + len(self._chunks))) as batches:
+                async for batch in batches:
+                    self._chunks += batch
+                    self._wake()
+        finally:
+            self._done = True
+            self._wake()
+
+    async def batches(self) -> AsyncGenerator[list[Chunk]]:
+        """The chunks from ``offset`` to the end of the stream, batch by batch as the run's tail hands them over,
+        read in the caller's own task and kept nowhere: for one consumer that sends them on (an SSE response),
+        where ``full_stream`` would add a task and a wake-up per batch. Not to be mixed with ``full_stream``."""
+        if self._chunks:
+            yield list(self._chunks)
+        async with contextlib.aclosing(self._batches(self.offset + len(self._chunks))) as batches:
+            async for batch in batches:
+                yield batch
+
+    async def _batches(self, offset: int) -> AsyncGenerator[list[Chunk]]:
+        """The journal from ``offset`` to the chunk that ends the stream (or to an error chunk, when the run closed
+        without one), batch by batch."""
+        read_any = bool(self._chunks)
         idle_since = time.monotonic()
-        if offset > 0 and not self._chunks:  # a reconnecting reader: if it is past a closed run's end, say so at once
+        if offset > 0 and not read_any:  # a reconnecting reader: if it is past a closed run's end, say so at once
             idle_since -= PROBE_AFTER_IDLE_SECONDS + 1
         follower = follow_run(self._store, self.run_id, offset)  # the process's one reader of this run
         try:
             while True:
                 try:
-                    chunks = await follower.take(timeout=1.0)
+                    chunks = await follower.take()
                     if chunks:
-                        idle_since = time.monotonic()
-                        if self._keep(chunks):
+                        idle_since, read_any = time.monotonic(), True
+                        end = self._end_of(chunks)
+                        yield chunks[:end]
+                        if self._ends_with_stream(chunks[end - 1]):
                             return
                         continue
                     if self._probe is not None and time.monotonic() - idle_since > PROBE_AFTER_IDLE_SECONDS:
                         idle_since = time.monotonic()
-                        if await self._closed_without_finish(follower):
+                        ending = await self._closed_without_finish(follower, read_any)
+                        if ending is not None:
+                            if ending:
+                                yield ending
                             return
                 except StoreUnavailableError:
                     # The store waited for its database already; the run waits it out too, so its readers do:
@@ -131,35 +159,33 @@ class AgentStream:
                     await asyncio.sleep(OUTAGE_PAUSE_SECONDS)
         finally:
             follower.close()
-            self._done = True
-            self._wake()
 
-    def _keep(self, chunks: list[Chunk]) -> bool:
-        """Add the chunks the tail handed over; whether one of them ends this stream (what follows is not kept)."""
-        for chunk in chunks:
-            self._chunks.append(chunk)
-            if isinstance(chunk, FinishChunk) and self._ends_stream(chunk):
-                self._wake()
-                return True
-        self._wake()
-        return False
+    def _end_of(self, chunks: list[Chunk]) -> int:
+        """How many of the chunks the tail handed over belong to this stream (what follows its end does not)."""
+        for index, chunk in enumerate(chunks):
+            if self._ends_with_stream(chunk):
+                return index + 1
+        return len(chunks)
 
-    async def _closed_without_finish(self, follower: TailFollower) -> bool:
-        """Whether the run closed with nothing at the follower's offset: an error chunk is added unless this reader
-        started past the run's end. The probe is shared with the other streams of the run (``run_closed``)."""
+    def _ends_with_stream(self, chunk: Chunk) -> bool:
+        return isinstance(chunk, FinishChunk) and self._ends_stream(chunk)
+
+    async def _closed_without_finish(self, follower: TailFollower, read_any: bool) -> list[Chunk] | None:
+        """``None`` while the run has not closed with nothing at the follower's offset; once it has, the error chunk
+        that ends the stream, or ``[]`` when this reader started past the run's end. The probe is shared with the
+        other streams of the run (``run_closed``)."""
         offset = follower.offset
         assert self._probe is not None
         closed = await follower.run_closed(self._probe)
         if closed is None or await self._store.read_chunks(self.run_id, offset, 1):
-            return False
-        if not self._chunks and await self._started_past_the_end():
-            return True  # a reader that reconnected after the last chunk: nothing more, no error
-        self._chunks.append(
+            return None
+        if not read_any and await self._started_past_the_end():
+            return []  # a reader that reconnected after the last chunk: nothing more, no error
+        return [
             ErrorChunk.model_validate(
                 {"runId": self.run_id, "payload": {"error": f"run ended ({closed}) without a finish chunk"}}
             )
-        )
-        return True
+        ]
 
     async def _started_past_the_end(self) -> bool:
         """Whether this stream (of a closed run, having read nothing) starts after the run's last segment: the

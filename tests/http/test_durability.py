@@ -16,6 +16,7 @@ from tempo_agents.journal.chunks import chunk_to_wire
 from tempo_agents.models.model import ModelRequest
 from tempo_agents.models.scripted import ScriptedModel, ScriptedResponse
 from tempo_agents.server.shapes import chunk_wire
+from tempo_agents.streams.run_tail import followers_of
 from tests.conftest import AppFactory, running_worker
 from tests.support.http_api import id_events, parity_agent, served, sse_chunks, types
 
@@ -157,24 +158,19 @@ async def test_a_resume_whose_response_is_lost(make_app: AppFactory) -> None:
         assert other.status_code == 409
 
 
-def journal_readers() -> int:
-    """Journal readers (``AgentStream`` tails) alive in this process."""
-    return sum(1 for task in asyncio.all_tasks() if getattr(task.get_coro(), "__qualname__", "") == "AgentStream._read")
-
-
 async def test_a_client_that_goes_away_stops_its_journal_reader(make_app: AppFactory) -> None:
     app = make_app([parity_agent()])
     async with served(app) as http, running_worker(app):
         run_id = (await http.post("/agents/assistant/generate", json={"messages": "charge"})).json()["runId"]
-        before = journal_readers()
+        assert followers_of(app.store, run_id) == 0
         async with http.stream("GET", f"/runs/{run_id}/stream") as following:
             await following.aiter_bytes().__anext__()
-            assert journal_readers() == before + 1  # it follows the waiting run
+            assert followers_of(app.store, run_id) == 1  # it follows the waiting run
         for _ in range(100):
-            if journal_readers() == before:
+            if followers_of(app.store, run_id) == 0:
                 break
             await asyncio.sleep(0.05)
-        assert journal_readers() == before
+        assert followers_of(app.store, run_id) == 0  # and stopped once the client went away
         detail = (await http.get(f"/runs/{run_id}")).json()
         assert detail["status"] == "suspended"  # the run is unaffected
 
