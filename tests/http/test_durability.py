@@ -183,4 +183,5 @@ async def test_idle_streams_get_heartbeat_comments(make_app: AppFactory) -> None
     body = response.body_iterator
     assert isinstance(body, AsyncGenerator)
     assert await anext(body) == b": ping\n\n"  # comment blocks: every SSE parser skips them
+    assert await anext(body) == b": ping\n\n"  # and again, for as long as the stream stays idle
     await body.aclose()
