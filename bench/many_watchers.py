@@ -21,6 +21,9 @@ Two phases, each on ``--runs`` new runs held at the gate until every stream has 
    every stream open and idle; the difference from before the streams connected, divided by the streams, is the
    memory per idle stream. The API server's CPU time is read across the streaming.
 
+Each phase also reports its length (gate to the last ``[DONE]``) and the CPU of the API server, the worker and the
+clients' process while it streamed (``/proc``), to tell a saturated machine from a slow fan-out.
+
 Lag = arrival − commit for each stream and each chunk committed after the gate opened (the ``start`` chunk and the
 step's first chunks, committed while the streams connected, are left out). Every stream must end with ``[DONE]``
 after the run's ``finish`` chunk and hold each of the run's journal offsets once, in order, with the same bytes as
