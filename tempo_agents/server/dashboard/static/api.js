@@ -87,9 +87,66 @@ export function query(params) {
   return text ? `?${text}` : "";
 }
 
-// Follows an SSE route until it sends [DONE] or `signal` aborts; reconnects (with Last-Event-ID) when cut.
+// The tabs of one browser share their streams through one SharedWorker (streams_worker.js): a browser opens at
+// most six connections to a server over HTTP/1.1, so tabs that each held their own would leave the later ones
+// waiting for a connection. Where the browser has no SharedWorker, each tab follows its streams itself.
+const STREAMS_WORKER = "/dashboard/assets/streams_worker.js";
+const ALIVE_EVERY_MS = 10000;
+let streamsPort;
+let lastFollow = 0;
+const following = new Map(); // subscription id -> handler of the worker's messages
+
+function sharedStreams() {
+  if (streamsPort !== undefined) return streamsPort;
+  streamsPort = null;
+  if (typeof SharedWorker !== "function") return null;
+  try {
+    const worker = new SharedWorker(STREAMS_WORKER, { name: "tempo-agents-streams" });
+    worker.port.onmessage = ({ data }) => following.get(data.id)?.(data);
+    worker.port.start();
+    setInterval(() => worker.port.postMessage({ type: "alive" }), ALIVE_EVERY_MS);
+    addEventListener("pagehide", () => worker.port.postMessage({ type: "closing" }));
+    streamsPort = worker.port;
+  } catch {
+    streamsPort = null;
+  }
+  return streamsPort;
+}
+
+// Follows an SSE route until it sends [DONE] or `signal` aborts; reconnects (with Last-Event-ID) when cut. The
+// stream is shared with the browser's other tabs that follow the same route (sharedStreams).
 export async function follow(path, onEvent, { signal, onState } = {}) {
+  const port = sharedStreams();
+  if (port === null) return followHere(path, onEvent, { signal, onState });
+  if (signal?.aborted) return;
+  const id = ++lastFollow;
   let lastId = null;
+  const outcome = await new Promise((resolve) => {
+    following.set(id, (message) => {
+      if (message.type === "event") {
+        if (message.eventId !== null) lastId = message.eventId;
+        onEvent(JSON.parse(message.data), message.eventId === null ? null : Number(message.eventId));
+      } else if (message.type === "state") {
+        onState?.(message.state);
+        if (message.state === "done") resolve(null);
+      } else if (message.type === "failed") resolve(message);
+    });
+    signal?.addEventListener("abort", () => {
+      port.postMessage({ type: "stop", id });
+      resolve(null);
+    });
+    const t = token();
+    port.postMessage({ type: "follow", id, path, authorization: t ? `Bearer ${t}` : null });
+  });
+  following.delete(id);
+  if (outcome === null) return;
+  if (outcome.status === 401) return followHere(path, onEvent, { signal, onState, lastId }); // sign in, in this tab
+  onState?.("error");
+  throw new ApiError(outcome.status, outcome.body);
+}
+
+// Follows an SSE route from this tab's own connection (see follow).
+async function followHere(path, onEvent, { signal, onState, lastId = null } = {}) {
   while (!signal?.aborted) {
     try {
       const extra = { Accept: "text/event-stream" };

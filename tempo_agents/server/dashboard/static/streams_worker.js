@@ -1,0 +1,173 @@
+// The dashboard's streams, shared by every tab of one browser (a SharedWorker). A browser opens at most six
+// connections to one server over HTTP/1.1, and every open tab holds the live feed and, on a run page, the run's
+// stream: without sharing, the fourth tab waits for a connection that never frees. Here each stream is one
+// connection however many tabs follow it: the live feed once, each run once. A tab that joins a run's stream late
+// is sent what the stream has carried so far, then what comes next.
+//
+// Messages from a tab: {type: "follow", id, path, authorization}, {type: "stop", id}, {type: "alive"}.
+// To a tab: {type: "event", id, data, eventId}, {type: "state", id, state}, {type: "failed", id, status, body}.
+// A tab says it is alive every few seconds and stops its streams when it closes; a tab silent for ALIVE_MS is
+// taken for closed, so that a crashed tab does not keep a connection open.
+
+const ALIVE_MS = 30000;
+const RETRY_MS = 1000;
+const streams = new Map(); // key (path and authorization) -> stream
+const ports = new Map(); // port -> {seen, follows: Map(id -> stream)}
+
+function key(path, authorization) {
+  return `${authorization || ""} ${path}`;
+}
+
+function send(port, message) {
+  try {
+    port.postMessage(message);
+  } catch {
+    // a closed tab's port
+  }
+}
+
+class SharedStream {
+  constructor(path, authorization) {
+    this.path = path;
+    this.authorization = authorization;
+    this.key = key(path, authorization);
+    this.followers = new Map(); // port -> subscription id
+    this.events = []; // [data, eventId] of a stream with ids (a run's), replayed to a late tab
+    this.state = "connecting";
+    this.lastId = null;
+    this.controller = new AbortController();
+    this.run();
+  }
+
+  add(port, id) {
+    this.followers.set(port, id);
+    for (const [data, eventId] of this.events) send(port, { type: "event", id, data, eventId });
+    send(port, { type: "state", id, state: this.state });
+  }
+
+  remove(port) {
+    this.followers.delete(port);
+    if (this.followers.size === 0) {
+      this.controller.abort();
+      if (streams.get(this.key) === this) streams.delete(this.key);
+    }
+  }
+
+  broadcast(message) {
+    for (const [port, id] of this.followers) send(port, { ...message, id });
+  }
+
+  setState(state) {
+    this.state = state;
+    this.broadcast({ type: "state", state });
+  }
+
+  end(message) {
+    if (streams.get(this.key) === this) streams.delete(this.key); // a tab that follows it later starts afresh
+    this.broadcast(message);
+    this.followers.clear();
+  }
+
+  async run() {
+    const signal = this.controller.signal;
+    while (!signal.aborted) {
+      try {
+        const headers = { Accept: "text/event-stream" };
+        if (this.authorization) headers.Authorization = this.authorization;
+        if (this.lastId !== null) headers["Last-Event-ID"] = this.lastId;
+        const response = await fetch(this.path, { headers, signal });
+        if (!response.ok && response.status >= 400 && response.status < 500) {
+          const body = await response.json().catch(() => ({}));
+          this.end({ type: "failed", status: response.status, body });
+          return;
+        }
+        if (!response.ok) throw new Error(`HTTP ${response.status}`);
+        this.setState("live");
+        if (await this.read(response)) {
+          this.state = "done";
+          this.end({ type: "state", state: "done" });
+          return;
+        }
+      } catch {
+        if (signal.aborted) return;
+      }
+      this.setState("reconnecting");
+      await new Promise((resolve) => setTimeout(resolve, RETRY_MS));
+    }
+  }
+
+  // Reads the response's events until [DONE] (true) or the connection's end (false).
+  async read(response) {
+    const reader = response.body.getReader();
+    const decoder = new TextDecoder();
+    let buffer = "";
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) return false;
+      buffer += decoder.decode(value, { stream: true });
+      let end;
+      while ((end = buffer.indexOf("\n\n")) >= 0) {
+        const block = buffer.slice(0, end);
+        buffer = buffer.slice(end + 2);
+        let eventId = null;
+        let data = null;
+        for (const line of block.split("\n")) {
+          if (line.startsWith("id: ")) eventId = line.slice(4);
+          else if (line.startsWith("data: ")) data = line.slice(6);
+        }
+        if (data === null) continue;
+        if (data === "[DONE]") return true;
+        if (eventId !== null) {
+          this.lastId = eventId;
+          this.events.push([data, eventId]);
+        }
+        this.broadcast({ type: "event", data, eventId });
+      }
+    }
+  }
+}
+
+function stop(port, id) {
+  const follows = ports.get(port)?.follows;
+  const stream = follows?.get(id);
+  if (!stream) return;
+  follows.delete(id);
+  stream.remove(port);
+}
+
+function forget(port) {
+  const entry = ports.get(port);
+  if (!entry) return;
+  for (const id of [...entry.follows.keys()]) stop(port, id);
+  ports.delete(port);
+}
+
+onconnect = (event) => {
+  const port = event.ports[0];
+  ports.set(port, { seen: Date.now(), follows: new Map() });
+  port.onmessage = ({ data: message }) => {
+    const entry = ports.get(port);
+    if (!entry) return;
+    entry.seen = Date.now();
+    if (message.type === "follow") {
+      const wanted = key(message.path, message.authorization);
+      let stream = streams.get(wanted);
+      if (!stream) {
+        stream = new SharedStream(message.path, message.authorization);
+        streams.set(wanted, stream);
+      }
+      entry.follows.set(message.id, stream);
+      stream.add(port, message.id);
+    } else if (message.type === "stop") {
+      stop(port, message.id);
+    } else if (message.type === "closing") {
+      forget(port);
+    }
+  };
+  port.start();
+};
+
+setInterval(() => {
+  const now = Date.now();
+  for (const [port, entry] of ports) if (now - entry.seen > ALIVE_MS) forget(port);
+}, ALIVE_MS / 3);

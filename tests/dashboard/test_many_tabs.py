@@ -1,0 +1,109 @@
+"""Many tabs of one browser on the dashboard, in a real headless Chromium: a browser opens at most six connections to
+one server over HTTP/1.1, so the tabs share their streams (the live feed, each run's stream) through one
+SharedWorker. Twelve tabs on one run each show the whole run while the server streams it once; a tab that joins
+late is sent what came before; closed tabs release the stream; a browser without SharedWorker follows from each
+tab."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Sequence
+
+from playwright.async_api import BrowserContext, Page, expect
+
+from tempo_agents import Agent, App, ScriptedModel, ScriptedResponse
+from tempo_agents.server.serving import ApiServer
+from tempo_agents.streams.run_tail import followers_of
+from tests.conftest import AppFactory, running_worker
+from tests.support.browser import chromium, dashboard_server
+
+TABS = 12
+WORDS = 80
+LAST_WORD = f"w{WORDS - 1}"
+NO_SHARED_WORKER = "delete window.SharedWorker;"
+
+
+def talker() -> Agent:
+    """One step that streams ``WORDS`` words 0.1 s apart (about eight seconds)."""
+    text = " ".join(f"w{n}" for n in range(WORDS))
+    return Agent(id="talker", model=ScriptedModel([ScriptedResponse(text=text)], delta_delay=0.1))
+
+
+async def open_tabs(context: BrowserContext, server: ApiServer, run_id: str, count: int) -> list[Page]:
+    pages = [await context.new_page() for _ in range(count)]
+    await asyncio.gather(*(page.goto(f"{server.url}/#/runs/{run_id}") for page in pages))
+    return pages
+
+
+async def most_followers(app: App, run_id: str, until: asyncio.Task[None]) -> int:
+    """The most streams the server had following the run at once, sampled until ``until`` is done."""
+    most = 0
+    while not until.done():
+        most = max(most, followers_of(app.store, run_id))
+        await asyncio.sleep(0.05)
+    return most
+
+
+async def all_show(pages: Sequence[Page], text: str) -> None:
+    await asyncio.gather(
+        *(expect(page.locator(".conversation")).to_contain_text(text, timeout=60_000) for page in pages)
+    )
+
+
+async def test_twelve_tabs_of_one_browser_show_one_run_streamed_once(make_app: AppFactory) -> None:
+    app = make_app([talker()])
+    async with running_worker(app), dashboard_server(app) as server, chromium() as browser:
+        started = await app.stream("talker", "talk")
+        run_id = started.run_id
+        await started.aclose()  # the server's only follower of the run is then the tabs'
+        context = await browser.new_context()
+        pages = await open_tabs(context, server, run_id, TABS)
+        await all_show(pages, "w0")  # every tab follows the run while it streams
+        shown = asyncio.create_task(all_show(pages, LAST_WORD))
+        most = await most_followers(app, run_id, shown)
+        await shown  # every tab got every word, the last one included
+        assert most == 1, f"{most} streams of the run for {TABS} tabs of one browser"
+        late = await open_tabs(context, server, run_id, 1)  # after the run: sent the whole run
+        await all_show(late, "w0 w1 w2 w3 w4 w5 w6 w7 w8 w9 w10")
+        for page in pages + late:
+            await page.close()
+        deadline = time.monotonic() + 45
+        while followers_of(app.store, run_id) and time.monotonic() < deadline:
+            await asyncio.sleep(0.1)
+        assert followers_of(app.store, run_id) == 0  # the closed tabs released the stream
+        await context.close()
+
+
+async def test_closing_tabs_releases_a_live_runs_stream(make_app: AppFactory) -> None:
+    app = make_app([talker()])
+    async with running_worker(app), dashboard_server(app) as server, chromium() as browser:
+        started = await app.stream("talker", "talk")
+        run_id = started.run_id
+        await started.aclose()
+        context = await browser.new_context()
+        pages = await open_tabs(context, server, run_id, 3)
+        await all_show(pages, "w0")
+        assert followers_of(app.store, run_id) == 1
+        for page in pages:
+            await page.close()  # while the run still streams
+        deadline = time.monotonic() + 45
+        while followers_of(app.store, run_id) and time.monotonic() < deadline:
+            await asyncio.sleep(0.1)
+        assert followers_of(app.store, run_id) == 0
+        await context.close()
+
+
+async def test_a_browser_without_shared_workers_follows_from_each_tab(make_app: AppFactory) -> None:
+    app = make_app([talker()])
+    async with running_worker(app), dashboard_server(app) as server, chromium() as browser:
+        started = await app.stream("talker", "talk")
+        run_id = started.run_id
+        await started.aclose()
+        context = await browser.new_context()
+        await context.add_init_script(NO_SHARED_WORKER)
+        pages = await open_tabs(context, server, run_id, 2)
+        await all_show(pages, "w0")
+        assert followers_of(app.store, run_id) == 2  # a connection each, as before
+        await all_show(pages, LAST_WORD)
+        await context.close()
