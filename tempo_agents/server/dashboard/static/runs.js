@@ -31,11 +31,18 @@ export function runsView(root, { signal }) {
       h("nav", { class: "pager", "aria-label": "Runs pages" }, prev, next)),
   );
 
+  // A refresh (the feed, the timer) shows its answer unless a later load's answer is shown already: on a busy server a
+  // page can take longer than the refreshes come, and dropping every answer but the newest request's would show none.
+  // A load after a change of the filters or the page drops the answers of every load asked before it.
   let sequence = 0;
-  async function load() {
+  let shown = 0;
+  let changed = 0;
+  async function load({ refresh = false } = {}) {
     const mine = ++sequence;
+    if (!refresh) changed = mine;
     const page = await get(`/api/dashboard/runs${query({ status: status.value, agent: agent.value.trim(), search: search.value.trim(), perPage: PER_PAGE, cursor: state.cursors[state.page] })}`);
-    if (signal.aborted || mine !== sequence) return;
+    if (signal.aborted || mine < changed || mine < shown) return;
+    shown = mine;
     state.next = page.nextCursor;
     body.replaceChildren(
       ...page.runs.map((run) =>
@@ -85,10 +92,10 @@ export function runsView(root, { signal }) {
     pending = setTimeout(() => {
       pending = null;
       lastLoad = performance.now();
-      load().catch(() => {});
+      load({ refresh: true }).catch(() => {});
     }, wait);
   }, signal);
-  const refresh = setInterval(() => { if (status.value === "" || status.value === "running") load().catch(() => {}); }, 5000);
+  const refresh = setInterval(() => { if (status.value === "" || status.value === "running") load({ refresh: true }).catch(() => {}); }, 5000);
   signal.addEventListener("abort", () => { clearInterval(refresh); clearTimeout(pending); });
   return load();
 }
