@@ -64,7 +64,8 @@ def _fuzz(base_url: str, runs: dict[str, list[str]]) -> dict[str, str]:
     Each example keeps the generated path values or, as often, takes known ones (an agent, a tool, a run).
     """
     headers = {"Authorization": f"Bearer {TOKEN}"}
-    document = httpx.get(base_url + "/openapi.json", headers=headers).json()
+    # The first request builds the document (a second of CPU idle, more than httpx's default 5 s at a load of 20).
+    document = httpx.get(base_url + "/openapi.json", headers=headers, timeout=60).json()
     schema = schemathesis.openapi.from_dict(document)
     failures: dict[str, str] = {}
     succeeded: set[str] = set()

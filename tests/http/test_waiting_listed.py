@@ -19,6 +19,7 @@ from tests.support.http_api import parity_agent, served, sse_chunks
 ROUNDS = 100
 
 
+@pytest.mark.timeout(600)  # a hundred runs one after another: ~30 s idle, over 120 s at a load average of 20
 async def test_a_suspended_run_is_listed_right_after_its_last_chunk(make_app: AppFactory) -> None:
     app = make_app([parity_agent()])
     async with served(app) as http, running_worker(app):

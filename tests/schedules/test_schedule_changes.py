@@ -97,6 +97,7 @@ async def test_python_update_keeps_the_schedule_and_its_runs(make_app: AppFactor
             await schedule.delete()
 
 
+@pytest.mark.timeout(600)  # nine CLI processes, each importing the package: over 120 s at a load average of 20
 async def test_the_schedule_command_sets_run_options_updates_and_backfills(
     temporal_env: WorkflowEnvironment, tmp_path: Path
 ) -> None:

@@ -38,7 +38,8 @@ class WorkerProcess:
         while line := await stream.readline():
             lines.append(line.decode())
 
-    async def wait_for_output(self, needle: str, timeout: float = 30) -> None:
+    async def wait_for_output(self, needle: str, timeout: float = 120) -> None:
+        """Wait for ``needle`` in the worker's output (a worker starts in seconds idle, in over 30 at a load of 20)."""
         deadline = time.monotonic() + timeout
         while not any(needle in line for line in self.stdout):
             assert self.process.returncode is None, f"the worker exited: {''.join(self.stderr)}"
