@@ -1,7 +1,7 @@
 """How late does the dashboard paint a chunk after it was journaled, how fast does its inbox paint, and does the
 runs table stay responsive while many runs stream?
 
-    python bench/dashboard_latency.py [--stamps 500] [--waiting 1000] [--runs 3] [--streaming 50]
+    python bench/dashboard_latency.py [--stamps 500] [--waiting 1000] [--runs 3] [--streaming 50] [--tabs 50]
 
 One embedded dev server, the example app (``examples/operations_dashboard.py``: SQLite store in a temporary
 directory, its worker and its API server with the dashboard in this process) and Debian's headless Chromium
@@ -13,6 +13,9 @@ directory, its worker and its API server with the dashboard in this process) and
   (``GET /api/runs/:id/stream``) and, in the first animation frame after a chunk is in the page, reports it
   (``tempo:chunk-painted``); the lag is that frame's wall-clock time minus the stamp. Stamps written before the
   page was following live (its catch-up from offset 0) are left out. ``--runs`` runs, one after another.
+- **chunk → paint, many tabs**: the same with ``--tabs`` pages of one browser open on the run page of one run (a
+  person with that many tabs, or a wall of screens), each following the run; the lags of every tab together, next
+  to the one tab above (the ratio of the p95s), and how many tabs painted the run's chunks.
 - **inbox paint**: with ``--waiting`` runs waiting for a person, from navigation to the first paint of the
   inbox's first page (``tempo:inbox-painted``), on a fresh page and after a reload. Target: 1,000 ms.
 - **runs table while streaming**: ``--streaming`` runs stream 150 words each, 40 ms apart, while the runs page
@@ -21,8 +24,8 @@ directory, its worker and its API server with the dashboard in this process) and
 
 The last line is quotable::
 
-    dashboard_latency: chunk→paint p50=..ms p95=..ms (n=..) inbox(1000 waiting) first=..ms reload=..ms
-        runs-table(50 streaming) filter=..ms longest-frame=..ms
+    dashboard_latency: chunk→paint p50=..ms p95=..ms (n=..) tabs(50) p50=..ms p95=..ms ratio(p95)=..x painted=50/50
+        inbox(1000 waiting) first=..ms reload=..ms runs-table(50 streaming) filter=..ms longest-frame=..ms
 """
 
 from __future__ import annotations
@@ -38,7 +41,8 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-from playwright.async_api import async_playwright
+from playwright.async_api import BrowserContext, Page, async_playwright
+from playwright.async_api import TimeoutError as PlaywrightTimeoutError
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
@@ -56,12 +60,13 @@ FRAME_TARGET_MS = 500.0
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                  "--disable-background-networking", "--disable-component-update", "--disable-sync"]  # fmt: skip
 LISTEN = """
-window.__lags = []; window.__live = null;
+window.__lags = []; window.__stamps = []; window.__live = null;
 addEventListener('tempo:chunk-painted', e => {
   const chunk = e.detail.chunk;
   if (window.__live === null) window.__live = e.detail.at + 300;  // after the catch-up from offset 0
   if (chunk.type === 'data-stamp' && chunk.data.writtenAt > window.__live) {
     window.__lags.push(e.detail.at - chunk.data.writtenAt);
+    window.__stamps.push([chunk.data.writtenAt, e.detail.at - chunk.data.writtenAt]);
   }
 });
 addEventListener('tempo:inbox-painted', e => { window.__inbox = e.detail; });
@@ -101,6 +106,37 @@ def talker() -> Agent:
     return Agent(id="talker", model=ScriptedModel([ScriptedResponse(text=words)], delta_delay=0.04))
 
 
+async def many_tabs(context: BrowserContext, app: App, url: str, args: argparse.Namespace) -> tuple[list[float], int]:
+    """``--tabs`` pages of one browser on the run page of one stamping run. Once every tab follows the run live (or
+    after a minute), the lags of the stamps written since, in every tab, and how many tabs painted at least 90 % of
+    those stamps (a tab that cannot follow the run paints none)."""
+    stream = await app.agent("desk").stream(f"stamp {args.stamps}")
+    pages = [await context.new_page() for _ in range(args.tabs)]
+    await asyncio.gather(*(page.goto(f"{url}/#/runs/{stream.run_id}") for page in pages))
+    live = await asyncio.gather(*(_live(page) for page in pages))
+    all_live_ms = time.time() * 1000
+    out(f"  {sum(live)} of {args.tabs} tabs follow the run live")
+    await stream.result()
+    await asyncio.sleep(2.0)  # the last chunks reach the tabs
+    stamps = [[(at, lag) for at, lag in await page.evaluate("window.__stamps") if at > all_live_ms] for page in pages]
+    written = max((len(found) for found in stamps), default=0)
+    lags = [lag for found in stamps for _, lag in found]
+    painted = sum(1 for found in stamps if written and len(found) >= 0.9 * written)
+    out(f"  {args.tabs} tabs on one run: {painted} painted the {written} stamps written once all were live, "
+        f"p50 {median(lags):.1f} ms, p95 {quantile(lags, 0.95):.1f} ms")  # fmt: skip
+    for page in pages:
+        await page.close()
+    return lags, painted
+
+
+async def _live(page: Page) -> bool:
+    try:
+        await page.wait_for_function("window.__live !== null", timeout=60_000)
+    except PlaywrightTimeoutError:
+        return False
+    return True
+
+
 async def _main(args: argparse.Namespace) -> int:
     out(f"dashboard_latency: load average {os.getloadavg()[0]:.2f} at start")
     env = await start_server(None, stock=False)
@@ -130,6 +166,7 @@ async def _main(args: argparse.Namespace) -> int:
                         f"p95 {quantile(found, 0.95):.1f} ms")  # fmt: skip
                     lags.extend(found)
                     await page.goto("about:blank")
+                tab_lags, painted = await many_tabs(context, app, server.url, args)
                 began = time.monotonic()
                 await asyncio.gather(*(app.agent("waiter").stream("go") for _ in range(args.waiting)))
                 while (await app.list_suspended_runs(agent_id="waiter")).total < args.waiting:
@@ -157,8 +194,11 @@ async def _main(args: argparse.Namespace) -> int:
         f"filter {FILTER_TARGET_MS:.0f} ms ({'met' if table['filterMs'] <= FILTER_TARGET_MS else 'MISSED'}), "
         f"longest frame {FRAME_TARGET_MS:.0f} ms ({'met' if table['maxFrameGapMs'] <= FRAME_TARGET_MS else 'MISSED'})"
     )
+    ratio = quantile(tab_lags, 0.95) / quantile(lags, 0.95) if tab_lags else float("nan")
     out(
         f"dashboard_latency: chunk→paint p50={median(lags):.1f}ms p95={quantile(lags, 0.95):.1f}ms (n={len(lags)}) "
+        f"tabs({args.tabs}) p50={median(tab_lags):.1f}ms p95={quantile(tab_lags, 0.95):.1f}ms ratio(p95)={ratio:.2f}x "
+        f"painted={painted}/{args.tabs} "
         f"inbox({args.waiting} waiting) first={inbox[0]:.0f}ms reload={inbox[1]:.0f}ms "
         f"runs-table({args.streaming} streaming) filter={table['filterMs']:.0f}ms "
         f"longest-frame={table['maxFrameGapMs']:.0f}ms"
@@ -172,6 +212,7 @@ def main() -> int:
     parser.add_argument("--waiting", type=int, default=1000)
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--streaming", type=int, default=50)
+    parser.add_argument("--tabs", type=int, default=50, help="tabs of one browser on the run page of one run")
     return asyncio.run(_main(parser.parse_args()))
 
 
