@@ -107,10 +107,10 @@ def talker() -> Agent:
 
 
 async def many_tabs(context: BrowserContext, app: App, url: str, args: argparse.Namespace) -> tuple[list[float], int]:
-    """``--tabs`` pages of one browser on the run page of one stamping run. Once every tab follows the run live (or
-    after a minute), the lags of the stamps written since, in every tab, and how many tabs painted at least 90 % of
-    those stamps (a tab that cannot follow the run paints none)."""
-    stream = await app.agent("desk").stream(f"stamp {args.stamps}")
+    """``--tabs`` pages of one browser on the run page of one run writing four times ``--stamps`` stamps. Once every
+    tab follows the run live (or after a minute), the lags of the stamps written since, in every tab, and how many
+    tabs painted at least 90 % of those stamps (a tab that cannot follow the run paints none)."""
+    stream = await app.agent("desk").stream(f"stamp {args.stamps * 4}")  # long enough for every tab to open first
     pages = [await context.new_page() for _ in range(args.tabs)]
     await asyncio.gather(*(page.goto(f"{url}/#/runs/{stream.run_id}") for page in pages))
     live = await asyncio.gather(*(_live(page) for page in pages))
