@@ -89,9 +89,9 @@ export function query(params) {
 
 // The tabs of one browser share their streams through one SharedWorker (streams_worker.js): a browser opens at
 // most six connections to a server over HTTP/1.1, so tabs that each held their own would leave the later ones
-// waiting for a connection. Where the browser has no SharedWorker, each tab follows its streams itself.
+// waiting for a connection. The tab holds a Web Lock for as long as it lives, by which the worker learns that it
+// is gone. Where the browser has no SharedWorker or no Web Locks, each tab follows its streams itself.
 const STREAMS_WORKER = "/dashboard/assets/streams_worker.js";
-const ALIVE_EVERY_MS = 10000;
 let streamsPort;
 let lastFollow = 0;
 const following = new Map(); // subscription id -> handler of the worker's messages
@@ -99,13 +99,19 @@ const following = new Map(); // subscription id -> handler of the worker's messa
 function sharedStreams() {
   if (streamsPort !== undefined) return streamsPort;
   streamsPort = null;
-  if (typeof SharedWorker !== "function") return null;
+  if (typeof SharedWorker !== "function" || !navigator.locks || !crypto.randomUUID) return null;
   try {
+    const tab = `tempo-agents-tab-${crypto.randomUUID()}`;
     const worker = new SharedWorker(STREAMS_WORKER, { name: "tempo-agents-streams" });
     worker.port.onmessage = ({ data }) => following.get(data.id)?.(data);
     worker.port.start();
-    setInterval(() => worker.port.postMessage({ type: "alive" }), ALIVE_EVERY_MS);
-    addEventListener("pagehide", () => worker.port.postMessage({ type: "closing" }));
+    navigator.locks.request(tab, () => {
+      worker.port.postMessage({ type: "hello", tab }); // once held: the worker's request for it then waits
+      return new Promise(() => {}); // held until the tab is gone
+    });
+    addEventListener("pagehide", (event) => {
+      if (!event.persisted) worker.port.postMessage({ type: "closing" }); // kept for going back: still alive
+    });
     streamsPort = worker.port;
   } catch {
     streamsPort = null;

@@ -4,15 +4,18 @@
 // connection however many tabs follow it: the live feed once, each run once. A tab that joins a run's stream late
 // is sent what the stream has carried so far, then what comes next.
 //
-// Messages from a tab: {type: "follow", id, path, authorization}, {type: "stop", id}, {type: "alive"}.
-// To a tab: {type: "event", id, data, eventId}, {type: "state", id, state}, {type: "failed", id, status, body}.
-// A tab says it is alive every few seconds and stops its streams when it closes; a tab silent for ALIVE_MS is
-// taken for closed, so that a crashed tab does not keep a connection open.
+// Messages from a tab: {type: "hello", tab}, {type: "follow", id, path, authorization}, {type: "stop", id},
+// {type: "closing"}. To a tab: {type: "event", id, data, eventId}, {type: "state", id, state},
+// {type: "failed", id, status, body}.
+//
+// A tab holds a Web Lock named after it for as long as it lives, and says its name in its hello; the worker asks
+// for the same lock, which it is granted only once the tab is gone (closed, crashed, discarded), and then stops the
+// tab's streams. No timer is involved, so a background tab whose timers the browser slows to one a minute, or a
+// frozen tab, keeps its streams. A tab that closes normally says so at once ("closing").
 
-const ALIVE_MS = 30000;
 const RETRY_MS = 1000;
 const streams = new Map(); // key (path and authorization) -> stream
-const ports = new Map(); // port -> {seen, follows: Map(id -> stream)}
+const ports = new Map(); // port -> {follows: Map(id -> stream)}
 
 function key(path, authorization) {
   return `${authorization || ""} ${path}`;
@@ -144,12 +147,13 @@ function forget(port) {
 
 onconnect = (event) => {
   const port = event.ports[0];
-  ports.set(port, { seen: Date.now(), follows: new Map() });
+  ports.set(port, { follows: new Map() });
   port.onmessage = ({ data: message }) => {
     const entry = ports.get(port);
     if (!entry) return;
-    entry.seen = Date.now();
-    if (message.type === "follow") {
+    if (message.type === "hello") {
+      navigator.locks?.request(message.tab, () => forget(port)); // granted once the tab is gone
+    } else if (message.type === "follow") {
       const wanted = key(message.path, message.authorization);
       let stream = streams.get(wanted);
       if (!stream) {
@@ -166,8 +170,3 @@ onconnect = (event) => {
   };
   port.start();
 };
-
-setInterval(() => {
-  const now = Date.now();
-  for (const [port, entry] of ports) if (now - entry.seen > ALIVE_MS) forget(port);
-}, ALIVE_MS / 3);
