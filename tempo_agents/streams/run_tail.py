@@ -208,11 +208,11 @@ class RunTail:
         except Exception as error:  # every follower raises it once it has taken what came before
             self.error = error
             self._on_stop(self)  # a follower that comes later starts a new tail
-            for follower in list(self._live):
-                follower.wake()
+            self._tick()
 
     def _tick(self) -> None:
-        """Wake the live followers with nothing new: the store had nothing for them (the idle tick of ``take``)."""
+        """Wake the live followers with nothing new: the store had nothing for them (the idle tick of ``take``), or
+        the tail failed (each then raises ``error``)."""
         for follower in list(self._live):
             follower.wake()
 
