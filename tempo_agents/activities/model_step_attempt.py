@@ -1,9 +1,10 @@
 """Where an attempt of a model step starts: the result an earlier attempt saved, or this attempt's number and journal.
 
 A step whose result is saved (its worker died before Temporal heard of it) is answered from the store. A local
-step's starts are counted in the store, since a lost worker's local activity starts again at attempt 1; its writes
-are fenced, since a start whose workflow task timed out may still run beside the next one and only the newest may
-write (ARCHITECTURE.md, "Local activities").
+step's starts are counted in the store, since a lost worker's local activity starts again at attempt 1. A step's
+writes are fenced, since an older start may still run beside the newer one and only the newest may write: a local
+start whose workflow task timed out, or an activity's attempt whose heartbeats came too late on a starved worker
+while it was still writing (ARCHITECTURE.md, "Local activities").
 """
 
 from __future__ import annotations
@@ -16,7 +17,6 @@ from temporalio.exceptions import ApplicationError
 from tempo_agents.activities._running import (
     attempt,
     is_local,
-    may_have_run_before,
     saved_or_counted_start,
     start_fence,
 )
@@ -44,19 +44,21 @@ class StepAttempt:
 
     @classmethod
     async def begin(cls, registry: Registry, step_input: ModelStepInput) -> StepAttempt:
-        """Read the saved result when an earlier attempt may have saved one; count a local step's start."""
+        """Read the saved result when an earlier attempt may have saved one; count this start (a local step's or a
+        retry's) and fence its writes."""
         store = registry.store
         key = keys.model_step_outcome(step_input.step)
         number = attempt()
-        rerun = may_have_run_before()
         local = is_local()
-        fence = None
         if local:  # a lost worker's local step starts again at attempt 1: its starts are counted in the store
             saved, number = await saved_or_counted_start(store, step_input.run_id, key)
-            if saved is None:  # a start whose workflow task timed out may still run beside the next: the newest writes
-                fence = start_fence(key, number)
-        else:
-            saved = await store.saved_outcome(step_input.run_id, key) if rerun else None
+            started = number
+        elif number > 1:  # a retry counts itself, which fences every attempt before it
+            saved, started = await saved_or_counted_start(store, step_input.run_id, key)
+        else:  # the first attempt counts nothing: its fence refuses its writes once any retry is counted
+            saved, started = None, 0
+        # An older start may still run beside this one and only the newest writes; a saved step writes unfenced.
+        fence = start_fence(key, started) if saved is None else None
         result = None if saved is None else ModelStepResult.model_validate(saved)
         return cls(number, local, RunJournal(store, step_input.run_id, fence), result)
 

@@ -1,13 +1,15 @@
-"""Two starts of one local model step running at once: only the newest writes into the run's journal.
+"""Two starts of one model step running at once: only the newest writes into the run's journal.
 
 A local model step's workflow task can time out while the step still runs on a live worker (a starved machine
 sends no task heartbeat in time); the next workflow task starts the step again, and the first start is never told
-to stop. Here both starts are the worker's real model-step activity (run as local activities by Temporal's
-activity test environment) on a real store, one run and one step, and the order of their work is forced by gates
-in the model: the older start streams part of its text, the newer one starts, and the older one goes on streaming
-either after the newer one has finished or while it still streams. A reader of the journal
-(``effective_chunks``) must see the model's text once, after its ``step-start``; the superseded start stops at
-its next write.
+to stop. An activity's attempt can outlive its heartbeat timeout the same way (its heartbeats starved, or its
+write waiting out a store outage): Temporal starts attempt 2 while attempt 1 still has text to write. Here both
+starts are the worker's real model-step activity (run by Temporal's activity test environment, as local
+activities at attempt 1 each or as an activity's attempts 1 and 2) on a real store, one run and one step, and the
+order of their work is forced by gates in the model: the older start streams part of its text, the newer one
+starts, and the older one goes on streaming either after the newer one has finished or while it still streams. A
+reader of the journal (``effective_chunks``) must see the model's text once, after its ``step-start``; the
+superseded start stops at its next write.
 """
 
 from __future__ import annotations
@@ -66,10 +68,19 @@ def step_input() -> ModelStepInput:
     )
 
 
-def local_start(activities: AgentActivities) -> asyncio.Task[ModelStepResult]:
-    """One start of the step as a local activity (attempt 1: a new workflow task starts it again at 1)."""
+KINDS = {
+    "local": (True, (1, 1), 2),
+    "activity": (False, (1, 2), 1),
+}
+"""How the two starts run: as local activities (a new workflow task starts the step again at attempt 1, and the
+store counts the second start as 2), or as an activity's attempts 1 and 2 (the retry counts itself as the first
+retry; the first attempt counts nothing)."""
+
+
+def run_start(activities: AgentActivities, local: bool, attempt: int) -> asyncio.Task[ModelStepResult]:
+    """One start of the step, as a local activity or an activity's attempt ``attempt``."""
     env = ActivityEnvironment()
-    env.info = dataclasses.replace(ActivityEnvironment.default_info(), is_local=True, attempt=1)
+    env.info = dataclasses.replace(ActivityEnvironment.default_info(), is_local=local, attempt=attempt)
     return asyncio.create_task(env.run(activities.model_step, step_input()))
 
 
@@ -90,15 +101,17 @@ async def starts_counted(store: Store, count: int) -> None:
         await asyncio.sleep(0.01)
 
 
+@pytest.mark.parametrize("kind", KINDS)
 @pytest.mark.parametrize("older_resumes", ["after the newer start finished", "while the newer start streams"])
-async def test_a_superseded_start_of_a_local_step_writes_nothing_more(store: Store, older_resumes: str) -> None:
+async def test_a_superseded_start_of_a_step_writes_nothing_more(store: Store, kind: str, older_resumes: str) -> None:
+    local, (older_attempt, newer_attempt), newer_counted = KINDS[kind]
     model = GatedModel()
     activities = AgentActivities(Registry(agents=[Agent(id="gated", model=model)], store=store))
 
-    older = local_start(activities)
+    older = run_start(activities, local, older_attempt)
     await texts_written(store, 1)  # the older start streamed its first text, then waits
-    newer = local_start(activities)
-    await starts_counted(store, 2)
+    newer = run_start(activities, local, newer_attempt)
+    await starts_counted(store, newer_counted)
     await texts_written(store, 2)  # the newer start streamed its first text too, and waits
     if older_resumes == "after the newer start finished":
         model.gates[1].set()
