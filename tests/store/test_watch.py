@@ -8,6 +8,7 @@ was woken, and one still pending after many of the watcher's ticks was not.
 from __future__ import annotations
 
 import asyncio
+import sqlite3
 import subprocess
 import sys
 import textwrap
@@ -56,10 +57,14 @@ class Writer:
 
     async def append(self, run_id: str, count: int = 1, gap: float = 0.0) -> float:
         """Append ``count`` chunks ``gap`` seconds apart; returns when the last one was committed (monotonic)."""
+        return await asyncio.wait_for(asyncio.to_thread(self.append_now, run_id, count, gap), LONG)
+
+    def append_now(self, run_id: str, count: int = 1, gap: float = 0.0) -> float:
+        """:meth:`append`, blocking the calling thread."""
         assert self._process.stdin is not None and self._process.stdout is not None
         self._process.stdin.write(f"{run_id} {count} {gap}\n")
         self._process.stdin.flush()
-        line = await asyncio.wait_for(asyncio.to_thread(self._process.stdout.readline), LONG)
+        line = self._process.stdout.readline()
         assert line.startswith("appended "), line
         return float(line.split()[1])
 
@@ -189,3 +194,79 @@ async def test_the_watcher_idles_without_waiters_and_stops_on_close(
     await asyncio.wait_for(pending, LONG)  # a reader still waiting returns at its timeout
     await store.wait_for_chunks("r", 1, timeout=LONG)  # returns at once on a closed store, no new watcher
     assert set(watchers()) == before
+
+
+async def test_another_processs_chunks_wake_a_reader_while_this_process_appends_too(store: SQLiteStore) -> None:
+    """The watcher queries only for other processes' commits: a busy process's own appends (which wake their
+    readers themselves) must not hide the other process's. Half the rounds force the closest race: the other
+    process commits right after one of this process's commits, before this process has marked it as its own, and
+    the watcher does not look at the file in between."""
+    writer = Writer(store.path)
+    mark_own_commit = store._db.after_write
+    assert mark_own_commit is not None
+    commit_theirs_first = threading.Event()
+
+    def after_write(db: sqlite3.Connection) -> None:  # on this store's writer thread, after its job committed
+        if commit_theirs_first.is_set():
+            commit_theirs_first.clear()
+            with store._watcher._probe_lock:  # no tick of the watcher comes between
+                writer.append_now("theirs")
+        mark_own_commit(db)
+
+    store._db.after_write = after_write
+    own_appends = 0
+    try:
+        await writer.append("warm-up")
+        seen = 0
+
+        async def tail() -> None:
+            nonlocal seen
+            while True:
+                entries = await store.read_chunks("theirs", seen)
+                seen += len(entries)
+                if not entries:
+                    await store.wait_for_chunks("theirs", seen, timeout=LONG)
+
+        async def append_our_own() -> None:
+            nonlocal own_appends
+            await store.append_chunks("ours", [ChunkWrite({"type": "text-delta", "payload": {"n": own_appends}})])
+            own_appends += 1
+
+        async def append_our_own_throughout() -> None:
+            while True:
+                await append_our_own()
+
+        tailing = asyncio.create_task(tail())
+        for count in range(1, 41):
+            if count % 2:  # this process appends throughout, the other process now and then
+                appending = asyncio.create_task(append_our_own_throughout())
+                await writer.append("theirs")
+            else:  # one append of this process, the other process's commit forced right behind it, then none
+                appending.cancel()
+                await asyncio.gather(appending, return_exceptions=True)
+                commit_theirs_first.set()
+                await append_our_own()
+            deadline = time.monotonic() + LONG / 3  # a missed wake-up waits out the tail's 30 s timeout
+            while seen < count and time.monotonic() < deadline:
+                await asyncio.sleep(0.001)
+            assert seen == count, f"chunk {count} of the other process was not seen ({seen} were)"
+        tailing.cancel()
+        await asyncio.gather(tailing, return_exceptions=True)
+    finally:
+        writer.close()
+    assert own_appends > 40  # this process appended throughout
+
+
+async def test_a_reader_that_waits_after_this_process_appended_past_its_read_returns_at_once(
+    store: SQLiteStore,
+) -> None:
+    """A commit of this process between a reader's read and its wait: the wait returns at once (the chunk is
+    there), not at the watcher's next check or the wait's timeout."""
+    warm = asyncio.create_task(store.wait_for_chunks("other", 0, timeout=LONG))
+    await asyncio.sleep(0.05)  # the watcher runs and has checked the file
+    for n in range(20):
+        assert await store.read_chunks("r", n) == []
+        await store.append_chunks("r", [ChunkWrite({"type": "text-delta", "payload": {"n": n}})])
+        await asyncio.wait_for(store.wait_for_chunks("r", n, timeout=LONG), LONG / 3)
+    assert [e.chunk["payload"]["n"] for e in await store.read_chunks("r")] == list(range(20))
+    warm.cancel()

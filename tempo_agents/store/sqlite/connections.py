@@ -32,6 +32,8 @@ class SQLiteConnections:
         self._read_executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="tempo-agents-sqlite-read")
         self._connection: sqlite3.Connection | None = None
         self._read_connection: sqlite3.Connection | None = None
+        self.after_write: Callable[[sqlite3.Connection], None] | None = None
+        """Called on the writer thread with its connection after each job (the watcher marks its own commits)."""
 
     def _connect(self) -> sqlite3.Connection:
         if self._connection is None:
@@ -48,7 +50,15 @@ class SQLiteConnections:
     async def run(self, work: Callable[[sqlite3.Connection], _T]) -> _T:
         """Run on the writer thread (every write, in order)."""
         loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(self._executor, lambda: work(self._connect()))
+        return await loop.run_in_executor(self._executor, self._job, work)
+
+    def _job(self, work: Callable[[sqlite3.Connection], _T]) -> _T:
+        db = self._connect()
+        try:
+            return work(db)
+        finally:
+            if self.after_write is not None:
+                self.after_write(db)
 
     async def ready(self) -> None:
         """Have the writer open the file (and create its tables) unless it did already."""

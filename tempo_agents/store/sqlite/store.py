@@ -48,6 +48,7 @@ class SQLiteStore(Store):
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._db = SQLiteConnections(self.path, SealedColumns(keyring))
         self._watcher = Watcher(self.path, poll_interval)
+        self._db.after_write = self._watcher.after_own_writes
 
     @property
     def poll_interval(self) -> float:
@@ -68,11 +69,12 @@ class SQLiteStore(Store):
         offsets = await journal_writes.record(
             self._db, run_id, entries, writes, outcome, waiting, charges, fence, audit
         )
-        if writes:
-            self._watcher.notify(run_id)
+        if offsets:
+            self._watcher.notify(run_id, max(offsets))
         return offsets
 
     async def read_chunks(self, run_id: str, offset: int = 0, limit: int = 1000) -> list[JournalEntry]:
+        self._watcher.reading(run_id)
         return await journal_reads.read_chunks(self._db, run_id, offset, limit)
 
     async def offset_of(self, run_id: str, key: str) -> int | None:
@@ -206,3 +208,4 @@ class SQLiteStore(Store):
         if watcher is not None:
             await self._db.after_reads(watcher.join)
         await self._db.close()
+        self._watcher.close()
