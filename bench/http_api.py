@@ -50,6 +50,7 @@ from bench._common import (
     bench_parser,
     busy_warning,
     median,
+    process_cpu_seconds,
     out,
     quantile,
     run_as_module,
@@ -95,6 +96,21 @@ async def _http_starts(url: str, runs: int, concurrency: int) -> float:
         started = time.perf_counter()
         await asyncio.gather(*(one() for _ in range(runs)))
         return runs / (time.perf_counter() - started)
+
+
+async def _http_starts_elsewhere(url: str, runs: int, concurrency: int) -> float:
+    """:func:`_http_starts` from another process, as an HTTP client is: its parsing takes none of the server's CPU
+    or GIL."""
+    root = Path(__file__).resolve().parent.parent
+    script = (
+        f"import asyncio, sys; sys.path.insert(0, {str(root)!r}); from bench.http_api import _http_starts; "
+        f"print(asyncio.run(_http_starts({url!r}, {runs}, {concurrency})))"
+    )
+    client = await asyncio.create_subprocess_exec(sys.executable, "-c", script, stdout=asyncio.subprocess.PIPE)
+    printed, _ = await client.communicate()
+    if client.returncode != 0:
+        raise SystemExit(f"the HTTP client process failed ({client.returncode})")
+    return float(printed.decode().split()[-1])
 
 
 async def _python_starts(app: App, runs: int, concurrency: int) -> float:
@@ -187,6 +203,18 @@ async def _main(args: argparse.Namespace) -> int:
                 python_rate = await _python_starts(app, args.runs, args.concurrency)
                 out(f"starts/s ({args.runs} runs, {args.concurrency} at a time): http {http_rate:.1f}  "
                     f"python {python_rate:.1f}  ratio python/http {python_rate / http_rate:.2f}x")  # fmt: skip
+                await asyncio.sleep(2)  # the started runs finish
+                cpu_before = process_cpu_seconds(os.getpid())
+                http_apart = await _http_starts_elsewhere(url, args.runs, args.concurrency)
+                http_cpu = (process_cpu_seconds(os.getpid()) - cpu_before) * 1000 / args.runs
+                await asyncio.sleep(2)
+                cpu_before = process_cpu_seconds(os.getpid())
+                python_again = await _python_starts(app, args.runs, args.concurrency)
+                python_cpu = (process_cpu_seconds(os.getpid()) - cpu_before) * 1000 / args.runs
+                out(f"starts/s, the HTTP client in a process of its own: http {http_apart:.1f}  python "
+                    f"{python_again:.1f}  ratio python/http {python_again / http_apart:.2f}x; this process's CPU "
+                    f"while starting (ms a start, the runs' own work partly included): http {http_cpu:.1f} "
+                    f"python {python_cpu:.1f}")  # fmt: skip
                 await asyncio.sleep(2)  # let the started runs finish before timing latencies
                 http_first: list[float] = await _in_thread(lambda: _http_first_chunks(url, args.first_chunk))  # type: ignore[assignment]
                 python_first = await _python_first_chunks(app, args.first_chunk)
