@@ -8,6 +8,7 @@ import asyncio
 import socket
 import threading
 from collections.abc import AsyncIterator
+from typing import Any
 
 import psycopg
 import pytest
@@ -19,7 +20,7 @@ from tempo_agents.cli.main import run_cli
 from tempo_agents.errors import ConfigurationError, StoreUnavailableError
 from tempo_agents.store import ChunkWrite, open_store
 from tempo_agents.store.base import WaitingCall, WaitingChange
-from tempo_agents.store.postgres import MIGRATIONS, PostgresStore
+from tempo_agents.store.postgres import MIGRATIONS, PostgresStore, journal_reads
 from tempo_agents.store.url import redact
 from tests.support.postgres_server import PostgresServer
 
@@ -133,6 +134,47 @@ async def test_one_listening_connection_serves_every_store_and_reader_of_the_pro
         await store.close()
     await asyncio.sleep(1.5)  # the listener notices it has no users left
     assert set(listeners()) - before == set()
+
+
+async def test_a_tail_waits_without_asking_the_store_and_misses_no_chunk_notified_between_read_and_wait(
+    url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Once the listener listens, a reader that waits right after reading asks the store nothing more: a commit
+    after its read is notified to it, and a notification that arrives between its read and its wait (forced here:
+    another connection commits and the listener has heard it before the wait begins) answers the wait at once."""
+    store = PostgresStore(url)
+    checks = 0
+    latest_offset = journal_reads.latest_offset
+
+    async def counted(*args: Any) -> int:
+        nonlocal checks
+        checks += 1
+        return await latest_offset(*args)
+
+    monkeypatch.setattr(journal_reads, "latest_offset", counted)
+    try:
+        await store.append_chunks("r", [ChunkWrite({"n": 0})])
+        await store.wait_for_chunks("r", 0, timeout=60)  # starts the listener; its read began before: one check
+        assert store._listener is not None
+        await asyncio.to_thread(store._listener.ready.wait, 30)
+        checks_before = checks
+        for n in range(1, 6):
+            assert await store.read_chunks("r", n) == []
+            with psycopg.connect(url, autocommit=True) as conn:  # as another host: a commit, then its NOTIFY
+                conn.execute("INSERT INTO tempo_agents.journal VALUES ('r', %s, NULL, '{}')", (n,))
+                conn.execute("UPDATE tempo_agents.journal_head SET next_seq = %s WHERE run_id = 'r'", (n + 1,))
+                conn.execute("SELECT pg_notify('tempo_agents_journal', %s)", (f"{n} r",))
+            while store._listener._notified.get("r", (-1, 0))[0] < n:  # the listener heard it before the wait
+                await asyncio.sleep(0.01)
+            await asyncio.wait_for(store.wait_for_chunks("r", n, timeout=60), 20)
+        waiting = asyncio.create_task(store.wait_for_chunks("r", 6, timeout=60))
+        await asyncio.sleep(0.1)
+        assert not waiting.done()
+        await store.append_chunks("r", [ChunkWrite({"n": 6})])
+        await asyncio.wait_for(waiting, 20)
+        assert checks == checks_before, "a wait asked the store for the run's latest offset"
+    finally:
+        await store.close()
 
 
 async def test_connections_lost_to_a_server_restart_are_retried(url: str, postgres_server: PostgresServer) -> None:

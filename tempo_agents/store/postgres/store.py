@@ -147,6 +147,8 @@ class PostgresStore(Store):
         return await audit_trail.audit_chain(self._db, after, limit)
 
     async def read_chunks(self, run_id: str, offset: int = 0, limit: int = 1000) -> list[JournalEntry]:
+        if self._listener is not None:
+            self._listener.reading(run_id)
         return await journal_reads.read_chunks(self._db, run_id, offset, limit)
 
     async def offset_of(self, run_id: str, key: str) -> int | None:
@@ -162,10 +164,12 @@ class PostgresStore(Store):
         if not listener.ready.is_set():  # waited for on this loop: an outage with many readers holds no thread
             await listener.until_ready(min(timeout, self.connect_timeout))
         waiter = Waiter.here(offset)
-        listener.add(run_id, waiter)
+        registered = listener.add(run_id, waiter)
+        if registered == "due":
+            return
         try:
             # Registered first, then checked: a commit before the check is seen by it, one after is notified.
-            if await journal_reads.latest_offset(self._db, run_id) >= offset:
+            if registered == "check" and await journal_reads.latest_offset(self._db, run_id) >= offset:
                 return
             await asyncio.wait_for(waiter.future, timeout=timeout)
         except TimeoutError:
