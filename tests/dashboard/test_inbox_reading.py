@@ -4,12 +4,13 @@ Answered view while many runs still wait."""
 
 from __future__ import annotations
 
+import asyncio
 import re
 from datetime import timedelta
 from typing import Any
 
 import httpx
-from playwright.async_api import Page, expect
+from playwright.async_api import Page, Route, expect
 
 from tempo_agents import App, ScriptedModel, ScriptedResponse, ScriptedToolCall
 from tempo_agents.models.model import ModelRequest
@@ -255,17 +256,27 @@ async def test_thirty_waiting_calls_are_grouped_identical_ones_folded_behind_a_c
         await head.get_by_role("button", name="Fold").click()
         await expect(visible).to_have_count(deletes + 2)
 
-        # Answering the group's card brings out the next one, with the focus in it: one after the other.
+        # Answering the group's card brings out the next one, with the focus in it: one after the other. The page's
+        # reload that the answer sets off is held back until after the card has left (as on a busy server): the
+        # reload moves the group's cards after the file it now follows, and the focus stays in the next card.
+        async def reload_late(route: Route) -> None:
+            await asyncio.sleep(1.5)
+            await route.continue_()
+
+        await page.route(re.compile(r"/api/inbox(\?|$)"), reload_late)
         answered = await first.get_attribute("data-item")
         await first.get_by_label("Your answer").fill("Lisbon")
         await first.get_by_role("button", name="Send").click()
         await expect(page.locator(f"article.item[data-item='{answered}']")).to_have_count(0, timeout=10_000)
         now_first = questions.first
         await expect(now_first).to_be_visible()
+        await expect(now_first.get_by_label("Your answer")).to_be_focused()
+        await expect(cards).to_have_count(25, timeout=15_000)  # the reload came: an older run took the place
         await expect(now_first.locator(".group-head")).to_contain_text(re.compile(r"^\d+ waiting alike"))
-        left = await questions.count()  # the page took in an older run in its place
+        left = await questions.count()
         await expect(now_first.locator(".group-head")).to_contain_text(f"{left} waiting alike")
         await expect(now_first.get_by_label("Your answer")).to_be_focused()
+        await page.unroute(re.compile(r"/api/inbox(\?|$)"), reload_late)
 
         await page.get_by_label("Group by").select_option("tool")  # by tool: one group per tool
         await expect(visible).to_have_count(2)

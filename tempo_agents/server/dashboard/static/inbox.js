@@ -223,8 +223,10 @@ export function inboxView(root, { signal }) {
   let first = true;
 
   // The listed cards in the page's order, each group's together; a card no longer listed keeps its place (it
-  // stays before the listed card it was before), then the groups are marked.
+  // stays before the listed card it was before), then the groups are marked. Moving a card takes the focus out of
+  // it: whoever was in a card (typing an answer, or just brought there by the card before it leaving) stays there.
   function arrange() {
+    const focused = list.contains(document.activeElement) ? document.activeElement : null;
     const wanted = together(state.listed.filter((el) => !el.dataset.answered), grouping.value);
     const wantedSet = new Set(wanted);
     const before = new Map();
@@ -243,6 +245,9 @@ export function inboxView(root, { signal }) {
       next = order[i];
     }
     marked();
+    if (focused && focused.isConnected && document.activeElement !== focused && !focused.closest("[hidden]")) {
+      focused.focus({ preventScroll: true });
+    }
   }
 
   async function load() {
