@@ -164,7 +164,7 @@ async def test_a_tail_waits_without_asking_the_store_and_misses_no_chunk_notifie
                 conn.execute("INSERT INTO tempo_agents.journal VALUES ('r', %s, NULL, '{}')", (n,))
                 conn.execute("UPDATE tempo_agents.journal_head SET next_seq = %s WHERE run_id = 'r'", (n + 1,))
                 conn.execute("SELECT pg_notify('tempo_agents_journal', %s)", (f"{n} r",))
-            while store._listener._notified.get("r", (-1, 0))[0] < n:  # the listener heard it before the wait
+            while not store._listener.notified.answers("r", n, 0):  # the listener heard it before the wait
                 await asyncio.sleep(0.01)
             await asyncio.wait_for(store.wait_for_chunks("r", n, timeout=60), 20)
         waiting = asyncio.create_task(store.wait_for_chunks("r", 6, timeout=60))

@@ -17,19 +17,17 @@ tail's wait then costs no query.
 from __future__ import annotations
 
 import asyncio
-import itertools
 import logging
 import threading
 import time
-from contextvars import ContextVar
 from typing import ClassVar, Literal
 
 import psycopg
 
-from tempo_agents.store._waiters import Waiter, wake
+from tempo_agents.store._waiters import RecentAppends, Waiter, wake
 from tempo_agents.store.postgres.failures import one_line
 
-__all__ = ["CHANNEL", "NOTIFIED_RUNS_KEPT", "Listener"]
+__all__ = ["CHANNEL", "Listener"]
 
 _log = logging.getLogger("tempo_agents.store.postgres")
 
@@ -38,13 +36,6 @@ CHANNEL = "tempo_agents_journal"
 
 _NOTIFY_TIMEOUT = 1.0
 """How often the listening thread looks up from its connection to see whether it should stop."""
-
-NOTIFIED_RUNS_KEPT = 10_000
-"""How many runs' last notified offsets a listener remembers (the oldest is forgotten first; a reader whose read
-began before a forgotten notification asks the store)."""
-
-_read_began: ContextVar[tuple[int, str, int] | None] = ContextVar("tempo_agents_pg_read_began", default=None)
-"""The task's last read of a journal: its listener (``id``), run and the listener's sequence number when it began."""
 
 
 class Listener:
@@ -69,12 +60,8 @@ class Listener:
         self._waiters: dict[str, list[Waiter]] = {}
         self._ready_waiters: list[Waiter] = []
         """Readers waiting for the listening connection to be up (:meth:`until_ready`)."""
-        self._sequence = itertools.count(1)
-        """Orders reads, notifications and (re)connections (``next`` is atomic)."""
-        self._notified: dict[str, tuple[int, int]] = {}
-        """Per run, the last offset notified (or appended in this process) and its sequence number, oldest first."""
-        self._forgotten_at = 0
-        """The sequence number of the newest notification forgotten to keep ``_notified`` small."""
+        self.notified = RecentAppends()
+        """The last offset notified (or appended in this process) per run, in order with readers' reads."""
         self._listening_since: int | None = None
         """The sequence number when the listening connection began to listen (``None`` while it is down)."""
         self._thread = threading.Thread(target=self._listen, name="tempo-agents-pg-listen", daemon=True)
@@ -113,24 +100,18 @@ class Listener:
             with self._lock:
                 self._ready_waiters = [w for w in self._ready_waiters if w is not waiter]
 
-    def reading(self, run_id: str) -> None:
-        """Note that the current task begins a read of the run's journal (see :meth:`add`)."""
-        _read_began.set((id(self), run_id, next(self._sequence)))
-
     def add(self, run_id: str, waiter: Waiter) -> Literal["due", "wait", "check"]:
         """Register ``waiter`` of the run, unless a notification at its offset came after the task's last read of the
         run began (``"due"``: not registered, the chunk is there). ``"wait"``: every commit after that read is or
         will be notified; ``"check"``: the caller asks the store for the run's latest offset first (its read began
         before this connection listened, or is unknown)."""
-        began = _read_began.get()
-        read_at = began[2] if began is not None and began[:2] == (id(self), run_id) else 0
+        read_at = self.notified.read_at(run_id)
         with self._lock:
-            notified = self._notified.get(run_id)
-            if notified is not None and notified[0] >= waiter.offset and notified[1] > read_at:
+            if self.notified.answers(run_id, waiter.offset, read_at):
                 return "due"
             self._waiters.setdefault(run_id, []).append(waiter)
             listening = self._listening_since
-            if listening is not None and listening < read_at and self._forgotten_at < read_at:
+            if listening is not None and listening < read_at and self.notified.forgotten_at < read_at:
                 return "wait"
             return "check"
 
@@ -145,10 +126,7 @@ class Listener:
     def wake_up_to(self, run_id: str, last: int) -> None:
         """Wake the run's readers whose offset is at most ``last`` (a notification, or an append of this process)."""
         with self._lock:
-            self._notified.pop(run_id, None)
-            self._notified[run_id] = (last, next(self._sequence))
-            if len(self._notified) > NOTIFIED_RUNS_KEPT:
-                self._forgotten_at = self._notified.pop(next(iter(self._notified)))[1]
+            self.notified.appended(run_id, last)
             waiters = self._waiters.get(run_id)
             if not waiters:
                 return
@@ -178,7 +156,7 @@ class Listener:
                 with psycopg.connect(self.url, autocommit=True, connect_timeout=10) as conn:
                     conn.execute(f"LISTEN {CHANNEL}")
                     with self._lock:
-                        self._listening_since = next(self._sequence)
+                        self._listening_since = self.notified.next()
                     self.ready.set()
                     delay, failing = 0.1, False
                     self.wake_all()  # anything committed while nobody listened: every reader re-reads

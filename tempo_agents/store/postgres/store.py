@@ -148,7 +148,7 @@ class PostgresStore(Store):
 
     async def read_chunks(self, run_id: str, offset: int = 0, limit: int = 1000) -> list[JournalEntry]:
         if self._listener is not None:
-            self._listener.reading(run_id)
+            self._listener.notified.reading(run_id)
         return await journal_reads.read_chunks(self._db, run_id, offset, limit)
 
     async def offset_of(self, run_id: str, key: str) -> int | None:

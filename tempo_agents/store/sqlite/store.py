@@ -74,7 +74,7 @@ class SQLiteStore(Store):
         return offsets
 
     async def read_chunks(self, run_id: str, offset: int = 0, limit: int = 1000) -> list[JournalEntry]:
-        self._watcher.reading(run_id)
+        self._watcher.written.reading(run_id)
         return await journal_reads.read_chunks(self._db, run_id, offset, limit)
 
     async def offset_of(self, run_id: str, key: str) -> int | None:

@@ -38,17 +38,15 @@ an idle tail of 100 runs and put another process ~25 ms (p95 ~48 ms) behind an a
 from __future__ import annotations
 
 import asyncio
-import itertools
 import json
 import logging
 import sqlite3
 import threading
 import time
 from collections.abc import Mapping
-from contextvars import ContextVar
 from pathlib import Path
 
-from tempo_agents.store._waiters import Waiter, wake
+from tempo_agents.store._waiters import RecentAppends, Waiter, wake
 
 __all__ = ["Watcher"]
 
@@ -57,13 +55,6 @@ _log = logging.getLogger("tempo_agents.store.sqlite")
 _LATEST_OFFSETS = "SELECT value, (SELECT MAX(seq) FROM journal WHERE run_id = value) FROM json_each(?)"
 """The last offset of each run in a JSON list (one primary-key seek per run; ``IN (...) GROUP BY`` scans every
 row of those runs)."""
-
-WRITTEN_RUNS_KEPT = 10_000
-"""How many runs' last own appends a watcher remembers (the oldest is forgotten first; a reader of a forgotten run
-waits for the next tick or its timeout instead of returning at once)."""
-
-_read_began: ContextVar[tuple[int, str, int] | None] = ContextVar("tempo_agents_sqlite_read_began", default=None)
-"""The task's last read of a journal: its watcher (``id``), run and the watcher's sequence number when it began."""
 
 
 class Watcher:
@@ -77,10 +68,9 @@ class Watcher:
         self._waiters_changed = threading.Condition(self._waiters_lock)
         self._unchecked: dict[str, int] = {}
         """Runs with a waiter the watcher has not checked yet: the earliest sequence their readers' reads began at."""
-        self._sequence = itertools.count(1)
-        """Orders reads, own appends and ticks that saw another process's commit (``next`` is atomic)."""
-        self._written: dict[str, tuple[int, int]] = {}
-        """Per run, the last offset this process appended and the sequence number when it did (oldest first)."""
+        self.written = RecentAppends()
+        """The last offset this process appended per run, in order with readers' reads and the ticks that saw
+        another process's commit."""
         self._foreign_seen = 0
         """The sequence number of the last tick that saw another process's commit."""
         self._probe_lock = threading.Lock()
@@ -93,17 +83,10 @@ class Watcher:
         self._watcher: threading.Thread | None = None
         self.closed = False
 
-    def reading(self, run_id: str) -> None:
-        """Note that the current task begins a read of the run's journal (see :meth:`wait`)."""
-        _read_began.set((id(self), run_id, next(self._sequence)))
-
     def notify(self, run_id: str, last_offset: int) -> None:
         """Wake every waiter of the run (an append made through this store, up to ``last_offset``)."""
         with self._waiters_lock:
-            self._written.pop(run_id, None)
-            self._written[run_id] = (last_offset, next(self._sequence))
-            if len(self._written) > WRITTEN_RUNS_KEPT:
-                del self._written[next(iter(self._written))]
+            self.written.appended(run_id, last_offset)
             waiters = self._waiters.pop(run_id, [])
         wake(waiters)
 
@@ -111,13 +94,11 @@ class Watcher:
         """Return once a chunk at ``offset`` may exist in the run, or after ``timeout`` seconds, or at once when
         stopped or when this process appended at ``offset`` since the task's last read of the run began. The
         file's tables exist already (the watcher reads the journal)."""
-        began = _read_began.get()
-        read_at = began[2] if began is not None and began[:2] == (id(self), run_id) else 0
+        read_at = self.written.read_at(run_id)
         loop = asyncio.get_running_loop()
         waiter = Waiter(offset, loop, loop.create_future())
         with self._waiters_lock:
-            written = self._written.get(run_id)
-            if self.closed or (written is not None and written[0] >= offset and written[1] > read_at):
+            if self.closed or self.written.answers(run_id, offset, read_at):
                 return
             self._waiters.setdefault(run_id, []).append(waiter)
             self._unchecked[run_id] = min(read_at, self._unchecked.get(run_id, read_at))
@@ -207,7 +188,7 @@ class Watcher:
             self._foreign = False
         with self._waiters_lock:
             if foreign:
-                self._foreign_seen = next(self._sequence)
+                self._foreign_seen = self.written.next()
                 runs = list(self._waiters)
             else:  # a waiter whose reader read before another process's last commit may have missed it
                 runs = [run_id for run_id, read_at in self._unchecked.items() if read_at < self._foreign_seen]
