@@ -55,7 +55,7 @@ from tempo_agents.workflows.payloads import (
 from tempo_agents.workflows.people_wait import PeopleWait
 from tempo_agents.workflows.resume_errors import AGENT_MISMATCH
 from tempo_agents.workflows.run_journal import JournalKeeper
-from tempo_agents.workflows.run_patches import SEGMENTS_CLOSED_BY_ACTIVITIES
+from tempo_agents.workflows.run_patches import CANCELLATION_OUTLIVES_ACTIVITIES, SEGMENTS_CLOSED_BY_ACTIVITIES
 from tempo_agents.workflows.run_state import RunState
 from tempo_agents.workflows.steering import (
     INTERRUPT,
@@ -297,6 +297,7 @@ class AgentRunWorkflow:
             while True:
                 step = state.step
                 result = await self._budgeted_step(step, new_messages)
+                _end_if_cancelled()
                 new_messages = []
                 state.usage = state.usage + result.usage
                 state.projects_tasks = result.projects_tasks
@@ -315,6 +316,7 @@ class AgentRunWorkflow:
                     step_note,
                     reason_if_done="length" if step + 1 >= options.max_steps else None,
                 )
+                _end_if_cancelled()
                 state.step = step + 1
                 await self._people.until_answered(step_note)
                 reason = self._end_reason(result)
@@ -463,6 +465,14 @@ class AgentRunWorkflow:
         journal.set_status("failed")
         await journal.finish_segment("aborted")
         await self._thread.tell_ended("CANCELED")
+
+
+def _end_if_cancelled() -> None:
+    """A run cancelled while its activities ran ends cancelled even when they completed: an activity told to stop
+    may finish first, and the SDK then hands over its result as if nothing had been asked (the workflow waits for
+    its activities to stop), so the cancellation is looked for again once their results are in."""
+    if workflow.cancellation_reason() is not None and workflow.patched(CANCELLATION_OUTLIVES_ACTIVITIES):
+        raise asyncio.CancelledError()
 
 
 def _run_finished() -> ApplicationError:

@@ -12,6 +12,7 @@ __all__ = [
     "APPROVED_ARGUMENTS",
     "BUDGET_WAITS",
     "CALL_ALARMS",
+    "CANCELLATION_OUTLIVES_ACTIVITIES",
     "REFUSED_RESUMES_RUN_ANEW",
     "RESUMED_CALLS_KEEP_OPTIONS",
     "RUNS_YIELD_THREADS",
@@ -47,3 +48,8 @@ histories carry no marker."""
 CALL_ALARMS = "call-reminders-and-escalation"
 """Patch id: a waiting call with ``remind_every``/``escalate_after`` wakes the run for its reminders and its
 escalation. Asked only when a waiting call has one, so other histories carry no marker."""
+
+CANCELLATION_OUTLIVES_ACTIVITIES = "cancellation-outlives-activities"
+"""Patch id: a run cancelled while an activity ran, whose activity completed anyway (it finished before it was told
+to stop), ends cancelled once that activity's result is in; runs before it went on with the result (and could
+complete). Asked only when that happens, so other histories carry no marker."""

@@ -26,6 +26,7 @@ from tempo_agents.workflows.run_patches import (
     APPROVED_ARGUMENTS,
     BUDGET_WAITS,
     CALL_ALARMS,
+    CANCELLATION_OUTLIVES_ACTIVITIES,
     REFUSED_RESUMES_RUN_ANEW,
     RESUMED_CALLS_KEEP_OPTIONS,
     RUNS_YIELD_THREADS,
@@ -69,7 +70,7 @@ def test_history_takes_its_path(path: Path) -> None:
     local activities, behind their patch (and a resumed local call behind the resumed-calls patch; an answer after
     a refused one behind the refused-resumes patch)."""
     text = path.read_text()
-    version = path.stem.split("-")[0] if path.stem.startswith(("v2-", "v3-", "v4-", "v5-")) else "v1"
+    version = path.stem.split("-")[0] if path.stem.startswith(("v2-", "v3-", "v4-", "v5-", "v6-")) else "v1"
     patches = [
         json.loads(payload.data)["id"]
         for marker in _markers(path, "core_patch")
@@ -86,6 +87,9 @@ def test_history_takes_its_path(path: Path) -> None:
     ]
     if version == "v1":
         assert patches == [] and "tempo_agents.finish_run" in text
+    elif version == "v6":  # cancelled while its step ran, which completed anyway: it ends cancelled, behind its patch
+        assert patches == [SEGMENTS_CLOSED_BY_ACTIVITIES, CANCELLATION_OUTLIVES_ACTIVITIES]
+        assert "tempo_agents.finish_run" in text and "WORKFLOW_EXECUTION_CANCELED" in text
     elif version == "v5":  # a thread's run that yielded its thread while it waited, behind its patch
         assert patches == [SEGMENTS_CLOSED_BY_ACTIVITIES, RUNS_YIELD_THREADS]
         assert "tempo_agents.finish_run" not in text
@@ -100,6 +104,8 @@ def test_history_takes_its_path(path: Path) -> None:
         expected = [*([BUDGET_WAITS] if waited else []), *([APPROVED_ARGUMENTS] if edited else [])]
         assert patches == [SEGMENTS_CLOSED_BY_ACTIVITIES, *expected]
         assert ("tempo_agents.finish_run" in text) == finished
+        # Cancelled while its step ran, which completed anyway: before the patch, the run completed.
+        assert ("WORKFLOW_EXECUTION_COMPLETED" in text) == (path.stem != "v2-cancel-waiting")
     else:
         assert patches[:2] == [SEGMENTS_CLOSED_BY_ACTIVITIES, LOCAL_ACTIVITIES] and local
         assert set(patches[2:]) <= {RESUMED_CALLS_KEEP_OPTIONS, REFUSED_RESUMES_RUN_ANEW}

@@ -1,17 +1,23 @@
-"""A cancellation that reaches the workflow in the same task as the result of the activity that ended the segment.
+"""A cancellation that races the result of the activity that ended the segment.
 
-The SDK then raises the cancellation and drops that result, so the workflow still takes the segment for open while
-its journal already holds the segment's ``finish``. The race is forced, not waited for: one worker runs only the
-activities, another only the workflow; the workflow's worker is stopped while the last model step is inside the
-model, the run is cancelled, the step completes, and only then does a workflow worker come back, so the one workflow
-task it takes carries both the cancellation and the step's result. The journal must still end ``abort`` … ``finish``
-``aborted`` after everything the run wrote, as readers expect of any cancelled run.
+In the same workflow task: the SDK then raises the cancellation and drops that result, so the workflow still takes
+the segment for open while its journal already holds the segment's ``finish``. The race is forced, not waited for:
+one worker runs only the activities, another only the workflow; the workflow's worker is stopped while the last
+model step is inside the model, the run is cancelled, the step completes, and only then does a workflow worker come
+back, so the one workflow task it takes carries both the cancellation and the step's result.
+
+In an earlier workflow task: the workflow asks the step's activity to stop and waits for it, and the activity
+completes anyway (it finished before the request reached it, or its model went on regardless); the SDK then hands
+the workflow the step's result as if nothing had been asked. The run must still end cancelled: its cancellation was
+accepted. Forced by a model that goes on after the activity is told to stop.
+
+Either way the journal must end ``abort`` … ``finish`` ``aborted`` after everything the run wrote, as readers
+expect of any cancelled run.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Sequence
 from typing import Literal
 
 import pytest
@@ -22,28 +28,11 @@ from temporalio.plugin import SimplePlugin
 from temporalio.worker import WorkerConfig
 
 from tempo_agents import Agent, App, ScriptedModel, ScriptedResponse, ScriptedToolCall, ToolContext, create_tool
-from tempo_agents.models import ModelEvent, ModelRequest
 from tests.conftest import AppFactory
+from tests.support.gated_models import DeafModel, DeafTool, GatedModel
 
 PATIENCE = 120.0
 """Only so that a broken build fails instead of hanging: nothing here is timed."""
-
-
-class GatedModel(ScriptedModel):
-    """A scripted model whose step ``gated`` waits, inside the model, until ``gate`` is set."""
-
-    def __init__(self, responses: Sequence[ScriptedResponse], gated: int) -> None:
-        super().__init__(list(responses))
-        self.gated = gated
-        self.reached = asyncio.Event()
-        self.gate = asyncio.Event()
-
-    async def stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
-        if request.step == self.gated:
-            self.reached.set()
-            await self.gate.wait()
-        async for event in super().stream(request):
-            yield event
 
 
 async def _note(data: dict[str, str], ctx: ToolContext) -> dict[str, str]:
@@ -105,4 +94,62 @@ async def test_a_cancellation_that_arrives_with_the_last_steps_result_ends_the_j
     assert finishes == ["stop", "aborted"], kinds
     assert kinds[-3:] == ["start", "abort", "finish"], kinds
     assert kinds.count("start") == 2 and kinds.count("abort") == 1, kinds
+    assert [e.offset for e in entries] == list(range(len(entries)))
+
+
+@pytest.mark.parametrize("steps", [1, 2], ids=["first-step", "after-a-tool-call"])
+async def test_a_cancellation_the_last_step_completes_through_still_ends_the_run_cancelled(
+    make_app: AppFactory, steps: int
+) -> None:
+    responses = [ScriptedResponse(tool_calls=[ScriptedToolCall("note", {"text": "a"}, id="n-1")])] * (steps - 1)
+    model = DeafModel([*responses, ScriptedResponse(text="All done here.")], gated=steps - 1)
+    note = create_tool(id="note", description="Notes a text", execute=_note)
+    app = make_app([Agent(id="racer", model=model, tools={"note": note})])
+    async with app.worker():
+        stream = await app.agent("racer").stream("finish up")
+        await asyncio.wait_for(model.reached.wait(), PATIENCE)  # the last step is inside the model
+        handle = app.client.get_workflow_handle(stream.run_id)
+        await handle.cancel()
+        await asyncio.wait_for(model.told.wait(), PATIENCE)  # the workflow asked the step to stop; it goes on
+        model.gate.set()
+        with pytest.raises(WorkflowFailureError) as failure:
+            await asyncio.wait_for(handle.result(), PATIENCE)
+    assert isinstance(failure.value.cause, CancelledError)
+
+    history = [e.event_type for e in (await handle.fetch_history()).events]
+    assert history.count(EventType.EVENT_TYPE_ACTIVITY_TASK_COMPLETED) >= 2 * steps - 1  # the step did complete
+    entries = await app.store.read_chunks(stream.run_id, 0, 1000)
+    kinds = [entry.chunk["type"] for entry in entries]
+    finishes = [e.chunk["payload"]["stepResult"]["reason"] for e in entries if e.chunk["type"] == "finish"]
+    assert finishes == ["stop", "aborted"], kinds
+    assert kinds[-3:] == ["start", "abort", "finish"], kinds
+    assert [e.offset for e in entries] == list(range(len(entries)))
+
+
+async def test_a_cancellation_a_tool_call_completes_through_ends_the_run_before_its_next_step(
+    make_app: AppFactory,
+) -> None:
+    model = ScriptedModel(
+        [ScriptedResponse(tool_calls=[ScriptedToolCall("note", {"text": "a"}, id="n-1")]), ScriptedResponse(text="Hi")]
+    )
+    tool = DeafTool()
+    app = make_app(
+        [Agent(id="racer", model=model, tools={"note": create_tool(id="note", description="Notes", execute=tool)})]
+    )
+    async with app.worker():
+        stream = await app.agent("racer").stream("note it")
+        await asyncio.wait_for(tool.reached.wait(), PATIENCE)
+        handle = app.client.get_workflow_handle(stream.run_id)
+        await handle.cancel()
+        await asyncio.wait_for(tool.told.wait(), PATIENCE)  # the workflow asked the call to stop; it goes on
+        tool.gate.set()
+        with pytest.raises(WorkflowFailureError) as failure:
+            await asyncio.wait_for(handle.result(), PATIENCE)
+    assert isinstance(failure.value.cause, CancelledError)
+
+    entries = await app.store.read_chunks(stream.run_id, 0, 1000)
+    kinds = [entry.chunk["type"] for entry in entries]
+    assert len(model.requests) == 1, kinds  # no model step after the call
+    assert kinds.count("tool-result") == 1 and kinds[-2:] == ["abort", "finish"], kinds
+    assert entries[-1].chunk["payload"]["stepResult"]["reason"] == "aborted"
     assert [e.offset for e in entries] == list(range(len(entries)))

@@ -1,0 +1,69 @@
+"""Models and tools that stop at a gate the test opens, to force races with a run's cancellation: a gated step or
+call waits inside the model or the tool until the test says so; the deaf ones go on waiting when their activity is
+told to stop, as a step or call that finished before the request reached it would."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Sequence
+
+from tempo_agents import ScriptedModel, ScriptedResponse, ToolContext
+from tempo_agents.models import ModelEvent, ModelRequest
+
+
+async def _wait_deaf(gate: asyncio.Event, told: asyncio.Event) -> None:
+    """Wait for ``gate``; a cancellation meanwhile is noted in ``told`` and taken back."""
+    while not gate.is_set():
+        try:
+            await gate.wait()
+        except asyncio.CancelledError:
+            told.set()
+            task = asyncio.current_task()
+            assert task is not None
+            task.uncancel()
+
+
+class GatedModel(ScriptedModel):
+    """A scripted model whose step ``gated`` waits, inside the model, until ``gate`` is set."""
+
+    def __init__(self, responses: Sequence[ScriptedResponse], gated: int) -> None:
+        super().__init__(list(responses))
+        self.gated = gated
+        self.reached = asyncio.Event()
+        self.gate = asyncio.Event()
+
+    async def stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
+        if request.step == self.gated:
+            self.reached.set()
+            await self.gate.wait()
+        async for event in super().stream(request):
+            yield event
+
+
+class DeafModel(GatedModel):
+    """A gated model that does not stop when its activity is cancelled: it notes it in ``told`` and waits on."""
+
+    def __init__(self, responses: Sequence[ScriptedResponse], gated: int) -> None:
+        super().__init__(responses, gated)
+        self.told = asyncio.Event()
+
+    async def stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
+        if request.step == self.gated:
+            self.reached.set()
+            await _wait_deaf(self.gate, self.told)
+        async for event in ScriptedModel.stream(self, request):
+            yield event
+
+
+class DeafTool:
+    """A tool that does not stop when its activity is cancelled: it notes it in ``told`` and waits for ``gate``."""
+
+    def __init__(self) -> None:
+        self.reached = asyncio.Event()
+        self.told = asyncio.Event()
+        self.gate = asyncio.Event()
+
+    async def __call__(self, data: dict[str, str], ctx: ToolContext) -> dict[str, str]:
+        self.reached.set()
+        await _wait_deaf(self.gate, self.told)
+        return {"noted": data["text"]}
