@@ -65,14 +65,34 @@ async def _until_completed(app: App, run_id: str, activities: int) -> None:
             await asyncio.sleep(0.1)
 
 
+def _responses(steps: int) -> list[ScriptedResponse]:
+    """``steps`` model steps: a call of ``note`` in each but the last, which answers."""
+    calls = [ScriptedResponse(tool_calls=[ScriptedToolCall("note", {"text": "a"}, id="n-1")])] * (steps - 1)
+    return [*calls, ScriptedResponse(text="All done here.")]
+
+
+def _racer(make_app: AppFactory, model: ScriptedModel) -> App:
+    note = create_tool(id="note", description="Notes a text", execute=_note)
+    return make_app([Agent(id="racer", model=model, tools={"note": note})])
+
+
+async def _ends_stop_then_aborted(app: App, run_id: str) -> None:
+    """The journal holds the step's own end, as its activity wrote it, then the abort in a segment of its own."""
+    entries = await app.store.read_chunks(run_id, 0, 1000)
+    kinds = [entry.chunk["type"] for entry in entries]
+    finishes = [e.chunk["payload"]["stepResult"]["reason"] for e in entries if e.chunk["type"] == "finish"]
+    assert finishes == ["stop", "aborted"], kinds
+    assert kinds[-3:] == ["start", "abort", "finish"], kinds
+    assert kinds.count("start") == 2 and kinds.count("abort") == 1, kinds
+    assert [e.offset for e in entries] == list(range(len(entries)))
+
+
 @pytest.mark.parametrize("steps", [1, 2], ids=["first-step", "after-a-tool-call"])
 async def test_a_cancellation_that_arrives_with_the_last_steps_result_ends_the_journal_with_abort_then_finish(
     make_app: AppFactory, steps: int
 ) -> None:
-    responses = [ScriptedResponse(tool_calls=[ScriptedToolCall("note", {"text": "a"}, id="n-1")])] * (steps - 1)
-    model = GatedModel([*responses, ScriptedResponse(text="All done here.")], gated=steps - 1)
-    note = create_tool(id="note", description="Notes a text", execute=_note)
-    app = make_app([Agent(id="racer", model=model, tools={"note": note})])
+    model = GatedModel(_responses(steps), gated=steps - 1)
+    app = _racer(make_app, model)
     async with app.worker(plugins=[ONLY_ACTIVITIES]):
         async with app.worker(plugins=[ONLY_WORKFLOWS]):
             stream = await app.agent("racer").stream("finish up")
@@ -87,24 +107,15 @@ async def test_a_cancellation_that_arrives_with_the_last_steps_result_ends_the_j
                 await asyncio.wait_for(handle.result(), PATIENCE)
     assert isinstance(failure.value.cause, CancelledError)
 
-    entries = await app.store.read_chunks(run_id, 0, 1000)
-    kinds = [entry.chunk["type"] for entry in entries]
-    finishes = [e.chunk["payload"]["stepResult"]["reason"] for e in entries if e.chunk["type"] == "finish"]
-    # The step's own end, as its activity wrote it, then the abort in a segment of its own.
-    assert finishes == ["stop", "aborted"], kinds
-    assert kinds[-3:] == ["start", "abort", "finish"], kinds
-    assert kinds.count("start") == 2 and kinds.count("abort") == 1, kinds
-    assert [e.offset for e in entries] == list(range(len(entries)))
+    await _ends_stop_then_aborted(app, run_id)
 
 
 @pytest.mark.parametrize("steps", [1, 2], ids=["first-step", "after-a-tool-call"])
 async def test_a_cancellation_the_last_step_completes_through_still_ends_the_run_cancelled(
     make_app: AppFactory, steps: int
 ) -> None:
-    responses = [ScriptedResponse(tool_calls=[ScriptedToolCall("note", {"text": "a"}, id="n-1")])] * (steps - 1)
-    model = DeafModel([*responses, ScriptedResponse(text="All done here.")], gated=steps - 1)
-    note = create_tool(id="note", description="Notes a text", execute=_note)
-    app = make_app([Agent(id="racer", model=model, tools={"note": note})])
+    model = DeafModel(_responses(steps), gated=steps - 1)
+    app = _racer(make_app, model)
     async with app.worker():
         stream = await app.agent("racer").stream("finish up")
         await asyncio.wait_for(model.reached.wait(), PATIENCE)  # the last step is inside the model
@@ -118,12 +129,7 @@ async def test_a_cancellation_the_last_step_completes_through_still_ends_the_run
 
     history = [e.event_type for e in (await handle.fetch_history()).events]
     assert history.count(EventType.EVENT_TYPE_ACTIVITY_TASK_COMPLETED) >= 2 * steps - 1  # the step did complete
-    entries = await app.store.read_chunks(stream.run_id, 0, 1000)
-    kinds = [entry.chunk["type"] for entry in entries]
-    finishes = [e.chunk["payload"]["stepResult"]["reason"] for e in entries if e.chunk["type"] == "finish"]
-    assert finishes == ["stop", "aborted"], kinds
-    assert kinds[-3:] == ["start", "abort", "finish"], kinds
-    assert [e.offset for e in entries] == list(range(len(entries)))
+    await _ends_stop_then_aborted(app, stream.run_id)
 
 
 async def test_a_cancellation_a_tool_call_completes_through_ends_the_run_before_its_next_step(
