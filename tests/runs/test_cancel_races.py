@@ -29,7 +29,7 @@ from temporalio.worker import WorkerConfig
 
 from tempo_agents import Agent, App, ScriptedModel, ScriptedResponse, ScriptedToolCall, ToolContext, create_tool
 from tests.conftest import AppFactory
-from tests.support.gated_models import DeafModel, DeafTool, GatedModel
+from tests.support.gated_models import Deaf, DeafModel, DeafTool, GatedModel
 
 PATIENCE = 120.0
 """Only so that a broken build fails instead of hanging: nothing here is timed."""
@@ -87,6 +87,22 @@ async def _ends_stop_then_aborted(app: App, run_id: str) -> None:
     assert [e.offset for e in entries] == list(range(len(entries)))
 
 
+async def _cancelled_through(app: App, message: str, deaf: Deaf) -> str:
+    """Start a run of ``racer`` with ``message``; once it is inside ``deaf``, cancel it and, once ``deaf`` was told
+    to stop (the workflow took the cancellation), let it complete. The run must end cancelled; its id."""
+    async with app.worker():
+        stream = await app.agent("racer").stream(message)
+        await asyncio.wait_for(deaf.reached.wait(), PATIENCE)
+        handle = app.client.get_workflow_handle(stream.run_id)
+        await handle.cancel()
+        await asyncio.wait_for(deaf.told.wait(), PATIENCE)
+        deaf.gate.set()
+        with pytest.raises(WorkflowFailureError) as failure:
+            await asyncio.wait_for(handle.result(), PATIENCE)
+    assert isinstance(failure.value.cause, CancelledError)
+    return stream.run_id
+
+
 @pytest.mark.parametrize("steps", [1, 2], ids=["first-step", "after-a-tool-call"])
 async def test_a_cancellation_that_arrives_with_the_last_steps_result_ends_the_journal_with_abort_then_finish(
     make_app: AppFactory, steps: int
@@ -116,20 +132,11 @@ async def test_a_cancellation_the_last_step_completes_through_still_ends_the_run
 ) -> None:
     model = DeafModel(_responses(steps), gated=steps - 1)
     app = _racer(make_app, model)
-    async with app.worker():
-        stream = await app.agent("racer").stream("finish up")
-        await asyncio.wait_for(model.reached.wait(), PATIENCE)  # the last step is inside the model
-        handle = app.client.get_workflow_handle(stream.run_id)
-        await handle.cancel()
-        await asyncio.wait_for(model.told.wait(), PATIENCE)  # the workflow asked the step to stop; it goes on
-        model.gate.set()
-        with pytest.raises(WorkflowFailureError) as failure:
-            await asyncio.wait_for(handle.result(), PATIENCE)
-    assert isinstance(failure.value.cause, CancelledError)
-
+    run_id = await _cancelled_through(app, "finish up", model)  # the last step completes after being told
+    handle = app.client.get_workflow_handle(run_id)
     history = [e.event_type for e in (await handle.fetch_history()).events]
     assert history.count(EventType.EVENT_TYPE_ACTIVITY_TASK_COMPLETED) >= 2 * steps - 1  # the step did complete
-    await _ends_stop_then_aborted(app, stream.run_id)
+    await _ends_stop_then_aborted(app, run_id)
 
 
 async def test_a_cancellation_a_tool_call_completes_through_ends_the_run_before_its_next_step(
@@ -142,18 +149,8 @@ async def test_a_cancellation_a_tool_call_completes_through_ends_the_run_before_
     app = make_app(
         [Agent(id="racer", model=model, tools={"note": create_tool(id="note", description="Notes", execute=tool)})]
     )
-    async with app.worker():
-        stream = await app.agent("racer").stream("note it")
-        await asyncio.wait_for(tool.reached.wait(), PATIENCE)
-        handle = app.client.get_workflow_handle(stream.run_id)
-        await handle.cancel()
-        await asyncio.wait_for(tool.told.wait(), PATIENCE)  # the workflow asked the call to stop; it goes on
-        tool.gate.set()
-        with pytest.raises(WorkflowFailureError) as failure:
-            await asyncio.wait_for(handle.result(), PATIENCE)
-    assert isinstance(failure.value.cause, CancelledError)
-
-    entries = await app.store.read_chunks(stream.run_id, 0, 1000)
+    run_id = await _cancelled_through(app, "note it", tool)  # the call completes after being told
+    entries = await app.store.read_chunks(run_id, 0, 1000)
     kinds = [entry.chunk["type"] for entry in entries]
     assert len(model.requests) == 1, kinds  # no model step after the call
     assert kinds.count("tool-result") == 1 and kinds[-2:] == ["abort", "finish"], kinds

@@ -6,9 +6,19 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator, Sequence
+from typing import Protocol
 
 from tempo_agents import ScriptedModel, ScriptedResponse, ToolContext
 from tempo_agents.models import ModelEvent, ModelRequest
+
+
+class Deaf(Protocol):
+    """A model or tool that goes on when told to stop: ``reached`` once inside, ``told`` once told, ``gate`` lets
+    it finish."""
+
+    reached: asyncio.Event
+    told: asyncio.Event
+    gate: asyncio.Event
 
 
 async def _wait_deaf(gate: asyncio.Event, told: asyncio.Event) -> None:
