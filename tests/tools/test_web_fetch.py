@@ -62,6 +62,8 @@ class TestServer:
 
     tls: ssl.SSLContext | None = None
     requests: list[Seen] = field(default_factory=list)
+    requested: asyncio.Event = field(default_factory=asyncio.Event)
+    """Set once a request's head has arrived."""
     disconnected: asyncio.Event = field(default_factory=asyncio.Event)
     sni_names: list[str | None] = field(default_factory=list)
     _server: asyncio.Server | None = None
@@ -102,6 +104,7 @@ class TestServer:
                     headers[name.strip().lower()] = value.strip()
             path = request_line.split(" ")[1]
             self.requests.append(Seen(path, headers))
+            self.requested.set()
             await self._route(path, reader, writer)
         except (ConnectionError, asyncio.IncompleteReadError, ssl.SSLError):
             pass
@@ -653,18 +656,20 @@ async def test_the_deadline_covers_dns() -> None:
 async def test_setting_cancelled_stops_a_slow_request(server: TestServer) -> None:
     context = ToolContext()
     tool = make_tool(loopback_dns("public.test"))
-    asyncio.get_running_loop().call_later(0.2, context.cancelled.set)
-    started = time.monotonic()
+    fetching = asyncio.ensure_future(fetch(tool, f"http://public.test:{server.port}/slow-headers", context))
+    await asyncio.wait_for(server.requested.wait(), DISCONNECT_SECONDS)  # the server holds the request
+    cancelled_at = time.monotonic()
+    context.cancelled.set()
     with pytest.raises(asyncio.CancelledError):
-        await fetch(tool, f"http://public.test:{server.port}/slow-headers", context)
-    assert time.monotonic() - started < 1.0
+        await fetching
+    assert time.monotonic() - cancelled_at < 1.0  # not the 30 s the server would hold it
     await asyncio.wait_for(server.disconnected.wait(), DISCONNECT_SECONDS)
 
 
 async def test_cancelling_the_task_stops_a_slow_body(server: TestServer) -> None:
     tool = make_tool(loopback_dns("public.test"))
     task = asyncio.ensure_future(fetch(tool, f"http://public.test:{server.port}/slow-body"))
-    await asyncio.sleep(0.2)
+    await asyncio.wait_for(server.requested.wait(), DISCONNECT_SECONDS)  # the server sends the body's start
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task
