@@ -51,6 +51,8 @@ async def test_a_budget_wait_is_raised_from_the_inbox_and_ended_from_the_run_pag
         await expect(section.locator('tr[data-scope="run"]')).to_contain_text("$0.0011")
         await section.get_by_role("button", name="End run").click()
         await expect(section.get_by_text("Run ended")).to_be_visible()
+        await expect(page.locator(".run[data-status=completed]")).to_be_visible(timeout=15_000)
+        await expect(section.get_by_text("Run ended")).to_be_visible()  # still, once the page shows the run ended
         outcome = await app.client.get_workflow_handle(ended.run_id).result()
 
     assert done.finish_reason == "stop" and done.text == "All found."

@@ -123,6 +123,9 @@ export function runView(root, runId, { signal, session }) {
     const key = wait ? wait.stop.waitId : null;
     if (key === shownBudgetWait) return;
     shownBudgetWait = key;
+    // A wait answered here keeps saying so ("Budget raised", "Run ended") once it is over, as an answered call does,
+    // until the run waits for its budget again.
+    if (!wait && budgetWait.querySelector('[data-item][data-answered="true"]')) return;
     budgetWait.replaceChildren(...(wait ? [h("div", { class: "item", dataset: { item: itemKey(runId, key) } },
       answerForm({ runId, toolCallId: key, toolName: "budget", kind: "budget", suspendPayload: wait.stop }))] : []));
   }
