@@ -7,6 +7,7 @@ import asyncio
 import uuid
 from pathlib import Path
 
+import pytest
 from temporalio.testing import WorkflowEnvironment
 
 from tempo_agents import Agent, App, ScriptedModel, ScriptedResponse
@@ -21,6 +22,7 @@ app = App(agents=[Agent(id="reporter", model=ScriptedModel([ScriptedResponse(tex
 """
 
 
+@pytest.mark.timeout(600)  # eight CLI processes, each importing the package: over 120 s beside stress-ng --cpu 8
 async def test_the_schedule_command(temporal_env: WorkflowEnvironment, tmp_path: Path) -> None:
     (tmp_path / "reportapp.py").write_text(APP_MODULE)
     task_queue = f"tq-{uuid.uuid4()}"
