@@ -41,6 +41,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import gc
+import importlib
 import json
 import os
 import resource
@@ -49,7 +50,7 @@ import tempfile
 import time
 import uuid
 import zlib
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -459,9 +460,16 @@ def main() -> int:
     parser.add_argument("--task-queue", help=argparse.SUPPRESS)
     parser.add_argument("--gate-dir", type=Path, help=argparse.SUPPRESS)
     parser.add_argument("--port", type=int, help=argparse.SUPPRESS)
+    parser.add_argument(
+        "--loop", choices=("asyncio", "uvloop"), default="asyncio", help="the API server's event loop (this process's)"
+    )
     args = parser.parse_args()
     role = {"bench": orchestrate, "worker": worker_role, "clients": clients_role}[args.role]
-    return asyncio.run(role(args))
+    loop_factory: Callable[[], asyncio.AbstractEventLoop] | None = None
+    if args.loop == "uvloop" and args.role == "bench":  # the bench extra installs it; the tests' install does not
+        loop_factory = importlib.import_module("uvloop").new_event_loop
+    with asyncio.Runner(loop_factory=loop_factory) as runner:
+        return runner.run(role(args))
 
 
 if __name__ == "__main__":
