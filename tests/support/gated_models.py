@@ -45,9 +45,12 @@ class GatedModel(ScriptedModel):
     async def stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
         if request.step == self.gated:
             self.reached.set()
-            await self.gate.wait()
+            await self._hold()
         async for event in super().stream(request):
             yield event
+
+    async def _hold(self) -> None:
+        await self.gate.wait()
 
 
 class DeafModel(GatedModel):
@@ -57,12 +60,8 @@ class DeafModel(GatedModel):
         super().__init__(responses, gated)
         self.told = asyncio.Event()
 
-    async def stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
-        if request.step == self.gated:
-            self.reached.set()
-            await _wait_deaf(self.gate, self.told)
-        async for event in ScriptedModel.stream(self, request):
-            yield event
+    async def _hold(self) -> None:
+        await _wait_deaf(self.gate, self.told)
 
 
 class DeafTool:
