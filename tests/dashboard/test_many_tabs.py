@@ -12,14 +12,18 @@ from collections.abc import Sequence
 
 from playwright.async_api import BrowserContext, Page, expect
 
-from tempo_agents import Agent, App, ScriptedModel, ScriptedResponse
+from tempo_agents import Agent, App, ScriptedResponse
 from tempo_agents.server.serving import ApiServer
 from tempo_agents.streams.run_tail import followers_of
+from tempo_agents.workflows.payloads import RunResult
 from tests.conftest import AppFactory, running_worker
 from tests.support.browser import chromium, dashboard_server
+from tests.support.gated_models import PausingModel
 
 TABS = 12
 WORDS = 300
+HELD_AT = 10
+LAST_HELD_WORD = f"w{HELD_AT - 1}"
 LAST_WORD = f"w{WORDS - 1}"
 NO_SHARED_WORKER = "delete window.SharedWorker;"
 SILENT_CLOSE = """
@@ -31,11 +35,12 @@ window.addEventListener = function (type, ...rest) {
 """A tab that never says it closes (as one that crashes): only its Web Lock tells the shared worker it is gone."""
 
 
-def talker() -> Agent:
-    """One step that streams ``WORDS`` words 0.1 s apart (30 s: still streaming once a loaded machine has opened every
-    tab)."""
+def talker() -> tuple[Agent, PausingModel]:
+    """One step that streams ``WORDS`` words; it holds after the first ``HELD_AT`` until its model's gate opens, so
+    the run is live for as long as a loaded machine takes to open every tab; then the rest 0.01 s apart."""
     text = " ".join(f"w{n}" for n in range(WORDS))
-    return Agent(id="talker", model=ScriptedModel([ScriptedResponse(text=text)], delta_delay=0.1))
+    model = PausingModel([ScriptedResponse(text=text)], pause_after=HELD_AT, delta_delay=0.01)
+    return Agent(id="talker", model=model), model
 
 
 async def open_tabs(context: BrowserContext, server: ApiServer, run_id: str, count: int) -> list[Page]:
@@ -68,7 +73,8 @@ async def all_show(pages: Sequence[Page], text: str) -> None:
 
 
 async def test_twelve_tabs_of_one_browser_show_one_run_streamed_once(make_app: AppFactory) -> None:
-    app = make_app([talker()])
+    agent, model = talker()
+    app = make_app([agent])
     async with running_worker(app), dashboard_server(app) as server, chromium() as browser:
         started = await app.stream("talker", "talk")
         run_id = started.run_id
@@ -77,8 +83,9 @@ async def test_twelve_tabs_of_one_browser_show_one_run_streamed_once(make_app: A
         pages = await open_tabs(context, server, run_id, TABS)
         shown = asyncio.create_task(all_show(pages, LAST_WORD))
         sampled = asyncio.create_task(most_followers(app, run_id, shown))
-        await all_show(pages, "w0")  # every tab follows the run while it streams
-        assert followers_of(app.store, run_id) == 1  # the run still streams, to every tab over one stream
+        await all_show(pages, LAST_HELD_WORD)  # every tab follows the run while it is held mid-stream
+        assert followers_of(app.store, run_id) == 1  # the live run streams to every tab over one stream
+        model.gate.set()
         await shown  # every tab got every word, the last one included
         most = await sampled
         assert most == 1, f"{most} streams of the run for {TABS} tabs of one browser"
@@ -91,7 +98,8 @@ async def test_twelve_tabs_of_one_browser_show_one_run_streamed_once(make_app: A
 
 
 async def test_tabs_gone_without_a_word_release_a_live_runs_stream(make_app: AppFactory) -> None:
-    app = make_app([talker()])
+    agent, model = talker()
+    app = make_app([agent])
     async with running_worker(app), dashboard_server(app) as server, chromium() as browser:
         started = await app.stream("talker", "talk")
         run_id = started.run_id
@@ -99,16 +107,20 @@ async def test_tabs_gone_without_a_word_release_a_live_runs_stream(make_app: App
         context = await browser.new_context()
         await context.add_init_script(SILENT_CLOSE)
         pages = await open_tabs(context, server, run_id, 3)
-        await all_show(pages, "w0")
+        await all_show(pages, LAST_HELD_WORD)
         assert followers_of(app.store, run_id) == 1
         for page in pages:
-            await page.close()  # while the run still streams
+            await page.close()  # while the run is held mid-stream
         assert await released(app, run_id)
+        model.gate.set()
+        result = await app.client.get_workflow_handle(run_id, result_type=RunResult).result()
+        assert result.finish_reason == "stop"  # the held run went on to its end once its followers had gone
         await context.close()
 
 
 async def test_a_browser_without_shared_workers_follows_from_each_tab(make_app: AppFactory) -> None:
-    app = make_app([talker()])
+    agent, model = talker()
+    app = make_app([agent])
     async with running_worker(app), dashboard_server(app) as server, chromium() as browser:
         started = await app.stream("talker", "talk")
         run_id = started.run_id
@@ -116,7 +128,8 @@ async def test_a_browser_without_shared_workers_follows_from_each_tab(make_app: 
         context = await browser.new_context()
         await context.add_init_script(NO_SHARED_WORKER)
         pages = await open_tabs(context, server, run_id, 2)
-        await all_show(pages, "w0")
+        await all_show(pages, LAST_HELD_WORD)
         assert followers_of(app.store, run_id) == 2  # a connection each, as before
+        model.gate.set()
         await all_show(pages, LAST_WORD)
         await context.close()

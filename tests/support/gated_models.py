@@ -1,6 +1,7 @@
-"""Models and tools that stop at a gate the test opens, to force races with a run's cancellation: a gated step or
-call waits inside the model or the tool until the test says so; the deaf ones go on waiting when their activity is
-told to stop, as a step or call that finished before the request reached it would."""
+"""Models and tools that stop at a gate the test opens, to force races with a run's cancellation or to keep a run
+streaming while its followers come and go: a gated step or call waits inside the model or the tool until the test
+says so; a pausing model waits mid-stream; the deaf ones go on waiting when their activity is told to stop, as a step
+or call that finished before the request reached it would."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from typing import Protocol
 
 from tempo_agents import ScriptedModel, ScriptedResponse, ToolContext
 from tempo_agents.models import ModelEvent, ModelRequest
+from tempo_agents.models.model import TextDelta
 
 
 class Deaf(Protocol):
@@ -51,6 +53,25 @@ class GatedModel(ScriptedModel):
 
     async def _hold(self) -> None:
         await self.gate.wait()
+
+
+class PausingModel(ScriptedModel):
+    """A scripted model that streams the first ``pause_after`` words of each step's text, then waits, inside the
+    stream, until ``gate`` is set: the run is live and streaming for as long as the test needs it to be."""
+
+    def __init__(self, responses: Sequence[ScriptedResponse], pause_after: int, delta_delay: float = 0.0) -> None:
+        super().__init__(list(responses), delta_delay=delta_delay)
+        self.pause_after = pause_after
+        self.gate = asyncio.Event()
+
+    async def stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
+        words = 0
+        async for event in super().stream(request):
+            if isinstance(event, TextDelta):
+                if words == self.pause_after:
+                    await self.gate.wait()
+                words += 1
+            yield event
 
 
 class DeafModel(GatedModel):
