@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     from tempo_agents.encryption import Keyring, keyring_from_file
     from tempo_agents.errors import (
         ConfigurationError,
+        ErasedRunError,
         IdTooLongError,
         MessageTooLargeError,
         ModelError,
@@ -124,6 +125,7 @@ _EXPORTS = {
     "DelegationHooks": "tempo_agents.agent.delegation",
     "DelegationStart": "tempo_agents.agent.delegation",
     "EmailChannel": "tempo_agents.notifications",
+    "ErasedRunError": "tempo_agents.errors",
     "EventRun": "tempo_agents.ingress",
     "FileAgentError": "tempo_agents.file_agents",
     "GenerateResult": "tempo_agents.streams",
@@ -235,6 +237,7 @@ __all__ = [
     "DelegationHooks",
     "DelegationStart",
     "EmailChannel",
+    "ErasedRunError",
     "EventRun",
     "FileAgentError",
     "Filter",

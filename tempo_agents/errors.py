@@ -8,6 +8,7 @@ from __future__ import annotations
 
 __all__ = [
     "ConfigurationError",
+    "ErasedRunError",
     "IdTooLongError",
     "MessageTooLargeError",
     "ModelError",
@@ -59,6 +60,18 @@ class RunNotFoundError(TempoAgentsError):
     """No run with the given id exists."""
 
     code = "RUN_NOT_FOUND"
+
+
+class ErasedRunError(TempoAgentsError):
+    """The run ``run_id`` was erased on request, and nothing more is written under its id: a write of an activity
+    that was still working when the erasure stopped the run is refused (it may not bring back what was deleted), and
+    so is a new run that names the erased run's id. Nothing was written or started. HTTP 409."""
+
+    code = "RUN_ERASED"
+
+    def __init__(self, run_id: str) -> None:
+        super().__init__(f'run "{run_id}" was erased on request: nothing more is written under its id')
+        self.run_id = run_id
 
 
 class RunFinishedError(TempoAgentsError):

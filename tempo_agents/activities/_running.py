@@ -11,7 +11,7 @@ from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
 from tempo_agents.activity_options import PROVIDER_ATTEMPTS
-from tempo_agents.errors import ConfigurationError, ModelError, StoreUnavailableError
+from tempo_agents.errors import ConfigurationError, ErasedRunError, ModelError, StoreUnavailableError
 from tempo_agents.store.base import START_COUNT_SUFFIX, StartFence, Store
 from tempo_agents.store.patience import waiting_for_store
 
@@ -63,7 +63,7 @@ async def run_activity(work: Awaitable[_T]) -> _T:
             return await work
         with waiting_for_store(max(1.0, attempt_seconds - STORE_WAIT_MARGIN_SECONDS)):
             return await work
-    except ConfigurationError as error:
+    except (ConfigurationError, ErasedRunError) as error:  # an erased run's writes are refused for good
         raise ApplicationError(_short(error.message), type=type(error).__name__, non_retryable=True) from None
     except ModelError as error:
         this_attempt = attempt()

@@ -19,7 +19,7 @@ from tempo_agents.agent.local_activities import workflow_task_timeout
 from tempo_agents.client.forking import FORK_MEMO
 from tempo_agents.client.run_options import THREAD_STRATEGY_OPTION
 from tempo_agents.client.run_probes import run_closed_probe, thread_run_probe
-from tempo_agents.errors import ConfigurationError, ThreadBusyError
+from tempo_agents.errors import ConfigurationError, ErasedRunError, ThreadBusyError
 from tempo_agents.journal.start_chunk import journal_start
 from tempo_agents.models.messages import MessageInput
 from tempo_agents.store.base import Store
@@ -75,6 +75,9 @@ class RunStarter:
         app = self.app
         run_input, attributes = app.prepare_run(agent, messages, options)
         run_id = run_input.run_id
+        chosen_id = bool(options.get("run_id") or agent.default_options.get("run_id"))
+        if chosen_id and await app.store.is_erased(run_id):
+            raise ErasedRunError(run_id)  # nothing more is written under an erased run's id
         fork = run_input.options.fork
         fork_of = None if fork is None else (fork.run_id, fork.step)
         memo = {} if fork is None else {FORK_MEMO: {"runId": fork.run_id, "step": fork.step}}
@@ -89,7 +92,7 @@ class RunStarter:
             )
             return await self._send_to_thread(run, strategy or DEFAULT_THREAD_STRATEGY, sent_by, fork_of)
         start_run = self._start_workflow(run_input, attributes, workflow_task_timeout(agent), memo)
-        if options.get("run_id") or agent.default_options.get("run_id"):
+        if chosen_id:
             # A run id chosen by the caller may be taken: journal nothing until the run exists.
             await start_run
             start = await journal_start(app.store, run_id, agent.id, fork_of)

@@ -226,8 +226,10 @@ async def receive_event(
 async def start_event_run(
     app: EventApp, agent: Agent, run_id: str, message: MessageInput, memo: Mapping[str, str], options: Mapping[str, Any]
 ) -> EventRun:
-    """Start the run ``run_id`` of a verified event once: a second start of the same id finds the run (running or
-    closed) and starts nothing."""
+    """Start the run ``run_id`` of a verified event once: a second start of the same id finds the run (running,
+    closed, or erased on request) and starts nothing."""
+    if await app.store.is_erased(run_id):  # its event was handled, then erased on request: still a duplicate
+        return EventRun(run_id=run_id, duplicate=True)
     run_input, attributes = app.prepare_run(agent, message, options)
     run_input = run_input.model_copy(update={"run_id": run_id})
     if run_input.options.memory is not None:

@@ -19,6 +19,7 @@ from temporalio.service import RPCError, RPCStatusCode
 
 from tempo_agents.errors import (
     ConfigurationError,
+    ErasedRunError,
     IdTooLongError,
     MessageTooLargeError,
     ResumeError,
@@ -125,7 +126,7 @@ def api_error_from(error: Exception) -> ApiError | None:
         return ApiError(404, error.message)
     if isinstance(error, ThreadBusyError):
         return ApiError(409, error.message, code=error.code, activeRunId=error.active_run_id)
-    if isinstance(error, RunFinishedError):
+    if isinstance(error, RunFinishedError | ErasedRunError):
         return ApiError(409, error.message, code=error.code, runId=error.run_id)
     if isinstance(error, MessageTooLargeError):
         return ApiError(413, error.message, code=error.code, limit=error.limit)
@@ -231,6 +232,7 @@ def install_error_handlers(api: FastAPI) -> None:
         ResumeError,
         RunNotFoundError,
         RunFinishedError,
+        ErasedRunError,
         ThreadBusyError,
         MessageTooLargeError,
         IdTooLongError,

@@ -343,6 +343,9 @@ class Store(ABC):
 
     Writes are idempotent where an activity retry could repeat them: durable journal chunks by
     key, transcript entries by ``(run_id, step, part)``, thread messages by ``(run_id, index)``.
+    Every write under a run id (:meth:`record`, :meth:`put_transcript`, :meth:`append_thread_messages`,
+    :meth:`saved_or_counted`) is refused with ``ErasedRunError``, writing nothing, once the run was erased on request
+    (:meth:`erase`).
     """
 
     url: str
@@ -515,12 +518,28 @@ class Store(ABC):
 
     @abstractmethod
     async def erase(
-        self, run_ids: Sequence[str], threads: Sequence[tuple[str, str]] = (), resources: Sequence[str] = ()
+        self,
+        run_ids: Sequence[str],
+        threads: Sequence[tuple[str, str]] = (),
+        resources: Sequence[str] = (),
+        *,
+        refuse_later_writes: bool = True,
     ) -> int:
         """Delete everything the store holds of ``run_ids`` (journal, transcript, outcomes, waiting and answered
         calls, thread messages), of ``threads`` (thread id, resource id: their messages and state) and of
         ``resources`` (every thread of theirs, every waiting or answered call), so that none of it can be read back;
-        how many rows went. Erasing what is already gone deletes nothing."""
+        how many rows went. Erasing what is already gone deletes nothing.
+
+        With ``refuse_later_writes`` (an erasure on request), the store keeps the ids of ``run_ids`` (the ids alone)
+        and from then on refuses every write under them with ``ErasedRunError``: an activity of an erased run that
+        was still working when the run was stopped cannot bring back what was deleted, however late it finishes. A
+        write in flight when the erasure begins commits before it and is deleted by it. (The retention sweeper,
+        which deletes closed runs only, does not need this.)"""
+
+    @abstractmethod
+    async def is_erased(self, run_id: str) -> bool:
+        """Whether ``run_id`` was erased on request (:meth:`erase` with ``refuse_later_writes``): nothing more is
+        written under it, and no new run may take its id."""
 
     @abstractmethod
     async def remove_run_from_thread(self, thread_id: str, resource_id: str, run_id: str) -> int:

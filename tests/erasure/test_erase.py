@@ -16,10 +16,11 @@ from temporalio.testing import WorkflowEnvironment
 
 from tempo_agents import Agent, ScriptedModel, ScriptedResponse, ScriptedToolCall, create_tool
 from tempo_agents.erasure import ErasureScope
-from tempo_agents.errors import ConfigurationError
+from tempo_agents.errors import ConfigurationError, ErasedRunError
 from tempo_agents.models.model import ModelRequest
 from tests.conftest import AppFactory, running_worker
 from tests.support.cli_processes import cli, cli_output
+from tests.support.gated_models import DeafTool
 from tests.support.http_api import served
 from tests.support.polling import until
 from tests.support.store_contents import store_contents
@@ -117,6 +118,8 @@ async def test_erasing_a_run_and_a_thread_over_http(make_app: AppFactory, tempor
         assert (await http.get(f"/runs/{one.run_id}")).status_code == 404
         assert (await app.store.read_chunks(one.run_id)) == []
         assert (await app.store.read_chunks(other.run_id)) != []  # the same thread's other runs stay
+        again = await http.post("/agents/billing/stream", json={"messages": "lookup x", "runId": one.run_id})
+        assert again.status_code == 409 and again.json()["code"] == "RUN_ERASED", again.text  # its id is not reused
 
         by_thread = await http.post("/erasure", json={"threadId": "t2", "resourceId": "acme"})
         assert by_thread.status_code == 200 and by_thread.json()["deletedRuns"] == [other.run_id]
@@ -222,3 +225,45 @@ async def test_an_erasure_during_a_stream_of_runs_loses_none_of_the_other_tenant
     left = store_contents(app.store)
     assert "ACME-PROMPT" not in left and "ACME-INVOICE" not in left
     assert all(f"GLOBEX-INVOICE-{n}" in left for n in range(12))
+
+
+async def test_a_tool_call_that_finishes_after_its_run_was_erased_writes_nothing(make_app: AppFactory) -> None:
+    """The call's activity is still working when the erasure stops its run and deletes its rows, and it does not stop
+    when told to: it finishes after the erasure is done, and its result (naming the customer) is refused by the
+    store instead of bringing the erased run back. A new run may not take the erased run's id either."""
+    tool = DeafTool()
+    secret = "ACME-SECRET-9101"
+    model = ScriptedModel(
+        [ScriptedResponse(tool_calls=[ScriptedToolCall("note", {"text": secret}, id="n-1")]), ScriptedResponse("ok")]
+    )
+    note = create_tool(id="note", description="Notes", execute=tool)
+    app = make_app([Agent(id="noter", model=model, tools={"note": note})])
+    late_writes: asyncio.Queue[BaseException | None] = asyncio.Queue()
+    record = app.store.record
+
+    async def watched(run_id: str, *args: Any, **kwargs: Any) -> list[int]:
+        """The store's own record, telling the test how each write after the gate opened ended."""
+        try:
+            offsets = await record(run_id, *args, **kwargs)
+        except BaseException as error:
+            if tool.gate.is_set():
+                late_writes.put_nowait(error)
+            raise
+        if tool.gate.is_set():
+            late_writes.put_nowait(None)
+        return offsets
+
+    app.store.record = watched  # type: ignore[method-assign]
+    async with running_worker(app):
+        started = await app.stream("noter", "note it", memory={"thread": "t1", "resource": "acme"})
+        await asyncio.wait_for(tool.reached.wait(), 60)
+        report = await app.erase(resource="acme")
+        assert report.stopped == [started.run_id] and secret not in store_contents(app.store)
+        tool.gate.set()  # the call finishes now, after the erasure
+        refused = await asyncio.wait_for(late_writes.get(), 60)
+        assert isinstance(refused, ErasedRunError) and refused.run_id == started.run_id, refused
+        assert secret not in store_contents(app.store)
+        assert await app.store.read_chunks(started.run_id) == []
+        with pytest.raises(ErasedRunError, match="nothing more is written under its id"):
+            await app.stream("noter", "again", run_id=started.run_id)
+        await started.aclose()

@@ -1,11 +1,28 @@
 """The store's part of an erasure, on both stores, read back from underneath: the SQLite file and its write-ahead
 log as bytes, PostgreSQL's tables as text. Nothing of the erased runs, threads or resource is left; everything else
-is."""
+is. Nothing more is written under an erased run's id, not even by a write that was under way when the erasure
+began."""
 
 from __future__ import annotations
 
-from tempo_agents.store import Store
-from tempo_agents.store.base import ChunkWrite, SavedOutcome, TranscriptEntry, WaitingCall, WaitingChange
+import asyncio
+from collections.abc import Awaitable, Callable
+
+import psycopg
+import pytest
+
+from tempo_agents.errors import ErasedRunError
+from tempo_agents.store import Store, open_store
+from tempo_agents.store.base import (
+    ChunkWrite,
+    SavedOutcome,
+    TranscriptEntry,
+    UsageCharge,
+    WaitingCall,
+    WaitingChange,
+)
+from tests.support.polling import until
+from tests.support.postgres_server import PostgresServer
 from tests.support.store_contents import store_contents
 
 
@@ -59,3 +76,93 @@ async def test_erasing_runs_threads_and_a_resource_leaves_none_of_them_underneat
     assert [calls[0].run_id for calls in waiting.runs] == ["run-g1"]
 
     assert await store.erase(["run-a1", "run-a2", "run-a3"], resources=["acme"]) == 0  # again: nothing left to go
+
+
+def _late_writes(store: Store, run_id: str, secret: str) -> list[Callable[[], Awaitable[object]]]:
+    """Every kind of write under a run id, each bringing ``secret`` back."""
+    entry = TranscriptEntry(0, "text-0000", 1, {"role": "assistant", "content": [{"type": "text", "text": secret}]})
+    chunk = ChunkWrite({"type": "tool-result", "runId": run_id, "from": "AGENT", "payload": {"result": secret}})
+    return [
+        lambda: store.record(run_id, [entry], [chunk], outcome=SavedOutcome(f"{run_id}-late", {"text": secret})),
+        lambda: store.append_chunks(run_id, [chunk]),
+        lambda: store.put_transcript(run_id, [entry]),
+        lambda: store.append_thread_messages("t1", "acme", run_id, [{"role": "user", "content": [{"text": secret}]}]),
+        lambda: store.saved_or_counted(run_id, f"{run_id}-call", f"{run_id}-call-starts"),
+    ]
+
+
+async def test_nothing_more_is_written_under_an_erased_runs_id(store: Store) -> None:
+    await _write_run(store, "run-a1", "t1", "acme", "ACME-ONE-5521")
+    await _write_run(store, "run-g1", "t1", "globex", "GLOBEX-ONE-8841")
+    assert await store.erase(["run-a1"]) > 0
+    assert await store.is_erased("run-a1") and not await store.is_erased("run-g1")
+
+    for write in _late_writes(store, "run-a1", "ACME-LATE-5529"):  # an activity that finished after the erasure
+        with pytest.raises(ErasedRunError, match='run "run-a1" was erased on request'):
+            await write()
+    left = store_contents(store)
+    assert "ACME-LATE-5529" not in left and "ACME-ONE-5521" not in left
+    assert await store.read_chunks("run-a1") == [] and await store.get_transcript("run-a1") == []
+    assert await store.get_thread_messages("t1", "acme") == []
+
+    for write in _late_writes(store, "run-g1", "GLOBEX-LATE-8849"):  # the other runs write as before
+        await write()
+    assert "GLOBEX-LATE-8849" in store_contents(store)
+
+    assert await store.erase(["run-a1"]) == 0  # erasing it again: nothing left, still refused
+    with pytest.raises(ErasedRunError):
+        await store.append_chunks("run-a1", [ChunkWrite({"type": "start", "runId": "run-a1"})])
+
+
+async def test_the_retention_sweepers_deletions_leave_a_runs_id_free(store: Store) -> None:
+    await _write_run(store, "run-old", "t1", "acme", "ACME-OLD-5530")
+    assert await store.erase(["run-old"], refuse_later_writes=False) > 0
+    assert not await store.is_erased("run-old")
+    await store.append_chunks("run-old", [ChunkWrite({"type": "start", "runId": "run-old"})])
+    assert len(await store.read_chunks("run-old")) == 1
+
+
+async def _waiting_on_locks(url: str) -> int:
+    """How many sessions of the store's database wait for a lock now."""
+    async with await psycopg.AsyncConnection.connect(url, autocommit=True) as conn:
+        cursor = await conn.execute(
+            "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'"
+        )
+        row = await cursor.fetchone()
+    assert row is not None
+    return int(row[0])
+
+
+async def test_a_write_under_way_when_an_erasure_begins_is_erased_with_its_run(postgres_server: PostgresServer) -> None:
+    """PostgreSQL: a write's transaction is held open (its usage counter's row is locked by someone else) while an
+    erasure of its run begins. The erasure waits for it, then deletes what it wrote; SQLite's writers take turns
+    with the erasure by construction (``BEGIN IMMEDIATE``)."""
+    url = postgres_server.create_database()
+    store = open_store(url)
+    try:
+        charge = UsageCharge("resource:acme", "total", 10, 0)
+        await store.record("run-a0", (), (), charges=[charge])  # the counter's row exists
+        await _write_run(store, "run-a1", "t1", "acme", "ACME-ONE-5521")
+        async with await psycopg.AsyncConnection.connect(url) as holder, holder.transaction():
+            await holder.execute(
+                "SELECT 1 FROM tempo_agents.usage_counters WHERE scope = %s FOR UPDATE", (charge.scope,)
+            )
+            entry = TranscriptEntry(0, "text-0000", 1, {"role": "assistant", "content": [{"text": "ACME-LATE-5529"}]})
+            chunk = ChunkWrite({"type": "text-delta", "runId": "run-a1", "payload": {"text": "ACME-LATE-5529"}})
+            writing = asyncio.create_task(store.record("run-a1", [entry], [chunk], charges=[charge]))
+            await until(lambda: _waiting_on_locks(url))  # the write is under way, held at the counter
+            erasing = asyncio.create_task(store.erase(["run-a1"]))
+
+            async def erasure_settled() -> bool:  # done, or waiting for a lock beside the write
+                return erasing.done() or await _waiting_on_locks(url) >= 2
+
+            await until(erasure_settled)
+            assert not erasing.done(), "the erasure went ahead of a write under way, which then outlived it"
+        await writing  # it began before the erasure: it commits
+        assert await erasing > 0
+        assert "ACME-LATE-5529" not in store_contents(store)  # nor is anything else of the run (its thread stays)
+        assert await store.read_chunks("run-a1") == []
+        with pytest.raises(ErasedRunError):
+            await store.record("run-a1", [entry], [chunk])
+    finally:
+        await store.close()

@@ -1,14 +1,40 @@
-"""Erasing runs, threads and resources from the PostgreSQL store, in one transaction."""
+"""Erasing runs, threads and resources from the PostgreSQL store.
+
+An erasure on request keeps the erased runs' ids in ``erased_runs``, in the transaction that deletes their rows, and
+every write under a run id checks it first (:func:`refuse_if_erased`). Each run id has an advisory lock (in a key
+space of this module's own): writes hold it shared for their whole transaction, the erasure takes it exclusively
+before it keeps the id. So a write in flight when the erasure begins commits first and its rows are deleted; a write
+that begins later waits for the erasure to commit, then finds the id kept and writes nothing. Runs are erased in
+batches of :data:`_BATCH` ids, each batch in a transaction of its own (its locks count against the server's lock
+table); threads and resources after them, in one more."""
 
 from __future__ import annotations
 
+import time
 from collections.abc import Sequence
 
+from tempo_agents.errors import ErasedRunError
 from tempo_agents.store.erasure_tables import RESOURCE_TABLES, RUN_TABLES
 from tempo_agents.store.postgres.connections import Conn, PostgresConnections
 from tempo_agents.store.postgres.failures import Attempt
 
-__all__ = ["erase"]
+__all__ = ["erase", "is_erased", "refuse_if_erased"]
+
+_BATCH = 500
+
+_RUN_LOCKS = 0x7461_6572  # "taer": the first key of the advisory locks of run ids, beside hashtext(run id)
+
+_LOCK_SHARED = "SELECT pg_advisory_xact_lock_shared(%s::int4, hashtext(%s))"
+_LOCK_ALL = (
+    "SELECT pg_advisory_xact_lock(%s::int4, key) "
+    "FROM (SELECT DISTINCT hashtext(id) AS key FROM unnest(%s::text[]) AS id) AS keys ORDER BY key"
+)
+"""Every run id's lock, in one order (two erasures never wait for each other in a cycle)."""
+_ERASED = "SELECT 1 FROM tempo_agents.erased_runs WHERE run_id = %s"
+_KEEP = (
+    "INSERT INTO tempo_agents.erased_runs (run_id, erased_at) SELECT id, %s FROM unnest(%s::text[]) AS id "
+    "ON CONFLICT (run_id) DO NOTHING"
+)
 
 
 async def erase(
@@ -16,17 +42,63 @@ async def erase(
     run_ids: Sequence[str],
     threads: Sequence[tuple[str, str]],
     resources: Sequence[str],
+    refuse_later_writes: bool,
 ) -> int:
-    """Delete every row of ``run_ids``, ``threads`` (thread id, resource id) and ``resources``; how many went.
-    Deleted rows leave PostgreSQL's tables at once; their space is reclaimed by the next vacuum."""
+    """Delete every row of ``run_ids``, ``threads`` (thread id, resource id) and ``resources``; how many went. With
+    ``refuse_later_writes``, keep the runs' ids so that nothing more is written under them. Deleted rows leave
+    PostgreSQL's tables at once; their space is reclaimed by the next vacuum."""
+    every_thread = [*threads, *await _threads_of(db, resources)]  # found before their rows go, for their state
+    deleted = 0
+    for start in range(0, len(run_ids), _BATCH):
+        deleted += await _erase_runs(db, list(run_ids[start : start + _BATCH]), refuse_later_writes)
+    if every_thread or resources:
+        deleted += await _erase_threads(db, threads, resources, every_thread)
+    return deleted
+
+
+async def is_erased(db: PostgresConnections, run_id: str) -> bool:
+    async def op(conn: Conn, attempt: Attempt) -> bool:
+        cursor = await conn.execute(_ERASED, (run_id,))
+        return await cursor.fetchone() is not None
+
+    return await db.run(op)
+
+
+async def refuse_if_erased(conn: Conn, run_id: str) -> None:
+    """Hold the run's lock shared until the transaction ends and raise ``ErasedRunError`` when ``run_id`` was erased
+    on request; call it first in the write's transaction. (Two statements: the check reads after the lock is held.)"""
+    await conn.execute(_LOCK_SHARED, (_RUN_LOCKS, run_id))
+    cursor = await conn.execute(_ERASED, (run_id,))
+    if await cursor.fetchone() is not None:
+        raise ErasedRunError(run_id)
+
+
+async def _erase_runs(db: PostgresConnections, run_ids: list[str], refuse_later_writes: bool) -> int:
+    async def op(conn: Conn, attempt: Attempt) -> int:
+        async with conn.transaction():
+            if refuse_later_writes:
+                await conn.execute(_LOCK_ALL, (_RUN_LOCKS, run_ids))
+                await conn.execute(_KEEP, (time.time(), run_ids))
+            deleted = 0
+            for table in (*RUN_TABLES, "journal_head"):
+                deleted += await _count(conn, f"DELETE FROM tempo_agents.{table} WHERE run_id = ANY(%s)", (run_ids,))
+        return deleted
+
+    return await db.run(op)
+
+
+async def _erase_threads(
+    db: PostgresConnections,
+    threads: Sequence[tuple[str, str]],
+    resources: Sequence[str],
+    every_thread: Sequence[tuple[str, str]],
+) -> int:
+    """Delete the rows of ``threads`` and ``resources``, and the state of ``every_thread`` that has no messages
+    left."""
 
     async def op(conn: Conn, attempt: Attempt) -> int:
         async with conn.transaction():
-            every_thread = [
-                *threads,
-                *await _threads_of(conn, resources),
-            ]  # found before their rows go, for their state
-            deleted = await _delete_runs(conn, run_ids)
+            deleted = 0
             for thread_id, resource_id in threads:
                 for table in RESOURCE_TABLES:
                     deleted += await _count(
@@ -51,23 +123,17 @@ async def erase(
     return await db.run(op)
 
 
-async def _threads_of(conn: Conn, resources: Sequence[str]) -> list[tuple[str, str]]:
-    found: list[tuple[str, str]] = []
-    for resource in resources:
-        cursor = await conn.execute(
-            "SELECT DISTINCT thread_id FROM tempo_agents.thread_messages WHERE resource_id = %s", (resource,)
-        )
-        found.extend((str(row[0]), resource) for row in await cursor.fetchall())
-    return found
+async def _threads_of(db: PostgresConnections, resources: Sequence[str]) -> list[tuple[str, str]]:
+    async def op(conn: Conn, attempt: Attempt) -> list[tuple[str, str]]:
+        found: list[tuple[str, str]] = []
+        for resource in resources:
+            cursor = await conn.execute(
+                "SELECT DISTINCT thread_id FROM tempo_agents.thread_messages WHERE resource_id = %s", (resource,)
+            )
+            found.extend((str(row[0]), resource) for row in await cursor.fetchall())
+        return found
 
-
-async def _delete_runs(conn: Conn, run_ids: Sequence[str]) -> int:
-    if not run_ids:
-        return 0
-    deleted = 0
-    for table in (*RUN_TABLES, "journal_head"):
-        deleted += await _count(conn, f"DELETE FROM tempo_agents.{table} WHERE run_id = ANY(%s)", (list(run_ids),))
-    return deleted
+    return await db.run(op) if resources else []
 
 
 async def _count(conn: Conn, statement: str, params: tuple[object, ...]) -> int:

@@ -27,6 +27,7 @@ from tempo_agents.store.base import (
 )
 from tempo_agents.store.postgres.audit_trail import append_in
 from tempo_agents.store.postgres.connections import Conn, PostgresConnections
+from tempo_agents.store.postgres.erasure import refuse_if_erased
 from tempo_agents.store.postgres.failures import Attempt
 from tempo_agents.store.postgres.journal_reads import OUTCOME
 from tempo_agents.store.postgres.listener import CHANNEL
@@ -98,6 +99,7 @@ async def record(
 
     async def op(conn: Conn, attempt: Attempt) -> tuple[list[int], int]:
         async with conn.transaction():
+            await refuse_if_erased(conn, run_id)
             if fence is not None:
                 # FOR SHARE: a start being counted (it updates this row) and these writes take turns, and
                 # the count read is the newest committed one.
@@ -122,6 +124,7 @@ async def saved_or_counted(
 
     async def op(conn: Conn, attempt: Attempt) -> tuple[dict[str, Any] | None, int]:
         async with conn.transaction():
+            await refuse_if_erased(conn, run_id)
             cursor = await conn.execute(OUTCOME, (run_id, key))
             saved = await cursor.fetchone()
             if saved is not None:

@@ -166,6 +166,13 @@ MIGRATIONS: tuple[str, ...] = (
     );
     INSERT INTO tempo_agents.audit_head (seq, hash) VALUES (0, repeat('0', 64));
     """,
+    # 8: the ids of runs erased on request, under which nothing more is written.
+    """
+    CREATE TABLE tempo_agents.erased_runs (
+        run_id text PRIMARY KEY,
+        erased_at double precision NOT NULL
+    );
+    """,
 )
 """Schema versions, in order: version N is ``MIGRATIONS[N - 1]``. Append; never edit one that shipped."""
 

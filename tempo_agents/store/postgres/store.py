@@ -264,9 +264,17 @@ class PostgresStore(Store):
         await run_expiries.set_retention_mark(self._db, task_queue, mark)
 
     async def erase(
-        self, run_ids: Sequence[str], threads: Sequence[tuple[str, str]] = (), resources: Sequence[str] = ()
+        self,
+        run_ids: Sequence[str],
+        threads: Sequence[tuple[str, str]] = (),
+        resources: Sequence[str] = (),
+        *,
+        refuse_later_writes: bool = True,
     ) -> int:
-        return await erasure.erase(self._db, run_ids, threads, resources)
+        return await erasure.erase(self._db, run_ids, threads, resources, refuse_later_writes)
+
+    async def is_erased(self, run_id: str) -> bool:
+        return await erasure.is_erased(self._db, run_id)
 
     async def remove_run_from_thread(self, thread_id: str, resource_id: str, run_id: str) -> int:
         return await threads.remove_run_from_thread(self._db, thread_id, resource_id, run_id)

@@ -9,6 +9,7 @@ from typing import Any
 
 from tempo_agents.store.base import to_json
 from tempo_agents.store.postgres.connections import Conn, PostgresConnections
+from tempo_agents.store.postgres.erasure import refuse_if_erased
 from tempo_agents.store.postgres.failures import Attempt
 from tempo_agents.store.sealed_columns import THREAD_STATE
 
@@ -27,6 +28,7 @@ async def append_thread_messages(
 ) -> None:
     async def op(conn: Conn, attempt: Attempt) -> None:
         async with conn.transaction(), conn.cursor() as cursor:
+            await refuse_if_erased(conn, run_id)
             where = "thread_id = %s AND resource_id = %s"
             await cursor.execute(
                 f"SELECT idx, created FROM tempo_agents.thread_messages WHERE {where} AND run_id = %s",

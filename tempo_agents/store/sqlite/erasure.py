@@ -1,15 +1,22 @@
 """Erasing runs, threads and resources from the SQLite file so that nothing of them can be read back from it: deleted
-with ``secure_delete`` (freed pages are overwritten with zeros) and the write-ahead log checkpointed and truncated."""
+with ``secure_delete`` (freed pages are overwritten with zeros) and the write-ahead log checkpointed and truncated.
+
+An erasure on request keeps the erased runs' ids in ``erased_runs``, in the transaction that deletes their rows;
+every write under a run id checks it first (:func:`refuse_if_erased`), inside its own ``BEGIN IMMEDIATE``
+transaction. Writers and the erasure take turns, so a write either commits before the erasure (and is deleted by it)
+or finds the run erased and writes nothing."""
 
 from __future__ import annotations
 
 import sqlite3
+import time
 from collections.abc import Sequence
 
+from tempo_agents.errors import ErasedRunError
 from tempo_agents.store.erasure_tables import RESOURCE_TABLES, RUN_TABLES
 from tempo_agents.store.sqlite.connections import SQLiteConnections
 
-__all__ = ["erase"]
+__all__ = ["erase", "is_erased", "refuse_if_erased"]
 
 _BATCH = 500
 
@@ -19,13 +26,21 @@ async def erase(
     run_ids: Sequence[str],
     threads: Sequence[tuple[str, str]],
     resources: Sequence[str],
+    refuse_later_writes: bool,
 ) -> int:
-    """Delete every row of ``run_ids``, ``threads`` (thread id, resource id) and ``resources``; how many went."""
+    """Delete every row of ``run_ids``, ``threads`` (thread id, resource id) and ``resources``; how many went. With
+    ``refuse_later_writes``, keep the runs' ids so that nothing more is written under them."""
 
     def work(db: sqlite3.Connection) -> int:
         db.execute("PRAGMA secure_delete=ON")
         db.execute("BEGIN IMMEDIATE")
         try:
+            if refuse_later_writes:
+                erased_at = time.time()
+                db.executemany(
+                    "INSERT OR IGNORE INTO erased_runs (run_id, erased_at) VALUES (?, ?)",
+                    [(run_id, erased_at) for run_id in run_ids],
+                )
             every_thread = [*threads, *_threads_of(db, resources)]  # found before their rows go, for their state
             deleted = _delete_runs(db, run_ids) + _delete_threads(db, threads)
             for resource in resources:
@@ -40,6 +55,19 @@ async def erase(
         return deleted
 
     return await connections.run(work)
+
+
+async def is_erased(connections: SQLiteConnections, run_id: str) -> bool:
+    def work(db: sqlite3.Connection) -> bool:
+        return db.execute("SELECT 1 FROM erased_runs WHERE run_id = ?", (run_id,)).fetchone() is not None
+
+    return await connections.read(work)
+
+
+def refuse_if_erased(db: sqlite3.Connection, run_id: str) -> None:
+    """Raise ``ErasedRunError`` when ``run_id`` was erased on request; call it inside the write's transaction."""
+    if db.execute("SELECT 1 FROM erased_runs WHERE run_id = ?", (run_id,)).fetchone() is not None:
+        raise ErasedRunError(run_id)
 
 
 def _threads_of(db: sqlite3.Connection, resources: Sequence[str]) -> list[tuple[str, str]]:

@@ -13,6 +13,7 @@ from tempo_agents.store.base import ChunkWrite, SavedOutcome, TranscriptEntry, t
 from tempo_agents.store.sealed_columns import JOURNAL, SealedColumns
 from tempo_agents.store.sqlite.audit_trail import append_in
 from tempo_agents.store.sqlite.connections import SQLiteConnections
+from tempo_agents.store.sqlite.erasure import refuse_if_erased
 from tempo_agents.store.sqlite.journal_reads import read_outcome
 from tempo_agents.store.sqlite.waiting_calls import change_waiting
 
@@ -62,6 +63,7 @@ async def record(
     def work(db: sqlite3.Connection) -> list[int]:
         db.execute("BEGIN IMMEDIATE")
         try:
+            refuse_if_erased(db, run_id)
             if fence is not None:  # writers take turns (BEGIN IMMEDIATE): the count read here is the newest
                 counted = read_outcome(db, connections.columns, run_id, fence.counter_key)
                 fence.check(run_id, counted)
@@ -84,6 +86,7 @@ async def saved_or_counted(
     def work(db: sqlite3.Connection) -> tuple[dict[str, Any] | None, int]:
         db.execute("BEGIN IMMEDIATE")
         try:
+            refuse_if_erased(db, run_id)
             saved = read_outcome(db, connections.columns, run_id, key)
             if saved is not None:
                 db.execute("COMMIT")
@@ -111,6 +114,7 @@ async def put_transcript(connections: SQLiteConnections, run_id: str, entries: S
     def work(db: sqlite3.Connection) -> None:
         db.execute("BEGIN IMMEDIATE")
         try:
+            refuse_if_erased(db, run_id)
             put_transcript_in(db, connections.columns, run_id, entries)
         except BaseException:
             db.execute("ROLLBACK")

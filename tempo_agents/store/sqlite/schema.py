@@ -121,6 +121,10 @@ CREATE TABLE IF NOT EXISTS run_expiries (
     expires_at REAL NOT NULL
 );
 CREATE INDEX IF NOT EXISTS run_expiries_due ON run_expiries (expires_at);
+CREATE TABLE IF NOT EXISTS erased_runs (
+    run_id TEXT PRIMARY KEY,
+    erased_at REAL NOT NULL
+);
 """
 
 

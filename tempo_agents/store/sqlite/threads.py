@@ -11,6 +11,7 @@ from typing import Any
 from tempo_agents.store.base import to_json
 from tempo_agents.store.sealed_columns import THREAD_STATE
 from tempo_agents.store.sqlite.connections import SQLiteConnections
+from tempo_agents.store.sqlite.erasure import refuse_if_erased
 
 __all__ = [
     "append_thread_messages",
@@ -28,6 +29,7 @@ async def append_thread_messages(
     def work(db: sqlite3.Connection) -> None:
         db.execute("BEGIN IMMEDIATE")
         try:
+            refuse_if_erased(db, run_id)
             where = "thread_id = ? AND resource_id = ?"
             kept = dict(
                 db.execute(
