@@ -5,9 +5,12 @@ from __future__ import annotations
 import asyncio
 import json
 
+from tempo_agents import Agent, ScriptedResponse
 from tempo_agents.tools.transform import TransformContext
 from tests.conftest import AppFactory, running_worker
+from tests.support.gated_models import PausingModel
 from tests.support.http_api import parity_agent, served, sse_blocks
+from tests.support.polling import until
 
 
 def masked(context: TransformContext) -> dict[str, str]:
@@ -102,3 +105,26 @@ async def test_pagination_approve_decline_and_cancel(make_app: AppFactory) -> No
         assert (await http.post(f"/runs/{runs[0]}/approve", json={})).status_code == 200  # the same request again
         assert (await http.post(f"/runs/{runs[0]}/decline", json={})).status_code == 409
         assert (await http.post("/runs/nope/cancel")).status_code == 404
+
+
+async def test_a_cancel_that_meets_the_run_just_closed_is_a_409(make_app: AppFactory) -> None:
+    """The route finds the run running, and the run completes before the cancel reaches Temporal (forced: the run
+    is held mid-stream and let go, and closes, between the two): the answer is that it is not running, not a 500."""
+    model = PausingModel([ScriptedResponse(text="one two three")], pause_after=1)
+    app = make_app([Agent(id="talker", model=model)])
+    cancel_run = app.cancel_run
+
+    async def after_the_run_closed(run_id: str) -> None:
+        model.gate.set()
+        await app.client.get_workflow_handle(run_id).result()
+        await cancel_run(run_id)
+
+    app.cancel_run = after_the_run_closed  # type: ignore[method-assign]
+    async with served(app) as http, running_worker(app):
+        started = await app.stream("talker", "talk")
+        await until(lambda: app.store.read_chunks(started.run_id))  # under way, held after its first word
+        refused = await http.post(f"/runs/{started.run_id}/cancel")
+        assert refused.status_code == 409, refused.text
+        assert refused.json() == {"error": f'run "{started.run_id}" is not running'}
+        assert (await http.get(f"/runs/{started.run_id}")).json()["status"] == "completed"
+        await started.aclose()

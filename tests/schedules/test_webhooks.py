@@ -73,6 +73,12 @@ async def test_a_signed_event_starts_one_run_and_a_duplicate_starts_none(make_ap
         assert await runs_of_agent(client, app.task_queue) == [run_id]
         assert len(model.requests) == 1
 
+        # Erased on request, then delivered once more: still a duplicate, and nothing starts under the erased id.
+        assert (await app.erase(run=run_id)).deleted_runs == [run_id]
+        after = await http.post("/agents/triage/events?template=ticket", content=body, headers=headers)
+        assert after.status_code == 200 and after.json() == {"runId": run_id, "duplicate": True}, after.text
+        assert await app.store.read_chunks(run_id) == [] and len(model.requests) == 1
+
 
 async def test_forged_replayed_and_malformed_deliveries_start_nothing(make_app: AppFactory, client: Client) -> None:
     model = ScriptedModel([ScriptedResponse(text="never")])

@@ -282,4 +282,8 @@ async def cancel(app: AppDep, run_id: str) -> JSONResponse:
     if description.status != WorkflowExecutionStatus.RUNNING:
         raise ApiError(409, f'run "{run_id}" is not running')
     await app.cancel_run(run_id)
+    # Temporal takes a cancel for a run that closed since it was described, and does nothing with it: ask again.
+    after = await describe_run(app, run_id)
+    if after.status not in (WorkflowExecutionStatus.RUNNING, WorkflowExecutionStatus.CANCELED):
+        raise ApiError(409, f'run "{run_id}" is not running')
     return JSONResponse({"runId": run_id, "cancelRequested": True}, status_code=202)
