@@ -273,6 +273,8 @@ export function runView(root, runId, { signal, session }) {
   );
 
   let shownPending = "";
+  let shownFacts = ""; // the facts and the lineage are drawn again only when they change: a link being clicked
+  let shownLineage = ""; // while the page refreshes would otherwise be replaced between mouse down and up
   let closed = false; // the workflow closed: its status and figures change no more
   let tasksSeen = null;
   async function loadDetail() {
@@ -293,7 +295,9 @@ export function runView(root, runId, { signal, session }) {
     }
     retry.hidden = !(run.status === "failed" || run.status === "cancelled" || run.status === "timed-out" || run.status === "terminated");
     const usage = run.usage || {};
-    facts.replaceChildren(
+    const factsKey = JSON.stringify([run.agentId, run.threadId, run.resourceId, run.mode, run.status, run.step, usage,
+      run.startedAt, run.closedAt]);
+    if (factsKey !== shownFacts) facts.replaceChildren(
       ...[["Agent", run.agentId], ["Thread", run.threadId && run.resourceId
         ? h("a", { href: threadLink(run.threadId, run.resourceId), class: "thread-link" }, visible(run.threadId)) : run.threadId],
         ["Resource", run.resourceId], ["Mode", run.mode],
@@ -304,6 +308,7 @@ export function runView(root, runId, { signal, session }) {
         .filter(([, v]) => v !== null && v !== undefined && v !== "")
         .map(([k, v]) => h("div", { class: "fact" }, h("dt", {}, k), h("dd", {}, v instanceof Node ? v : visible(String(v))))),
     );
+    shownFacts = factsKey;
     const parent = run.parentRunId;
     if (parent && parentLink.hidden) {
       const call = run.parentToolCallId ? ` (call ${run.parentToolCallId})` : "";
@@ -313,12 +318,14 @@ export function runView(root, runId, { signal, session }) {
     const origin = run.forkOf;
     const forks = run.forks || [];
     const runLink = (id) => h("a", { href: `#/runs/${encodeURIComponent(id)}` }, visible(id));
-    lineage.replaceChildren(
+    const lineageKey = JSON.stringify([origin, forks]);
+    if (lineageKey !== shownLineage) lineage.replaceChildren(
       ...(origin ? ["Forked from ", h("span", { class: "fork-origin" }, runLink(origin.runId)), ` at step ${origin.step} · `,
         h("a", { href: `#/compare/${encodeURIComponent(origin.runId)}/${encodeURIComponent(runId)}`, class: "compare-link" }, "Compare with origin")] : []),
       ...(forks.length ? [origin ? " · " : "", `Forks (${forks.length}): `,
         ...forks.flatMap((id, n) => [n ? ", " : "", h("span", { class: "fork" }, runLink(id))])] : []),
     );
+    shownLineage = lineageKey;
     lineage.hidden = !origin && !forks.length;
     if (run.scheduleId && scheduledBy.hidden) {
       scheduledBy.replaceChildren("Started by the schedule ", h("a", { href: "#/schedules" }, visible(run.scheduleId)));
