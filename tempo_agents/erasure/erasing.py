@@ -1,9 +1,15 @@
-"""Erasing a scope: its schedules, its running executions stopped, its rows in the store, its executions in Temporal.
+"""Erasing a scope: its schedules, its executions in Temporal (running ones stopped as they go), its rows in the store.
 
-The order keeps anything new from appearing while it works: schedules first (no new runs start), then running
-executions are terminated (no activity of theirs starts again), then the store's rows go, then the executions'
-histories, then the store is swept once more for a write an activity finished while it was being stopped. Running it
-again finds nothing left and deletes nothing."""
+The order keeps anything new from appearing while it works: schedules first (no new runs start), then the executions
+are deleted, running ones included (Temporal terminates an execution it deletes, so no activity of theirs starts
+again), then the store's rows go (the store refuses every later write under an erased run's id), and once Temporal no
+longer describes the executions the store is swept once more. Running it again finds nothing left and deletes
+nothing.
+
+A running execution is deleted as it runs rather than terminated first: Temporal deletes a running execution at
+once, but a closed one (a terminated one always, a completed one sometimes) only after a delay of its own, half a minute
+to a minute on the dev server. For the same reason sub-agent runs are deleted before the runs that started them (a
+parent's close would cancel them and close them first) and the threads' workflows last."""
 
 from __future__ import annotations
 
@@ -21,7 +27,7 @@ from tempo_agents.schedules import ScheduleView
 from tempo_agents.store.base import Store
 from tempo_agents.workflows.thread_payloads import THREAD_WORKFLOW_ID_PREFIX
 
-__all__ = ["ERASED_REASON", "VISIBILITY_SETTLE_SECONDS", "erase_scope", "schedules_of"]
+__all__ = ["VISIBILITY_SETTLE_SECONDS", "erase_scope", "schedules_of"]
 
 _GONE_CHECKS = 600
 _GONE_INTERVAL = 0.1
@@ -31,9 +37,6 @@ _MOST_LOOKS = 10
 VISIBILITY_SETTLE_SECONDS = 1.0
 """How long an erasure waits before it looks again for executions of its scope (Temporal lists a run a moment after
 it starts); it stops once a look finds nothing new."""
-
-ERASED_REASON = "erased on request"
-"""The reason recorded with each execution an erasure terminates."""
 
 
 def schedules_of(scope: ErasureScope, schedules: Sequence[ScheduleView]) -> list[str]:
@@ -101,21 +104,30 @@ async def erase_scope(
 async def _erase_executions(
     client: Client, store: Store, scope: ErasureScope, executions: Sequence[Execution], erased: _Erased
 ) -> None:
-    """Stop, delete from the store and delete from Temporal ``executions`` (and the scope's rows in the store, which
-    are deleted on every look: a run erased in Temporal may have an activity's last write land after)."""
-    for execution in executions:
-        if execution.running and await _terminated(client, execution) and not _is_thread(execution):
+    """Delete ``executions`` from Temporal (stopping the running ones) and from the store (and the scope's rows in
+    the store, which are deleted on every look)."""
+    deleted = {  # False: gone already
+        execution: await delete_execution(client, execution.workflow_id, execution.run_id)
+        for execution in _leaves_first(executions)
+    }
+    for execution in executions:  # reported in the order found
+        erased.executions.add((execution.workflow_id, execution.run_id))
+        if _is_thread(execution):
+            continue
+        erased.runs[execution.workflow_id] = None
+        if execution.running and deleted[execution]:
             erased.stopped[execution.workflow_id] = None
     run_ids, threads, resources = _store_keys(scope, executions)
     erased.threads.update(dict.fromkeys(threads))
     erased.rows += await store.erase(run_ids, threads, resources)
-    for execution in executions:
-        await delete_execution(client, execution.workflow_id, execution.run_id)
-        erased.executions.add((execution.workflow_id, execution.run_id))
-        if not _is_thread(execution):
-            erased.runs[execution.workflow_id] = None
     await asyncio.gather(*(_gone(client, execution) for execution in executions))
     erased.rows += await store.erase(run_ids, threads, resources)
+
+
+def _leaves_first(executions: Sequence[Execution]) -> list[Execution]:
+    """The order to delete in: runs found later (sub-agent runs, found from their parents) first, threads last."""
+    runs = [execution for execution in reversed(executions) if not _is_thread(execution)]
+    return runs + [execution for execution in executions if _is_thread(execution)]
 
 
 def _store_keys(
@@ -133,16 +145,6 @@ def _store_keys(
 
 def _is_thread(execution: Execution) -> bool:
     return execution.workflow_id.startswith(THREAD_WORKFLOW_ID_PREFIX)
-
-
-async def _terminated(client: Client, execution: Execution) -> bool:
-    try:
-        await client.get_workflow_handle(execution.workflow_id, run_id=execution.run_id).terminate(reason=ERASED_REASON)
-    except RPCError as error:
-        if error.status == RPCStatusCode.NOT_FOUND:  # closed since it was listed
-            return False
-        raise
-    return True
 
 
 async def _gone(client: Client, execution: Execution) -> None:
