@@ -114,6 +114,21 @@ async def test_nothing_more_is_written_under_an_erased_runs_id(store: Store) -> 
         await store.append_chunks("run-a1", [ChunkWrite({"type": "start", "runId": "run-a1"})])
 
 
+async def test_a_thousand_runs_erased_at_once_are_each_kept(store: Store) -> None:
+    """More runs than one of the store's erasure batches (PostgreSQL erases 500 at a time, each batch with its own
+    locks): every one is deleted and refuses later writes."""
+    run_ids = [f"run-{n:04d}" for n in range(1_200)]
+    for run_id in run_ids[::100]:
+        await store.append_chunks(run_id, [ChunkWrite({"type": "start", "runId": run_id, "payload": {"n": run_id}})])
+    assert await store.erase(run_ids) > 0
+    for run_id in (run_ids[0], run_ids[499], run_ids[500], run_ids[999], run_ids[1_000], run_ids[-1]):
+        assert await store.is_erased(run_id), run_id
+        with pytest.raises(ErasedRunError):
+            await store.append_chunks(run_id, [ChunkWrite({"type": "start", "runId": run_id})])
+    assert all([await store.read_chunks(run_id) == [] for run_id in run_ids[::100]])
+    assert not await store.is_erased("run-1200")
+
+
 async def test_the_retention_sweepers_deletions_leave_a_runs_id_free(store: Store) -> None:
     await _write_run(store, "run-old", "t1", "acme", "ACME-OLD-5530")
     assert await store.erase(["run-old"], refuse_later_writes=False) > 0
