@@ -33,7 +33,7 @@ async def store_outbox(
         entries = [TranscriptEntry(r.step, r.part, r.position, r.message) for r in outbox.transcript]
         await store.put_transcript(run_id, entries)
     for record in outbox.thread_state:
-        await store.set_thread_state(record.thread_id, record.type, record.value)
+        await store.set_thread_state(record.thread_id, record.type, record.value, run_id=run_id)
     transcript = await transcripts.get(run_id)
     chunks = [ChunkWrite(record.chunk, record.key) for record in outbox.records]
     if outbox.step_finish is not None:

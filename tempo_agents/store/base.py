@@ -344,8 +344,8 @@ class Store(ABC):
     Writes are idempotent where an activity retry could repeat them: durable journal chunks by
     key, transcript entries by ``(run_id, step, part)``, thread messages by ``(run_id, index)``.
     Every write under a run id (:meth:`record`, :meth:`put_transcript`, :meth:`append_thread_messages`,
-    :meth:`saved_or_counted`) is refused with ``ErasedRunError``, writing nothing, once the run was erased on request
-    (:meth:`erase`).
+    :meth:`saved_or_counted`, :meth:`set_thread_state` with its ``run_id``) is refused with ``ErasedRunError``,
+    writing nothing, once the run was erased on request (:meth:`erase`).
     """
 
     url: str
@@ -560,8 +560,9 @@ class Store(ABC):
         """The value stored for ``(thread_id, state_type)``, or ``None``."""
 
     @abstractmethod
-    async def set_thread_state(self, thread_id: str, state_type: str, value: Any) -> None:
-        """Store a value for ``(thread_id, state_type)``, replacing any earlier one."""
+    async def set_thread_state(self, thread_id: str, state_type: str, value: Any, *, run_id: str | None = None) -> None:
+        """Store a value for ``(thread_id, state_type)``, replacing any earlier one. With the ``run_id`` that writes
+        it, refused (``ErasedRunError``) once that run was erased on request, as the run's other writes are."""
 
     async def check(self) -> None:
         """Return if the store answers now; raise :class:`~tempo_agents.errors.StoreUnavailableError` soon if it

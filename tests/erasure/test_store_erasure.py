@@ -88,6 +88,7 @@ def _late_writes(store: Store, run_id: str, secret: str) -> list[Callable[[], Aw
         lambda: store.put_transcript(run_id, [entry]),
         lambda: store.append_thread_messages("t1", "acme", run_id, [{"role": "user", "content": [{"text": secret}]}]),
         lambda: store.saved_or_counted(run_id, f"{run_id}-call", f"{run_id}-call-starts"),
+        lambda: store.set_thread_state("t1", "working-memory", {"note": secret}, run_id=run_id),
     ]
 
 

@@ -288,8 +288,8 @@ class PostgresStore(Store):
     async def get_thread_state(self, thread_id: str, state_type: str) -> Any | None:
         return await threads.get_thread_state(self._db, thread_id, state_type)
 
-    async def set_thread_state(self, thread_id: str, state_type: str, value: Any) -> None:
-        await threads.set_thread_state(self._db, thread_id, state_type, value)
+    async def set_thread_state(self, thread_id: str, state_type: str, value: Any, *, run_id: str | None = None) -> None:
+        await threads.set_thread_state(self._db, thread_id, state_type, value, run_id)
 
     async def close(self) -> None:
         if not self._db.stop():  # closed before

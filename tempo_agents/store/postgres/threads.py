@@ -115,12 +115,18 @@ async def get_thread_state(db: PostgresConnections, thread_id: str, state_type: 
     return await db.run(op)
 
 
-async def set_thread_state(db: PostgresConnections, thread_id: str, state_type: str, value: Any) -> None:
+async def set_thread_state(
+    db: PostgresConnections, thread_id: str, state_type: str, value: Any, run_id: str | None
+) -> None:
     async def op(conn: Conn, attempt: Attempt) -> None:
-        await conn.execute(
-            "INSERT INTO tempo_agents.thread_state (thread_id, type, body) VALUES (%s, %s, %s) "
-            "ON CONFLICT (thread_id, type) DO UPDATE SET body = excluded.body",
-            (thread_id, state_type, db.columns.seal(THREAD_STATE, "body", (thread_id, state_type), to_json(value))),
-        )
+        async with conn.transaction():
+            if run_id is not None:
+                await refuse_if_erased(conn, run_id)
+            sealed = db.columns.seal(THREAD_STATE, "body", (thread_id, state_type), to_json(value))
+            await conn.execute(
+                "INSERT INTO tempo_agents.thread_state (thread_id, type, body) VALUES (%s, %s, %s) "
+                "ON CONFLICT (thread_id, type) DO UPDATE SET body = excluded.body",
+                (thread_id, state_type, sealed),
+            )
 
     await db.run(op)

@@ -115,16 +115,26 @@ async def get_thread_state(connections: SQLiteConnections, thread_id: str, state
     return await connections.read(work)
 
 
-async def set_thread_state(connections: SQLiteConnections, thread_id: str, state_type: str, value: Any) -> None:
+async def set_thread_state(
+    connections: SQLiteConnections, thread_id: str, state_type: str, value: Any, run_id: str | None
+) -> None:
     def work(db: sqlite3.Connection) -> None:
-        db.execute(
-            "INSERT INTO thread_state (thread_id, type, body) VALUES (?, ?, ?) "
-            "ON CONFLICT (thread_id, type) DO UPDATE SET body = excluded.body",
-            (
-                thread_id,
-                state_type,
-                connections.columns.seal(THREAD_STATE, "body", (thread_id, state_type), to_json(value)),
-            ),
-        )
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            if run_id is not None:
+                refuse_if_erased(db, run_id)
+            db.execute(
+                "INSERT INTO thread_state (thread_id, type, body) VALUES (?, ?, ?) "
+                "ON CONFLICT (thread_id, type) DO UPDATE SET body = excluded.body",
+                (
+                    thread_id,
+                    state_type,
+                    connections.columns.seal(THREAD_STATE, "body", (thread_id, state_type), to_json(value)),
+                ),
+            )
+        except BaseException:
+            db.execute("ROLLBACK")
+            raise
+        db.execute("COMMIT")
 
     await connections.run(work)
