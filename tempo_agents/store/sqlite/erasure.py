@@ -58,16 +58,17 @@ async def erase(
 
 
 async def is_erased(connections: SQLiteConnections, run_id: str) -> bool:
-    def work(db: sqlite3.Connection) -> bool:
-        return db.execute("SELECT 1 FROM erased_runs WHERE run_id = ?", (run_id,)).fetchone() is not None
-
-    return await connections.read(work)
+    return await connections.read(lambda db: _erased(db, run_id))
 
 
 def refuse_if_erased(db: sqlite3.Connection, run_id: str) -> None:
     """Raise ``ErasedRunError`` when ``run_id`` was erased on request; call it inside the write's transaction."""
-    if db.execute("SELECT 1 FROM erased_runs WHERE run_id = ?", (run_id,)).fetchone() is not None:
+    if _erased(db, run_id):
         raise ErasedRunError(run_id)
+
+
+def _erased(db: sqlite3.Connection, run_id: str) -> bool:
+    return db.execute("SELECT 1 FROM erased_runs WHERE run_id = ?", (run_id,)).fetchone() is not None
 
 
 def _threads_of(db: sqlite3.Connection, resources: Sequence[str]) -> list[tuple[str, str]]:
