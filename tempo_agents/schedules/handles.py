@@ -11,6 +11,8 @@ the schedule's own memo names the agent and the App's task queue, which is how a
 
 from __future__ import annotations
 
+import asyncio
+import logging
 import re
 import uuid
 from collections.abc import Mapping
@@ -80,6 +82,12 @@ SCHEDULED_START = SearchAttributeKey.for_datetime("TemporalScheduledStartTime")
 """The due time Temporal gives the runs it starts; a run a trigger started here has none."""
 AGENT_MEMO = "tempoAgentId"
 TASK_QUEUE_MEMO = "tempoAgentsTaskQueue"
+
+LISTING_WAIT_SECONDS = 30.0
+"""How long creating a schedule waits at most for Temporal to list it."""
+_LISTING_POLL_SECONDS = 0.05
+
+_log = logging.getLogger(__name__)
 
 OVERLAP_POLICIES: dict[str, ScheduleOverlapPolicy] = {
     "skip": ScheduleOverlapPolicy.SKIP,
@@ -547,7 +555,23 @@ async def create_schedule(
         ),
         memo={AGENT_MEMO: agent.id, TASK_QUEUE_MEMO: app.task_queue},
     )
+    await _until_listed(app.client, schedule_id)
     return AgentSchedule(app, handle)
+
+
+async def _until_listed(client: Client, schedule_id: str) -> None:
+    """Return once Temporal lists the schedule (it lists schedules from its visibility store, a moment after they are
+    created), so that a list or an erasure that follows its creation finds it; give up quietly after
+    ``LISTING_WAIT_SECONDS``, the schedule being created all the same."""
+    deadline = asyncio.get_running_loop().time() + LISTING_WAIT_SECONDS
+    while True:
+        async for listed in await client.list_schedules():
+            if listed.id == schedule_id:
+                return
+        if asyncio.get_running_loop().time() >= deadline:
+            _log.warning("Temporal does not list the schedule %r yet; a list of schedules may miss it", schedule_id)
+            return
+        await asyncio.sleep(_LISTING_POLL_SECONDS)
 
 
 async def list_schedules(app: SchedulingApp) -> list[ScheduleView]:

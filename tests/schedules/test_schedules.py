@@ -224,3 +224,18 @@ async def test_after_a_restart_a_schedule_lists_its_next_and_recent_runs(tmp_pat
                 await schedule.delete()
     finally:
         await app.store.close()
+
+
+async def test_a_schedule_is_listed_as_soon_as_it_is_created(make_app: AppFactory) -> None:
+    """Temporal lists schedules from its visibility store, a moment after each is created; twelve created at once are
+    each listed by the time their creation returns, so a list (or an erasure of their resource) that follows finds
+    them."""
+    app = make_app([reporter()])
+    created = await asyncio.gather(
+        *(app.schedule("reporter", "Anything new?", every="1h", paused=True) for _ in range(12))
+    )
+    try:
+        listed = [view.id for view in await app.list_schedules()]
+        assert sorted(listed) == sorted(schedule.id for schedule in created)
+    finally:
+        await asyncio.gather(*(schedule.delete() for schedule in created))
