@@ -7,8 +7,9 @@ longer describes the executions the store is swept once more. Running it again f
 nothing.
 
 A running execution is deleted as it runs rather than terminated first: Temporal deletes a running execution at
-once, but a closed one (a terminated one always, a completed one sometimes) only after a delay of its own, half a minute
-to a minute on the dev server. For the same reason sub-agent runs are deleted before the runs that started them (a
+once, but a closed one (a terminated one always, a completed one sometimes) only once it has acknowledged the
+execution's close, which it does every 30 s by default: up to half a minute on an idle dev server, a minute on a busy
+one. For the same reason sub-agent runs are deleted before the runs that started them (a
 parent's close would cancel them and close them first) and the threads' workflows last."""
 
 from __future__ import annotations
@@ -29,8 +30,11 @@ from tempo_agents.workflows.thread_payloads import THREAD_WORKFLOW_ID_PREFIX
 
 __all__ = ["VISIBILITY_SETTLE_SECONDS", "erase_scope", "schedules_of"]
 
-_GONE_CHECKS = 600
-_GONE_INTERVAL = 0.1
+_GONE_CHECKS = 1500
+_GONE_INTERVAL = 0.2
+"""An erasure waits five minutes at most for Temporal to carry out the deletions it accepted: a closed execution's
+waits for Temporal to acknowledge its close (every 30 s by default, ``history.transferProcessorUpdateAckInterval``,
+retried with a growing backoff), which took up to a minute on a busy two-core machine."""
 
 _MOST_LOOKS = 10
 

@@ -26,7 +26,7 @@ from tests.support.polling import until
 from tests.support.store_contents import store_contents
 from tests.support.temporal_cli import listed_runs, show_history
 
-pytestmark = pytest.mark.timeout(300)
+pytestmark = pytest.mark.timeout(600)  # each erasure may wait a minute for Temporal (see erasing.py)
 
 ACME = ("ACME-PROMPT-7731", "ACME-INVOICE-7731")  # a prompt, and the tool result it leads to
 GLOBEX = ("GLOBEX-PROMPT-2208", "GLOBEX-INVOICE-2208")
