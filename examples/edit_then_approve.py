@@ -1,11 +1,18 @@
 """Edit, then approve: a payment waits for approval, and the approver changes its arguments before it runs. The
 tool runs with exactly the approved arguments; the journal records the change and who made it."""
 
-import asyncio
-
 from pydantic import BaseModel
 
-from tempo_agents import Agent, App, ScriptedModel, ScriptedResponse, ScriptedToolCall, ToolContext, create_tool
+from tempo_agents import (
+    Agent,
+    App,
+    ScriptedModel,
+    ScriptedResponse,
+    ScriptedToolCall,
+    ToolContext,
+    create_tool,
+    run_program,
+)
 
 
 class PaymentIn(BaseModel):
@@ -41,4 +48,4 @@ async def main() -> None:
         print(done.finish_reason, [result.payload.result for result in done.tool_results])
 
 
-asyncio.run(main())
+run_program(main())  # asyncio.run(main()), then the process ends at once (see run_program)

@@ -1,10 +1,17 @@
 """A first agent: a tool, a scripted model and one streamed run on a local Temporal server (localhost:7233)."""
 
-import asyncio
-
 from pydantic import BaseModel
 
-from tempo_agents import Agent, App, ScriptedModel, ScriptedResponse, ScriptedToolCall, ToolContext, create_tool
+from tempo_agents import (
+    Agent,
+    App,
+    ScriptedModel,
+    ScriptedResponse,
+    ScriptedToolCall,
+    ToolContext,
+    create_tool,
+    run_program,
+)
 
 
 class WeatherIn(BaseModel):
@@ -37,4 +44,4 @@ async def main() -> None:
         print(await stream.text, await stream.finish_reason, await stream.usage)
 
 
-asyncio.run(main())
+run_program(main())  # asyncio.run(main()), then the process ends at once (see run_program)

@@ -21,6 +21,7 @@ from tempo_agents import (
     ToolContext,
     create_server,
     create_tool,
+    run_program,
 )
 
 
@@ -79,4 +80,4 @@ async def main() -> None:
         await serving
 
 
-asyncio.run(main())
+run_program(main())  # asyncio.run(main()), then the process ends at once (see run_program)

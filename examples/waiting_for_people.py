@@ -2,12 +2,20 @@
 this same program here; in production it comes from the dashboard, the HTTP API or any other process, days later,
 after any number of worker and server restarts."""
 
-import asyncio
 from datetime import timedelta
 
 from pydantic import BaseModel
 
-from tempo_agents import Agent, App, ScriptedModel, ScriptedResponse, ScriptedToolCall, ToolContext, create_tool
+from tempo_agents import (
+    Agent,
+    App,
+    ScriptedModel,
+    ScriptedResponse,
+    ScriptedToolCall,
+    ToolContext,
+    create_tool,
+    run_program,
+)
 
 
 class ChargeIn(BaseModel):
@@ -43,4 +51,4 @@ async def main() -> None:
         print(done.finish_reason, done.text, [result.payload.result for result in done.tool_results])
 
 
-asyncio.run(main())
+run_program(main())  # asyncio.run(main()), then the process ends at once (see run_program)

@@ -64,6 +64,7 @@ if TYPE_CHECKING:
     from tempo_agents.models.anthropic import anthropic
     from tempo_agents.models.openai_compatible import local_model, openai_compatible
     from tempo_agents.notifications import EmailChannel, NotificationSettings, SlackChannel, WebhookChannel
+    from tempo_agents.programs import run_program
     from tempo_agents.retention import Retention
     from tempo_agents.schedules import AgentSchedule, ScheduledRun, ScheduleView, TriggeredRun
     from tempo_agents.server import create_server
@@ -106,6 +107,7 @@ _EXPORTS = {
     "Decision": "tempo_agents.server.access",
     "Filter": "tempo_agents.server.access",
     "create_server": "tempo_agents.server",
+    "run_program": "tempo_agents.programs",
     "ActivityOptions": "tempo_agents.activity_options",
     "Agent": "tempo_agents.agent",
     "AgentMode": "tempo_agents.agent",
@@ -312,6 +314,7 @@ __all__ = [
     "openai_compatible",
     "option_choices",
     "otlp_tracer_provider",
+    "run_program",
     "sign_webhook",
     "submit_plan_tool",
     "verify_webhook",
