@@ -9,6 +9,7 @@ Like the agents, it uses only names of the top-level package, which both release
 from __future__ import annotations
 
 import asyncio
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -123,9 +124,14 @@ async def leave_runs_waiting(address: str, store: str, task_queue: str) -> Waiti
 
 
 def main(argv: list[str]) -> None:
+    """Write the report, then end the process without the interpreter's teardown, where a process that used
+    Temporal's SDK can abort (what ``run_program`` does; the previous release has no ``run_program``)."""
     address, store, task_queue, report_path = argv
     report = asyncio.run(leave_runs_waiting(address, store, task_queue))
     Path(report_path).write_text(report.model_dump_json(indent=1))
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(0)
 
 
 if __name__ == "__main__":
