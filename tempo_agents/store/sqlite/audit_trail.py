@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from tempo_agents.audit import GENESIS, AuditAction, AuditEntry, AuditQuery, AuditRecord, chain_after
 from tempo_agents.store.audit_rows import action_of, chain_sql, insert_sql, listing, record_of, row_of
 from tempo_agents.store.sqlite.connections import SQLiteConnections
+from tempo_agents.store.sqlite.transactions import immediate
 
 __all__ = ["append_audit", "append_in", "audit_actions", "audit_chain"]
 
@@ -32,13 +33,8 @@ async def append_audit(connections: SQLiteConnections, entries: Sequence[AuditEn
     """:meth:`~tempo_agents.store.base.Store.append_audit` on the writer thread."""
 
     def work(db: sqlite3.Connection) -> list[AuditRecord]:
-        db.execute("BEGIN IMMEDIATE")
-        try:
+        with immediate(db):
             records = append_in(db, entries)
-        except BaseException:
-            db.execute("ROLLBACK")
-            raise
-        db.execute("COMMIT")
         return records
 
     return await connections.run(work) if entries else []

@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from tempo_agents.errors import ErasedRunError
 from tempo_agents.store.erasure_tables import RESOURCE_TABLES, RUN_TABLES
 from tempo_agents.store.sqlite.connections import SQLiteConnections
+from tempo_agents.store.sqlite.transactions import immediate
 
 __all__ = ["erase", "is_erased", "refuse_if_erased"]
 
@@ -33,8 +34,7 @@ async def erase(
 
     def work(db: sqlite3.Connection) -> int:
         db.execute("PRAGMA secure_delete=ON")
-        db.execute("BEGIN IMMEDIATE")
-        try:
+        with immediate(db):
             if refuse_later_writes:
                 erased_at = time.time()
                 db.executemany(
@@ -47,10 +47,6 @@ async def erase(
                 for table in RESOURCE_TABLES:
                     deleted += db.execute(f"DELETE FROM {table} WHERE resource_id = ?", (resource,)).rowcount
             deleted += _delete_thread_states(db, every_thread)
-            db.execute("COMMIT")
-        except BaseException:
-            db.execute("ROLLBACK")
-            raise
         db.execute("PRAGMA wal_checkpoint(TRUNCATE)")  # the log's copies of the deleted pages go too
         return deleted
 

@@ -15,6 +15,7 @@ from tempo_agents.store.sqlite.audit_trail import append_in
 from tempo_agents.store.sqlite.connections import SQLiteConnections
 from tempo_agents.store.sqlite.erasure import refuse_if_erased
 from tempo_agents.store.sqlite.journal_reads import read_outcome
+from tempo_agents.store.sqlite.transactions import immediate
 from tempo_agents.store.sqlite.waiting_calls import change_waiting
 
 __all__ = ["forget_outcomes_before", "put_transcript", "put_transcript_in", "record", "record_in", "saved_or_counted"]
@@ -61,8 +62,7 @@ async def record(
     """:meth:`~tempo_agents.store.base.Store.record` in one transaction; returns the chunks' offsets."""
 
     def work(db: sqlite3.Connection) -> list[int]:
-        db.execute("BEGIN IMMEDIATE")
-        try:
+        with immediate(db):
             refuse_if_erased(db, run_id)
             if fence is not None:  # writers take turns (BEGIN IMMEDIATE): the count read here is the newest
                 counted = read_outcome(db, connections.columns, run_id, fence.counter_key)
@@ -71,10 +71,6 @@ async def record(
             offsets = record_in(db, columns, run_id, entries, writes, outcome, charges)
             change_waiting(db, columns, run_id, writes, waiting)
             append_in(db, audit)
-        except BaseException:
-            db.execute("ROLLBACK")
-            raise
-        db.execute("COMMIT")
         return offsets
 
     return await connections.run(work)
@@ -84,20 +80,14 @@ async def saved_or_counted(
     connections: SQLiteConnections, run_id: str, key: str, counter_key: str
 ) -> tuple[dict[str, Any] | None, int]:
     def work(db: sqlite3.Connection) -> tuple[dict[str, Any] | None, int]:
-        db.execute("BEGIN IMMEDIATE")
-        try:
+        with immediate(db):
             refuse_if_erased(db, run_id)
             saved = read_outcome(db, connections.columns, run_id, key)
             if saved is not None:
-                db.execute("COMMIT")
                 return saved, 0
             counted = read_outcome(db, connections.columns, run_id, counter_key)
             count = 1 + (int(counted["starts"]) if counted is not None else 0)
             record_in(db, connections.columns, run_id, (), (), SavedOutcome(counter_key, {"starts": count}))
-        except BaseException:
-            db.execute("ROLLBACK")
-            raise
-        db.execute("COMMIT")
         return None, count
 
     return await connections.run(work)
@@ -112,14 +102,9 @@ async def forget_outcomes_before(connections: SQLiteConnections, run_id: str, ke
 
 async def put_transcript(connections: SQLiteConnections, run_id: str, entries: Sequence[TranscriptEntry]) -> None:
     def work(db: sqlite3.Connection) -> None:
-        db.execute("BEGIN IMMEDIATE")
-        try:
+        with immediate(db):
             refuse_if_erased(db, run_id)
             put_transcript_in(db, connections.columns, run_id, entries)
-        except BaseException:
-            db.execute("ROLLBACK")
-            raise
-        db.execute("COMMIT")
 
     if entries:
         await connections.run(work)

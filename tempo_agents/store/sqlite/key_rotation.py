@@ -10,6 +10,7 @@ from typing import Any
 from tempo_agents.store.key_rotation import Swap, stale_rows_parameters, stale_rows_sql, swap_sql
 from tempo_agents.store.sealed_columns import SealedTable
 from tempo_agents.store.sqlite.connections import SQLiteConnections
+from tempo_agents.store.sqlite.transactions import immediate
 
 __all__ = ["SQLiteRotation"]
 
@@ -33,16 +34,11 @@ class SQLiteRotation:
 
     async def swap(self, table: SealedTable, swaps: Sequence[Swap]) -> int:
         def work(db: sqlite3.Connection) -> int:
-            db.execute("BEGIN IMMEDIATE")
-            try:
+            with immediate(db):
                 applied = 0
                 for swap in swaps:
                     query = swap_sql(table, swap.column, "", "?")
                     applied += db.execute(query, (swap.new, *swap.identity, swap.old)).rowcount
-            except BaseException:
-                db.execute("ROLLBACK")
-                raise
-            db.execute("COMMIT")
             return applied
 
         return await self._connections.run(work)

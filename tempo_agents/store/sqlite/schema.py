@@ -8,6 +8,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from tempo_agents.store import base
+from tempo_agents.store.sqlite.transactions import immediate
 
 __all__ = ["open_writer"]
 
@@ -149,8 +150,7 @@ def _start_keeping_waiting_calls(db: sqlite3.Connection) -> None:
     journals once (``json_extract`` over the journal, once per store)."""
     if db.execute("SELECT 1 FROM store_facts WHERE name = 'waiting_calls_since'").fetchone() is not None:
         return
-    db.execute("BEGIN IMMEDIATE")
-    try:
+    with immediate(db):
         if db.execute("SELECT 1 FROM store_facts WHERE name = 'waiting_calls_since'").fetchone() is None:
             db.execute(
                 "INSERT OR IGNORE INTO child_runs (run_id) SELECT json_extract(body, '$.data.childRunId') FROM journal "
@@ -160,7 +160,3 @@ def _start_keeping_waiting_calls(db: sqlite3.Connection) -> None:
             )
             now = datetime.now(UTC).timestamp()
             db.execute("INSERT INTO store_facts (name, value) VALUES ('waiting_calls_since', ?)", (str(now),))
-    except BaseException:
-        db.execute("ROLLBACK")
-        raise
-    db.execute("COMMIT")

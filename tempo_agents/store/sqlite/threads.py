@@ -12,6 +12,7 @@ from tempo_agents.store.base import to_json
 from tempo_agents.store.sealed_columns import THREAD_STATE
 from tempo_agents.store.sqlite.connections import SQLiteConnections
 from tempo_agents.store.sqlite.erasure import refuse_if_erased
+from tempo_agents.store.sqlite.transactions import immediate
 
 __all__ = [
     "append_thread_messages",
@@ -27,8 +28,7 @@ async def append_thread_messages(
     connections: SQLiteConnections, thread_id: str, resource_id: str, run_id: str, messages: Sequence[dict[str, Any]]
 ) -> None:
     def work(db: sqlite3.Connection) -> None:
-        db.execute("BEGIN IMMEDIATE")
-        try:
+        with immediate(db):
             refuse_if_erased(db, run_id)
             where = "thread_id = ? AND resource_id = ?"
             kept = dict(
@@ -55,10 +55,6 @@ async def append_thread_messages(
                 "VALUES (?, ?, ?, ?, ?, ?)",
                 [(thread_id, resource_id, run_id, i, kept.get(i, fresh), body) for i, body in enumerate(bodies)],
             )
-        except BaseException:
-            db.execute("ROLLBACK")
-            raise
-        db.execute("COMMIT")
 
     await connections.run(work)
 
@@ -119,8 +115,7 @@ async def set_thread_state(
     connections: SQLiteConnections, thread_id: str, state_type: str, value: Any, run_id: str | None
 ) -> None:
     def work(db: sqlite3.Connection) -> None:
-        db.execute("BEGIN IMMEDIATE")
-        try:
+        with immediate(db):
             if run_id is not None:
                 refuse_if_erased(db, run_id)
             db.execute(
@@ -132,9 +127,5 @@ async def set_thread_state(
                     connections.columns.seal(THREAD_STATE, "body", (thread_id, state_type), to_json(value)),
                 ),
             )
-        except BaseException:
-            db.execute("ROLLBACK")
-            raise
-        db.execute("COMMIT")
 
     await connections.run(work)

@@ -11,6 +11,7 @@ from tempo_agents.store import base  # the waiting-call helpers, as base.<name>
 from tempo_agents.store.base import ChunkWrite, Resources, to_json
 from tempo_agents.store.sealed_columns import ANSWERED_CALLS, SealedColumns
 from tempo_agents.store.sqlite.connections import SQLiteConnections
+from tempo_agents.store.sqlite.transactions import immediate
 
 __all__ = ["answered_calls", "change_waiting", "forget_waiting", "waiting_kept_since", "waiting_runs"]
 
@@ -92,18 +93,13 @@ async def forget_waiting(
     connections: SQLiteConnections, run_id: str, tool_call_id: str, round: int, answer: base.GivenAnswer | None
 ) -> None:
     def work(db: sqlite3.Connection) -> None:
-        db.execute("BEGIN IMMEDIATE")
-        try:
+        with immediate(db):
             if answer is not None:
                 _keep_answer(db, connections.columns, run_id, tool_call_id, round, answer)
             db.execute(
                 "DELETE FROM waiting_calls WHERE run_id = ? AND tool_call_id = ? AND round <= ?",
                 (run_id, tool_call_id, round),
             )
-        except BaseException:
-            db.execute("ROLLBACK")
-            raise
-        db.execute("COMMIT")
 
     await connections.run(work)
 

@@ -1,0 +1,24 @@
+"""The SQLite store's write transactions: ``BEGIN IMMEDIATE`` takes the file's write lock at once, so every
+process's writers take turns and what a transaction reads is the newest; the block commits when it ends and rolls
+back when it raises."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+__all__ = ["immediate"]
+
+
+@contextmanager
+def immediate(db: sqlite3.Connection) -> Iterator[None]:
+    """A ``BEGIN IMMEDIATE`` transaction on ``db`` for the block: committed when it ends (a ``return`` included),
+    rolled back when it raises."""
+    db.execute("BEGIN IMMEDIATE")
+    try:
+        yield
+    except BaseException:
+        db.execute("ROLLBACK")
+        raise
+    db.execute("COMMIT")
