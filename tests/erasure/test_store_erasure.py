@@ -182,3 +182,31 @@ async def test_a_write_under_way_when_an_erasure_begins_is_erased_with_its_run(p
             await store.record("run-a1", [entry], [chunk])
     finally:
         await store.close()
+
+
+async def test_a_write_that_begins_while_an_erasure_works_finds_the_run_erased(postgres_server: PostgresServer) -> None:
+    """PostgreSQL: the erasure is held mid-way (one of the run's journal rows is locked by someone else), after it
+    took the run's lock and kept its id; a write of the run begins then and waits for the run's lock. When the
+    erasure commits, the write must read the kept id (a read that predates its wait would not) and write nothing."""
+    url = postgres_server.create_database()
+    store = open_store(url)
+    try:
+        await _write_run(store, "run-b1", "t1", "acme", "ACME-ONE-6631")
+        async with await psycopg.AsyncConnection.connect(url) as holder, holder.transaction():
+            await holder.execute("SELECT 1 FROM tempo_agents.journal WHERE run_id = %s FOR UPDATE", ("run-b1",))
+            erasing = asyncio.create_task(store.erase(["run-b1"]))
+            await until(lambda: _waiting_on_locks(url))  # the erasure holds the run's lock, waits at the row
+            chunk = ChunkWrite({"type": "text-delta", "runId": "run-b1", "payload": {"text": "ACME-LATE-6639"}})
+            writing = asyncio.create_task(store.record("run-b1", (), [chunk]))
+
+            async def write_waits() -> bool:
+                return writing.done() or await _waiting_on_locks(url) >= 2
+
+            await until(write_waits)
+            assert not writing.done(), "the write went ahead of an erasure under way"
+        assert await erasing > 0
+        with pytest.raises(ErasedRunError):
+            await writing
+        assert "ACME-LATE-6639" not in store_contents(store) and await store.read_chunks("run-b1") == []
+    finally:
+        await store.close()

@@ -66,9 +66,12 @@ async def is_erased(db: PostgresConnections, run_id: str) -> bool:
 
 async def refuse_if_erased(conn: Conn, run_id: str) -> None:
     """Hold the run's lock shared until the transaction ends and raise ``ErasedRunError`` when ``run_id`` was erased
-    on request; call it first in the write's transaction. (Two statements: the check reads after the lock is held.)"""
-    await conn.execute(_LOCK_SHARED, (_RUN_LOCKS, run_id))
-    cursor = await conn.execute(_ERASED, (run_id,))
+    on request; call it first in the write's transaction. Two statements, so that the check reads with a snapshot
+    taken after the lock is held (one statement's snapshot predates its lock wait), sent together in one round trip
+    (a pipeline)."""
+    async with conn.pipeline():
+        await conn.execute(_LOCK_SHARED, (_RUN_LOCKS, run_id))
+        cursor = await conn.execute(_ERASED, (run_id,))
     if await cursor.fetchone() is not None:
         raise ErasedRunError(run_id)
 
