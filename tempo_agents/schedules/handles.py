@@ -56,6 +56,7 @@ from tempo_agents.schedules.requests import SCHEDULE_CHANGE_KEYS, check_numbers
 from tempo_agents.workflows.activity_names import AGENT_RUN_WORKFLOW
 from tempo_agents.workflows.agent_run import AgentRunWorkflow
 from tempo_agents.workflows.payloads import RunInput, RunOptions
+from tempo_agents.workflows.visibility_queries import quote
 
 __all__ = [
     "OVERLAP_POLICIES",
@@ -561,13 +562,20 @@ async def create_schedule(
 
 async def _until_listed(client: Client, schedule_id: str) -> None:
     """Return once Temporal lists the schedule (it lists schedules from its visibility store, a moment after they are
-    created), so that a list or an erasure that follows its creation finds it; give up quietly after
-    ``LISTING_WAIT_SECONDS``, the schedule being created all the same."""
+    created), so that a list or an erasure that follows its creation finds it; give up with a warning after
+    ``LISTING_WAIT_SECONDS``, the schedule being created all the same. It asks for the schedule by id, or, of a
+    server that cannot filter schedules so, looks through them all."""
     deadline = asyncio.get_running_loop().time() + LISTING_WAIT_SECONDS
+    query: str | None = f"ScheduleId = {quote(schedule_id)}"
     while True:
-        async for listed in await client.list_schedules():
-            if listed.id == schedule_id:
+        try:
+            if any([listed.id == schedule_id async for listed in await client.list_schedules(query)]):
                 return
+        except RPCError as error:
+            if error.status != RPCStatusCode.INVALID_ARGUMENT or query is None:
+                raise
+            query = None  # a server that cannot filter schedules by id: look through them all
+            continue
         if asyncio.get_running_loop().time() >= deadline:
             _log.warning("Temporal does not list the schedule %r yet; a list of schedules may miss it", schedule_id)
             return

@@ -7,9 +7,11 @@ import asyncio
 import uuid
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import pytest
 from temporalio.client import Client, WorkflowExecutionStatus
+from temporalio.service import RPCError, RPCStatusCode
 
 from tempo_agents import Agent, ScriptedModel, ScriptedResponse
 from tempo_agents.client.app import App
@@ -239,3 +241,27 @@ async def test_a_schedule_is_listed_as_soon_as_it_is_created(make_app: AppFactor
         assert sorted(listed) == sorted(schedule.id for schedule in created)
     finally:
         await asyncio.gather(*(schedule.delete() for schedule in created))
+
+
+async def test_a_server_that_cannot_filter_schedules_by_id_still_lists_a_new_one(
+    make_app: AppFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Creating a schedule asks Temporal for it by id (``ScheduleId = '...'``); a server that refuses that filter (as
+    one may that predates it) is looked through whole instead, and the creation still returns a listed schedule."""
+    app = make_app([reporter()])
+    listing = app.client.list_schedules
+    refused: list[str] = []
+
+    async def without_id_filter(query: str | None = None, **options: Any) -> Any:
+        if query is not None:
+            refused.append(query)
+            raise RPCError("invalid query filter for schedules", RPCStatusCode.INVALID_ARGUMENT, b"")
+        return await listing(query, **options)
+
+    monkeypatch.setattr(app.client, "list_schedules", without_id_filter)
+    schedule = await app.schedule("reporter", "Anything new?", every="1h", paused=True)
+    try:
+        assert refused == [f"ScheduleId = '{schedule.id}'"]
+        assert [view.id for view in await app.list_schedules()] == [schedule.id]
+    finally:
+        await schedule.delete()
