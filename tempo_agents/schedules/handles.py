@@ -11,8 +11,6 @@ the schedule's own memo names the agent and the App's task queue, which is how a
 
 from __future__ import annotations
 
-import asyncio
-import logging
 import re
 import uuid
 from collections.abc import Mapping
@@ -52,11 +50,11 @@ from tempo_agents.agent.local_activities import workflow_task_timeout
 from tempo_agents.errors import ConfigurationError
 from tempo_agents.models.messages import MessageInput, TextPart
 from tempo_agents.schedules.cron import calendar_cron
+from tempo_agents.schedules.listing import until_listed
 from tempo_agents.schedules.requests import SCHEDULE_CHANGE_KEYS, check_numbers
 from tempo_agents.workflows.activity_names import AGENT_RUN_WORKFLOW
 from tempo_agents.workflows.agent_run import AgentRunWorkflow
 from tempo_agents.workflows.payloads import RunInput, RunOptions
-from tempo_agents.workflows.visibility_queries import quote
 
 __all__ = [
     "OVERLAP_POLICIES",
@@ -83,12 +81,6 @@ SCHEDULED_START = SearchAttributeKey.for_datetime("TemporalScheduledStartTime")
 """The due time Temporal gives the runs it starts; a run a trigger started here has none."""
 AGENT_MEMO = "tempoAgentId"
 TASK_QUEUE_MEMO = "tempoAgentsTaskQueue"
-
-LISTING_WAIT_SECONDS = 30.0
-"""How long creating a schedule waits at most for Temporal to list it."""
-_LISTING_POLL_SECONDS = 0.05
-
-_log = logging.getLogger(__name__)
 
 OVERLAP_POLICIES: dict[str, ScheduleOverlapPolicy] = {
     "skip": ScheduleOverlapPolicy.SKIP,
@@ -556,30 +548,8 @@ async def create_schedule(
         ),
         memo={AGENT_MEMO: agent.id, TASK_QUEUE_MEMO: app.task_queue},
     )
-    await _until_listed(app.client, schedule_id)
+    await until_listed(app.client, schedule_id)
     return AgentSchedule(app, handle)
-
-
-async def _until_listed(client: Client, schedule_id: str) -> None:
-    """Return once Temporal lists the schedule (it lists schedules from its visibility store, a moment after they are
-    created), so that a list or an erasure that follows its creation finds it; give up with a warning after
-    ``LISTING_WAIT_SECONDS``, the schedule being created all the same. It asks for the schedule by id, or, of a
-    server that cannot filter schedules so, looks through them all."""
-    deadline = asyncio.get_running_loop().time() + LISTING_WAIT_SECONDS
-    query: str | None = f"ScheduleId = {quote(schedule_id)}"
-    while True:
-        try:
-            if any([listed.id == schedule_id async for listed in await client.list_schedules(query)]):
-                return
-        except RPCError as error:
-            if error.status != RPCStatusCode.INVALID_ARGUMENT or query is None:
-                raise
-            query = None  # a server that cannot filter schedules by id: look through them all
-            continue
-        if asyncio.get_running_loop().time() >= deadline:
-            _log.warning("Temporal does not list the schedule %r yet; a list of schedules may miss it", schedule_id)
-            return
-        await asyncio.sleep(_LISTING_POLL_SECONDS)
 
 
 async def list_schedules(app: SchedulingApp) -> list[ScheduleView]:
