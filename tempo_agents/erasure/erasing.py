@@ -9,8 +9,8 @@ nothing.
 A running execution is deleted as it runs rather than terminated first: Temporal deletes a running execution at
 once, but a closed one (a terminated one always, a completed one sometimes) only once it has acknowledged the
 execution's close, which it does every 30 s by default: up to half a minute on an idle dev server, a minute on a busy
-one. For the same reason sub-agent runs are deleted before the runs that started them (a
-parent's close would cancel them and close them first) and the threads' workflows last."""
+one. For the same reason sub-agent runs are deleted before the runs that started them (a parent's close would cancel
+them and close them first) and the threads' workflows last."""
 
 from __future__ import annotations
 
@@ -30,11 +30,11 @@ from tempo_agents.workflows.thread_payloads import THREAD_WORKFLOW_ID_PREFIX
 
 __all__ = ["VISIBILITY_SETTLE_SECONDS", "erase_scope", "schedules_of"]
 
-_GONE_CHECKS = 1500
-_GONE_INTERVAL = 0.2
-"""An erasure waits five minutes at most for Temporal to carry out the deletions it accepted: a closed execution's
-waits for Temporal to acknowledge its close (every 30 s by default, ``history.transferProcessorUpdateAckInterval``,
+_GONE_SECONDS = 300.0
+"""How long an erasure waits at most for Temporal to carry out the deletions it accepted: a closed execution's waits
+for Temporal to acknowledge its close (every 30 s by default, ``history.transferProcessorUpdateAckInterval``,
 retried with a growing backoff), which took up to a minute on a busy two-core machine."""
+_GONE_INTERVAL = 0.2
 
 _MOST_LOOKS = 10
 
@@ -152,9 +152,10 @@ def _is_thread(execution: Execution) -> bool:
 
 
 async def _gone(client: Client, execution: Execution) -> None:
-    """Return once Temporal no longer describes the execution (it deletes in the background, within moments)."""
+    """Return once Temporal no longer describes the execution (it deletes in the background: a running one at once, a
+    closed one once its close is acknowledged)."""
     handle = client.get_workflow_handle(execution.workflow_id, run_id=execution.run_id)
-    for _ in range(_GONE_CHECKS):
+    for _ in range(round(_GONE_SECONDS / _GONE_INTERVAL)):
         try:
             await handle.describe()
         except RPCError as error:
@@ -163,6 +164,6 @@ async def _gone(client: Client, execution: Execution) -> None:
             raise
         await asyncio.sleep(_GONE_INTERVAL)
     raise TimeoutError(
-        f"Temporal still holds the execution {execution.workflow_id!r} {_GONE_CHECKS * _GONE_INTERVAL:.0f} s after "
+        f"Temporal still holds the execution {execution.workflow_id!r} {_GONE_SECONDS:.0f} s after "
         "it was deleted; erase again to finish"
     )
