@@ -1,5 +1,6 @@
 """Reads of the SQLite store's journal and what is written with it: chunks and their offsets, saved outcomes,
-usage counters and transcript changes. They run on the reader thread."""
+usage counters and transcript changes. They run on the reader thread, except a run's newest chunks, which a tail
+reads on its own thread (``read_chunks``)."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from tempo_agents.store.sqlite.connections import SQLiteConnections
 
 __all__ = [
     "OUTCOME",
+    "READ_HERE_ROWS",
     "offset_of",
     "read_chunks",
     "read_outcome",
@@ -34,19 +36,35 @@ def read_outcome(db: sqlite3.Connection, columns: SealedColumns, run_id: str, ke
     return None if row is None else columns.opened_outcome(run_id, key, row[0])
 
 
-async def read_chunks(connections: SQLiteConnections, run_id: str, offset: int, limit: int) -> list[JournalEntry]:
-    def work(db: sqlite3.Connection) -> list[JournalEntry]:
-        rows = db.execute(
-            "SELECT seq, body FROM journal WHERE run_id = ? AND seq >= ? ORDER BY seq LIMIT ?",
-            (run_id, offset, limit),
-        ).fetchall()
-        opened = connections.columns.now().open
-        return [
-            JournalEntry(offset=int(seq), chunk=json.loads(opened(JOURNAL, "body", (run_id, seq), body)))
-            for seq, body in rows
-        ]
+READ_HERE_ROWS = 64
+"""How many chunks ``read_chunks`` reads on the caller's thread (``SQLiteConnections.read_here``) before it reads
+the rest on the reader thread: a live tail's read is a few rows; a reader catching up on a long journal hands the
+bulk of it to the reader thread."""
 
-    return await connections.read(work)
+
+async def read_chunks(connections: SQLiteConnections, run_id: str, offset: int, limit: int) -> list[JournalEntry]:
+    await connections.ready()  # the writer creates the schema first
+    first = min(limit, READ_HERE_ROWS)
+    try:
+        entries = connections.read_here(lambda db: _chunks(db, connections.columns, run_id, offset, first))
+    except sqlite3.OperationalError:  # the file is busy: wait for it on the reader thread, not on the event loop
+        return await connections.read(lambda db: _chunks(db, connections.columns, run_id, offset, limit))
+    if len(entries) < first or first == limit:
+        return entries
+    after = entries[-1].offset + 1
+    rest = limit - first
+    return entries + await connections.read(lambda db: _chunks(db, connections.columns, run_id, after, rest))
+
+
+def _chunks(db: sqlite3.Connection, columns: SealedColumns, run_id: str, offset: int, limit: int) -> list[JournalEntry]:
+    rows = db.execute(
+        "SELECT seq, body FROM journal WHERE run_id = ? AND seq >= ? ORDER BY seq LIMIT ?", (run_id, offset, limit)
+    ).fetchall()
+    opened = columns.now().open
+    return [
+        JournalEntry(offset=int(seq), chunk=json.loads(opened(JOURNAL, "body", (run_id, seq), body)))
+        for seq, body in rows
+    ]
 
 
 async def offset_of(connections: SQLiteConnections, run_id: str, key: str) -> int | None:
