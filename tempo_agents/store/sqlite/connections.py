@@ -7,8 +7,8 @@ the writer commits, so tailing clients never queue behind the worker's writes. T
 on a connection of its own that never waits for a lock. A tail reads a run's newest chunks this way, many times a
 second: the query is a primary-key seek over pages the writer has just written (in the page cache, a few
 microseconds), where handing it to the reader thread and back took two thread switches and, on a busy process,
-a wait for the GIL on each (bench/README.md, ``many_watchers.py``: one stream per run, p95 lag ~25 ms by the reader
-thread, ~12 ms read here).
+a wait for the GIL on each (bench/README.md, ``many_watchers.py``: one stream per run, p95 lag ~33 ms by the reader
+thread, ~15 ms read here).
 """
 
 from __future__ import annotations
