@@ -10,8 +10,13 @@ from pathlib import Path
 
 import pytest
 
+import tempo_agents.streams.run_tail as run_tail_module
+from tempo_agents.journal.chunks import Chunk
 from tempo_agents.store import ChunkWrite, SQLiteStore
 from tempo_agents.store.sqlite.journal_reads import READ_HERE_ROWS
+from tempo_agents.streams import AgentStream
+
+LONG = 30.0
 
 
 @pytest.fixture
@@ -93,3 +98,29 @@ async def test_closing_the_store_closes_the_connections_every_thread_read_on(tmp
 
     await store.close()
     assert open_files(path) == []
+
+
+async def test_closing_the_store_ends_the_streams_that_follow_its_runs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A tail's read runs on the event loop without a thread switch, and a closed store's wait returns at once: the
+    tail must end with an error instead of reading again and again while ``close`` waits for its threads."""
+    monkeypatch.setattr(run_tail_module, "IDLE_TICK_SECONDS", 0.0)  # the tail reads and waits without pause
+    store = SQLiteStore(tmp_path / "closing.db")
+    delta = {"type": "text-delta", "runId": "r", "from": "AGENT", "payload": {"id": "t", "text": "hello"}}
+    await store.append_chunks("r", [ChunkWrite(delta)])
+    stream = AgentStream(store, "r")
+    seen: list[Chunk] = []
+
+    async def read() -> None:
+        async for chunk in stream.full_stream:
+            seen.append(chunk)
+
+    reader = asyncio.create_task(read())
+    async with asyncio.timeout(LONG):
+        while not seen:
+            await asyncio.sleep(0.01)
+    await asyncio.wait_for(store.close(), LONG)
+    with pytest.raises(RuntimeError, match="the store is closed"):
+        await asyncio.wait_for(reader, LONG)
+    assert [chunk.offset for chunk in seen] == [0]

@@ -74,6 +74,8 @@ class SQLiteStore(Store):
         return offsets
 
     async def read_chunks(self, run_id: str, offset: int = 0, limit: int = 1000) -> list[JournalEntry]:
+        if self._watcher.closed:  # a tail's read needs no thread switch: it must not go on while close() waits
+            raise RuntimeError(f"{self.url}: the store is closed")
         self._watcher.written.reading(run_id)
         return await journal_reads.read_chunks(self._db, run_id, offset, limit)
 
