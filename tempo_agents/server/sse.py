@@ -13,10 +13,11 @@ import asyncio
 import contextlib
 import json
 from collections import OrderedDict, deque
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Generator
 from typing import Any
 
 from starlette.responses import StreamingResponse
+from starlette.types import Send
 
 from tempo_agents.journal.chunks import Chunk
 from tempo_agents.streams import AgentStream
@@ -125,10 +126,14 @@ _ENCODED = EncodedChunks(8192)
 class _Relay:
     """Moves a stream's chunks, encoded, to the response, holding at most ``BACKLOG_BYTES`` for it.
 
-    The pump runs as its own task, so that the response can be sent a heartbeat while the journal reader waits;
-    chunks journaled together leave in one write. The heartbeat is one timer a stream, armed again once per
-    ``heartbeat`` seconds rather than for every write: a server with a thousand streams hands each chunk out
-    without arming and cancelling a thousand timers.
+    While the client keeps up, each chunk is written from the run's tail as it is handed over (``sink``): the
+    response's ``send`` is run there and then, and only when it has to wait for the client (its transport is full)
+    does it go on in a task of its own, with every later chunk left to the pump. The pump, the stream's own task,
+    takes what the sink leaves: the chunks before the stream went live, the one that ends it, and everything while a
+    write waits; chunks journaled together leave in one write. The response's task writes what the pump holds and
+    sends a heartbeat while nothing else is sent. The heartbeat is one timer a stream, armed again once per
+    ``heartbeat`` seconds rather than for every write: a server with a thousand streams hands each chunk out without
+    arming and cancelling a thousand timers, and without waking a thousand tasks.
     """
 
     def __init__(
@@ -150,6 +155,12 @@ class _Relay:
         self._ended = False
         self.ending: bytes | None = None
         """The event sent before ``[DONE]`` when the stream did not end with its run: an error, or the cut-off."""
+        self.send: Send | None = None
+        """The response's ``send``, once its head is sent: until then every chunk goes through the pump."""
+        self._idle = False
+        """Whether the response's task waits for blocks (it is not writing, and holds none)."""
+        self._writing: asyncio.Future[None] | None = None
+        """A write the sink began that waits for the client."""
         self._heartbeat = heartbeat
         self._loop = asyncio.get_running_loop()
         self._sent_at = self._loop.time()
@@ -165,14 +176,58 @@ class _Relay:
         else:
             self._beat = self._loop.call_at(self._sent_at + self._heartbeat, self._beat_due)
 
-    def stop_heartbeat(self) -> None:
+    def stop(self) -> None:
+        """The response is over: no more heartbeats, and a write still waiting for the client is dropped."""
+        self.send = None
         if self._beat is not None:
             self._beat.cancel()
             self._beat = None
+        writing, self._writing = self._writing, None
+        if writing is not None and not writing.done():
+            writing.cancel()
+        elif writing is not None and not writing.cancelled():
+            writing.exception()  # the client went away after a write failed: nothing is left to raise it to
+
+    def sink(self, chunk: Chunk) -> bool:
+        """The stream's ``TailFollower.sink``: write the chunk now, on the tail's task, when nothing is ahead of it
+        (nothing held, no write waiting, the response's task idle) and it does not end the stream."""
+        writing = self._writing
+        if (
+            not self._idle
+            or self._blocks
+            or self.send is None
+            or (writing is not None and not writing.done())
+            or self._stream.ends_with(chunk)
+        ):
+            return False
+        if chunk.type in self._skip:
+            return True
+        block = _ENCODED.block(chunk, self._to_wire, self._with_ids)
+        self._sent_at = self._loop.time()
+        try:
+            self._writing = _run_until_it_waits(
+                self.send({"type": "http.response.body", "body": block, "more_body": True})
+            )
+        except Exception as error:  # the response's task raises it; the pump's chunks stop there
+            failed: asyncio.Future[None] = self._loop.create_future()
+            failed.set_exception(error)
+            self._writing = failed
+            self._ready.set()
+        return True
+
+    async def close_stream(self) -> None:
+        """Stop reading the run (the response is over; the run goes on)."""
+        await self._stream.aclose()
+
+    async def _written(self) -> None:
+        """Wait for the sink's write that waits for the client (its error is the response's)."""
+        writing, self._writing = self._writing, None
+        if writing is not None:
+            await writing
 
     async def pump(self) -> None:
         try:
-            async with contextlib.aclosing(self._stream.batches()) as batches:
+            async with contextlib.aclosing(self._stream.batches(self.sink)) as batches:
                 async for batch in batches:
                     for chunk in batch:
                         if chunk.type in self._skip:
@@ -201,17 +256,27 @@ class _Relay:
         return True
 
     async def next_blocks(self) -> bytes | None:
-        """Every block held, as one write, once there is one; a ping when nothing was sent for ``heartbeat``
-        seconds; ``None`` when the pump has ended."""
+        """Every block held, as one write, once there is one, after the sink's write still waiting for the client;
+        a ping when nothing was sent for ``heartbeat`` seconds; ``None`` when the pump has ended."""
         while not self._blocks:
+            if self._writing is not None and self._writing.done():
+                await self._written()  # raises what the write raised
             if self._ended:
+                await self._written()
                 return None
             if self._ping_due:
                 self._ping_due = False
-                self._sent_at = self._loop.time()
-                return _PING
-            await self._ready.wait()
+                if self._loop.time() >= self._sent_at + self._heartbeat:  # the sink sent nothing meanwhile
+                    await self._written()
+                    self._sent_at = self._loop.time()
+                    return _PING
+            self._idle = True
+            try:
+                await self._ready.wait()
+            finally:
+                self._idle = False
             self._ready.clear()
+        await self._written()
         joined = b"".join(self._blocks)
         self._blocks.clear()
         self._held = 0
@@ -220,18 +285,63 @@ class _Relay:
         return joined
 
 
-async def _events(
-    stream: AgentStream,
-    to_wire: Callable[[Chunk], dict[str, Any]],
-    with_ids: bool,
-    heartbeat: float,
-    skip: frozenset[str],
-) -> AsyncIterator[bytes]:
+def _run_until_it_waits(awaitable: Awaitable[None]) -> asyncio.Task[None] | None:
+    """Run ``awaitable`` on the caller's task until it first waits: ``None`` when it finished without waiting (a write
+    the transport took at once), else a task that goes on with it. Raises what it raised before waiting."""
+    steps = awaitable.__await__()
+    try:
+        waited_on = steps.send(None)
+    except StopIteration:
+        return None
+    return asyncio.get_running_loop().create_task(_finish(_Resumed(steps, waited_on)))
+
+
+async def _finish(resumed: _Resumed) -> None:
+    await resumed
+
+
+class _Resumed:
+    """The steps of an awaitable begun by hand, now waiting on ``waited_on``: awaitable by a task that goes on with
+    them (what a task does with a coroutine, from its second step)."""
+
+    def __init__(self, steps: Generator[Any, Any, None], waited_on: Any) -> None:
+        self._steps = steps
+        self._waited_on = waited_on
+
+    def __await__(self) -> Generator[Any, Any, None]:
+        waited_on = self._waited_on
+        while True:
+            try:
+                answer = yield waited_on
+            except BaseException as thrown:  # a cancellation of the task goes on into the awaitable
+                try:
+                    waited_on = self._steps.throw(thrown)
+                except StopIteration:
+                    return
+                continue
+            try:
+                waited_on = self._steps.send(answer)
+            except StopIteration:
+                return
+
+
+class _RelayedEvents(EventStream):
+    """The SSE response of a relayed stream: hands its ``send`` to the relay once the head is on its way."""
+
+    def __init__(self, relay: _Relay, content: AsyncIterator[bytes], headers: dict[str, str]) -> None:
+        super().__init__(content, headers=headers)
+        self._relay = relay
+
+    async def stream_response(self, send: Send) -> None:
+        self._relay.send = send
+        await super().stream_response(send)
+
+
+async def _events(relay: _Relay) -> AsyncIterator[bytes]:
     """The stream's chunks as SSE blocks, with heartbeats while idle, then ``[DONE]``.
 
     When the client goes away this generator is closed: the reader stops, the run goes on.
     """
-    relay = _Relay(stream, to_wire, with_ids, skip, heartbeat)
     task = asyncio.get_running_loop().create_task(relay.pump())
     try:
         while (blocks := await relay.next_blocks()) is not None:
@@ -240,11 +350,11 @@ async def _events(
             yield relay.ending
         yield DONE
     finally:
-        relay.stop_heartbeat()
+        relay.stop()
         task.cancel()
         with contextlib.suppress(asyncio.CancelledError, Exception):
             await task
-        await stream.aclose()
+        await relay.close_stream()
 
 
 def stream_response(
@@ -258,4 +368,5 @@ def stream_response(
 ) -> StreamingResponse:
     """A 200 ``text/event-stream`` response that sends the stream's chunks as they are journaled
     (except the types in ``skip``), with ``headers`` beside the event stream's own."""
-    return EventStream(_events(stream, to_wire, with_ids, heartbeat, skip), headers={**SSE_HEADERS, **(headers or {})})
+    relay = _Relay(stream, to_wire, with_ids, skip, heartbeat)
+    return _RelayedEvents(relay, _events(relay), {**SSE_HEADERS, **(headers or {})})

@@ -6,6 +6,11 @@ once and appends it to each follower's buffer. It keeps the most recent chunks i
 follower joining a little behind starts from memory; one further behind reads the store for itself until it reaches
 the window. A follower's buffer is bounded too: one that does not drain it leaves the live hand-out and catches up
 later from the window or the store, never slowing the others. The tail stops when its last follower leaves.
+
+A follower may also have a sink: a consumer that takes each chunk at once, on the tail's task, while nothing waits in
+the follower's buffer (an SSE stream writes it to its client's socket there and then). A thousand streams of a run
+then cost the tail a thousand calls per chunk, not a thousand task wake-ups; a chunk the sink refuses, and every
+chunk after it until the buffer is drained, waits in the buffer for ``take`` as before.
 """
 
 from __future__ import annotations
@@ -27,6 +32,7 @@ __all__ = [
     "PROBE_SHARED_SECONDS",
     "READ_BATCH",
     "TAIL_WINDOW",
+    "ChunkSink",
     "RunTail",
     "TailFollower",
     "follow_run",
@@ -47,12 +53,20 @@ IDLE_TICK_SECONDS = 1.0
 then ask whether the run closed)."""
 
 
+ChunkSink = Callable[[Chunk], bool]
+"""Takes a chunk at once (``True``), or leaves it to the follower's buffer (``False``); never raises."""
+
+
 class TailFollower:
     """One stream's place in a run's tail: the chunks handed to it and not yet taken, from ``offset`` on."""
 
     def __init__(self, tail: RunTail, offset: int) -> None:
         self.offset = offset
         """The offset of the next chunk this follower is to receive."""
+        self.sink: ChunkSink | None = None
+        """Offered each chunk first while the buffer is empty (the module's docstring)."""
+        self.sunk = 0
+        """How many chunks the sink took: what ``take`` did not return, though they were handed over."""
         self._tail = tail
         self._buffer: deque[Chunk] = deque()
         self._arrived = asyncio.Event()
@@ -62,6 +76,10 @@ class TailFollower:
     def receive(self, chunk: Chunk) -> None:
         """Called by the tail for each new chunk, in offset order."""
         if chunk.offset is None or chunk.offset < self.offset:
+            return
+        if not self._buffer and self.sink is not None and self.sink(chunk):
+            self.offset = chunk.offset + 1
+            self.sunk += 1
             return
         if len(self._buffer) >= FOLLOWER_BUFFER:  # undrained: leave the hand-out, catch up once drained
             self._tail.detach(self)

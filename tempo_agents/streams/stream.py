@@ -26,7 +26,7 @@ from tempo_agents.journal.chunks import (
 from tempo_agents.models.usage import Usage
 from tempo_agents.store.base import Store
 from tempo_agents.streams.nested_chunks import drop_nested_attempt, is_nested_reset
-from tempo_agents.streams.run_tail import OUTAGE_PAUSE_SECONDS, READ_BATCH, TailFollower, follow_run
+from tempo_agents.streams.run_tail import OUTAGE_PAUSE_SECONDS, READ_BATCH, ChunkSink, TailFollower, follow_run
 from tempo_agents.workflows.thread_payloads import ThreadOutcome
 
 __all__ = [
@@ -116,17 +116,24 @@ class AgentStream:
             self._done = True
             self._wake()
 
-    async def batches(self) -> AsyncGenerator[list[Chunk]]:
+    async def batches(self, sink: ChunkSink | None = None) -> AsyncGenerator[list[Chunk]]:
         """The chunks from ``offset`` to the end of the stream, batch by batch as the run's tail hands them over,
         read in the caller's own task and kept nowhere: for one consumer that sends them on (an SSE response),
-        where ``full_stream`` would add a task and a wake-up per batch. Not to be mixed with ``full_stream``."""
+        where ``full_stream`` would add a task and a wake-up per batch. Not to be mixed with ``full_stream``.
+
+        ``sink``: offered each live chunk first, on the tail's task (``TailFollower.sink``); what it takes is not
+        yielded. It must leave to the batches every chunk that ends the stream (``ends_with``)."""
         if self._chunks:
             yield list(self._chunks)
-        async with contextlib.aclosing(self._batches(self.offset + len(self._chunks))) as batches:
+        async with contextlib.aclosing(self._batches(self.offset + len(self._chunks), sink)) as batches:
             async for batch in batches:
                 yield batch
 
-    async def _batches(self, offset: int) -> AsyncGenerator[list[Chunk]]:
+    def ends_with(self, chunk: Chunk) -> bool:
+        """Whether ``chunk`` is the last of this stream (a ``finish`` chunk that ends what it follows)."""
+        return self._ends_with_stream(chunk)
+
+    async def _batches(self, offset: int, sink: ChunkSink | None = None) -> AsyncGenerator[list[Chunk]]:
         """The journal from ``offset`` to the chunk that ends the stream (or to an error chunk, when the run closed
         without one), batch by batch."""
         read_any = bool(self._chunks)
@@ -134,6 +141,8 @@ class AgentStream:
         if offset > 0 and not read_any:  # a reconnecting reader: if it is past a closed run's end, say so at once
             idle_since -= PROBE_AFTER_IDLE_SECONDS + 1
         follower = follow_run(self._store, self.run_id, offset)  # the process's one reader of this run
+        follower.sink = sink
+        sunk = 0
         try:
             while True:
                 try:
@@ -144,6 +153,9 @@ class AgentStream:
                         yield chunks[:end]
                         if self._ends_with_stream(chunks[end - 1]):
                             return
+                        continue
+                    if follower.sunk != sunk:  # the sink took chunks meanwhile: the run is not idle
+                        sunk, idle_since, read_any = follower.sunk, time.monotonic(), True
                         continue
                     if self._probe is not None and time.monotonic() - idle_since > PROBE_AFTER_IDLE_SECONDS:
                         idle_since = time.monotonic()
@@ -158,6 +170,7 @@ class AgentStream:
                     idle_since = time.monotonic()
                     await asyncio.sleep(OUTAGE_PAUSE_SECONDS)
         finally:
+            follower.sink = None
             follower.close()
 
     def _end_of(self, chunks: list[Chunk]) -> int:

@@ -176,3 +176,44 @@ def _dechunked(body: bytes) -> list[bytes]:
         parts.append(rest[:size])
         body = rest[size + 2 :]
     return parts
+
+
+async def test_a_client_that_pauses_reading_gets_every_chunk_once_in_order_when_it_reads_again(
+    make_app: AppFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Chunks are written to a stream's socket from the run's tail while its client keeps up; once the client's
+    socket is full, the write waits in a task of its own and the stream's later chunks queue behind it."""
+    begun = {"at once": 0, "waiting": 0}
+    run_until_it_waits = sse_module._run_until_it_waits
+
+    def counted(awaitable: Any) -> Any:
+        waiting = run_until_it_waits(awaitable)
+        begun["at once" if waiting is None else "waiting"] += 1
+        return waiting
+
+    monkeypatch.setattr(sse_module, "_run_until_it_waits", counted)
+    app = make_app([talker(200, "y" * 2000, 0.002)])  # ~400 KB: within BACKLOG_BYTES, so it is not cut off
+    server = ApiServer(app, port=0)
+    await server.start()
+    for listening in (sock for uvicorn in server._server.servers for sock in (uvicorn.sockets or ())):
+        listening.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 4096)
+    try:
+        async with running_worker(app):
+            started = await app.stream("talker", "talk")
+            paused = stalled_request(server.port, f"/api/runs/{started.run_id}/stream")
+            try:
+                await started.text  # the whole run streams while the client reads nothing
+                raw = await asyncio.to_thread(read_all, paused)
+            finally:
+                paused.close()
+            await started.aclose()
+            journal = await journal_wire(app, started.run_id)
+    finally:
+        await server.stop()
+    head, _, chunked = raw.partition(b"\r\n\r\n")
+    assert head.startswith(b"HTTP/1.1 200")
+    body = b"".join(_dechunked(chunked))
+    assert sse_events(body) == journal
+    assert body.endswith(sse_module.DONE)
+    assert begun["at once"] > 0, "no chunk was written from the run's tail"
+    assert begun["waiting"] > 0, "no write had to wait for the client: the test did not fill its socket"

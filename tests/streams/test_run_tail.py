@@ -14,6 +14,8 @@ from typing import Any
 
 import pytest
 
+import tempo_agents.streams.run_tail as run_tail_module
+import tempo_agents.streams.stream as stream_module
 from tempo_agents.journal.chunks import Chunk
 from tempo_agents.store import ChunkWrite, JournalEntry, Store, open_store
 from tempo_agents.streams import AgentStream
@@ -107,3 +109,44 @@ async def test_streams_of_a_run_that_closed_without_finishing_ask_whether_it_clo
     for result in results:  # each stream ends on the probe's answer, as a stream alone does
         assert result.text == "0 " and result.error == "run ended (TERMINATED) without a finish chunk"
     assert probes <= 2, f"20 streams of one run asked {probes} times whether it closed"
+
+
+async def test_chunks_a_sink_takes_keep_the_stream_from_asking_whether_its_run_closed(
+    store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A stream whose chunks its sink takes on the tail's task (an SSE response writing them) sees no batches while
+    they flow; it must not take the run for idle and ask Temporal whether it closed, yet end as any stream does when
+    the run closes without finishing, with the chunk that ends it (never taken by the sink) as its last batch."""
+    monkeypatch.setattr(run_tail_module, "IDLE_TICK_SECONDS", 0.2)
+    monkeypatch.setattr(stream_module, "PROBE_AFTER_IDLE_SECONDS", 1.5)
+    probes: list[int] = []
+    appended = 0
+
+    async def probe() -> str | None:
+        probes.append(appended)
+        return "TERMINATED" if appended == 7 else None
+
+    sunk: list[int | None] = []
+
+    def sink(chunk: Chunk) -> bool:
+        sunk.append(chunk.offset)
+        return True
+
+    stream = AgentStream(store, "sunk", probe=probe)  # the journal is empty: every chunk comes live
+    batches: list[list[Chunk]] = []
+
+    async def read() -> None:
+        async for batch in stream.batches(sink):
+            batches.append(batch)
+
+    reader = asyncio.create_task(read())
+    for n in range(7):  # a chunk every 0.4 s: never idle for PROBE_AFTER_IDLE_SECONDS, though ticks come between
+        await asyncio.sleep(0.4)
+        await store.append_chunks("sunk", [delta("sunk", n)])
+        appended += 1
+    await asyncio.wait_for(reader, LONG)
+
+    assert sunk == list(range(7))
+    assert probes and set(probes) == {7}, f"asked whether the run closed while it streamed (after chunk {probes[0]})"
+    [[ending]] = batches
+    assert ending.type == "error" and ending.payload.error == "run ended (TERMINATED) without a finish chunk"  # type: ignore[union-attr]
