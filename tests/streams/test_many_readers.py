@@ -20,6 +20,7 @@ from tempo_agents import Agent, App, ScriptedModel, ScriptedResponse
 from tempo_agents.journal.chunks import chunk_from_wire
 from tempo_agents.server.serving import ApiServer
 from tempo_agents.server.shapes import chunk_wire
+from tempo_agents.streams.run_tail import followers_of
 from tests.conftest import AppFactory, fresh_store_url, running_worker
 from tests.support.http_api import served, sse_events
 
@@ -217,3 +218,31 @@ async def test_a_client_that_pauses_reading_gets_every_chunk_once_in_order_when_
     assert body.endswith(sse_module.DONE)
     assert begun["at once"] > 0, "no chunk was written from the run's tail"
     assert begun["waiting"] > 0, "no write had to wait for the client: the test did not fill its socket"
+
+
+async def test_a_client_that_goes_away_while_a_write_waits_for_it_leaves_the_runs_tail(make_app: AppFactory) -> None:
+    """The write the tail began waits for a client whose socket is full; the client closes its connection: the
+    stream stops following the run at once (no write, task or follower left behind), and the run goes on."""
+    app = make_app([talker(400, "z" * 2000, 0.01)])  # ~4 s of streaming, ~800 KB
+    server = ApiServer(app, port=0)
+    await server.start()
+    for listening in (sock for uvicorn in server._server.servers for sock in (uvicorn.sockets or ())):
+        listening.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 4096)
+    try:
+        async with running_worker(app):
+            started = await app.stream("talker", "talk")
+            stalled = stalled_request(server.port, f"/api/runs/{started.run_id}/stream")
+            async with asyncio.timeout(LONG):
+                while followers_of(app.store, started.run_id) < 1:  # the SSE stream follows the run
+                    await asyncio.sleep(0.01)
+            await asyncio.sleep(1.0)  # its socket fills long before the run ends
+            stalled.close()
+            async with asyncio.timeout(LONG):
+                while followers_of(app.store, started.run_id) > 0:
+                    await asyncio.sleep(0.01)
+            so_far = await journal_wire(app, started.run_id)
+            assert so_far[-1][1]["type"] != "finish", "the stream ended with its run, not when its client went away"
+            assert (await started.result()).finish_reason == "stop"  # the run went on to its end
+            await started.aclose()
+    finally:
+        await server.stop()
