@@ -165,7 +165,12 @@ class _Relay:
         self._loop = asyncio.get_running_loop()
         self._sent_at = self._loop.time()
         self._ping_due = False
-        self._beat: asyncio.TimerHandle | None = self._loop.call_at(self._sent_at + heartbeat, self._beat_due)
+        self._beat: asyncio.TimerHandle | None = None
+
+    def start_heartbeat(self) -> None:
+        """Arm the heartbeat, once the response begins (a response never sent leaves no timer behind)."""
+        self._sent_at = self._loop.time()
+        self._beat = self._loop.call_at(self._sent_at + self._heartbeat, self._beat_due)
 
     def _beat_due(self) -> None:
         """The heartbeat timer: a ping is due once nothing was sent for ``heartbeat`` seconds; arm it again."""
@@ -342,6 +347,7 @@ async def _events(relay: _Relay) -> AsyncIterator[bytes]:
 
     When the client goes away this generator is closed: the reader stops, the run goes on.
     """
+    relay.start_heartbeat()
     task = asyncio.get_running_loop().create_task(relay.pump())
     try:
         while (blocks := await relay.next_blocks()) is not None:

@@ -165,11 +165,10 @@ async def test_tails_of_idle_runs_do_not_re_read_while_another_run_streams(tmp_p
 async def test_the_watcher_idles_without_waiters_and_stops_on_close(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    ticks = 0
+    ticks: dict[threading.Thread, int] = {}  # by watcher: another test's store may still be watched in this process
 
     def sleep(seconds: float) -> None:
-        nonlocal ticks
-        ticks += 1
+        ticks[threading.current_thread()] = ticks.get(threading.current_thread(), 0) + 1
         time.sleep(seconds)
 
     monkeypatch.setattr(watcher_module, "time", SimpleNamespace(sleep=sleep))
@@ -181,10 +180,12 @@ async def test_the_watcher_idles_without_waiters_and_stops_on_close(
     await store.wait_for_chunks("r", 1, timeout=0.1)  # nothing comes: returns at its timeout
     started = set(watchers()) - before
     assert len(started) == 1
+    [watcher] = started
     await asyncio.sleep(0.05)  # the watcher notices nobody waits any more
-    idle_ticks = ticks
+    idle_ticks = ticks.get(watcher, 0)
+    assert idle_ticks > 0, "the watcher never checked while a reader waited"
     await asyncio.sleep(0.2)
-    assert ticks == idle_ticks, "the watcher kept checking with nobody waiting"
+    assert ticks.get(watcher, 0) == idle_ticks, "the watcher kept checking with nobody waiting"
 
     pending = asyncio.create_task(store.wait_for_chunks("r", 1, timeout=0.5))
     await asyncio.sleep(0.05)
