@@ -207,7 +207,10 @@ class _Relay:
             return False
         if chunk.type in self._skip:
             return True
-        block = _ENCODED.block(chunk, self._to_wire, self._with_ids)
+        try:
+            block = _ENCODED.block(chunk, self._to_wire, self._with_ids)
+        except Exception:  # the pump meets the same failure and ends the stream with it, not the run's tail
+            return False
         self._sent_at = self._loop.time()
         try:
             self._writing = _run_until_it_waits(

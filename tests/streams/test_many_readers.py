@@ -20,6 +20,7 @@ from tempo_agents import Agent, App, ScriptedModel, ScriptedResponse
 from tempo_agents.journal.chunks import chunk_from_wire
 from tempo_agents.server.serving import ApiServer
 from tempo_agents.server.shapes import chunk_wire
+from tempo_agents.server.sse import stream_response
 from tempo_agents.streams.run_tail import followers_of
 from tests.conftest import AppFactory, fresh_store_url, running_worker
 from tests.support.http_api import served, sse_events
@@ -246,3 +247,47 @@ async def test_a_client_that_goes_away_while_a_write_waits_for_it_leaves_the_run
             await started.aclose()
     finally:
         await server.stop()
+
+
+async def test_a_chunk_one_stream_cannot_encode_ends_that_stream_and_not_the_others(make_app: AppFactory) -> None:
+    """Chunks are encoded on the run's tail for the streams it writes to; an encoder that fails ends its own stream
+    with an error event, while the run's other streams read on to the end."""
+    app = make_app([talker(30, "", 0.01)])
+
+    def fails_on_the_fifth_word(chunk: Any) -> dict[str, Any]:
+        wire = chunk_wire(chunk)
+        if wire["type"] == "text-delta" and wire["payload"]["text"].startswith("5"):
+            raise ValueError("cannot encode this chunk")
+        return wire
+
+    async def served_to(response: Any) -> list[bytes]:
+        """What an ASGI server would send for ``response`` to a client that reads everything."""
+        bodies: list[bytes] = []
+        closed = asyncio.Event()
+
+        async def receive() -> dict[str, Any]:
+            await closed.wait()  # the client never goes away
+            return {"type": "http.disconnect"}
+
+        async def send(message: dict[str, Any]) -> None:
+            if message["type"] == "http.response.body":
+                bodies.append(message.get("body", b""))
+
+        scope = {"type": "http", "asgi": {"version": "3.0", "spec_version": "2.3"}, "method": "GET"}
+        await asyncio.wait_for(response(scope, receive, send), LONG)
+        closed.set()
+        return bodies
+
+    async with running_worker(app):
+        started = await app.stream("talker", "talk")
+        failing = stream_response(app.attach(started.run_id, follow="run"), fails_on_the_fifth_word, with_ids=True)
+        whole = stream_response(app.attach(started.run_id, follow="run"), chunk_wire, with_ids=True)
+        failed_body, whole_body = await asyncio.gather(served_to(failing), served_to(whole))
+        await started.aclose()
+        journal = await journal_wire(app, started.run_id)
+
+    assert sse_events(b"".join(whole_body)) == journal
+    *sent, (_, ending) = sse_events(b"".join(failed_body))
+    assert sent == journal[: len(sent)] and len(sent) < len(journal)
+    assert ending["type"] == "error" and ending["payload"]["error"] == "cannot encode this chunk"
+    assert b"".join(failed_body).endswith(sse_module.DONE)
