@@ -4,11 +4,13 @@ a client that stops reading is cut off with an error event while the others go o
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import socket
 import subprocess
 import sys
 import textwrap
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -103,6 +105,20 @@ async def test_three_hundred_readers_in_two_processes_each_see_every_chunk_once_
             assert [chunk["type"] for _, chunk in seen] == [chunk["type"] for _, chunk in expected]
 
 
+@contextlib.asynccontextmanager
+async def narrow_server(app: App) -> AsyncIterator[ApiServer]:
+    """The API server of ``app`` on a free port, its connections with a small send buffer: the kernel cannot absorb
+    a whole run for a client that does not read, so the server's own writes have to wait for it."""
+    server = ApiServer(app, port=0)
+    await server.start()
+    for listening in (sock for uvicorn in server._server.servers for sock in (uvicorn.sockets or ())):
+        listening.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 4096)
+    try:
+        yield server
+    finally:
+        await server.stop()
+
+
 def stalled_request(port: int, path: str) -> socket.socket:
     """A GET whose client reads nothing more after sending it, with a small receive window."""
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
@@ -126,16 +142,12 @@ async def test_a_client_that_stops_reading_is_cut_off_and_the_others_finish(
     monkeypatch.setattr(sse_module, "BACKLOG_BYTES", 16 * 1024)
     monkeypatch.setattr(sse_module, "STALL_SECONDS", 2.0)
     app = make_app([talker(200, "x" * 2000, 0.002)])
-    server = ApiServer(app, port=0)
-    await server.start()
-    for listening in (sock for uvicorn in server._server.servers for sock in (uvicorn.sockets or ())):
-        # Connections take the listening socket's send buffer: small, so the kernel cannot absorb the whole run.
-        listening.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 4096)
-    try:
-        async with running_worker(app), httpx.AsyncClient(base_url=server.url + "/api", timeout=LONG) as http:
-            await follow_while_one_stalls(app, http, server.port)
-    finally:
-        await server.stop()
+    async with (
+        narrow_server(app) as server,
+        running_worker(app),
+        httpx.AsyncClient(base_url=server.url + "/api", timeout=LONG) as http,
+    ):
+        await follow_while_one_stalls(app, http, server.port)
 
 
 async def follow_while_one_stalls(app: App, http: httpx.AsyncClient, port: int) -> None:
@@ -195,23 +207,16 @@ async def test_a_client_that_pauses_reading_gets_every_chunk_once_in_order_when_
 
     monkeypatch.setattr(sse_module, "_run_until_it_waits", counted)
     app = make_app([talker(200, "y" * 2000, 0.002)])  # ~400 KB: within BACKLOG_BYTES, so it is not cut off
-    server = ApiServer(app, port=0)
-    await server.start()
-    for listening in (sock for uvicorn in server._server.servers for sock in (uvicorn.sockets or ())):
-        listening.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 4096)
-    try:
-        async with running_worker(app):
-            started = await app.stream("talker", "talk")
-            paused = stalled_request(server.port, f"/api/runs/{started.run_id}/stream")
-            try:
-                await started.text  # the whole run streams while the client reads nothing
-                raw = await asyncio.to_thread(read_all, paused)
-            finally:
-                paused.close()
-            await started.aclose()
-            journal = await journal_wire(app, started.run_id)
-    finally:
-        await server.stop()
+    async with narrow_server(app) as server, running_worker(app):
+        started = await app.stream("talker", "talk")
+        paused = stalled_request(server.port, f"/api/runs/{started.run_id}/stream")
+        try:
+            await started.text  # the whole run streams while the client reads nothing
+            raw = await asyncio.to_thread(read_all, paused)
+        finally:
+            paused.close()
+        await started.aclose()
+        journal = await journal_wire(app, started.run_id)
     head, _, chunked = raw.partition(b"\r\n\r\n")
     assert head.startswith(b"HTTP/1.1 200")
     body = b"".join(_dechunked(chunked))
@@ -225,28 +230,21 @@ async def test_a_client_that_goes_away_while_a_write_waits_for_it_leaves_the_run
     """The write the tail began waits for a client whose socket is full; the client closes its connection: the
     stream stops following the run at once (no write, task or follower left behind), and the run goes on."""
     app = make_app([talker(400, "z" * 2000, 0.01)])  # ~4 s of streaming, ~800 KB
-    server = ApiServer(app, port=0)
-    await server.start()
-    for listening in (sock for uvicorn in server._server.servers for sock in (uvicorn.sockets or ())):
-        listening.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 4096)
-    try:
-        async with running_worker(app):
-            started = await app.stream("talker", "talk")
-            stalled = stalled_request(server.port, f"/api/runs/{started.run_id}/stream")
-            async with asyncio.timeout(LONG):
-                while followers_of(app.store, started.run_id) < 1:  # the SSE stream follows the run
-                    await asyncio.sleep(0.01)
-            await asyncio.sleep(1.0)  # its socket fills long before the run ends
-            stalled.close()
-            async with asyncio.timeout(LONG):
-                while followers_of(app.store, started.run_id) > 0:
-                    await asyncio.sleep(0.01)
-            so_far = await journal_wire(app, started.run_id)
-            assert so_far[-1][1]["type"] != "finish", "the stream ended with its run, not when its client went away"
-            assert (await started.result()).finish_reason == "stop"  # the run went on to its end
-            await started.aclose()
-    finally:
-        await server.stop()
+    async with narrow_server(app) as server, running_worker(app):
+        started = await app.stream("talker", "talk")
+        stalled = stalled_request(server.port, f"/api/runs/{started.run_id}/stream")
+        async with asyncio.timeout(LONG):
+            while followers_of(app.store, started.run_id) < 1:  # the SSE stream follows the run
+                await asyncio.sleep(0.01)
+        await asyncio.sleep(1.0)  # its socket fills long before the run ends
+        stalled.close()
+        async with asyncio.timeout(LONG):
+            while followers_of(app.store, started.run_id) > 0:
+                await asyncio.sleep(0.01)
+        so_far = await journal_wire(app, started.run_id)
+        assert so_far[-1][1]["type"] != "finish", "the stream ended with its run, not when its client went away"
+        assert (await started.result()).finish_reason == "stop"  # the run went on to its end
+        await started.aclose()
 
 
 async def test_a_chunk_one_stream_cannot_encode_ends_that_stream_and_not_the_others(make_app: AppFactory) -> None:
