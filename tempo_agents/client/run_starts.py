@@ -10,7 +10,7 @@ from datetime import timedelta
 from typing import Any, Protocol
 
 from temporalio.client import Client
-from temporalio.common import SearchAttributePair, TypedSearchAttributes
+from temporalio.common import SearchAttributePair, TypedSearchAttributes, WorkflowIDReusePolicy
 from temporalio.exceptions import WorkflowAlreadyStartedError
 from temporalio.service import RPCError, RPCStatusCode
 
@@ -156,6 +156,9 @@ class RunStarter:
                 task_timeout=task_timeout,
                 memo=dict(memo) if memo else None,
                 request_eager_start=eager,
+                # A run's id names its journal: a closed run's id is never started again (Temporal's default would
+                # allow it once its minimal reuse interval, 1 s on the dev server, has passed).
+                id_reuse_policy=WorkflowIDReusePolicy.REJECT_DUPLICATE,
             )
         except RPCError as error:
             if error.status == RPCStatusCode.INVALID_ARGUMENT and "search attribute" in error.message.lower():

@@ -10,6 +10,10 @@ from temporalio.exceptions import WorkflowAlreadyStartedError
 from tempo_agents import Agent, ScriptedModel, ScriptedResponse
 from tests.conftest import AppFactory, running_worker
 
+REUSE_INTERVAL_SECONDS = 1.0
+"""The dev server's ``history.workflowIdReuseMinimalInterval``: within it, Temporal refuses a second start of an id
+whatever the reuse policy."""
+
 
 async def test_a_run_shows_its_start_before_any_worker_picks_it_up(make_app: AppFactory) -> None:
     """With no worker polling, a reader already sees the run's ``start`` (once, at offset 0); when a worker comes,
@@ -46,6 +50,11 @@ async def test_a_taken_run_id_leaves_the_existing_runs_journal_alone(make_app: A
     )
     async with running_worker(app):
         result = await app.agent("first").generate("hello", run_id="taken-id")
+        with pytest.raises(WorkflowAlreadyStartedError):
+            await app.agent("second").stream("hello", run_id="taken-id")
+        # Past Temporal's minimal interval between two starts of one id (1 s on the dev server), a closed run's id
+        # is still taken: it names that run's journal.
+        await asyncio.sleep(REUSE_INTERVAL_SECONDS + 0.5)
         with pytest.raises(WorkflowAlreadyStartedError):
             await app.agent("second").stream("hello", run_id="taken-id")
     journal = [c async for c in app.attach(result.run_id).full_stream]
