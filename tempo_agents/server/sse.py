@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import json
 from collections import OrderedDict, deque
 from collections.abc import AsyncIterator, Awaitable, Callable, Generator
@@ -322,13 +323,11 @@ class _Resumed:
             try:
                 answer = yield waited_on
             except BaseException as thrown:  # a cancellation of the task goes on into the awaitable
-                try:
-                    waited_on = self._steps.throw(thrown)
-                except StopIteration:
-                    return
-                continue
+                step = functools.partial(self._steps.throw, thrown)
+            else:
+                step = functools.partial(self._steps.send, answer)
             try:
-                waited_on = self._steps.send(answer)
+                waited_on = step()
             except StopIteration:
                 return
 

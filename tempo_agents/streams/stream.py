@@ -129,10 +129,6 @@ class AgentStream:
             async for batch in batches:
                 yield batch
 
-    def ends_with(self, chunk: Chunk) -> bool:
-        """Whether ``chunk`` is the last of this stream (a ``finish`` chunk that ends what it follows)."""
-        return self._ends_with_stream(chunk)
-
     async def _batches(self, offset: int, sink: ChunkSink | None = None) -> AsyncGenerator[list[Chunk]]:
         """The journal from ``offset`` to the chunk that ends the stream (or to an error chunk, when the run closed
         without one), batch by batch."""
@@ -151,7 +147,7 @@ class AgentStream:
                         idle_since, read_any = time.monotonic(), True
                         end = self._end_of(chunks)
                         yield chunks[:end]
-                        if self._ends_with_stream(chunks[end - 1]):
+                        if self.ends_with(chunks[end - 1]):
                             return
                         continue
                     if follower.sunk != sunk:  # the sink took chunks meanwhile: the run is not idle
@@ -176,11 +172,12 @@ class AgentStream:
     def _end_of(self, chunks: list[Chunk]) -> int:
         """How many of the chunks the tail handed over belong to this stream (what follows its end does not)."""
         for index, chunk in enumerate(chunks):
-            if self._ends_with_stream(chunk):
+            if self.ends_with(chunk):
                 return index + 1
         return len(chunks)
 
-    def _ends_with_stream(self, chunk: Chunk) -> bool:
+    def ends_with(self, chunk: Chunk) -> bool:
+        """Whether ``chunk`` is the last of this stream (a ``finish`` chunk that ends what it follows)."""
         return isinstance(chunk, FinishChunk) and self._ends_stream(chunk)
 
     async def _closed_without_finish(self, follower: TailFollower, read_any: bool) -> list[Chunk] | None:
