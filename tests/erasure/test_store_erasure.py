@@ -6,7 +6,9 @@ began."""
 from __future__ import annotations
 
 import asyncio
+import sqlite3
 from collections.abc import Awaitable, Callable
+from pathlib import Path
 
 import psycopg
 import pytest
@@ -21,6 +23,7 @@ from tempo_agents.store.base import (
     WaitingCall,
     WaitingChange,
 )
+from tempo_agents.store.sqlite import erasure as sqlite_erasure
 from tests.support.polling import until
 from tests.support.postgres_server import PostgresServer
 from tests.support.store_contents import store_contents
@@ -76,6 +79,33 @@ async def test_erasing_runs_threads_and_a_resource_leaves_none_of_them_underneat
     assert [calls[0].run_id for calls in waiting.runs] == ["run-g1"]
 
     assert await store.erase(["run-a1", "run-a2", "run-a3"], resources=["acme"]) == 0  # again: nothing left to go
+
+
+async def test_a_reader_holding_the_log_makes_the_erasure_fail_loudly_until_it_lets_go(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A reader still on a snapshot from before the deletion keeps the write-ahead log, which holds the erased rows'
+    pages as they were. The erasure does not return as if done: past its wait it raises, naming the file and asking
+    to erase again; once the reader lets go, erasing again leaves nothing in the file or its log."""
+    store = open_store(f"sqlite:///{tmp_path}/store.db")
+    try:
+        await _write_run(store, "run-a1", "t1", "acme", "ACME-ONE-5521")
+        await _write_run(store, "run-g1", "t1", "globex", "GLOBEX-ONE-8841")
+        reader = sqlite3.connect(tmp_path / "store.db", isolation_level=None)
+        reader.execute("BEGIN")
+        assert reader.execute("SELECT count(*) FROM journal").fetchone()[0] == 2  # its snapshot holds acme's rows
+        monkeypatch.setattr(sqlite_erasure, "LOG_TRUNCATE_SECONDS", 1.5)
+        with pytest.raises(TimeoutError, match=r"store\.db: the erased rows are deleted, but a reader kept the"):
+            await store.erase(["run-a1"], resources=["acme"])
+        assert await store.read_chunks("run-a1") == []
+        assert "ACME-ONE-5521" in store_contents(store)  # in the log, as the error says
+        reader.execute("COMMIT")
+        reader.close()
+        assert await store.erase(["run-a1"], resources=["acme"]) == 0
+        left = store_contents(store)
+        assert "ACME-ONE-5521" not in left and "GLOBEX-ONE-8841" in left
+    finally:
+        await store.close()
 
 
 def _late_writes(store: Store, run_id: str, secret: str) -> list[Callable[[], Awaitable[object]]]:

@@ -1,5 +1,6 @@
 """Erasing runs, threads and resources from the SQLite file so that nothing of them can be read back from it: deleted
-with ``secure_delete`` (freed pages are overwritten with zeros) and the write-ahead log checkpointed and truncated.
+by the writer, whose deletions overwrite what they free (``secure_delete``), and the write-ahead log checkpointed
+and truncated once no reader uses it.
 
 An erasure on request keeps the erased runs' ids in ``erased_runs``, in the transaction that deletes their rows;
 every write under a run id checks it first (:func:`refuse_if_erased`), inside its own ``BEGIN IMMEDIATE``
@@ -8,6 +9,7 @@ or finds the run erased and writes nothing."""
 
 from __future__ import annotations
 
+import asyncio
 import sqlite3
 import time
 from collections.abc import Sequence
@@ -15,11 +17,15 @@ from collections.abc import Sequence
 from tempo_agents.errors import ErasedRunError
 from tempo_agents.store.erasure_tables import RESOURCE_TABLES, RUN_TABLES
 from tempo_agents.store.sqlite.connections import SQLiteConnections
+from tempo_agents.store.sqlite.schema import WRITER_BUSY_SECONDS
 from tempo_agents.store.sqlite.transactions import immediate
 
 __all__ = ["erase", "is_erased", "refuse_if_erased"]
 
 _BATCH = 500
+LOG_TRUNCATE_SECONDS = 60.0
+"""How long an erasure waits for readers to let go of the write-ahead log before it raises."""
+_LOG_TRY_MS = 1000
 
 
 async def erase(
@@ -33,7 +39,6 @@ async def erase(
     ``refuse_later_writes``, keep the runs' ids so that nothing more is written under them."""
 
     def work(db: sqlite3.Connection) -> int:
-        db.execute("PRAGMA secure_delete=ON")
         with immediate(db):
             if refuse_later_writes:
                 erased_at = time.time()
@@ -47,10 +52,35 @@ async def erase(
                 for table in RESOURCE_TABLES:
                     deleted += db.execute(f"DELETE FROM {table} WHERE resource_id = ?", (resource,)).rowcount
             deleted += _delete_thread_states(db, every_thread)
-        db.execute("PRAGMA wal_checkpoint(TRUNCATE)")  # the log's copies of the deleted pages go too
         return deleted
 
-    return await connections.run(work)
+    deleted = await connections.run(work)
+    await _truncate_log(connections)
+    return deleted
+
+
+async def _truncate_log(connections: SQLiteConnections) -> None:
+    """Checkpoint the write-ahead log into the file and truncate it, so that the log's copies of the deleted pages
+    go too. A reader that is still reading an older snapshot keeps the log in use: the writer thread waits for it
+    a second at a time, letting other writes through between tries, and gives up after ``LOG_TRUNCATE_SECONDS``
+    with an error (the rows are gone from the tables; the copies stay in the log until a later checkpoint)."""
+
+    def attempt(db: sqlite3.Connection) -> bool:
+        db.execute(f"PRAGMA busy_timeout = {_LOG_TRY_MS}")
+        try:
+            busy, _, _ = db.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+        finally:
+            db.execute(f"PRAGMA busy_timeout = {round(WRITER_BUSY_SECONDS * 1000)}")
+        return not busy
+
+    deadline = time.monotonic() + LOG_TRUNCATE_SECONDS
+    while not await connections.run(attempt):
+        if time.monotonic() >= deadline:
+            raise TimeoutError(
+                f"{connections.path}: the erased rows are deleted, but a reader kept the write-ahead log in use "
+                f"for {LOG_TRUNCATE_SECONDS:.0f} s, so it still holds copies of them; erase again to finish"
+            )
+        await asyncio.sleep(0.05)
 
 
 async def is_erased(connections: SQLiteConnections, run_id: str) -> bool:

@@ -129,9 +129,16 @@ CREATE TABLE IF NOT EXISTS erased_runs (
 """
 
 
+WRITER_BUSY_SECONDS = 30.0
+"""How long the writer waits for a lock another connection holds on the file before a write fails."""
+
+
 def open_writer(path: Path) -> sqlite3.Connection:
-    """The writer's connection to the file, its tables created or upgraded (stores made by earlier versions)."""
-    connection = sqlite3.connect(path, timeout=30.0, isolation_level=None, check_same_thread=False)
+    """The writer's connection to the file, its tables created or upgraded (stores made by earlier versions). Its
+    deletions overwrite what they free (``secure_delete``, off by default in some SQLite builds), so a row deleted or
+    rewritten leaves no copy of itself in the file's free space."""
+    connection = sqlite3.connect(path, timeout=WRITER_BUSY_SECONDS, isolation_level=None, check_same_thread=False)
+    connection.execute("PRAGMA secure_delete=ON")
     connection.execute("PRAGMA journal_mode=WAL")
     connection.execute("PRAGMA synchronous=NORMAL")
     connection.executescript(_SCHEMA)
