@@ -37,7 +37,7 @@ import os
 import sys
 import tempfile
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 
 import httpx
@@ -51,11 +51,11 @@ from bench._common import (
     busy_warning,
     median,
     out,
-    process_cpu_seconds,
     quantile,
     run_as_module,
     start_server,
 )
+from bench.capacity import Clocks, cpu_ms_per_run, dev_server_pid
 from tempo_agents import Agent, App, ScriptedModel, ScriptedResponse
 from tempo_agents.journal.writer import TEXT_FLUSH_SECONDS
 from tempo_agents.models.model import ModelEvent, ModelRequest, TextDelta
@@ -98,19 +98,22 @@ async def _http_starts(url: str, runs: int, concurrency: int) -> float:
         return runs / (time.perf_counter() - started)
 
 
-async def _http_starts_elsewhere(url: str, runs: int, concurrency: int) -> float:
+async def _http_starts_elsewhere(url: str, runs: int, concurrency: int) -> tuple[float, float]:
     """:func:`_http_starts` from another process, as an HTTP client is: its parsing takes none of the server's CPU
-    or GIL."""
+    or GIL. The rate, and the client process's CPU per start (ms, while it starts them)."""
     root = Path(__file__).resolve().parent.parent
     script = (
-        f"import asyncio, sys; sys.path.insert(0, {str(root)!r}); from bench.http_api import _http_starts; "
-        f"print(asyncio.run(_http_starts({url!r}, {runs}, {concurrency})))"
+        f"import asyncio, resource, sys; sys.path.insert(0, {str(root)!r}); from bench.http_api import _http_starts; "
+        "cpu = lambda: sum(resource.getrusage(resource.RUSAGE_SELF)[:2]); before = cpu(); "
+        f"rate = asyncio.run(_http_starts({url!r}, {runs}, {concurrency})); "
+        f"print(rate, (cpu() - before) * 1000 / {runs})"
     )
     client = await asyncio.create_subprocess_exec(sys.executable, "-c", script, stdout=asyncio.subprocess.PIPE)
     printed, _ = await client.communicate()
     if client.returncode != 0:
         raise SystemExit(f"the HTTP client process failed ({client.returncode})")
-    return float(printed.decode().split()[-1])
+    rate, cpu = printed.decode().split()[-2:]
+    return float(rate), float(cpu)
 
 
 async def _python_starts(app: App, runs: int, concurrency: int) -> float:
@@ -172,6 +175,29 @@ async def _python_tail(app: App, run_id: str) -> dict[str, float]:
     return arrivals
 
 
+async def _started_and_done(
+    app: App, clocks: Clocks, runs: int, start: Callable[[], Awaitable[float]]
+) -> tuple[float, float, dict[str, float]]:
+    """Start ``runs`` runs with ``start`` (it returns their start rate), then wait until every one finished: the
+    start rate, the runs a second from the first start until the last run finished, and each clocked process's CPU
+    per run (its start and its work)."""
+    before = clocks.read()
+    began = time.perf_counter()
+    rate = await start()
+    await _until_runs_finish(app)
+    return rate, runs / (time.perf_counter() - began), cpu_ms_per_run(before, clocks.read(), runs)
+
+
+async def _until_runs_finish(app: App) -> None:
+    """Until none of the runs started on the App's task queue is running (Temporal's list, which lags a moment)."""
+    query = f"TaskQueue = '{app.task_queue}' AND ExecutionStatus = 'Running'"
+    for _ in range(1200):
+        if (await app.client.count_workflows(query)).count == 0:
+            return
+        await asyncio.sleep(0.1)
+    raise SystemExit("the started runs did not finish within two minutes")
+
+
 def _lags(emitted: dict[str, float], arrivals: dict[str, float]) -> list[float]:
     return [(arrivals[word] - at) * 1000 for word, at in emitted.items() if word in arrivals]
 
@@ -182,6 +208,7 @@ async def _main(args: argparse.Namespace) -> int:
     words = "".join(f"w{i:05d} " for i in range(args.tokens))
     timed = TimedModel(words, args.delay_ms / 1000)
     env = await start_server(args.db_file, stock=args.stock_server)
+    server_pid = dev_server_pid(set())
     with tempfile.TemporaryDirectory() as scratch:
         app = App(
             agents=[
@@ -203,19 +230,30 @@ async def _main(args: argparse.Namespace) -> int:
                 python_rate = await _python_starts(app, args.runs, args.concurrency)
                 out(f"starts/s ({args.runs} runs, {args.concurrency} at a time): http {http_rate:.1f}  "
                     f"python {python_rate:.1f}  ratio python/http {python_rate / http_rate:.2f}x")  # fmt: skip
-                await asyncio.sleep(2)  # the started runs finish
-                cpu_before = process_cpu_seconds(os.getpid())
-                http_apart = await _http_starts_elsewhere(url, args.runs, args.concurrency)
-                http_cpu = (process_cpu_seconds(os.getpid()) - cpu_before) * 1000 / args.runs
-                await asyncio.sleep(2)
-                cpu_before = process_cpu_seconds(os.getpid())
-                python_again = await _python_starts(app, args.runs, args.concurrency)
-                python_cpu = (process_cpu_seconds(os.getpid()) - cpu_before) * 1000 / args.runs
+                await _until_runs_finish(app)
+                clocks = Clocks(
+                    {"this": (os.getpid(), False)} | ({"temporal": (server_pid, False)} if server_pid else {})
+                )
+                client_cpu: list[float] = []
+
+                async def http_elsewhere() -> float:
+                    rate, cpu = await _http_starts_elsewhere(url, args.runs, args.concurrency)
+                    client_cpu.append(cpu)
+                    return rate
+
+                http_apart, http_done, http_cpu = await _started_and_done(app, clocks, args.runs, http_elsewhere)
+                python_again, python_done, python_cpu = await _started_and_done(
+                    app, clocks, args.runs, lambda: _python_starts(app, args.runs, args.concurrency)
+                )
                 out(f"starts/s, the HTTP client in a process of its own: http {http_apart:.1f}  python "
-                    f"{python_again:.1f}  ratio python/http {python_again / http_apart:.2f}x; this process's CPU "
-                    f"while starting (ms a start, the runs' own work partly included): http {http_cpu:.1f} "
-                    f"python {python_cpu:.1f}")  # fmt: skip
-                await asyncio.sleep(2)  # let the started runs finish before timing latencies
+                    f"{python_again:.1f}  ratio python/http {python_again / http_apart:.2f}x")  # fmt: skip
+                out(f"  runs/s from the first start until every run finished: http {http_done:.1f}  python "
+                    f"{python_done:.1f}  ratio http/python {http_done / python_done:.2f}x")  # fmt: skip
+                out(f"  CPU per run, ms (its start and its work): http: this process {http_cpu['this']:.1f} + the "
+                    f"client's {client_cpu[0]:.1f} + Temporal {http_cpu.get('temporal', float('nan')):.1f}; python: "
+                    f"this process {python_cpu['this']:.1f} + Temporal "
+                    f"{python_cpu.get('temporal', float('nan')):.1f}")  # fmt: skip
+                await _until_runs_finish(app)  # the 600 runs started above are not timed with the latencies
                 http_first: list[float] = await _in_thread(lambda: _http_first_chunks(url, args.first_chunk))  # type: ignore[assignment]
                 python_first = await _python_first_chunks(app, args.first_chunk)
                 out(f"first chunk ({args.first_chunk} runs, ms): http p50 {median(http_first):.1f} "
@@ -241,6 +279,7 @@ async def _main(args: argparse.Namespace) -> int:
     out(f"http_api: load average {load:.2f} at end")
     out(
         f"http_api: starts/s http={http_rate:.1f} python={python_rate:.1f} ({python_rate / http_rate:.2f}x) "
+        f"runs/s-to-finish http={http_done:.1f} python={python_done:.1f} ({http_done / python_done:.2f}x) "
         f"first-chunk p50 http={median(http_first):.1f}ms python={median(python_first):.1f}ms "
         f"({median(http_first) / median(python_first):.2f}x) token-lag p50 http={median(http_lags):.1f}ms "
         f"python={median(python_lags):.1f}ms p95 http={quantile(http_lags, 0.95):.1f}ms "
