@@ -212,3 +212,54 @@ async def test_a_store_of_version_1_keeps_waiting_calls_after_its_migration(url:
     assert (await store.waiting_runs("q")).runs == []  # the link written before the migration was found
     assert await store.waiting_kept_since() > 0
     await store.close()
+
+
+async def test_reads_asked_for_in_one_turn_of_the_loop_are_one_query_with_each_reads_answer(url: str) -> None:
+    """Tails woken together each ask for their run's new chunks: the store sends one query for all of them, and each
+    read gets what it would have got alone (its run, from its offset, at most its limit, in order), the same run
+    read twice from two offsets included. A read alone, and a read after that turn, are queries of their own."""
+    store = PostgresStore(url)
+    queries = 0
+    run = store._db.run
+
+    async def counted(op: Any, **options: Any) -> Any:
+        nonlocal queries
+        queries += 1
+        return await run(op, **options)
+
+    try:
+        for number in range(5):
+            await store.append_chunks(f"run-{number}", [ChunkWrite({"n": n, "run": number}) for n in range(number + 3)])
+        alone = {(r, o, n): await store.read_chunks(r, o, n) for r, o, n in _READS}
+        store._db.run = counted  # type: ignore[method-assign]
+        together = await asyncio.gather(*(store.read_chunks(r, o, n) for r, o, n in _READS))
+        assert queries == 1
+        assert list(together) == [alone[read] for read in _READS]
+        assert [entry.chunk for entry in together[0]] == [{"n": 1, "run": 0}, {"n": 2, "run": 0}]
+        assert together[2] == [] and [entry.offset for entry in together[4]] == [4, 5]
+        assert [entry.offset for entry in await store.read_chunks("run-4", 6)] == [6] and queries == 2
+    finally:
+        await store.close()
+
+
+_READS = [("run-0", 1, 1000), ("run-3", 0, 2), ("run-1", 9, 1000), ("run-3", 4, 1000), ("run-4", 4, 2)]
+"""(run, offset, limit): a run read from the middle, with a limit, past its end, twice from two offsets."""
+
+
+async def test_a_reader_cancelled_while_its_reads_query_runs_leaves_the_others_their_answers(url: str) -> None:
+    """One tail of several goes away (its stream's client left) while the query it joined is under way: the others
+    still get their chunks; a query that fails fails each read that joined it, with the store's error."""
+    store = PostgresStore(url)
+    try:
+        for number in range(3):
+            await store.append_chunks(f"run-{number}", [ChunkWrite({"n": n}) for n in range(2)])
+        reads = [asyncio.create_task(store.read_chunks(f"run-{number}")) for number in range(3)]
+        await asyncio.sleep(0)  # every read has joined the turn's query
+        reads[1].cancel()
+        assert [len(await reads[0]), len(await reads[2])] == [2, 2]
+        assert reads[1].cancelled()
+        await store.close()
+        failed = await asyncio.gather(*(store.read_chunks(f"run-{n}") for n in range(3)), return_exceptions=True)
+        assert [str(error) for error in failed] == [f"the store {store.display_url} is closed"] * 3, failed
+    finally:
+        await store.close()

@@ -1,9 +1,14 @@
 """Reads of the PostgreSQL store's journal and what is written with it: chunks and their offsets, saved outcomes,
 usage counters and transcript changes. Each runs on a pooled connection through
-:meth:`~tempo_agents.store.postgres.connections.PostgresConnections.run`."""
+:meth:`~tempo_agents.store.postgres.connections.PostgresConnections.run`.
+
+The chunk reads that one turn of the event loop asks for are made together (:class:`ChunkReads`): when commits to
+many runs wake their tails at once, each tail asks for its run's new chunks, and the process sends one query for
+all of them instead of one a run, so the database answers a query a wake-up, not a query a run."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import Sequence
 from typing import Any
@@ -15,6 +20,7 @@ from tempo_agents.store.sealed_columns import JOURNAL
 
 __all__ = [
     "OUTCOME",
+    "ChunkReads",
     "latest_offset",
     "offset_of",
     "read_chunks",
@@ -43,13 +49,90 @@ async def read_chunks(db: PostgresConnections, run_id: str, offset: int, limit: 
             "SELECT seq, body FROM tempo_agents.journal WHERE run_id = %s AND seq >= %s ORDER BY seq LIMIT %s",
             (run_id, offset, limit),
         )
-        opened = db.columns.now().open
-        return [
-            JournalEntry(offset=int(seq), chunk=json.loads(opened(JOURNAL, "body", (run_id, seq), body)))
-            for seq, body in await cursor.fetchall()
-        ]
+        return _entries(db, run_id, await cursor.fetchall())
 
     return await db.run(op)
+
+
+_READS_TOGETHER = """
+SELECT w.i, j.seq, j.body
+FROM unnest(%s::text[], %s::bigint[], %s::bigint[]) WITH ORDINALITY AS w(run_id, after, most, i)
+CROSS JOIN LATERAL (
+    SELECT seq, body FROM tempo_agents.journal
+    WHERE run_id = w.run_id AND seq >= w.after ORDER BY seq LIMIT w.most
+) AS j
+ORDER BY w.i, j.seq
+"""
+"""Several reads in one statement: per read (run, first offset, limit; numbered from 1), its rows in order."""
+
+_Read = tuple[str, int, int, "asyncio.Future[list[JournalEntry]]"]
+
+
+class ChunkReads:
+    """The store's chunk reads, made together when several are asked for in one turn of the event loop (module
+    docstring). The first read of a turn schedules the query for the loop's next turn; every read asked for until
+    then joins it. A read alone is made as before; a failure fails every read of its query."""
+
+    def __init__(self, db: PostgresConnections) -> None:
+        self._db = db
+        self._pending: list[_Read] = []
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._queries: set[asyncio.Future[None]] = set()
+
+    async def read(self, run_id: str, offset: int, limit: int) -> list[JournalEntry]:
+        loop = asyncio.get_running_loop()
+        if self._pending and loop is not self._loop:  # another loop's reads are pending: this one goes alone
+            return await read_chunks(self._db, run_id, offset, limit)
+        future: asyncio.Future[list[JournalEntry]] = loop.create_future()
+        if not self._pending:
+            self._loop = loop
+            loop.call_soon(self._send)
+        self._pending.append((run_id, offset, limit, future))
+        return await future
+
+    def _send(self) -> None:
+        reads, self._pending = self._pending, []
+        query = asyncio.ensure_future(self._answer(reads))
+        self._queries.add(query)  # held until done: the loop keeps only a weak reference to a task
+        query.add_done_callback(self._queries.discard)
+
+    async def _answer(self, reads: list[_Read]) -> None:
+        try:
+            if len(reads) == 1:
+                run_id, offset, limit, _ = reads[0]
+                found = [await read_chunks(self._db, run_id, offset, limit)]
+            else:
+                found = await self._db.run(lambda conn, attempt: self._together(conn, reads))
+        except asyncio.CancelledError:  # the loop is closing: so are its readers
+            for *_, future in reads:
+                future.cancel()
+            raise
+        except Exception as error:
+            for *_, future in reads:
+                if not future.done():
+                    future.set_exception(error)
+            return
+        for (*_, future), entries in zip(reads, found, strict=True):
+            if not future.done():  # its reader may have been cancelled meanwhile
+                future.set_result(entries)
+
+    async def _together(self, conn: Conn, reads: list[_Read]) -> list[list[JournalEntry]]:
+        runs = [run_id for run_id, _, _, _ in reads]
+        cursor = await conn.execute(
+            _READS_TOGETHER, (runs, [offset for _, offset, _, _ in reads], [limit for _, _, limit, _ in reads])
+        )
+        rows: list[list[tuple[int, Any]]] = [[] for _ in reads]
+        for number, seq, body in await cursor.fetchall():
+            rows[int(number) - 1].append((seq, body))
+        return [_entries(self._db, run_id, found) for run_id, found in zip(runs, rows, strict=True)]
+
+
+def _entries(db: PostgresConnections, run_id: str, rows: Sequence[tuple[int, Any]]) -> list[JournalEntry]:
+    opened = db.columns.now().open
+    return [
+        JournalEntry(offset=int(seq), chunk=json.loads(opened(JOURNAL, "body", (run_id, seq), body)))
+        for seq, body in rows
+    ]
 
 
 async def offset_of(db: PostgresConnections, run_id: str, key: str) -> int | None:

@@ -75,6 +75,7 @@ class PostgresStore(Store):
             pool_timeout=pool_timeout,
             columns=SealedColumns(keyring),
         )
+        self._chunk_reads = journal_reads.ChunkReads(self._db)
         self._listener: Listener | None = None
 
     @property
@@ -149,7 +150,7 @@ class PostgresStore(Store):
     async def read_chunks(self, run_id: str, offset: int = 0, limit: int = 1000) -> list[JournalEntry]:
         if self._listener is not None:
             self._listener.notified.reading(run_id)
-        return await journal_reads.read_chunks(self._db, run_id, offset, limit)
+        return await self._chunk_reads.read(run_id, offset, limit)
 
     async def offset_of(self, run_id: str, key: str) -> int | None:
         return await journal_reads.offset_of(self._db, run_id, key)
