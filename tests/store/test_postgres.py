@@ -21,6 +21,7 @@ from tempo_agents.errors import ConfigurationError, StoreUnavailableError
 from tempo_agents.store import ChunkWrite, open_store
 from tempo_agents.store.base import WaitingCall, WaitingChange
 from tempo_agents.store.postgres import MIGRATIONS, PostgresStore, journal_reads
+from tempo_agents.store.postgres.journal_reads import MOST_READS_TOGETHER
 from tempo_agents.store.url import redact
 from tests.support.postgres_server import PostgresServer
 
@@ -217,7 +218,8 @@ async def test_a_store_of_version_1_keeps_waiting_calls_after_its_migration(url:
 async def test_reads_asked_for_in_one_turn_of_the_loop_are_one_query_with_each_reads_answer(url: str) -> None:
     """Tails woken together each ask for their run's new chunks: the store sends one query for all of them, and each
     read gets what it would have got alone (its run, from its offset, at most its limit, in order), the same run
-    read twice from two offsets included. A read alone, and a read after that turn, are queries of their own."""
+    read twice from two offsets included. A read alone, and a read after that turn, are queries of their own; more
+    reads than one query makes go as a second query."""
     store = PostgresStore(url)
     queries = 0
     run = store._db.run
@@ -238,6 +240,16 @@ async def test_reads_asked_for_in_one_turn_of_the_loop_are_one_query_with_each_r
         assert [entry.chunk for entry in together[0]] == [{"n": 1, "run": 0}, {"n": 2, "run": 0}]
         assert together[2] == [] and [entry.offset for entry in together[4]] == [4, 5]
         assert [entry.offset for entry in await store.read_chunks("run-4", 6)] == [6] and queries == 2
+        many = await asyncio.gather(*(store.read_chunks(f"run-{n % 5}", 2) for n in range(MOST_READS_TOGETHER + 1)))
+        assert queries == 4  # one query of the most it makes, one of the read left over
+        assert [[entry.offset for entry in found] for found in many[:5]] == [
+            [2],
+            [2, 3],
+            [2, 3, 4],
+            [2, 3, 4, 5],
+            [2, 3, 4, 5, 6],
+        ]
+        assert many[MOST_READS_TOGETHER] == many[0]
     finally:
         await store.close()
 

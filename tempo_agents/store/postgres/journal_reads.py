@@ -67,11 +67,16 @@ ORDER BY w.i, j.seq
 
 _Read = tuple[str, int, int, "asyncio.Future[list[JournalEntry]]"]
 
+MOST_READS_TOGETHER = 100
+"""The most reads one query makes: more wait for no one but go as further queries, so that readers catching up on
+long journals together do not make one result of every run's rows."""
+
 
 class ChunkReads:
     """The store's chunk reads, made together when several are asked for in one turn of the event loop (module
     docstring). The first read of a turn schedules the query for the loop's next turn; every read asked for until
-    then joins it. A read alone is made as before; a failure fails every read of its query."""
+    then joins it (up to ``MOST_READS_TOGETHER`` a query). A read alone is made as before; a failure fails every read
+    of its query."""
 
     def __init__(self, db: PostgresConnections) -> None:
         self._db = db
@@ -92,9 +97,10 @@ class ChunkReads:
 
     def _send(self) -> None:
         reads, self._pending = self._pending, []
-        query = asyncio.ensure_future(self._answer(reads))
-        self._queries.add(query)  # held until done: the loop keeps only a weak reference to a task
-        query.add_done_callback(self._queries.discard)
+        for first in range(0, len(reads), MOST_READS_TOGETHER):
+            query = asyncio.ensure_future(self._answer(reads[first : first + MOST_READS_TOGETHER]))
+            self._queries.add(query)  # held until done: the loop keeps only a weak reference to a task
+            query.add_done_callback(self._queries.discard)
 
     async def _answer(self, reads: list[_Read]) -> None:
         try:
