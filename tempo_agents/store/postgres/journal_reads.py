@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 from tempo_agents.store.base import JournalEntry, TranscriptEntry
 from tempo_agents.store.postgres.connections import Conn, PostgresConnections
@@ -65,7 +65,13 @@ ORDER BY w.i, j.seq
 """
 """Several reads in one statement: per read (run, first offset, limit; numbered from 1), its rows in order."""
 
-_Read = tuple[str, int, int, "asyncio.Future[list[JournalEntry]]"]
+
+class _Read(NamedTuple):
+    run_id: str
+    offset: int
+    limit: int
+    answer: asyncio.Future[list[JournalEntry]]
+
 
 MOST_READS_TOGETHER = 100
 """The most reads one query makes: more wait for no one but go as further queries, so that readers catching up on
@@ -92,7 +98,7 @@ class ChunkReads:
         if not self._pending:
             self._loop = loop
             loop.call_soon(self._send)
-        self._pending.append((run_id, offset, limit, future))
+        self._pending.append(_Read(run_id, offset, limit, future))
         return await future
 
     def _send(self) -> None:
@@ -105,32 +111,32 @@ class ChunkReads:
     async def _answer(self, reads: list[_Read]) -> None:
         try:
             if len(reads) == 1:
-                run_id, offset, limit, _ = reads[0]
-                found = [await read_chunks(self._db, run_id, offset, limit)]
+                read = reads[0]
+                found = [await read_chunks(self._db, read.run_id, read.offset, read.limit)]
             else:
                 found = await self._db.run(lambda conn, attempt: self._together(conn, reads))
         except asyncio.CancelledError:  # the loop is closing: so are its readers
-            for *_, future in reads:
-                future.cancel()
+            for read in reads:
+                read.answer.cancel()
             raise
         except Exception as error:
-            for *_, future in reads:
-                if not future.done():
-                    future.set_exception(error)
+            for read in reads:
+                if not read.answer.done():
+                    read.answer.set_exception(error)
             return
-        for (*_, future), entries in zip(reads, found, strict=True):
-            if not future.done():  # its reader may have been cancelled meanwhile
-                future.set_result(entries)
+        for read, entries in zip(reads, found, strict=True):
+            if not read.answer.done():  # its reader may have been cancelled meanwhile
+                read.answer.set_result(entries)
 
     async def _together(self, conn: Conn, reads: list[_Read]) -> list[list[JournalEntry]]:
-        runs = [run_id for run_id, _, _, _ in reads]
         cursor = await conn.execute(
-            _READS_TOGETHER, (runs, [offset for _, offset, _, _ in reads], [limit for _, _, limit, _ in reads])
+            _READS_TOGETHER,
+            ([read.run_id for read in reads], [read.offset for read in reads], [read.limit for read in reads]),
         )
         rows: list[list[tuple[int, Any]]] = [[] for _ in reads]
         for number, seq, body in await cursor.fetchall():
             rows[int(number) - 1].append((seq, body))
-        return [_entries(self._db, run_id, found) for run_id, found in zip(runs, rows, strict=True)]
+        return [_entries(self._db, read.run_id, found) for read, found in zip(reads, rows, strict=True)]
 
 
 def _entries(db: PostgresConnections, run_id: str, rows: Sequence[tuple[int, Any]]) -> list[JournalEntry]:
