@@ -576,7 +576,7 @@ class Store(ABC):
 
     @abstractmethod
     async def close(self) -> None:
-        """Release connections and threads."""
+        """Release connections and threads. Closing a closed store does nothing."""
 
 
 def to_json(value: Any) -> str:

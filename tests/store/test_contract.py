@@ -324,6 +324,16 @@ async def test_unicode_and_nested_json_come_back_unchanged(store: Store) -> None
     assert entry.chunk == body and list(entry.chunk["payload"]["nested"][4]) == ["z", "a"]
 
 
+async def test_closing_a_store_twice_is_harmless_and_a_read_after_it_says_the_store_is_closed(store_url: str) -> None:
+    store = open_store(store_url)
+    await store.append_chunks("r", [ChunkWrite(chunk("text-delta", 1))])
+    await store.wait_for_chunks("r", 1, timeout=0.05)  # the SQLite store's watcher thread runs while a reader waits
+    await store.close()
+    await store.close()  # an App closing its store after its owner did, say
+    with pytest.raises(RuntimeError, match="closed"):
+        await store.read_chunks("r")
+
+
 async def test_a_waiting_reader_is_woken_by_an_append_and_not_by_other_runs(store: Store) -> None:
     await store.append_chunks("r", [ChunkWrite(chunk("start", 0))])
     await asyncio.wait_for(store.wait_for_chunks("r", 0, timeout=LONG), LONG)  # the chunk is there: at once

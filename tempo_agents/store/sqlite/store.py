@@ -214,6 +214,8 @@ class SQLiteStore(Store):
         return f"{self.url}: schema up to date"
 
     async def close(self) -> None:
+        if self._watcher.closed:  # closed before (or closing): its threads are ended or ending
+            return
         watcher = self._watcher.stop()  # readers still waiting return at their timeout
         if watcher is not None:
             await self._db.after_reads(watcher.join)
