@@ -26,6 +26,7 @@ from tempo_agents.store import Store, open_store
 from tempo_agents.worker.dev_server import DEV_SERVER_TUNING, find_temporal_binary
 from tempo_agents.workflows import search_attributes
 from tests.support.postgres_server import PostgresServer, find_bindir
+from tests.support.worker_processes import MakeWorkerProcesses, WorkerProcesses, app_in_worker_processes
 
 STORES = ("sqlite", "postgresql")
 
@@ -158,6 +159,22 @@ async def make_app(request: pytest.FixtureRequest, tmp_path: Path, client: Clien
     yield factory
     for app in apps:  # a PostgreSQL store holds connections until closed
         await app.store.close()
+
+
+@pytest.fixture
+async def worker_processes(tmp_path: Path, temporal_env: WorkflowEnvironment) -> AsyncIterator[MakeWorkerProcesses]:
+    """Apps whose workers run as processes (``tests/support/worker_processes.py``), in the test's directory; their
+    stores are closed after the test."""
+    made: list[WorkerProcesses] = []
+
+    def make(source: str, module: str, store: str | None = None) -> WorkerProcesses:
+        processes = app_in_worker_processes(tmp_path, temporal_env, source, module, store)
+        made.append(processes)
+        return processes
+
+    yield make
+    for processes in made:
+        await processes.app.store.close()
 
 
 @asynccontextmanager

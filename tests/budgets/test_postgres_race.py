@@ -13,10 +13,9 @@ import asyncio
 from pathlib import Path
 
 import pytest
-from temporalio.testing import WorkflowEnvironment
 
 from tests.support.postgres_server import PostgresServer
-from tests.support.worker_processes import app_in_worker_processes
+from tests.support.worker_processes import MakeWorkerProcesses
 
 pytestmark = pytest.mark.timeout(180)
 
@@ -65,10 +64,10 @@ app = App(agents=[agent], budget={{"resource": {{"total": {{"tokens": {LIMIT}}}}
 
 
 async def test_two_workers_racing_on_one_resource_overshoot_by_at_most_the_steps_in_flight(
-    tmp_path: Path, temporal_env: WorkflowEnvironment, postgres_server: PostgresServer
+    tmp_path: Path, worker_processes: MakeWorkerProcesses, postgres_server: PostgresServer
 ) -> None:
     url = postgres_server.create_database()
-    processes = app_in_worker_processes(tmp_path, temporal_env, APP, "budget_race_app", store=url)
+    processes = worker_processes(APP, "budget_race_app", store=url)
     app = processes.app
     workers = [processes.start() for _ in range(2)]
     try:

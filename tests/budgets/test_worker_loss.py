@@ -18,11 +18,10 @@ from typing import Any
 import pytest
 from temporalio.client import Client
 from temporalio.contrib.pydantic import pydantic_data_converter
-from temporalio.testing import WorkflowEnvironment
 
 from tempo_agents.store.sqlite import SQLiteStore
 from tempo_agents.worker.dev_server import DevServer, free_port
-from tests.support.worker_processes import app_in_worker_processes, replace_dead_workers
+from tests.support.worker_processes import MakeWorkerProcesses, replace_dead_workers
 
 pytestmark = pytest.mark.timeout(180)
 
@@ -75,10 +74,10 @@ app = App(agents=[agent], prices={"scripted/priced": {"input": 2.5, "output": 10
 
 
 async def test_a_step_retried_after_its_commit_is_counted_once(
-    tmp_path: Path, temporal_env: WorkflowEnvironment
+    tmp_path: Path, worker_processes: MakeWorkerProcesses
 ) -> None:
     unpatched = SQLiteStore.record
-    processes = app_in_worker_processes(tmp_path, temporal_env, APP, "budget_loss_app")
+    processes = worker_processes(APP, "budget_loss_app")
     assert SQLiteStore.record is unpatched  # the fault is injected into the worker processes alone
     app = processes.app
     workers = [processes.start() for _ in range(2)]

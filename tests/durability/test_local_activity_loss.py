@@ -13,10 +13,9 @@ import time
 from pathlib import Path
 
 import pytest
-from temporalio.testing import WorkflowEnvironment
 
 from tempo_agents.journal.chunks import ToolResultChunk
-from tests.support.worker_processes import app_in_worker_processes
+from tests.support.worker_processes import MakeWorkerProcesses
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -76,8 +75,8 @@ app = App(agents=[Agent(id="local-survivor", model=model, tools=tools, model_ste
 """
 
 
-async def test_finished_local_activities_never_run_again(tmp_path: Path, temporal_env: WorkflowEnvironment) -> None:
-    processes = app_in_worker_processes(tmp_path, temporal_env, APP, "local_loss_app")
+async def test_finished_local_activities_never_run_again(tmp_path: Path, worker_processes: MakeWorkerProcesses) -> None:
+    processes = worker_processes(APP, "local_loss_app")
     client_app = processes.app
     workers = [processes.start()]
     deaths = 0

@@ -10,10 +10,9 @@ import time
 from pathlib import Path
 
 import pytest
-from temporalio.testing import WorkflowEnvironment
 
 from tempo_agents.journal.chunks import ToolOutputChunk, ToolResultChunk
-from tests.support.worker_processes import app_in_worker_processes
+from tests.support.worker_processes import MakeWorkerProcesses
 
 pytestmark = pytest.mark.timeout(180)
 
@@ -75,8 +74,8 @@ app = App(agents=[parent])
 """
 
 
-async def test_killing_every_worker_while_the_child_runs(tmp_path: Path, temporal_env: WorkflowEnvironment) -> None:
-    processes = app_in_worker_processes(tmp_path, temporal_env, APP, "sub_loss_app")
+async def test_killing_every_worker_while_the_child_runs(tmp_path: Path, worker_processes: MakeWorkerProcesses) -> None:
+    processes = worker_processes(APP, "sub_loss_app")
     client_app = processes.app
     log = tmp_path / "executions.log"
 

@@ -14,11 +14,10 @@ import asyncio
 from pathlib import Path
 
 import pytest
-from temporalio.testing import WorkflowEnvironment
 
 from tempo_agents.journal.chunks import ErrorChunk, ToolErrorChunk, ToolResultChunk
 from tempo_agents.streams.stream import GenerateResult
-from tests.support.worker_processes import app_in_worker_processes, replace_dead_workers
+from tests.support.worker_processes import MakeWorkerProcesses, replace_dead_workers
 
 pytestmark = pytest.mark.timeout(180)
 
@@ -115,11 +114,11 @@ app = App(agents=[agent])
 
 
 async def _run_with_restarts(
-    tmp_path: Path, temporal_env: WorkflowEnvironment, source: str
+    tmp_path: Path, worker_processes: MakeWorkerProcesses, source: str
 ) -> tuple[GenerateResult, list[list[str]], int]:
     """Run the agent ``survivor`` of ``source`` on two worker processes, each restarted when it dies; return the
     result, the tools' execution log (name, ctx.attempt) and the number of deaths."""
-    processes = app_in_worker_processes(tmp_path, temporal_env, source, "loss_app")
+    processes = worker_processes(source, "loss_app")
     client_app = processes.app
     # Two workers, so that a retried attempt finds one already polling while the dead one is replaced.
     workers = [processes.start() for _ in range(2)]
@@ -136,8 +135,8 @@ async def _run_with_restarts(
     return result, executions, deaths
 
 
-async def test_worker_deaths_never_fail_a_run(tmp_path: Path, temporal_env: WorkflowEnvironment) -> None:
-    result, executions, deaths = await _run_with_restarts(tmp_path, temporal_env, APP)
+async def test_worker_deaths_never_fail_a_run(tmp_path: Path, worker_processes: MakeWorkerProcesses) -> None:
+    result, executions, deaths = await _run_with_restarts(tmp_path, worker_processes, APP)
     # A worker killed by one tool may take the other's attempt with it before it ran: attempts, not lines.
     sturdy = [int(attempt) for name, attempt in executions if name == "sturdy"]
     crasher = [int(attempt) for name, attempt in executions if name == "crasher"]
@@ -153,8 +152,8 @@ async def test_worker_deaths_never_fail_a_run(tmp_path: Path, temporal_env: Work
     assert deaths >= 4
 
 
-async def test_lost_local_calls_are_counted_and_stopped(tmp_path: Path, temporal_env: WorkflowEnvironment) -> None:
-    result, executions, deaths = await _run_with_restarts(tmp_path, temporal_env, LOCAL_APP)
+async def test_lost_local_calls_are_counted_and_stopped(tmp_path: Path, worker_processes: MakeWorkerProcesses) -> None:
+    result, executions, deaths = await _run_with_restarts(tmp_path, worker_processes, LOCAL_APP)
     assert result.finish_reason == "stop" and result.text == "Survived."
     # ctx.attempt counts the local call's starts, although each lost start begins again at attempt 1
     assert executions == [
@@ -176,9 +175,9 @@ async def test_lost_local_calls_are_counted_and_stopped(tmp_path: Path, temporal
 
 
 async def test_a_local_model_step_that_kills_every_worker_ends_the_run_with_its_error(
-    tmp_path: Path, temporal_env: WorkflowEnvironment
+    tmp_path: Path, worker_processes: MakeWorkerProcesses
 ) -> None:
-    result, executions, deaths = await _run_with_restarts(tmp_path, temporal_env, LOCAL_STEP_APP)
+    result, executions, deaths = await _run_with_restarts(tmp_path, worker_processes, LOCAL_STEP_APP)
     assert executions == [["model", "0"], ["model", "0"]]  # the third start is stopped before the model is called
     assert deaths == 2
     assert result.finish_reason == "error"

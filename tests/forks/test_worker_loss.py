@@ -7,9 +7,8 @@ import asyncio
 from pathlib import Path
 
 import pytest
-from temporalio.testing import WorkflowEnvironment
 
-from tests.support.worker_processes import app_in_worker_processes, replace_dead_workers
+from tests.support.worker_processes import MakeWorkerProcesses, replace_dead_workers
 
 pytestmark = pytest.mark.timeout(180)
 
@@ -64,8 +63,8 @@ app = App(agents=[Agent(id="travel", model=ScriptedModel(respond), tools=tools)]
 """
 
 
-async def test_a_fork_survives_sigkilled_workers(tmp_path: Path, temporal_env: WorkflowEnvironment) -> None:
-    processes = app_in_worker_processes(tmp_path, temporal_env, APP, "fork_loss_app")
+async def test_a_fork_survives_sigkilled_workers(tmp_path: Path, worker_processes: MakeWorkerProcesses) -> None:
+    processes = worker_processes(APP, "fork_loss_app")
     app = processes.app
     workers = [processes.start() for _ in range(2)]
     try:

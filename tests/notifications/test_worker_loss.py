@@ -10,10 +10,9 @@ import signal
 from pathlib import Path
 
 import pytest
-from temporalio.testing import WorkflowEnvironment
 
 from tests.support.notification_receivers import WebhookReceiver, settled_deliveries, webhook_receiver
-from tests.support.worker_processes import app_in_worker_processes
+from tests.support.worker_processes import MakeWorkerProcesses
 
 pytestmark = pytest.mark.timeout(180)
 
@@ -31,7 +30,7 @@ app = App(agents=[Agent(id="wiper", model=model, tools={"wipe": wipe})])
 
 
 async def test_a_sigkilled_worker_loses_no_event_and_doubles_none(
-    tmp_path: Path, temporal_env: WorkflowEnvironment, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, worker_processes: MakeWorkerProcesses, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("OPS_SECRET", SECRET)  # the worker reads the secret from its environment
     receiver = WebhookReceiver(secrets=[SECRET])
@@ -44,7 +43,7 @@ async def test_a_sigkilled_worker_loses_no_event_and_doubles_none(
             "attempt_timeout": 3,
         }
         (tmp_path / "notifications.json").write_text(json.dumps(settings))
-        processes = app_in_worker_processes(tmp_path, temporal_env, APP, "wipe_loss_app")
+        processes = worker_processes(APP, "wipe_loss_app")
         processes.command += ["--notifications", str(tmp_path / "notifications.json")]
         app = processes.app
         worker = processes.start()

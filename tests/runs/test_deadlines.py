@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import time
 import uuid
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -15,10 +17,16 @@ from tempo_agents.journal.chunks import DataChunk, ToolOutputDeniedChunk
 from tests.conftest import closed_history, running_worker
 
 
-def make_app(env: WorkflowEnvironment, tmp_path: Path, agent: Agent) -> App:
-    return App(
+@asynccontextmanager
+async def deadline_app(env: WorkflowEnvironment, tmp_path: Path, agent: Agent) -> AsyncIterator[App]:
+    """An App of ``agent`` on the time-skipping server, its store closed after the block."""
+    app = App(
         agents=[agent], store=f"sqlite:///{tmp_path / 's.db'}", task_queue=f"tq-{uuid.uuid4()}", client=env.client
     )
+    try:
+        yield app
+    finally:
+        await app.store.close()
 
 
 async def test_suspension_deadline_reruns_the_tool_as_expired(
@@ -37,9 +45,9 @@ async def test_suspension_deadline_reruns_the_tool_as_expired(
     model = ScriptedModel(
         [ScriptedResponse(tool_calls=[ScriptedToolCall("refund", {})]), ScriptedResponse(text="Escalated.")]
     )
-    app = make_app(skipping_env, tmp_path, Agent(id="deadline", model=model, tools={"refund": tool}))
+    agent = Agent(id="deadline", model=model, tools={"refund": tool})
     started = time.monotonic()
-    async with running_worker(app):
+    async with deadline_app(skipping_env, tmp_path, agent) as app, running_worker(app):
         stream = await app.agent("deadline").stream("refund order 7")
         first = await stream.result()
         chunks = [c async for c in app.attach(stream.run_id).full_stream]
@@ -74,8 +82,7 @@ async def test_approval_deadline_declines_with_a_clear_result(
         [ScriptedResponse(tool_calls=[ScriptedToolCall("delete", {})]), ScriptedResponse(text="Not deleted.")]
     )
     agent = Agent(id="approve-deadline", model=model, tools={"delete": tool}, suspend_expires_in=timedelta(days=2))
-    app = make_app(skipping_env, tmp_path, agent)
-    async with running_worker(app):
+    async with deadline_app(skipping_env, tmp_path, agent) as app, running_worker(app):
         stream = await app.agent("approve-deadline").stream("delete it")
         first = await stream.result()
         handle = app.client.get_workflow_handle(stream.run_id)

@@ -13,12 +13,11 @@ from pathlib import Path
 import pytest
 from temporalio.client import WorkflowHandle
 from temporalio.service import RPCError, RPCStatusCode
-from temporalio.testing import WorkflowEnvironment
 
 from tempo_agents import App
 from tempo_agents.workflows.agent_run import AgentRunWorkflow
 from tempo_agents.workflows.payloads import RunResult
-from tests.support.worker_processes import WorkerProcesses, app_in_worker_processes
+from tests.support.worker_processes import MakeWorkerProcesses, WorkerProcesses
 
 pytestmark = pytest.mark.timeout(180)
 
@@ -68,9 +67,9 @@ def _kill(workers: list[subprocess.Popen[bytes]]) -> None:
         worker.wait()
 
 
-async def _lost_worker(tmp_path: Path, temporal_env: WorkflowEnvironment) -> tuple[WorkerProcesses, App, str]:
+async def _lost_worker(tmp_path: Path, worker_processes: MakeWorkerProcesses) -> tuple[WorkerProcesses, App, str]:
     """An App in worker processes with a run whose tool runs; the worker is then SIGKILLed (the run has none)."""
-    processes = app_in_worker_processes(tmp_path, temporal_env, APP, f"steer_loss_{tmp_path.name.replace('-', '_')}")
+    processes = worker_processes(APP, f"steer_loss_{tmp_path.name.replace('-', '_')}")
     app = processes.app
     worker = processes.start()
     await app.generate("looker", "First question", memory=MEMORY)
@@ -98,9 +97,9 @@ async def _steers_received(handle: WorkflowHandle[AgentRunWorkflow, RunResult]) 
 
 
 async def test_a_steer_sent_while_the_worker_is_dead_is_seen_once_by_the_next_step(
-    tmp_path: Path, temporal_env: WorkflowEnvironment
+    tmp_path: Path, worker_processes: MakeWorkerProcesses
 ) -> None:
-    processes, app, run_id = await _lost_worker(tmp_path, temporal_env)
+    processes, app, run_id = await _lost_worker(tmp_path, worker_processes)
     steering = asyncio.create_task(app.steer(run_id, "Be brief", sent_by="alice"))
     workers = [processes.start()]
     try:
@@ -121,9 +120,9 @@ async def test_a_steer_sent_while_the_worker_is_dead_is_seen_once_by_the_next_st
 
 
 async def test_an_interrupt_sent_while_the_worker_is_dead_stops_the_run_at_its_next_step_boundary(
-    tmp_path: Path, temporal_env: WorkflowEnvironment
+    tmp_path: Path, worker_processes: MakeWorkerProcesses
 ) -> None:
-    processes, app, run_id = await _lost_worker(tmp_path, temporal_env)
+    processes, app, run_id = await _lost_worker(tmp_path, worker_processes)
     await app.interrupt(run_id)
     workers = [processes.start()]
     try:
@@ -140,9 +139,9 @@ async def test_an_interrupt_sent_while_the_worker_is_dead_stops_the_run_at_its_n
 
 
 async def test_a_rollback_while_the_worker_is_dead_completes_once_a_worker_is_back(
-    tmp_path: Path, temporal_env: WorkflowEnvironment
+    tmp_path: Path, worker_processes: MakeWorkerProcesses
 ) -> None:
-    processes, app, run_id = await _lost_worker(tmp_path, temporal_env)
+    processes, app, run_id = await _lost_worker(tmp_path, worker_processes)
     rolling_back = asyncio.create_task(app.rollback(run_id))
     await asyncio.sleep(0.5)
     assert not rolling_back.done()  # it waits for the run to close, which needs a worker

@@ -16,7 +16,7 @@ import time
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from temporalio.testing import WorkflowEnvironment
 
@@ -38,6 +38,13 @@ class WorkerProcesses:
     def start(self) -> subprocess.Popen[bytes]:
         environment = {**os.environ, WORKER_PROCESS: "1"}
         return subprocess.Popen(self.command, cwd=self.directory, env=environment, stderr=subprocess.DEVNULL)
+
+
+class MakeWorkerProcesses(Protocol):
+    """The ``worker_processes`` fixture: :func:`app_in_worker_processes` in the test's directory, on the session's
+    dev server; each App's store is closed after the test."""
+
+    def __call__(self, source: str, module: str, store: str | None = None) -> WorkerProcesses: ...
 
 
 def app_in_worker_processes(

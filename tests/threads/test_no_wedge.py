@@ -173,4 +173,5 @@ async def test_a_queue_too_large_to_carry_runs_its_messages_before_continuing_as
             history = await env.client.get_workflow_handle(
                 thread_workflow_id(app.task_queue, "u1", "t1")
             ).fetch_history()
+        await app.store.close()
     assert not [e for e in history.events if e.HasField("workflow_task_failed_event_attributes")]

@@ -7,9 +7,8 @@ import asyncio
 from pathlib import Path
 
 import pytest
-from temporalio.testing import WorkflowEnvironment
 
-from tests.support.worker_processes import app_in_worker_processes, replace_dead_workers
+from tests.support.worker_processes import MakeWorkerProcesses, replace_dead_workers
 
 pytestmark = pytest.mark.timeout(180)
 
@@ -41,8 +40,8 @@ app = App(agents=[Agent(id="chat", model=ScriptedModel(respond))])
 MEMORY = {"thread": "t", "resource": "r"}
 
 
-async def test_queued_runs_survive_sigkilled_workers(tmp_path: Path, temporal_env: WorkflowEnvironment) -> None:
-    processes = app_in_worker_processes(tmp_path, temporal_env, APP, "thread_loss_app")
+async def test_queued_runs_survive_sigkilled_workers(tmp_path: Path, worker_processes: MakeWorkerProcesses) -> None:
+    processes = worker_processes(APP, "thread_loss_app")
     app = processes.app
     workers = [processes.start()]
     try:
