@@ -15,9 +15,10 @@ HTTP client (httpx) runs on its own event loop in a thread, so its parsing does 
 - **starts/s**: ``--runs`` runs of a one-word answer started ``--concurrency`` at a time. HTTP: ``POST
   /api/agents/:id/stream`` until the response's status line (the run has started; the client then closes
   the stream, which leaves the run going). Python: ``app.stream(...)`` (returns once the workflow started).
-- **runs/s until every run finished, CPU per run**: the starts again (the HTTP client in a process of its own), each
-  side from an idle worker until Temporal lists none of the runs running: runs a second over that window, and the
-  CPU per run of this process, of the HTTP client's and of the dev server (so each run's work counts on both sides).
+- **runs/s until every run finished, CPU per run**: the starts again (the HTTP client in a process of its own, started
+  and its imports done before the clock starts), each side from an idle worker until Temporal lists none of the
+  runs running: runs a second over that window, and the CPU per run of this process, of the HTTP client's and of
+  the dev server (so each run's work counts on both sides).
 - **first chunk**: ``--first-chunk`` runs one after the other, from the start call to the first chunk in the
   client's hands (HTTP: the first ``data:`` line of the same POST's stream; Python: ``full_stream``'s first), once
   the runs started before have finished.
