@@ -17,6 +17,7 @@ from tempo_agents.models.messages import MessageInput, normalize_messages
 from tempo_agents.workflows import search_attributes
 from tempo_agents.workflows.payloads import RunInput, RunOptions
 from tempo_agents.workflows.thread_payloads import THREAD_STRATEGIES
+from tempo_agents.workflows.visibility_queries import UNFILTERABLE, filterable
 
 __all__ = ["THREAD_STRATEGY_OPTION", "merged_run_options", "run_start"]
 
@@ -61,7 +62,20 @@ def merged_run_options(
     unknown = set(merged) - set(RunOptions.model_fields)
     if unknown:
         raise ConfigurationError(f"unknown run option(s): {', '.join(sorted(unknown))}")
-    return RunOptions.model_validate(merged), str(run_id)
+    run_options = RunOptions.model_validate(merged)
+    _check_filterable(str(run_id), run_options)
+    return run_options, str(run_id)
+
+
+def _check_filterable(run_id: str, run_options: RunOptions) -> None:
+    """A run is found again (listed, answered, erased) by its id and its memory's thread and resource."""
+    memory = run_options.memory
+    named = [("the run id", run_id)]
+    if memory is not None:
+        named += [("the memory thread", memory.thread), ("the memory resource", memory.resource)]
+    for what, value in named:
+        if not filterable(value):
+            raise ConfigurationError(f"{what} {UNFILTERABLE}, so the run could not be found again")
 
 
 def _check_named_code(registry: Registry, merged: Mapping[str, Any]) -> None:

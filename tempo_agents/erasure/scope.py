@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from tempo_agents.errors import ConfigurationError
+from tempo_agents.workflows.visibility_queries import UNFILTERABLE, filterable
 
 __all__ = ["ErasureReport", "ErasureScope"]
 
@@ -28,6 +29,8 @@ class ErasureScope:
         for name, value in (("resource", self.resource), ("thread", self.thread), ("run", self.run)):
             if value is not None and not value.strip():
                 raise ConfigurationError(f"the {name} to erase must not be empty")
+            if value is not None and not filterable(value):
+                raise ConfigurationError(f"the {name} to erase {UNFILTERABLE} (and no run starts under such an id)")
 
 
 @dataclass(frozen=True)

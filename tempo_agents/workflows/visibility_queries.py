@@ -4,17 +4,32 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from tempo_agents.errors import ConfigurationError
 from tempo_agents.store.base import Resources
 from tempo_agents.workflows import search_attributes
 from tempo_agents.workflows.activity_names import AGENT_RUN_WORKFLOW
 from tempo_agents.workflows.thread_payloads import THREAD_WORKFLOW_ID_PREFIX
 
-__all__ = ["TOP_RUNS", "quote", "runs_query", "waiting_clauses"]
+__all__ = ["TOP_RUNS", "UNFILTERABLE", "filterable", "quote", "runs_query", "waiting_clauses"]
 
 
 def quote(value: str) -> str:
-    """A string literal of Temporal's list filter."""
+    """A string literal of Temporal's list filter; a value no filter can name (:func:`filterable`) is refused with a
+    :class:`~tempo_agents.errors.ConfigurationError`, rather than sent to fail on the server."""
+    if not filterable(value):
+        raise ConfigurationError(f"{value!r} {UNFILTERABLE}")
     return "'" + value.replace("\\", "\\\\").replace("'", "\\'") + "'"
+
+
+UNFILTERABLE = "cannot contain a NUL character: Temporal's list filters cannot name it"
+"""Why a value :func:`filterable` refuses is refused (after what it names)."""
+
+
+def filterable(value: str) -> bool:
+    """Whether a list filter can name ``value``: a NUL character ends a filter's string early on Temporal's SQL
+    visibility stores (the dev server's among them), so a run started under such an id, or with it as a search
+    attribute's value, could never be found again, to list it or to erase it."""
+    return "\x00" not in value
 
 
 TOP_RUNS = f"(ParentWorkflowId IS NULL OR ParentWorkflowId STARTS_WITH {quote(THREAD_WORKFLOW_ID_PREFIX)})"

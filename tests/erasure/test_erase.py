@@ -157,6 +157,9 @@ async def test_erasing_a_run_and_a_thread_over_http(make_app: AppFactory, tempor
 def test_an_erasure_must_name_what_it_erases() -> None:
     with pytest.raises(ConfigurationError, match="must not be empty"):
         ErasureScope(resource=" ")
+    for scope in ({"resource": "acme\x00"}, {"resource": "acme", "thread": "\x00"}, {"run": "r\x00"}):
+        with pytest.raises(ConfigurationError, match="cannot contain a NUL character"):
+            ErasureScope(**scope)
 
 
 BILLING_MODULE = """

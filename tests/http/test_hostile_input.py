@@ -156,6 +156,34 @@ async def test_lone_surrogates_deep_nesting_and_bad_run_ids_are_400(make_app: Ap
         assert listed["runs"] == []  # nothing was started by any of these
 
 
+async def test_ids_no_list_filter_can_name_are_refused_at_the_start_and_at_the_erasure(make_app: AppFactory) -> None:
+    """A NUL character ends a list filter's string early on Temporal's SQL visibility stores: a run started under
+    such an id could never be listed or erased, and an erasure naming one failed after Temporal's retries (503)."""
+    app = parity_app(make_app)
+    async with served(app) as http, running_worker(app):
+        for body, reason in (
+            (
+                {"messages": "hi", "memory": {"thread": "t", "resource": "acme\x00"}},
+                "memory resource cannot contain a NUL",
+            ),
+            (
+                {"messages": "hi", "memory": {"thread": "t\x00", "resource": "acme"}},
+                "memory thread cannot contain a NUL",
+            ),
+            ({"messages": "hi", "runId": "r\x00"}, "a run id cannot contain control characters"),
+        ):
+            started = await http.post("/agents/assistant/generate", json=body)
+            assert started.status_code == 400 and reason in started.text, (body, started.text)
+        for body in ({"resourceId": "acme\x00"}, {"resourceId": "acme", "threadId": "t\x00"}, {"runId": "r\x00"}):
+            erased = await http.post("/erasure", json=body)
+            assert erased.status_code == 400, (body, erased.text)
+            assert "cannot contain a NUL character: Temporal's list filters cannot name it" in erased.json()["error"]
+        listed = await http.get("/runs", params={"resource": "acme\x00"})
+        assert listed.status_code == 400
+    started_runs = await app.client.count_workflows(f"TaskQueue = '{app.task_queue}'")
+    assert started_runs.count == 0  # nothing was started under the refused ids
+
+
 async def test_offsets_last_event_ids_and_reconnecting_past_the_end(make_app: AppFactory) -> None:
     app = parity_app(make_app)
     async with served(app) as http, running_worker(app):
@@ -273,6 +301,9 @@ HOSTILE_BODIES: list[tuple[str, str]] = [
     ("requestContext 300 deep", '{"messages": "hi", "requestContext": ' + nested_text(300) + "}"),
     ("resumeData 900 deep", '{"runId": "r", "resumeData": ' + nested_text(900) + "}"),
     ("offset 2^63", json.dumps({"runId": "r", "offset": 2**63})),
+    ("NUL in resourceId", json.dumps({"messages": "hi", "resourceId": "acme\x00", "threadId": "t"})),
+    ("NUL in memory.resource", json.dumps({"messages": "hi", "memory": {"thread": "t", "resource": "acme\x00"}})),
+    ("NUL in runId", json.dumps({"runId": "r\x00", "resumeData": {}})),
 ]
 HOSTILE_QUERIES: list[tuple[str, str, dict[bytes, bytes]]] = [
     ("cursor aaaa", "cursor=aaaa", {}),

@@ -367,6 +367,19 @@ async def test_run_id_option_names_the_workflow(make_app: AppFactory) -> None:
     assert description.workflow_type == "AgentRunWorkflow"
 
 
+async def test_a_run_is_not_started_under_an_id_no_list_filter_can_name(make_app: AppFactory) -> None:
+    app = make_app([Agent(id="opts", model=ScriptedModel([]))])
+    for options in (
+        {"memory": {"thread": "t", "resource": "u\x00"}},
+        {"memory": {"thread": "t\x00", "resource": "u"}},
+        {"run_id": "r\x00"},
+    ):
+        with pytest.raises(ConfigurationError, match="cannot contain a NUL character"):
+            await app.agent("opts").stream("hi", **options)
+    with pytest.raises(ConfigurationError, match="cannot contain a NUL character"):
+        await app.list_forks("r\x00")  # at once, not after Temporal's retries
+
+
 async def test_unknown_run_option_is_rejected(make_app: AppFactory) -> None:
     app = make_app([Agent(id="opts", model=ScriptedModel([]))])
     with pytest.raises(ConfigurationError, match="unknown run option"):

@@ -7,6 +7,7 @@ from typing import Any
 from fastapi import APIRouter, Request
 from pydantic import BaseModel, ConfigDict, Field
 
+from tempo_agents.erasure import ErasureScope
 from tempo_agents.identity import Role
 from tempo_agents.server.access import request_principal, run_tenant
 from tempo_agents.server.dependencies import AppDep
@@ -35,6 +36,7 @@ async def erase(app: AppDep, body: ErasureBody, request: Request) -> dict[str, A
     """Schedules of the scope are deleted, what still runs is terminated, its rows leave the store and its
     executions leave Temporal; the answer names what was done, by id only. Erasing again is harmless. It needs the
     admin role in the tenant erased (a run's resource); a run whose tenant is unknown, the admin role everywhere."""
+    ErasureScope(resource=body.resource_id, thread=body.thread_id, run=body.run_id)  # refused before any lookup
     tenant = body.resource_id
     if tenant is None and body.run_id is not None:
         tenant = (await run_tenant(app, body.run_id)).tenant
