@@ -43,7 +43,7 @@ def merged_run_options(
             merged[key] = {**merged[key], **value}
         else:
             merged[key] = value
-    run_id = merged.pop("run_id", None) or str(uuid.uuid4())
+    run_id = str(merged.pop("run_id", None) or uuid.uuid4())
     merged_budget = merge_budgets(budget, agent.default_options.get("budget"), options.get("budget"))
     if merged_budget is not None:
         merged["budget"] = merged_budget
@@ -63,8 +63,8 @@ def merged_run_options(
     if unknown:
         raise ConfigurationError(f"unknown run option(s): {', '.join(sorted(unknown))}")
     run_options = RunOptions.model_validate(merged)
-    _check_filterable(str(run_id), run_options)
-    return run_options, str(run_id)
+    _check_filterable(run_id, run_options)
+    return run_options, run_id
 
 
 def _check_filterable(run_id: str, run_options: RunOptions) -> None:
