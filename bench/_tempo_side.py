@@ -18,6 +18,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from tempo_agents.cli._collector import freeze_startup_objects
 from tempo_agents.cli.app_loading import configure_app, connect, load_app
 from tempo_agents.server.serving import ApiServer
 from tempo_agents.worker.dev_server import DevServer
@@ -35,6 +36,7 @@ async def serve(args: argparse.Namespace) -> None:
         await api.start()
         try:
             async with app.worker():
+                freeze_startup_objects()  # as `tempo-agents dev` does once it serves
                 print(f"ready server-pid={server.pid}", flush=True)
                 await stop.wait()
         finally:

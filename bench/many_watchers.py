@@ -75,6 +75,7 @@ from bench._common import (
     store_kind,
 )
 from tempo_agents import Agent, App, ScriptedModel, ScriptedResponse
+from tempo_agents.cli._collector import freeze_startup_objects
 from tempo_agents.models.model import ModelRequest
 from tempo_agents.server.serving import ApiServer
 from tempo_agents.store import Store
@@ -126,6 +127,7 @@ async def worker_role(args: argparse.Namespace) -> int:
     note_commits(app.store, commits)
     loop = asyncio.get_running_loop()
     async with app.worker():
+        freeze_startup_objects()  # as `tempo-agents worker` does once it polls
         print("READY", flush=True)
         while line := await loop.run_in_executor(None, sys.stdin.readline):
             if line.startswith("commits "):  # a file, not the pipe: a line this long must not be cut by other output
@@ -409,6 +411,7 @@ async def measure(args: argparse.Namespace, client: Client, store_url: str, dire
               task_queue=task_queue)  # fmt: skip
     server = ApiServer(app, port=0)
     await server.start()
+    freeze_startup_objects()  # as `tempo-agents serve` does once it serves
     bench = Bench(args, app, server.port, gate_dir)
     address = client.service_client.config.target_host
     bench.worker = await bench.spawn(

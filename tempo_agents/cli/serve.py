@@ -7,6 +7,7 @@ import os
 from collections.abc import Sequence
 from typing import NamedTuple
 
+from tempo_agents.cli._collector import freeze_startup_objects
 from tempo_agents.cli._console import CliError, out
 from tempo_agents.cli._options import (
     SINGLE_TOKEN_PRINCIPAL,
@@ -198,6 +199,7 @@ async def cmd_serve(args: argparse.Namespace) -> int:
     signals = StopSignals()
     signals.install()
     server = await start_api(app, args, access=access)
+    freeze_startup_objects()
     try:
         print_api_urls(server)
         out(f"serving {args.app} against Temporal at {args.address} (namespace {args.namespace}); Ctrl-C to stop")

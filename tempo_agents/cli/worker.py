@@ -9,6 +9,7 @@ from collections.abc import Callable
 from datetime import timedelta
 
 from tempo_agents._ports import free_port
+from tempo_agents.cli._collector import freeze_startup_objects
 from tempo_agents.cli._console import CliError, one_line, out
 from tempo_agents.cli._options import (
     add_api_options,
@@ -213,6 +214,7 @@ async def _run_worker(app: App, signals: StopSignals, graceful_seconds: float, r
     worker = app.worker(graceful_shutdown_timeout=timedelta(seconds=graceful_seconds))
     worker_task = asyncio.create_task(worker.run())
     await asyncio.sleep(0)
+    freeze_startup_objects()
     ready()
     try:
         await _until_stopped(signals, worker_task)
