@@ -18,7 +18,7 @@ __all__ = ["freeze_startup_objects"]
 
 def freeze_startup_objects() -> None:
     """Collect what start-up left behind, then set every object that remains aside from later collections. Call it
-    once the process serves: objects it holds then are never freed by the collector (only reference counting frees
-    them), so what it frees later should be made after this call."""
+    once the process serves: the collector never frees an object set aside (reference counting still does), so a
+    reference cycle among them that the process drops later stays until it exits."""
     gc.collect()
     gc.freeze()
