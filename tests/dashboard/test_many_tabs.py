@@ -2,7 +2,8 @@
 one server over HTTP/1.1, so the tabs share their streams (the live feed, each run's stream) through one
 SharedWorker. Twelve tabs on one run each show the whole run while the server streams it once; a tab that joins
 late is sent what came before; closed tabs release the stream, even when they never said so (their Web Locks
-tell); a browser without SharedWorker follows from each tab."""
+tell); a browser without SharedWorker follows from each tab; a tab out of sight keeps the run's chunks and shows them
+when it is looked at again."""
 
 from __future__ import annotations
 
@@ -33,6 +34,25 @@ window.addEventListener = function (type, ...rest) {
 };
 """
 """A tab that never says it closes (as one that crashes): only its Web Lock tells the shared worker it is gone."""
+OUT_OF_SIGHT = """
+let hidden = true;
+Object.defineProperty(document, "hidden", { get: () => hidden, configurable: true });
+Object.defineProperty(document, "visibilityState", { get: () => (hidden ? "hidden" : "visible"), configurable: true });
+window.lookAtTab = () => {
+  hidden = false;
+  document.dispatchEvent(new Event("visibilitychange"));
+};
+const SharedWorkerOfTheBrowser = window.SharedWorker;
+window.SharedWorker = function (...args) {
+  const worker = new SharedWorkerOfTheBrowser(...args);
+  worker.port.addEventListener("message", ({ data }) => {
+    if (data.type === "state" && data.state === "done") window.streamEnded = true;
+  });
+  return worker;
+};
+"""
+"""A background tab, as the Page Visibility API tells a page (headless Chromium shows every page), until the test
+looks at it (``lookAtTab()``); ``streamEnded`` once the shared worker has sent it a stream's end."""
 
 
 def talker() -> tuple[Agent, PausingModel]:
@@ -132,4 +152,26 @@ async def test_a_browser_without_shared_workers_follows_from_each_tab(make_app: 
         assert followers_of(app.store, run_id) == 2  # a connection each, as before
         model.gate.set()
         await all_show(pages, LAST_WORD)
+        await context.close()
+
+
+async def test_a_tab_out_of_sight_keeps_the_runs_chunks_and_shows_them_when_looked_at(make_app: AppFactory) -> None:
+    agent, model = talker()
+    app = make_app([agent])
+    async with running_worker(app), dashboard_server(app) as server, chromium() as browser:
+        started = await app.stream("talker", "talk")
+        run_id = started.run_id
+        await started.aclose()
+        context = await browser.new_context()
+        in_sight = await context.new_page()
+        out_of_sight = await context.new_page()
+        await out_of_sight.add_init_script(OUT_OF_SIGHT)
+        await asyncio.gather(*(page.goto(f"{server.url}/#/runs/{run_id}") for page in (in_sight, out_of_sight)))
+        await all_show([in_sight], LAST_HELD_WORD)
+        model.gate.set()
+        await all_show([in_sight], LAST_WORD)
+        await out_of_sight.wait_for_function("window.streamEnded === true")  # it was sent the whole run
+        assert "w0" not in await out_of_sight.locator(".conversation").inner_text()  # and drew none of it
+        await out_of_sight.evaluate("lookAtTab()")
+        await all_show([out_of_sight], " ".join(f"w{n}" for n in range(WORDS)))  # every word at once, in order
         await context.close()

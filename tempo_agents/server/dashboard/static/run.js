@@ -414,8 +414,27 @@ export function runView(root, runId, { signal, session }) {
     const at = performance.timeOrigin + performance.now();
     for (const chunk of painted) window.dispatchEvent(new CustomEvent("tempo:chunk-painted", { detail: { chunk, at } }));
   };
+  // A tab out of sight (document.hidden: a background tab, a minimised window) keeps the run's chunks and shows
+  // them all when it is looked at again: fifty tabs on one run cost the browser the drawing of the ones in sight.
+  let held = [];
+  const showHeld = () => {
+    if (document.hidden) return;
+    const shown = held;
+    held = [];
+    for (const chunk of shown) show(chunk);
+    detailSoon();
+    timelineSoon();
+  };
+  document.addEventListener("visibilitychange", showHeld);
+  signal.addEventListener("abort", () => document.removeEventListener("visibilitychange", showHeld));
   follow(`/api/runs/${encodeURIComponent(runId)}/stream`, (chunk, offset) => {
     if (offset !== null) chunk.offset = offset;
+    if (document.hidden) held.push(chunk);
+    else show(chunk);
+  }, { signal }).then(() => { detailSoon(); timelineSoon(); }).catch((error) => {
+    if (error instanceof ApiError) log.append(h("p", { class: "error", role: "alert" }, error.message));
+  });
+  function show(chunk) {
     conversation.add(chunk);
     if (!painting.length) requestAnimationFrame(paint);
     painting.push(chunk);
@@ -428,11 +447,9 @@ export function runView(root, runId, { signal, session }) {
       detailSoon();
       timelineSoon();
     }
-  }, { signal }).then(() => { detailSoon(); timelineSoon(); }).catch((error) => {
-    if (error instanceof ApiError) log.append(h("p", { class: "error", role: "alert" }, error.message));
-  });
-  const refresh = setInterval(() => {
-    if (!closed) { detailSoon(); timelineSoon(); } // a run between its last chunk and its close included
+  }
+  const refresh = setInterval(() => { // a run between its last chunk and its close included; out of sight, nothing
+    if (!closed && !document.hidden) { detailSoon(); timelineSoon(); }
   }, 3000);
   signal.addEventListener("abort", () => clearInterval(refresh));
   return Promise.all([loadDetail(), loadTimeline(), loadSteps()]);
