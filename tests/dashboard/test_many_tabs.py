@@ -18,7 +18,7 @@ from tempo_agents.server.serving import ApiServer
 from tempo_agents.streams.run_tail import followers_of
 from tempo_agents.workflows.payloads import RunResult
 from tests.conftest import AppFactory, running_worker
-from tests.support.browser import chromium, dashboard_server
+from tests.support.browser import OUT_OF_SIGHT, chromium, dashboard_server
 from tests.support.gated_models import PausingModel
 
 TABS = 12
@@ -34,25 +34,6 @@ window.addEventListener = function (type, ...rest) {
 };
 """
 """A tab that never says it closes (as one that crashes): only its Web Lock tells the shared worker it is gone."""
-OUT_OF_SIGHT = """
-let hidden = true;
-Object.defineProperty(document, "hidden", { get: () => hidden, configurable: true });
-Object.defineProperty(document, "visibilityState", { get: () => (hidden ? "hidden" : "visible"), configurable: true });
-window.lookAtTab = () => {
-  hidden = false;
-  document.dispatchEvent(new Event("visibilitychange"));
-};
-const SharedWorkerOfTheBrowser = window.SharedWorker;
-window.SharedWorker = function (...args) {
-  const worker = new SharedWorkerOfTheBrowser(...args);
-  worker.port.addEventListener("message", ({ data }) => {
-    if (data.type === "state" && data.state === "done") window.streamEnded = true;
-  });
-  return worker;
-};
-"""
-"""A background tab, as the Page Visibility API tells a page (headless Chromium shows every page), until the test
-looks at it (``lookAtTab()``); ``streamEnded`` once the shared worker has sent it a stream's end."""
 
 
 def talker() -> tuple[Agent, PausingModel]:

@@ -38,6 +38,29 @@ SCREENSHOTS = Path(__file__).resolve().parents[2] / "docs" / "screenshots"
 """Where the tests write the screenshots the README shows."""
 TOKENS = {"tok-alice": "alice", "tok-bob": "bob"}
 EXAMPLE = EXAMPLES / "operations_dashboard.py"
+OUT_OF_SIGHT = """
+let hidden = true;
+Object.defineProperty(document, "hidden", { get: () => hidden, configurable: true });
+Object.defineProperty(document, "visibilityState", { get: () => (hidden ? "hidden" : "visible"), configurable: true });
+window.lookAtTab = () => {
+  hidden = false;
+  document.dispatchEvent(new Event("visibilitychange"));
+};
+window.eventsReceived = 0;
+window.streamEnded = false;
+const SharedWorkerOfTheBrowser = window.SharedWorker;
+window.SharedWorker = function (...args) {
+  const worker = new SharedWorkerOfTheBrowser(...args);
+  worker.port.addEventListener("message", ({ data }) => {
+    if (data.type === "event") window.eventsReceived += 1;
+    if (data.type === "state" && data.state === "done") window.streamEnded = true;
+  });
+  return worker;
+};
+"""
+"""A page's init script that makes it a tab out of sight (a background tab, a minimised window), as the Page
+Visibility API tells a page, until ``lookAtTab()``: headless Chromium shows every page. It counts the events the
+shared worker sends the tab (``eventsReceived``) and notes a stream's end (``streamEnded``)."""
 RUNS_TABLE_PROBE = """async () => {
     const gaps = [];
     let last = performance.now();
