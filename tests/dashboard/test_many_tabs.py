@@ -2,12 +2,13 @@
 one server over HTTP/1.1, so the tabs share their streams (the live feed, each run's stream) through one
 SharedWorker. Twelve tabs on one run each show the whole run while the server streams it once; a tab that joins
 late is sent what came before; closed tabs release the stream, even when they never said so (their Web Locks
-tell); a browser without SharedWorker follows from each tab; a tab out of sight keeps the run's chunks and shows them
-when it is looked at again."""
+tell); a browser without SharedWorker follows from each tab; a tab out of sight is sent nothing of the run until it is
+looked at again, then all of it."""
 
 from __future__ import annotations
 
 import asyncio
+import re
 import time
 from collections.abc import Sequence
 
@@ -136,7 +137,7 @@ async def test_a_browser_without_shared_workers_follows_from_each_tab(make_app: 
         await context.close()
 
 
-async def test_a_tab_out_of_sight_keeps_the_runs_chunks_and_shows_them_when_looked_at(make_app: AppFactory) -> None:
+async def test_tabs_out_of_sight_are_sent_the_run_when_looked_at_again(make_app: AppFactory) -> None:
     agent, model = talker()
     app = make_app([agent])
     async with running_worker(app), dashboard_server(app) as server, chromium() as browser:
@@ -144,15 +145,23 @@ async def test_a_tab_out_of_sight_keeps_the_runs_chunks_and_shows_them_when_look
         run_id = started.run_id
         await started.aclose()
         context = await browser.new_context()
-        in_sight = await context.new_page()
-        out_of_sight = await context.new_page()
-        await out_of_sight.add_init_script(OUT_OF_SIGHT)
-        await asyncio.gather(*(page.goto(f"{server.url}/#/runs/{run_id}") for page in (in_sight, out_of_sight)))
-        await all_show([in_sight], LAST_HELD_WORD)
+        in_sight, away, looked_away = [await context.new_page() for _ in range(3)]
+        for page in (away, looked_away):
+            await page.add_init_script(OUT_OF_SIGHT)  # out of sight from the start
+        await asyncio.gather(*(page.goto(f"{server.url}/#/runs/{run_id}") for page in (in_sight, away, looked_away)))
+        await looked_away.evaluate("lookAtTab()")
+        await all_show([in_sight, looked_away], LAST_HELD_WORD)
+        await looked_away.evaluate("lookAway()")  # mid-run
+        seen_before = await looked_away.evaluate("window.runEventsReceived")
         model.gate.set()
-        await all_show([in_sight], LAST_WORD)
-        await out_of_sight.wait_for_function("window.streamEnded === true")  # it was sent the whole run
-        assert "w0" not in await out_of_sight.locator(".conversation").inner_text()  # and drew none of it
-        await out_of_sight.evaluate("lookAtTab()")
-        await all_show([out_of_sight], " ".join(f"w{n}" for n in range(WORDS)))  # every word at once, in order
+        await all_show([in_sight], LAST_WORD)  # the shared stream has carried the whole run
+        assert await away.evaluate("window.runEventsReceived") == 0  # the shared worker kept the run for it
+        assert "w0" not in await away.locator(".conversation").inner_text()  # and it drew none of it
+        assert await looked_away.evaluate("window.runEventsReceived") == seen_before  # nothing since it looked away
+        whole = " ".join(f"w{n}" for n in range(WORDS))
+        for page in (away, looked_away):
+            await page.evaluate("lookAtTab()")
+            await all_show([page], whole)
+            words = re.findall(r"\bw\d+\b", await page.locator(".conversation").inner_text())
+            assert words == [f"w{n}" for n in range(WORDS)]  # every word once, in order
         await context.close()

@@ -46,21 +46,26 @@ window.lookAtTab = () => {
   hidden = false;
   document.dispatchEvent(new Event("visibilitychange"));
 };
-window.eventsReceived = 0;
+window.lookAway = () => {
+  hidden = true;
+  document.dispatchEvent(new Event("visibilitychange"));
+};
+window.runEventsReceived = 0;
 window.streamEnded = false;
 const SharedWorkerOfTheBrowser = window.SharedWorker;
 window.SharedWorker = function (...args) {
   const worker = new SharedWorkerOfTheBrowser(...args);
   worker.port.addEventListener("message", ({ data }) => {
-    if (data.type === "event") window.eventsReceived += 1;
+    if (data.type === "event" && data.eventId !== null) window.runEventsReceived += 1;
     if (data.type === "state" && data.state === "done") window.streamEnded = true;
   });
   return worker;
 };
 """
 """A page's init script that makes it a tab out of sight (a background tab, a minimised window), as the Page
-Visibility API tells a page, until ``lookAtTab()``: headless Chromium shows every page. It counts the events the
-shared worker sends the tab (``eventsReceived``) and notes a stream's end (``streamEnded``)."""
+Visibility API tells a page, until ``lookAtTab()`` (and again after ``lookAway()``): headless Chromium shows every
+page. It counts the events of a run's stream the shared worker sends the tab (``runEventsReceived``: the live
+feed's have no id) and notes a stream's end sent to it (``streamEnded``)."""
 RUNS_TABLE_PROBE = """async () => {
     const gaps = [];
     let last = performance.now();

@@ -109,6 +109,9 @@ function sharedStreams() {
       worker.port.postMessage({ type: "hello", tab }); // once held: the worker's request for it then waits
       return new Promise(() => {}); // held until the tab is gone
     });
+    const sight = () => worker.port.postMessage({ type: "sight", hidden: document.hidden }); // out of sight: kept
+    sight();
+    document.addEventListener("visibilitychange", sight);
     addEventListener("pagehide", (event) => {
       if (!event.persisted) worker.port.postMessage({ type: "closing" }); // kept for going back: still alive
     });

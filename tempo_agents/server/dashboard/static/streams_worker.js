@@ -4,9 +4,14 @@
 // connection however many tabs follow it: the live feed once, each run once. A tab that joins a run's stream late
 // is sent what the stream has carried so far, then what comes next.
 //
-// Messages from a tab: {type: "hello", tab}, {type: "follow", id, path, authorization}, {type: "stop", id},
-// {type: "closing"}. To a tab: {type: "event", id, data, eventId}, {type: "state", id, state},
+// Messages from a tab: {type: "hello", tab}, {type: "sight", hidden}, {type: "follow", id, path, authorization},
+// {type: "stop", id}, {type: "closing"}. To a tab: {type: "event", id, data, eventId}, {type: "state", id, state},
 // {type: "failed", id, status, body}.
+//
+// A tab out of sight (it says so on every change of document.visibilityState) is sent nothing of a run's stream: the
+// worker notes where the tab stopped in the events it keeps anyway (for tabs that join late) and sends it the rest
+// when the tab is looked at again, so fifty background tabs on one run do not wake fifty renderers for every chunk.
+// The live feed, which keeps no events, is sent as it comes.
 //
 // A tab holds a Web Lock named after it for as long as it lives, and says its name in its hello; the worker asks
 // for the same lock, which it is granted only once the tab is gone (closed, crashed, discarded), and then stops the
@@ -15,7 +20,33 @@
 
 const RETRY_MS = 1000;
 const streams = new Map(); // key (path and authorization) -> stream
-const ports = new Map(); // port -> {follows: Map(id -> stream)}
+const ports = new Map(); // port -> {follows: Map(id -> stream), hidden, kept: Map(id -> Kept)}
+
+// What a tab out of sight was not sent of one run's stream: its events from `from` on (the stream keeps them), the
+// events without an id among them (`extra`: [index, message]), and the last state the stream told (`last`).
+class Kept {
+  constructor(stream, from) {
+    this.stream = stream;
+    this.from = from;
+    this.extra = [];
+    this.last = null;
+  }
+
+  note(message) {
+    if (message.type !== "event") this.last = message;
+    else if (message.eventId === null) this.extra.push([this.stream.events.length, message]);
+  }
+
+  sendTo(port, id) {
+    const { events } = this.stream;
+    let extra = 0;
+    for (let index = this.from; index <= events.length; index++) {
+      while (extra < this.extra.length && this.extra[extra][0] === index) send(port, this.extra[extra++][1]);
+      if (index < events.length) send(port, { type: "event", id, data: events[index][0], eventId: events[index][1] });
+    }
+    if (this.last) send(port, this.last);
+  }
+}
 
 function key(path, authorization) {
   return `${authorization || ""} ${path}`;
@@ -44,8 +75,23 @@ class SharedStream {
 
   add(port, id) {
     this.followers.set(port, id);
-    for (const [data, eventId] of this.events) send(port, { type: "event", id, data, eventId });
-    send(port, { type: "state", id, state: this.state });
+    const entry = ports.get(port);
+    if (entry?.hidden && this.events.length) entry.kept.set(id, new Kept(this, 0));
+    else for (const [data, eventId] of this.events) send(port, { type: "event", id, data, eventId });
+    this.sendTo(port, { type: "state", id, state: this.state });
+  }
+
+  // A run's stream (its events have ids) is kept for a tab out of sight (Kept), from its first event on.
+  sendTo(port, message) {
+    const entry = ports.get(port);
+    let kept = entry?.kept.get(message.id);
+    if (!kept && entry?.hidden && message.type === "event" && message.eventId !== null) {
+      kept = new Kept(this, this.events.length - 1); // this event is the last the stream keeps
+      entry.kept.set(message.id, kept);
+      return;
+    }
+    if (kept) kept.note(message);
+    else send(port, message);
   }
 
   remove(port) {
@@ -57,7 +103,7 @@ class SharedStream {
   }
 
   broadcast(message) {
-    for (const [port, id] of this.followers) send(port, { ...message, id });
+    for (const [port, id] of this.followers) this.sendTo(port, { ...message, id });
   }
 
   setState(state) {
@@ -135,6 +181,7 @@ function stop(port, id) {
   const stream = follows?.get(id);
   if (!stream) return;
   follows.delete(id);
+  ports.get(port).kept.delete(id);
   stream.remove(port);
 }
 
@@ -147,12 +194,19 @@ function forget(port) {
 
 onconnect = (event) => {
   const port = event.ports[0];
-  ports.set(port, { follows: new Map() });
+  ports.set(port, { follows: new Map(), hidden: false, kept: new Map() });
   port.onmessage = ({ data: message }) => {
     const entry = ports.get(port);
     if (!entry) return;
     if (message.type === "hello") {
       navigator.locks?.request(message.tab, () => forget(port)); // granted once the tab is gone
+    } else if (message.type === "sight") {
+      entry.hidden = Boolean(message.hidden);
+      if (!entry.hidden) {
+        const kept = entry.kept;
+        entry.kept = new Map();
+        for (const [id, held] of kept) held.sendTo(port, id);
+      }
     } else if (message.type === "follow") {
       const wanted = key(message.path, message.authorization);
       let stream = streams.get(wanted);
