@@ -8,9 +8,11 @@ looked at again, then all of it."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import re
 import time
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Sequence
+from dataclasses import dataclass
 
 from playwright.async_api import BrowserContext, Page, expect
 
@@ -45,9 +47,36 @@ def talker() -> tuple[Agent, PausingModel]:
     return Agent(id="talker", model=model), model
 
 
-async def open_tabs(context: BrowserContext, server: ApiServer, run_id: str, count: int) -> list[Page]:
-    pages = [await context.new_page() for _ in range(count)]
-    await asyncio.gather(*(page.goto(f"{server.url}/#/runs/{run_id}") for page in pages))
+@dataclass
+class TalkingRun:
+    """A ``talker`` run held mid-stream, the dashboard serving it, and a browser context to open its tabs in."""
+
+    app: App
+    model: PausingModel
+    server: ApiServer
+    run_id: str
+    context: BrowserContext
+
+    @property
+    def page_url(self) -> str:
+        return f"{self.server.url}/#/runs/{self.run_id}"
+
+
+@contextlib.asynccontextmanager
+async def talking_run(make_app: AppFactory) -> AsyncIterator[TalkingRun]:
+    agent, model = talker()
+    app = make_app([agent])
+    async with running_worker(app), dashboard_server(app) as server, chromium() as browser:
+        started = await app.stream("talker", "talk")
+        await started.aclose()  # the server's only followers of the run are then the tabs'
+        context = await browser.new_context()
+        yield TalkingRun(app, model, server, started.run_id, context)
+        await context.close()
+
+
+async def open_tabs(talk: TalkingRun, count: int) -> list[Page]:
+    pages = [await talk.context.new_page() for _ in range(count)]
+    await asyncio.gather(*(page.goto(talk.page_url) for page in pages))
     return pages
 
 
@@ -75,85 +104,59 @@ async def all_show(pages: Sequence[Page], text: str) -> None:
 
 
 async def test_twelve_tabs_of_one_browser_show_one_run_streamed_once(make_app: AppFactory) -> None:
-    agent, model = talker()
-    app = make_app([agent])
-    async with running_worker(app), dashboard_server(app) as server, chromium() as browser:
-        started = await app.stream("talker", "talk")
-        run_id = started.run_id
-        await started.aclose()  # the server's only follower of the run is then the tabs'
-        context = await browser.new_context()
-        pages = await open_tabs(context, server, run_id, TABS)
+    async with talking_run(make_app) as talk:
+        store, run_id = talk.app.store, talk.run_id
+        pages = await open_tabs(talk, TABS)
         shown = asyncio.create_task(all_show(pages, LAST_WORD))
-        sampled = asyncio.create_task(most_followers(app, run_id, shown))
+        sampled = asyncio.create_task(most_followers(talk.app, run_id, shown))
         await all_show(pages, LAST_HELD_WORD)  # every tab follows the run while it is held mid-stream
-        assert followers_of(app.store, run_id) == 1  # the live run streams to every tab over one stream
-        model.gate.set()
+        assert followers_of(store, run_id) == 1  # the live run streams to every tab over one stream
+        talk.model.gate.set()
         await shown  # every tab got every word, the last one included
         most = await sampled
         assert most == 1, f"{most} streams of the run for {TABS} tabs of one browser"
-        late = await open_tabs(context, server, run_id, 1)  # after the run: sent the whole run
+        late = await open_tabs(talk, 1)  # after the run: sent the whole run
         await all_show(late, "w0 w1 w2 w3 w4 w5 w6 w7 w8 w9 w10")
         for page in pages + late:
             await page.close()
-        assert await released(app, run_id)  # the closed tabs released the stream
-        await context.close()
+        assert await released(talk.app, run_id)  # the closed tabs released the stream
 
 
 async def test_tabs_gone_without_a_word_release_a_live_runs_stream(make_app: AppFactory) -> None:
-    agent, model = talker()
-    app = make_app([agent])
-    async with running_worker(app), dashboard_server(app) as server, chromium() as browser:
-        started = await app.stream("talker", "talk")
-        run_id = started.run_id
-        await started.aclose()
-        context = await browser.new_context()
-        await context.add_init_script(SILENT_CLOSE)
-        pages = await open_tabs(context, server, run_id, 3)
+    async with talking_run(make_app) as talk:
+        await talk.context.add_init_script(SILENT_CLOSE)
+        pages = await open_tabs(talk, 3)
         await all_show(pages, LAST_HELD_WORD)
-        assert followers_of(app.store, run_id) == 1
+        assert followers_of(talk.app.store, talk.run_id) == 1
         for page in pages:
             await page.close()  # while the run is held mid-stream
-        assert await released(app, run_id)
-        model.gate.set()
-        result = await app.client.get_workflow_handle(run_id, result_type=RunResult).result()
+        assert await released(talk.app, talk.run_id)
+        talk.model.gate.set()
+        result = await talk.app.client.get_workflow_handle(talk.run_id, result_type=RunResult).result()
         assert result.finish_reason == "stop"  # the held run went on to its end once its followers had gone
-        await context.close()
 
 
 async def test_a_browser_without_shared_workers_follows_from_each_tab(make_app: AppFactory) -> None:
-    agent, model = talker()
-    app = make_app([agent])
-    async with running_worker(app), dashboard_server(app) as server, chromium() as browser:
-        started = await app.stream("talker", "talk")
-        run_id = started.run_id
-        await started.aclose()
-        context = await browser.new_context()
-        await context.add_init_script(NO_SHARED_WORKER)
-        pages = await open_tabs(context, server, run_id, 2)
+    async with talking_run(make_app) as talk:
+        await talk.context.add_init_script(NO_SHARED_WORKER)
+        pages = await open_tabs(talk, 2)
         await all_show(pages, LAST_HELD_WORD)
-        assert followers_of(app.store, run_id) == 2  # a connection each, as before
-        model.gate.set()
+        assert followers_of(talk.app.store, talk.run_id) == 2  # a connection each, as before
+        talk.model.gate.set()
         await all_show(pages, LAST_WORD)
-        await context.close()
 
 
 async def test_tabs_out_of_sight_are_sent_the_run_when_looked_at_again(make_app: AppFactory) -> None:
-    agent, model = talker()
-    app = make_app([agent])
-    async with running_worker(app), dashboard_server(app) as server, chromium() as browser:
-        started = await app.stream("talker", "talk")
-        run_id = started.run_id
-        await started.aclose()
-        context = await browser.new_context()
-        in_sight, away, looked_away = [await context.new_page() for _ in range(3)]
+    async with talking_run(make_app) as talk:
+        in_sight, away, looked_away = [await talk.context.new_page() for _ in range(3)]
         for page in (away, looked_away):
             await page.add_init_script(OUT_OF_SIGHT)  # out of sight from the start
-        await asyncio.gather(*(page.goto(f"{server.url}/#/runs/{run_id}") for page in (in_sight, away, looked_away)))
+        await asyncio.gather(*(page.goto(talk.page_url) for page in (in_sight, away, looked_away)))
         await looked_away.evaluate("lookAtTab()")
         await all_show([in_sight, looked_away], LAST_HELD_WORD)
         await looked_away.evaluate("lookAway()")  # mid-run
         seen_before = await looked_away.evaluate("window.runEventsReceived")
-        model.gate.set()
+        talk.model.gate.set()
         await all_show([in_sight], LAST_WORD)  # the shared stream has carried the whole run
         assert await away.evaluate("window.runEventsReceived") == 0  # the shared worker kept the run for it
         assert "w0" not in await away.locator(".conversation").inner_text()  # and it drew none of it
@@ -164,4 +167,3 @@ async def test_tabs_out_of_sight_are_sent_the_run_when_looked_at_again(make_app:
             await all_show([page], whole)
             words = re.findall(r"\bw\d+\b", await page.locator(".conversation").inner_text())
             assert words == [f"w{n}" for n in range(WORDS)]  # every word once, in order
-        await context.close()
