@@ -119,8 +119,8 @@ async def many_tabs(context: BrowserContext, app: App, url: str, args: argparse.
     all_pages = [await context.new_page() for _ in range(args.tabs)]
     # Headless Chromium draws at full rate only in the page opened last (its window's active tab), whatever
     # visibilityState says: the tabs in sight are the last ones opened.
-    in_sight = len(all_pages) - args.in_sight
-    pages, background = all_pages[in_sight:], all_pages[:in_sight]
+    first_in_sight = max(0, len(all_pages) - args.in_sight)
+    pages, background = all_pages[first_in_sight:], all_pages[:first_in_sight]
     for page in background:
         await page.add_init_script(OUT_OF_SIGHT)
     await asyncio.gather(*(page.goto(f"{url}/#/runs/{stream.run_id}") for page in all_pages))
@@ -220,11 +220,12 @@ async def _main(args: argparse.Namespace) -> int:
         f"longest frame {FRAME_TARGET_MS:.0f} ms ({'met' if table['maxFrameGapMs'] <= FRAME_TARGET_MS else 'MISSED'})"
     )
     ratio = quantile(tab_lags, 0.95) / quantile(lags, 0.95) if tab_lags else float("nan")
+    in_sight = min(args.in_sight, args.tabs)
     out(
         f"dashboard_latency: chunk→paint p50={median(lags):.1f}ms p95={quantile(lags, 0.95):.1f}ms (n={len(lags)}) "
-        f"tabs({args.tabs}, {min(args.in_sight, args.tabs)} in sight) p50={median(tab_lags):.1f}ms "
+        f"tabs({args.tabs}, {in_sight} in sight) p50={median(tab_lags):.1f}ms "
         f"p95={quantile(tab_lags, 0.95):.1f}ms ratio(p95)={ratio:.2f}x "
-        f"painted={painted}/{min(args.in_sight, args.tabs)} "
+        f"painted={painted}/{in_sight} "
         f"inbox({args.waiting} waiting) first={inbox[0]:.0f}ms reload={inbox[1]:.0f}ms "
         f"runs-table({args.streaming} streaming) filter={table['filterMs']:.0f}ms "
         f"longest-frame={table['maxFrameGapMs']:.0f}ms"
