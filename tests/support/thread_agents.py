@@ -41,11 +41,20 @@ def answer_of(message: str, seen: int) -> str:
     return f"{message} after {seen}"
 
 
-def gated_agent(gate: Gate, agent_id: str = "chat", *, cancellation_gate: Gate | None = None) -> Agent:
+def gated_agent(
+    gate: Gate,
+    agent_id: str = "chat",
+    *,
+    cancellation_gate: Gate | None = None,
+    waiting: asyncio.Event | None = None,
+) -> Agent:
     """The agent described in the module's text. With ``cancellation_gate``, a model step that is cancelled while it
-    waits finishes cancelling only once that gate opens: its run stays the thread's active run until then."""
+    waits finishes cancelling only once that gate opens: its run stays the thread's active run until then. ``waiting``
+    is set once a model step waits for its gate."""
 
     async def respond(request: ModelRequest) -> ScriptedResponse:
+        if waiting is not None:
+            waiting.set()
         try:
             await gate.wait()
         except asyncio.CancelledError:

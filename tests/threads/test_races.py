@@ -97,41 +97,45 @@ async def test_reject_race_starts_exactly_one_run(make_app: AppFactory, temporal
 async def test_jumping_race_runs_every_message_once_each_seeing_all_before(
     make_app: AppFactory, temporal_env: WorkflowEnvironment, strategy: str
 ) -> None:
-    """Every message after the first jumps the queue behind those that jumped before it: each is told its true
-    position, and they run in the order they arrived (the first interrupter first); under ``rollback`` the first
-    run is cancelled and leaves nothing in the thread.
+    """Messages that all arrive at once while a run is busy jump the queue behind those that jumped before them: each
+    is told its true position, and they run in the order they arrived (the first interrupter first); under
+    ``rollback`` the busy run is cancelled and leaves nothing in the thread.
 
-    The first run's cancellation completes only once every sender has its answer: a run cancelled sooner would let
-    the first jumper's run start, and a later ``rollback`` would (rightly) cancel that one too."""
-    gate, cancellation_gate = Gate(), Gate()
-    app = make_app([gated_agent(gate, cancellation_gate=cancellation_gate)])
+    The busy run is in its model step before the racers send, and its cancellation completes only once every sender
+    has its answer: cancelled sooner (before its model step, a cancellation nothing holds back), it would let the
+    first jumper's run start while others still arrive, and each later one would (rightly) be told a position one
+    lower."""
+    gate, cancellation_gate, waiting = Gate(), Gate(), asyncio.Event()
+    app = make_app([gated_agent(gate, cancellation_gate=cancellation_gate, waiting=waiting)])
     async with running_worker(app):
+        busy = await app.stream("chat", "busy-run", memory={"thread": "busy", "resource": "everyone"})
+        assert busy.thread_outcome is not None and busy.thread_outcome.outcome == "started"
+        await asyncio.wait_for(waiting.wait(), 60)
         results = await asyncio.to_thread(race_from_processes, _race(app, temporal_env, strategy), MESSAGES)
         cancellation_gate.open()
-        outcomes = collections.Counter(r["outcome"] for r in results)
-        assert outcomes == {"started": 1, "queued": len(SENT) - 1}
-        (first,) = [r for r in results if r["outcome"] == "started"]
-        queued = sorted((r for r in results if r["outcome"] == "queued"), key=lambda r: r["position"])
-        assert [r["position"] for r in queued] == list(range(1, len(SENT)))  # each its own, true position
-        if strategy == "rollback":  # the first run ends cancelled while its model step waits
+        assert collections.Counter(r["outcome"] for r in results) == {"queued": len(SENT)}
+        assert {r["activeRunId"] for r in results} == {busy.run_id}
+        queued = sorted(results, key=lambda r: r["position"])
+        assert [r["position"] for r in queued] == list(range(1, len(SENT) + 1))  # each its own, true position
+        if strategy == "rollback":  # the busy run ends cancelled while its model step waits
             for _ in range(600):
                 if (await app.thread("busy", resource_id="everyone")).done:
                     break
                 await asyncio.sleep(0.05)
         gate.open()
-        view = await _finished(app, len(SENT))
+        view = await _finished(app, len(SENT) + 1)
     statuses = collections.Counter(d.status for d in view.done)
-    first_status = "CANCELED" if strategy == "rollback" else "COMPLETED"
-    assert view.done[0].run_id == first["runId"] and view.done[0].status == first_status
-    assert [d.run_id for d in view.done] == [first["runId"], *(r["runId"] for r in queued)]  # in arrival order
+    busy_status = "CANCELED" if strategy == "rollback" else "COMPLETED"
+    assert view.done[0].run_id == busy.run_id and view.done[0].status == busy_status
+    assert [d.run_id for d in view.done] == [busy.run_id, *(r["runId"] for r in queued)]  # in arrival order
     assert statuses == {
-        "COMPLETED": len(SENT) - (strategy == "rollback"),
+        "COMPLETED": len(SENT) + (strategy == "interrupt"),
         **({"CANCELED": 1} if strategy == "rollback" else {}),
     }
     texts = await _texts(app)
     users = [text for role, text in texts if role == "user"]
-    ran = [m for m in SENT if m != first["message"]] if strategy == "rollback" else SENT
-    assert sorted(users) == sorted(ran)  # every message once; the rolled-back one's gone
+    ran = [r["message"] for r in queued]
+    assert users == (ran if strategy == "rollback" else ["busy-run", *ran])  # every message once, in turn
     assert [text for role, text in texts if role == "assistant"] == [
         answer_of(user, n) for n, user in enumerate(users, start=1)
     ]  # each run saw every message before it
