@@ -1,16 +1,17 @@
 """Erasing a scope: its schedules, its executions in Temporal (running ones stopped as they go), its rows in the store.
 
-The order keeps anything new from appearing while it works: schedules first (no new runs start), then the executions
-are deleted, running ones included (Temporal terminates an execution it deletes, so no activity of theirs starts
-again), then the store's rows go (the store refuses every later write under an erased run's id), and once Temporal no
-longer describes the executions the store is swept once more. Running it again finds nothing left and deletes
-nothing.
+The order keeps anything new from appearing while it works: schedules first (no new runs start), then the running
+threads' workflows, once their histories say which runs they hold (no queued run starts; one that started since the
+listing is found by id, and every one of them is erased from the store, started or not), then the executions are
+deleted, running ones included (Temporal terminates an execution it deletes, so no activity of theirs starts again),
+then the store's rows go (the store refuses every later write under an erased run's id), and once Temporal no longer
+describes the executions the store is swept once more. Running it again finds nothing left and deletes nothing.
 
 A running execution is deleted as it runs rather than terminated first: Temporal deletes a running execution at
 once, but a closed one (a terminated one always, a completed one sometimes) only once it has acknowledged the
 execution's close, which it does every 30 s by default: up to half a minute on an idle dev server, a minute on a busy
 one. For the same reason sub-agent runs are deleted before the runs that started them (a parent's close would cancel
-them and close them first) and the threads' workflows last."""
+them and close them first); a thread's runs outlive it (they are abandoned, not cancelled), so it may go first."""
 
 from __future__ import annotations
 
@@ -18,11 +19,12 @@ import asyncio
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 
-from temporalio.client import Client
+from temporalio.client import Client, WorkflowExecutionStatus
 from temporalio.service import RPCError, RPCStatusCode
 
 from tempo_agents.erasure.executions import Execution, scope_executions
 from tempo_agents.erasure.scope import ErasureReport, ErasureScope
+from tempo_agents.erasure.thread_histories import thread_run_ids
 from tempo_agents.retention import delete_execution
 from tempo_agents.schedules import ScheduleView
 from tempo_agents.store.base import Store
@@ -106,14 +108,25 @@ async def erase_scope(
 
 
 async def _erase_executions(
-    client: Client, store: Store, scope: ErasureScope, executions: Sequence[Execution], erased: _Erased
+    client: Client, store: Store, scope: ErasureScope, listed: Sequence[Execution], erased: _Erased
 ) -> None:
-    """Delete ``executions`` from Temporal (stopping the running ones) and from the store (and the scope's rows in
-    the store, which are deleted on every look)."""
-    deleted = {  # False: gone already
-        execution: await delete_execution(client, execution.workflow_id, execution.run_id)
-        for execution in _leaves_first(executions)
-    }
+    """Delete ``listed`` from Temporal (stopping the running ones) and from the store (and the scope's rows in the
+    store, which are deleted on every look).
+
+    Running threads go first, once their histories are read: a deleted thread starts no run more, and every run it
+    could have started since the listing (its queue) is then known by id, found in Temporal by id and erased from
+    the store, its later writes refused, whether it started or not."""
+    running_threads = [execution for execution in listed if _is_thread(execution) and execution.running]
+    held = [
+        run_id
+        for thread in running_threads
+        for run_id in await thread_run_ids(client, thread.workflow_id, thread.run_id)
+    ]
+    deleted = {thread: await delete_execution(client, thread.workflow_id, thread.run_id) for thread in running_threads}
+    executions = [*listed, *await _started_since(client, held, listed)]
+    for execution in _leaves_first(executions):  # False: gone already
+        if execution not in deleted:
+            deleted[execution] = await delete_execution(client, execution.workflow_id, execution.run_id)
     for execution in executions:  # reported in the order found
         erased.executions.add((execution.workflow_id, execution.run_id))
         if _is_thread(execution):
@@ -122,10 +135,30 @@ async def _erase_executions(
         if execution.running and deleted[execution]:
             erased.stopped[execution.workflow_id] = None
     run_ids, threads, resources = _store_keys(scope, executions)
+    run_ids += [run_id for run_id in dict.fromkeys(held) if run_id not in run_ids]
     erased.threads.update(dict.fromkeys(threads))
     erased.rows += await store.erase(run_ids, threads, resources)
     await asyncio.gather(*(_gone(client, execution) for execution in executions))
     erased.rows += await store.erase(run_ids, threads, resources)
+
+
+async def _started_since(client: Client, run_ids: Sequence[str], listed: Sequence[Execution]) -> list[Execution]:
+    """The executions of ``run_ids`` (runs a thread held) that the listing did not show: started since, or not yet
+    listed by Temporal. A run that never started has none."""
+    known = {execution.workflow_id for execution in listed}
+    found = []
+    for run_id in dict.fromkeys(run_ids):
+        if run_id in known:
+            continue
+        try:
+            described = await client.get_workflow_handle(run_id).describe()
+        except RPCError as error:
+            if error.status == RPCStatusCode.NOT_FOUND:
+                continue
+            raise
+        running = described.status == WorkflowExecutionStatus.RUNNING
+        found.append(Execution(run_id, described.run_id, running, None))
+    return found
 
 
 def _leaves_first(executions: Sequence[Execution]) -> list[Execution]:
