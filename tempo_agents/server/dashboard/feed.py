@@ -3,7 +3,9 @@
 Two kinds of events: ``answered`` (a waiting call was answered through this server: sent at once, so the item
 leaves every open inbox well within a second) and ``changed`` (the waiting runs changed in the store, or the
 listed runs in visibility, which one poller per server reads while at least one dashboard listens: answers sent
-by other processes, new suspensions, runs that start or end).
+by other processes, new suspensions, runs that start or end). A dashboard that connects is sent one ``changed``
+once the poller has read after it connected: what changed between its first reads and the poller's first look (or
+its look before the dashboard connected) would otherwise never be told.
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ class DashboardFeed:
         self._interval = interval
         self._subscribers: dict[asyncio.Queue[dict[str, Any]], Callable[[str | None], bool]] = {}
         self._poller: asyncio.Task[None] | None = None
+        self._joined: list[asyncio.Queue[dict[str, Any]]] = []
 
     @property
     def listeners(self) -> int:
@@ -60,6 +63,7 @@ class DashboardFeed:
         runs."""
         queue: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
         self._subscribers[queue] = sees
+        self._joined.append(queue)
         if self._poller is None or self._poller.done():
             self._poller = asyncio.get_running_loop().create_task(self._poll())
         try:
@@ -84,13 +88,18 @@ class DashboardFeed:
     async def _poll(self) -> None:
         last: tuple[Any, Any] | None = None
         while True:
+            joined, self._joined = self._joined, []
             try:
                 current = await self._fingerprints()
             except Exception as error:  # visibility unreachable for a moment: try again at the next tick
                 _log.debug("dashboard feed: visibility poll failed: %s", error)
+                self._joined += joined
             else:
                 if last is not None and current != last:
                     changed = {"type": "changed", "inbox": current[0] != last[0], "runs": current[1] != last[1]}
                     self.publish(changed, everyone=True)  # says only to read again: each reads its own
+                for queue in joined:  # read after it connected: whatever it read first is at most this old
+                    if queue in self._subscribers:
+                        queue.put_nowait({"type": "changed", "inbox": True, "runs": True})
                 last = current
             await asyncio.sleep(self._interval)
