@@ -44,6 +44,7 @@ import gc
 import importlib
 import json
 import os
+import random
 import resource
 import sys
 import tempfile
@@ -88,8 +89,10 @@ CONNECT_TIMEOUT = 600.0
 # The worker: a model held at a gate, and a store that notes when each offset was committed ------------------------
 
 
-def watched_agent(gate_dir: Path, deltas: int, delta_ms: float) -> Agent:
-    """Waits until the file named by the prompt exists in ``gate_dir``, then streams ``deltas`` words."""
+def watched_agent(gate_dir: Path, deltas: int, delta_ms: float, *, out_of_step: bool = False) -> Agent:
+    """Waits until the file named by the prompt exists in ``gate_dir``, then streams ``deltas`` words (with
+    ``out_of_step``, after a pause of its own, up to ``delta_ms``, so the runs' words do not fall at the same
+    instants)."""
     text = " ".join(f"w{n}" for n in range(deltas))
     gates: dict[str, asyncio.Task[None]] = {}  # one poller per gate, however many runs wait at it
 
@@ -102,6 +105,8 @@ def watched_agent(gate_dir: Path, deltas: int, delta_ms: float) -> Agent:
         if name not in gates:
             gates[name] = asyncio.get_running_loop().create_task(opened(gate_dir / name))
         await asyncio.shield(gates[name])
+        if out_of_step:
+            await asyncio.sleep(random.uniform(0, delta_ms / 1000))
         return ScriptedResponse(text=text)
 
     return Agent(id=AGENT_ID, model=ScriptedModel(respond, delta_delay=delta_ms / 1000))
@@ -121,7 +126,7 @@ def note_commits(store: Store, into: list[tuple[str, list[int], float]]) -> None
 
 async def worker_role(args: argparse.Namespace) -> int:
     client = await Client.connect(args.address, data_converter=pydantic_data_converter)
-    agent = watched_agent(args.gate_dir, args.deltas, args.delta_ms)
+    agent = watched_agent(args.gate_dir, args.deltas, args.delta_ms, out_of_step=args.out_of_step)
     app = App(agents=[agent], client=client, store=args.store_url, task_queue=args.task_queue)
     commits: list[tuple[str, list[int], float]] = []
     note_commits(app.store, commits)
@@ -391,7 +396,11 @@ def summary(result: PhaseResult) -> str:
 
 async def orchestrate(args: argparse.Namespace) -> int:
     load = os.getloadavg()
-    out(f"many_watchers: {args.streams} streams over {args.runs} runs, {args.deltas} deltas {args.delta_ms:g} ms apart")
+    step = "out of step" if args.out_of_step else "in step"
+    out(
+        f"many_watchers: {args.streams} streams over {args.runs} runs, {args.deltas} deltas {args.delta_ms:g} ms "
+        f"apart, the runs {step}"
+    )
     out(f"store: {describe_store(args.store)}; load average at start {load[0]:.2f}")
     if load[0] > 1.0:
         out(busy_warning())
@@ -417,6 +426,7 @@ async def measure(args: argparse.Namespace, client: Client, store_url: str, dire
     bench.worker = await bench.spawn(
         "worker", "--address", address, "--store-url", store_url, "--task-queue", task_queue,
         "--gate-dir", str(gate_dir), "--deltas", str(args.deltas), "--delta-ms", str(args.delta_ms),
+        *(["--out-of-step"] if args.out_of_step else []),
     )  # fmt: skip
     bench.clients = await bench.spawn("clients", "--port", str(server.port), "--gate-dir", str(gate_dir))
     try:
@@ -443,7 +453,8 @@ def report(args: argparse.Namespace, single: PhaseResult, many: PhaseResult) -> 
     ratio = quantile(sorted(many.lags_ms), 0.95) / quantile(sorted(single.lags_ms), 0.95)
     lost = sum(single.ends[e] + many.ends[e] for e in ("lost", "broken"))
     out(
-        f"many_watchers: store={store_kind(args.store)} streams={args.streams} runs={args.runs} lag {summary(many)} "
+        f"many_watchers: store={store_kind(args.store)} streams={args.streams} runs={args.runs}"
+        f"{' out-of-step' if args.out_of_step else ''} lag {summary(many)} "
         f"single {summary(single)} ratio(p95)={ratio:.2f}x idle-stream={many.idle_stream_kb:.1f}KB "
         f"api-cpu={many.cpu_percent:.0f}% lost={lost} cut={many.ends['cut']} refused={many.ends['refused']}"
     )
@@ -455,6 +466,12 @@ def main() -> int:
     parser.add_argument("--runs", type=int, default=100)
     parser.add_argument("--deltas", type=int, default=100, help="words each run's model streams")
     parser.add_argument("--delta-ms", type=float, default=20.0, help="milliseconds between the words")
+    parser.add_argument(
+        "--out-of-step",
+        action="store_true",
+        help="each run starts its words after a random pause of up to --delta-ms, as independent runs do (by default "
+        "every run's words fall at the same instants: the worst case for the fan-out)",
+    )
     add_store_argument(parser)
     add_dev_server_arguments(parser)
     parser.add_argument("--role", choices=("bench", "worker", "clients"), default="bench", help=argparse.SUPPRESS)
