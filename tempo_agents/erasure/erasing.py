@@ -19,7 +19,7 @@ import asyncio
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 
-from temporalio.client import Client, WorkflowExecutionStatus
+from temporalio.client import Client, WorkflowExecutionDescription, WorkflowExecutionStatus
 from temporalio.service import RPCError, RPCStatusCode
 
 from tempo_agents.erasure.executions import Execution, scope_executions
@@ -135,7 +135,7 @@ async def _erase_executions(
         if execution.running and deleted[execution]:
             erased.stopped[execution.workflow_id] = None
     run_ids, threads, resources = _store_keys(scope, executions)
-    run_ids += [run_id for run_id in dict.fromkeys(held) if run_id not in run_ids]
+    run_ids = list(dict.fromkeys([*run_ids, *held]))
     erased.threads.update(dict.fromkeys(threads))
     erased.rows += await store.erase(run_ids, threads, resources)
     await asyncio.gather(*(_gone(client, execution) for execution in executions))
@@ -148,16 +148,10 @@ async def _started_since(client: Client, run_ids: Sequence[str], listed: Sequenc
     known = {execution.workflow_id for execution in listed}
     found = []
     for run_id in dict.fromkeys(run_ids):
-        if run_id in known:
-            continue
-        try:
-            described = await client.get_workflow_handle(run_id).describe()
-        except RPCError as error:
-            if error.status == RPCStatusCode.NOT_FOUND:
-                continue
-            raise
-        running = described.status == WorkflowExecutionStatus.RUNNING
-        found.append(Execution(run_id, described.run_id, running, None))
+        described = None if run_id in known else await _described(client, run_id)
+        if described is not None:
+            running = described.status == WorkflowExecutionStatus.RUNNING
+            found.append(Execution(run_id, described.run_id, running, None))
     return found
 
 
@@ -187,16 +181,22 @@ def _is_thread(execution: Execution) -> bool:
 async def _gone(client: Client, execution: Execution) -> None:
     """Return once Temporal no longer describes the execution (it deletes in the background: a running one at once, a
     closed one once its close is acknowledged)."""
-    handle = client.get_workflow_handle(execution.workflow_id, run_id=execution.run_id)
     for _ in range(round(_GONE_SECONDS / _GONE_INTERVAL)):
-        try:
-            await handle.describe()
-        except RPCError as error:
-            if error.status == RPCStatusCode.NOT_FOUND:
-                return
-            raise
+        if await _described(client, execution.workflow_id, execution.run_id) is None:
+            return
         await asyncio.sleep(_GONE_INTERVAL)
     raise TimeoutError(
         f"Temporal still holds the execution {execution.workflow_id!r} {_GONE_SECONDS:.0f} s after "
         "it was deleted; erase again to finish"
     )
+
+
+async def _described(client: Client, workflow_id: str, run_id: str = "") -> WorkflowExecutionDescription | None:
+    """What Temporal says of the execution (the workflow id's latest when ``run_id`` is empty); ``None`` when it holds
+    none."""
+    try:
+        return await client.get_workflow_handle(workflow_id, run_id=run_id or None).describe()
+    except RPCError as error:
+        if error.status == RPCStatusCode.NOT_FOUND:
+            return None
+        raise
