@@ -14,7 +14,7 @@ from pathlib import Path
 from temporalio.testing import WorkflowEnvironment
 
 from tests.cli.test_cli import target, write_app
-from tests.support.cli_processes import stop_cli
+from tests.support.cli_processes import read_lines_until, stop_cli
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -57,18 +57,6 @@ async def start_reporting(args: list[str], cwd: Path) -> asyncio.subprocess.Proc
     )  # fmt: skip
 
 
-async def lines_until(process: asyncio.subprocess.Process, needle: str) -> list[str]:
-    """The lines the command printed up to the first with ``needle`` (all of them, should it end first)."""
-    assert process.stdout is not None
-    lines: list[str] = []
-    async with asyncio.timeout(90):
-        while line := (await process.stdout.readline()).decode():
-            lines.append(line.strip())
-            if needle in line:
-                break
-    return lines
-
-
 async def test_worker_and_serve_set_their_start_up_objects_aside_before_they_say_they_serve(
     temporal_env: WorkflowEnvironment, tmp_path: Path
 ) -> None:
@@ -79,7 +67,7 @@ async def test_worker_and_serve_set_their_start_up_objects_aside_before_they_say
     for command, ready in (["worker"], "polling task queue"), (["serve", "--api-port", "0"], "HTTP API at"):
         process = await start_reporting([*command, *common], tmp_path)
         try:
-            lines = await lines_until(process, ready)
+            lines = [line.strip() for line in await read_lines_until(process, ready)]
         finally:
             code, _, stderr = await stop_cli(process, signal.SIGTERM)
         said = [line for line in lines if line.startswith("start-up objects set aside: ")]

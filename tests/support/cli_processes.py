@@ -69,26 +69,32 @@ async def start_cli(args: Sequence[str], cwd: Path, env: Mapping[str, str] | Non
 
 async def read_until(process: asyncio.subprocess.Process, needle: str, timeout: float = 90) -> str:
     """Read stdout lines until one contains ``needle``; fail with the process's stderr otherwise."""
+    return (await read_lines_until(process, needle, timeout))[-1]
+
+
+async def read_lines_until(process: asyncio.subprocess.Process, needle: str, timeout: float = 90) -> list[str]:
+    """Every stdout line up to the first that contains ``needle``, that one last; fail with the process's stderr
+    otherwise."""
     assert process.stdout is not None and process.stderr is not None
     seen: list[str] = []
 
-    async def read() -> str:
+    async def read() -> bool:
         assert process.stdout is not None
         while line := (await process.stdout.readline()).decode():
             seen.append(line)
             if needle in line:
-                return line
-        return ""
+                return True
+        return False
 
     try:
-        line = await asyncio.wait_for(read(), timeout)
+        found = await asyncio.wait_for(read(), timeout)
     except TimeoutError:
-        line = ""
-    if not line:
+        found = False
+    if not found:
         process.kill()
         stderr = (await process.stderr.read()).decode()
         pytest.fail(f"no line with {needle!r}; stdout: {''.join(seen)!r}; stderr: {stderr!r}")
-    return line
+    return seen
 
 
 async def stop_cli(process: asyncio.subprocess.Process, sig: int, timeout: float = 30) -> tuple[int, str, str]:
