@@ -1,8 +1,8 @@
 """Many SSE streams on one API server over many live runs: how late does each chunk reach each client after its
 commit, next to one stream per run measured in the same invocation, and what does an idle stream cost the server?
 
-    python bench/many_watchers.py [--streams 1000] [--runs 100] [--deltas 100] [--delta-ms 20]
-                                  [--store sqlite|postgresql|postgresql://...] [--db-file PATH]
+    python bench/many_watchers.py [--streams 1000] [--runs 100] [--deltas 100] [--delta-ms 20] [--out-of-step]
+                                  [--stages] [--store sqlite|postgresql|postgresql://...] [--db-file PATH]
 
 Three processes besides the embedded dev server (and PostgreSQL with ``--store postgresql``):
 
@@ -10,9 +10,10 @@ Three processes besides the embedded dev server (and PostgreSQL with ``--store p
 - a worker (``--role worker``): the agent's model is scripted to wait for a gate file, then stream ``--deltas``
   words ``--delta-ms`` apart. Its store's ``record`` (every chunk write goes through it) is wrapped to note, right
   after the commit returned, the wall-clock time of each offset it wrote: the commit time of every chunk;
-- the clients (``--role clients``): plain asyncio connections (``GET /api/runs/:id/stream``, HTTP/1.1 chunked
-  framing and SSE parsed by hand, cheaper than an HTTP library so the clients are not what is measured), noting
-  the wall-clock time each event arrived.
+- the clients (``--role clients``): non-blocking sockets the event loop watches (``GET /api/runs/:id/stream``,
+  HTTP/1.1 chunked framing and SSE parsed by hand, cheaper than an HTTP library so the clients are not what is
+  measured), noting two wall-clock times for each event: when its bytes reached the client's socket (the kernel's
+  receive stamp, ``SO_TIMESTAMPNS``) and when the clients' process read them.
 
 Two phases, each on ``--runs`` new runs held at the gate until every stream has its first event:
 
@@ -24,16 +25,20 @@ Two phases, each on ``--runs`` new runs held at the gate until every stream has 
 Each phase also reports its length (gate to the last ``[DONE]``) and the CPU of the API server, the worker and the
 clients' process while it streamed (``/proc``), to tell a saturated machine from a slow fan-out.
 
-Lag = arrival − commit for each stream and each chunk committed after the gate opened (the ``start`` chunk and the
-step's first chunks, committed while the streams connected, are left out). Every stream must end with ``[DONE]``
-after the run's ``finish`` chunk and hold each of the run's journal offsets once, in order, with the same bytes as
-every other stream of the run. Streams that are not whole are counted by how they ended: ``cut`` (cut off as a
-slow client, with the cut-off event: the clients' process could not keep up), ``refused`` (not a 200: the route
-asks Temporal about the run first), ``lost`` (a chunk missing, repeated or out of place, or other bytes than the
-run's other streams: never expected). The last line is quotable::
+Lag = arrival at the client's socket − commit for each stream and each chunk committed after the gate opened (the
+``start`` chunk and the step's first chunks, committed while the streams connected, are left out). Every stream must
+end with ``[DONE]`` after the run's ``finish`` chunk and hold each of the run's journal offsets once, in order, with
+the same bytes as every other stream of the run. Streams that are not whole are counted by how they ended: ``cut``
+(cut off as a slow client, with the cut-off event: the clients' process could not keep up), ``refused`` (not a 200:
+the route asks Temporal about the run first), ``lost`` (a chunk missing, repeated or out of place, or other bytes than
+the run's other streams: never expected). The lag until the clients' process read each event is shown beside it
+(``read``): the clients share the machine's two cores with the server and the worker, which a thousand people watching
+from their own machines do not. ``--stages`` also prints where the lag accrues in the API server (``Stages``). The
+last line is quotable::
 
     many_watchers: store=sqlite streams=1000 runs=100 lag p50=..ms p95=..ms max=..ms single p50=..ms p95=..ms
-        max=..ms ratio(p95)=..x idle-stream=..KB api-cpu=..% lost=0 cut=0 refused=0
+        max=..ms ratio(p95)=..x read p95=..ms single-read p95=..ms read-ratio(p95)=..x idle-stream=..KB api-cpu=..%
+        lost=0 cut=0 refused=0
 """
 
 from __future__ import annotations
@@ -46,6 +51,8 @@ import json
 import os
 import random
 import resource
+import socket
+import struct
 import sys
 import tempfile
 import time
@@ -79,7 +86,8 @@ from tempo_agents import Agent, App, ScriptedModel, ScriptedResponse
 from tempo_agents.cli._collector import freeze_startup_objects
 from tempo_agents.models.model import ModelRequest
 from tempo_agents.server.serving import ApiServer
-from tempo_agents.store import Store
+from tempo_agents.store import JournalEntry, Store
+from tempo_agents.streams.run_tail import RunTail
 
 AGENT_ID = "watched"
 GATE_POLL_SECONDS = 0.01
@@ -153,6 +161,9 @@ class Seen:
     run_id: str
     offsets: list[int]
     arrivals: list[float]
+    """When each event's bytes reached the client's socket (the kernel's stamp)."""
+    reads: list[float]
+    """When the clients' process read them."""
     digests: list[int]
     done: bool = False
     error: str | None = None
@@ -166,7 +177,7 @@ class ChunkedSse:
         self._raw = b""
         self._events = b""
 
-    def feed(self, data: bytes, arrived: float) -> None:
+    def feed(self, data: bytes, arrived: float, read: float) -> None:
         self._raw += data
         while True:
             head, sep, rest = self._raw.partition(b"\r\n")
@@ -180,9 +191,9 @@ class ChunkedSse:
                 return
             self._events += rest[:size]
             self._raw = rest[size + 2 :]
-            self._parse_events(arrived)
+            self._parse_events(arrived, read)
 
-    def _parse_events(self, arrived: float) -> None:
+    def _parse_events(self, arrived: float, read: float) -> None:
         *blocks, self._events = self._events.split(b"\n\n")
         for block in blocks:
             if block.startswith(b":"):
@@ -196,13 +207,30 @@ class ChunkedSse:
                 continue
             self.seen.offsets.append(int(event_id[4:]))
             self.seen.arrivals.append(arrived)
+            self.seen.reads.append(read)
             self.seen.digests.append(zlib.crc32(data))
 
 
-class SseConnection(asyncio.Protocol):
-    """One stream's connection: the event loop hands each read to ``data_received`` as it arrives, with no task
-    woken a read (the cheapest a client in Python gets, so the clients' process takes as little of the machine's
-    CPU from the server as it can)."""
+_SO_TIMESTAMPNS = getattr(socket, "SO_TIMESTAMPNS", 35)
+"""Linux's option (and control message) that stamps each read with the time its bytes reached the socket."""
+_STAMP_SPACE = socket.CMSG_SPACE(16)
+
+
+def _stamped(ancillary: list[tuple[int, int, bytes]]) -> float | None:
+    """The kernel's receive time in a read's control messages (``SO_TIMESTAMPNS``), if it is there."""
+    for level, kind, stamp in ancillary:
+        if level == socket.SOL_SOCKET and kind == _SO_TIMESTAMPNS:
+            seconds, nanoseconds = struct.unpack("qq", stamp[:16])
+            return float(seconds + nanoseconds / 1e9)
+    return None
+
+
+class SseConnection:
+    """One stream's connection, a non-blocking socket the event loop watches: each read is handed over as it
+    arrives, with no task woken (the cheapest a client in Python gets, so the clients' process takes as little of the
+    machine's CPU from the server as it can), and comes with two times: when its bytes reached the socket (the
+    kernel's stamp, ``SO_TIMESTAMPNS``: the last of the bytes a read takes, so never early) and when this process
+    read them (after waiting for a CPU beside the server and the worker)."""
 
     def __init__(self, run_id: str, first: asyncio.Event, seen: Seen) -> None:
         self._request = f"GET /api/runs/{run_id}/stream HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n"
@@ -210,16 +238,30 @@ class SseConnection(asyncio.Protocol):
         self._seen = seen
         self._head: bytes | None = b""
         self._parser = ChunkedSse(seen)
-        self._transport: asyncio.Transport | None = None
-        self.closed: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._loop = asyncio.get_running_loop()
+        self._socket = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        self._socket.setblocking(False)
+        self._socket.setsockopt(socket.SOL_SOCKET, _SO_TIMESTAMPNS, 1)
+        self.closed: asyncio.Future[None] = self._loop.create_future()
 
-    def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        assert isinstance(transport, asyncio.Transport)
-        self._transport = transport
-        transport.write(self._request.encode())
+    async def open(self, port: int) -> None:
+        await self._loop.sock_connect(self._socket, ("127.0.0.1", port))
+        await self._loop.sock_sendall(self._socket, self._request.encode())
+        self._loop.add_reader(self._socket.fileno(), self._readable)
 
-    def data_received(self, data: bytes) -> None:
-        arrived = time.time()
+    def _readable(self) -> None:
+        try:
+            data, ancillary, _, _ = self._socket.recvmsg(1 << 16, _STAMP_SPACE)
+        except BlockingIOError:
+            return
+        except OSError as error:
+            self._seen.error = self._seen.error or f"read failed: {error}"
+            data, ancillary = b"", []
+        read = time.time()
+        if not data:
+            self._close()
+            return
+        arrived = _stamped(ancillary) or read
         if self._head is not None:  # the response's head, then its body
             head, sep, data = (self._head + data).partition(b"\r\n\r\n")
             if not sep:
@@ -228,23 +270,23 @@ class SseConnection(asyncio.Protocol):
             self._head = None
             if not head.startswith(b"HTTP/1.1 200"):
                 self._seen.error = head.decode()[:200]
-                assert self._transport is not None
-                self._transport.close()
+                self._close()
                 return
-        self._parser.feed(data, arrived)
+        self._parser.feed(data, arrived, read)
         if self._seen.offsets:
             self._first.set()
 
-    def connection_lost(self, exc: Exception | None) -> None:
+    def _close(self) -> None:
+        self._loop.remove_reader(self._socket.fileno())
+        self._socket.close()
         self._first.set()
         if not self.closed.done():
             self.closed.set_result(None)
 
 
 async def follow(port: int, run_id: str, first: asyncio.Event, seen: Seen) -> None:
-    _, connection = await asyncio.get_running_loop().create_connection(
-        lambda: SseConnection(run_id, first, seen), "127.0.0.1", port
-    )
+    connection = SseConnection(run_id, first, seen)
+    await connection.open(port)
     await connection.closed
 
 
@@ -252,7 +294,7 @@ async def clients_role(args: argparse.Namespace) -> int:
     loop = asyncio.get_running_loop()
     while line := await loop.run_in_executor(None, sys.stdin.readline):
         run_ids: list[str] = json.loads(line)
-        seen = [Seen(run_id, [], [], []) for run_id in run_ids]
+        seen = [Seen(run_id, [], [], [], []) for run_id in run_ids]
         firsts = [asyncio.Event() for _ in run_ids]
         tasks = [
             asyncio.create_task(follow(args.port, s.run_id, first, s)) for s, first in zip(seen, firsts, strict=True)
@@ -288,6 +330,9 @@ def others_cpu(processes: Sequence[asyncio.subprocess.Process]) -> list[float]:
 @dataclass
 class PhaseResult:
     lags_ms: list[float]
+    """Commit to the client's socket, each chunk of each stream."""
+    read_lags_ms: list[float]
+    """Commit to the clients' process reading it."""
     ends: dict[str, int]
     """How many streams were not whole, by how they ended (``end_of``), and ``broken`` (other bytes than the
     run's other streams)."""
@@ -300,6 +345,74 @@ class PhaseResult:
     clients_cpu_percent: float = 0.0
 
 
+class Stages:
+    """``--stages``: where a chunk's lag accrues in this process, the API server, stamped by wrapping (nothing of
+    tempo-agents is changed): the SQLite watcher's wake-up of the run's tail (``Watcher._wake_up_to``), the tail's
+    task resuming from its wait (``Store.wait_for_chunks`` returning), the hand-out to the streams beginning
+    (``RunTail._hand_out``), then the bytes at the client's socket. PostgreSQL's listener has no watcher stage."""
+
+    def __init__(self, store: Store) -> None:
+        self.woken: dict[str, list[tuple[int, float]]] = {}
+        self.resumed: dict[tuple[str, int], float] = {}
+        self.handed: dict[tuple[str, int], float] = {}
+        waiting = store.wait_for_chunks
+
+        async def wait_for_chunks(run_id: str, offset: int, timeout: float) -> None:
+            await waiting(run_id, offset, timeout)
+            self.resumed.setdefault((run_id, offset), time.time())
+
+        store.wait_for_chunks = wait_for_chunks  # type: ignore[method-assign]
+        watcher = getattr(store, "_watcher", None)
+        if watcher is not None:
+            waking = watcher._wake_up_to
+
+            def wake_up_to(latest: dict[str, int]) -> None:
+                now = time.time()
+                for run_id, last in latest.items():
+                    self.woken.setdefault(run_id, []).append((last, now))
+                waking(latest)
+
+            watcher._wake_up_to = wake_up_to
+        handing_out = RunTail._hand_out
+
+        def hand_out(tail: RunTail, entries: Sequence[JournalEntry]) -> None:
+            now = time.time()
+            for entry in entries:
+                self.handed[(tail.run_id, entry.offset)] = now
+            handing_out(tail, entries)
+
+        RunTail._hand_out = hand_out  # type: ignore[method-assign,assignment]
+
+    def report(self, name: str, seen: Sequence[Seen], commits: dict[tuple[str, int], float]) -> None:
+        """One line a phase: each stage's p50 / p95 over the chunks it stamped (a chunk read in the same batch as the
+        one its tail waited for has no resume of its own)."""
+        stages: dict[str, list[float]] = {"commit->woken": [], "woken->resumed": [], "resumed->handed": []}
+        for (run_id, offset), committed in commits.items():
+            woken = next((t for last, t in self.woken.get(run_id, []) if last >= offset and t >= committed), None)
+            resumed = self.resumed.get((run_id, offset))
+            handed = self.handed.get((run_id, offset))
+            if woken is not None:
+                stages["commit->woken"].append(1000 * (woken - committed))
+            if woken is not None and resumed is not None and resumed >= woken:
+                stages["woken->resumed"].append(1000 * (resumed - woken))
+            if resumed is not None and handed is not None and resumed >= committed:
+                stages["resumed->handed"].append(1000 * (handed - resumed))
+        stages["handed->socket"] = [
+            1000 * (arrived - self.handed[(stream.run_id, offset)])
+            for stream in seen
+            for offset, arrived in zip(stream.offsets, stream.arrivals, strict=True)
+            if (stream.run_id, offset) in commits and (stream.run_id, offset) in self.handed
+        ]
+        out(f"{name} stages: " + ", ".join(f"{stage} {brief(sorted(lags))}" for stage, lags in stages.items() if lags))
+        self.woken.clear()
+        self.resumed.clear()
+        self.handed.clear()
+
+
+def brief(lags: list[float]) -> str:
+    return f"p50={quantile(lags, 0.5):.1f}ms p95={quantile(lags, 0.95):.1f}ms (n={len(lags)})"
+
+
 class Bench:
     def __init__(self, args: argparse.Namespace, app: App, port: int, gate_dir: Path) -> None:
         self.args = args
@@ -308,6 +421,7 @@ class Bench:
         self.gate_dir = gate_dir
         self.worker: asyncio.subprocess.Process | None = None
         self.clients: asyncio.subprocess.Process | None = None
+        self.stages = Stages(app.store) if args.stages else None
 
     async def spawn(self, role: str, *extra: str) -> asyncio.subprocess.Process:
         return await asyncio.create_subprocess_exec(
@@ -366,7 +480,10 @@ class Bench:
         for run_id, offsets, at in json.loads(commits_file.read_text()):
             for offset in offsets:
                 commits[(run_id, offset)] = at
-        result = await self.judge(seen, {at: t for at, t in commits.items() if t >= opened}, idle_kb, cpu_percent)
+        since_gate = {at: t for at, t in commits.items() if t >= opened}
+        if self.stages is not None:
+            self.stages.report(name, seen, since_gate)
+        result = await self.judge(seen, since_gate, idle_kb, cpu_percent)
         result.seconds, result.worker_cpu_percent, result.clients_cpu_percent = seconds, worker_percent, clients_percent
         return result
 
@@ -374,6 +491,7 @@ class Bench:
         self, seen: Sequence[Seen], commits: dict[tuple[str, int], float], idle_kb: float, cpu_percent: float
     ) -> PhaseResult:
         lags: list[float] = []
+        read_lags: list[float] = []
         ends = {"lost": 0, "broken": 0, "cut": 0, "refused": 0}
         reference: dict[str, list[int]] = {}
         journals: dict[str, int] = {}
@@ -388,12 +506,13 @@ class Bench:
                     shown = stream.offsets[:5], stream.offsets[-5:], len(stream.offsets), journals[stream.run_id]
                     out(f"  a {ending} stream of {stream.run_id}: offsets {shown}, done={stream.done}, {stream.error}")
                 ends[ending] += 1
-            for offset, arrived in zip(stream.offsets, stream.arrivals, strict=True):
+            for offset, arrived, read in zip(stream.offsets, stream.arrivals, stream.reads, strict=True):
                 committed = commits.get((stream.run_id, offset))
                 if committed is not None:
                     lags.append(1000 * (arrived - committed))
+                    read_lags.append(1000 * (read - committed))
         chunks = sum(journals.values())
-        return PhaseResult(lags, ends, idle_kb, cpu_percent, chunks)
+        return PhaseResult(lags, read_lags, ends, idle_kb, cpu_percent, chunks)
 
 
 def end_of(stream: Seen, journal_length: int) -> str:
@@ -419,8 +538,8 @@ def cpu(result: PhaseResult) -> str:
     )
 
 
-def summary(result: PhaseResult) -> str:
-    lags = sorted(result.lags_ms)
+def summary(lags_ms: list[float]) -> str:
+    lags = sorted(lags_ms)
     return (
         f"p50={quantile(lags, 0.5):.1f}ms p95={quantile(lags, 0.95):.1f}ms max={max(lags, default=float('nan')):.1f}ms"
     )
@@ -477,17 +596,24 @@ async def measure(args: argparse.Namespace, client: Client, store_url: str, dire
 
 
 def report(args: argparse.Namespace, single: PhaseResult, many: PhaseResult) -> None:
-    out(f"single: {args.runs} streams, {single.chunks} chunks, lag {summary(single)}, {ends(single)}, {cpu(single)}")
+    def both(result: PhaseResult) -> str:
+        return f"lag {summary(result.lags_ms)} (read by the client: {summary(result.read_lags_ms)})"
+
+    out(f"single: {args.runs} streams, {single.chunks} chunks, {both(single)}, {ends(single)}, {cpu(single)}")
     out(
-        f"many: {args.streams} streams, {many.chunks} chunks, {len(many.lags_ms)} deliveries, lag {summary(many)}, "
+        f"many: {args.streams} streams, {many.chunks} chunks, {len(many.lags_ms)} deliveries, {both(many)}, "
         f"{ends(many)}, idle stream {many.idle_stream_kb:.1f} KB, {cpu(many)}"
     )
     ratio = quantile(sorted(many.lags_ms), 0.95) / quantile(sorted(single.lags_ms), 0.95)
+    read_ratio = quantile(sorted(many.read_lags_ms), 0.95) / quantile(sorted(single.read_lags_ms), 0.95)
     lost = sum(single.ends[e] + many.ends[e] for e in ("lost", "broken"))
     out(
         f"many_watchers: store={store_kind(args.store)} streams={args.streams} runs={args.runs}"
-        f"{' out-of-step' if args.out_of_step else ''} lag {summary(many)} "
-        f"single {summary(single)} ratio(p95)={ratio:.2f}x idle-stream={many.idle_stream_kb:.1f}KB "
+        f"{' out-of-step' if args.out_of_step else ''} lag {summary(many.lags_ms)} "
+        f"single {summary(single.lags_ms)} ratio(p95)={ratio:.2f}x "
+        f"read p95={quantile(sorted(many.read_lags_ms), 0.95):.1f}ms "
+        f"single-read p95={quantile(sorted(single.read_lags_ms), 0.95):.1f}ms read-ratio(p95)={read_ratio:.2f}x "
+        f"idle-stream={many.idle_stream_kb:.1f}KB "
         f"api-cpu={many.cpu_percent:.0f}% lost={lost} cut={many.ends['cut']} refused={many.ends['refused']}"
     )
 
@@ -503,6 +629,9 @@ def main() -> int:
         action="store_true",
         help="each run starts its words after a random pause of up to --delta-ms, as independent runs do (by default "
         "every run's words fall at the same instants: the worst case for the fan-out)",
+    )
+    parser.add_argument(
+        "--stages", action="store_true", help="also print where the lag accrues in the API server (class Stages)"
     )
     add_store_argument(parser)
     add_dev_server_arguments(parser)
