@@ -52,6 +52,7 @@ from tempo_agents.server.routes import (
 )
 from tempo_agents.server.routes.codec import CODEC_PREFIX
 from tempo_agents.server.sign_in import SIGN_IN_PREFIX, ProviderClient, SessionCookies, sign_in_router
+from tempo_agents.server.transport_send import ApiApp
 from tempo_agents.telemetry.api_route import metrics_router
 
 __all__ = ["DEFAULT_PREFIX", "create_server"]
@@ -160,7 +161,7 @@ def create_server(
     Every route that changes something is recorded in the store's audit trail (``server/audit/``), read at
     ``GET {prefix}/audit``.
     """
-    api = FastAPI(
+    api = ApiApp(
         title="tempo-agents",
         summary="Durable agents on Temporal: the reference's agent and tool routes, and run operations.",
         openapi_url="/openapi.json",

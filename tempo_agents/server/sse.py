@@ -18,9 +18,10 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Generator
 from typing import Any
 
 from starlette.responses import StreamingResponse
-from starlette.types import Send
+from starlette.types import Receive, Scope, Send
 
 from tempo_agents.journal.chunks import Chunk
+from tempo_agents.server.transport_send import transport_send
 from tempo_agents.streams import AgentStream
 
 __all__ = [
@@ -333,14 +334,21 @@ class _Resumed:
 
 
 class _RelayedEvents(EventStream):
-    """The SSE response of a relayed stream: hands its ``send`` to the relay once the head is on its way."""
+    """The SSE response of a relayed stream: hands a ``send`` to the relay once the head is on its way, the one the
+    request came into the API app with when there is one (``transport_send.py``: the body skips the layers' wrappers,
+    which only look at the head)."""
 
     def __init__(self, relay: _Relay, content: AsyncIterator[bytes], headers: dict[str, str]) -> None:
         super().__init__(content, headers=headers)
         self._relay = relay
+        self._transport_send: Send | None = None
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        self._transport_send = transport_send(scope)
+        await super().__call__(scope, receive, send)
 
     async def stream_response(self, send: Send) -> None:
-        self._relay.send = send
+        self._relay.send = self._transport_send or send
         await super().stream_response(send)
 
 
