@@ -19,7 +19,6 @@ from typing import Any
 import httpx
 import psycopg
 import pytest
-import uvicorn
 from pydantic import BaseModel
 from temporalio.client import Client
 
@@ -36,6 +35,7 @@ from tempo_agents.workflows.payloads import RunResult
 from tests.support.agents import delegate, scripted_agent
 from tests.support.chaos import app as chaos
 from tests.support.chaos.check import Report, RunOutcome, check, check_stream
+from tests.support.http_api import served_asgi
 from tests.support.postgres_server import PostgresServer, find_bindir
 
 RETRY_SECONDS = 1.0
@@ -371,14 +371,8 @@ async def test_an_unexpected_500_tells_the_client_that_its_connection_closes(tmp
         raise RuntimeError("a bug")
 
     api.add_api_route("/api/broken", broken)
-    config = uvicorn.Config(api, host="127.0.0.1", port=0, log_level="critical", lifespan="off")
-    server = uvicorn.Server(config)
-    task = asyncio.create_task(server.serve())
-    while not server.started:
-        await asyncio.sleep(0.01)
-    port = server.servers[0].sockets[0].getsockname()[1]
 
-    def two_requests() -> list[tuple[int, str | None, Any]]:
+    def two_requests(port: int) -> list[tuple[int, str | None, Any]]:
         conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
         answers = []
         for path in ("/api/broken", "/api/health"):
@@ -388,11 +382,8 @@ async def test_an_unexpected_500_tells_the_client_that_its_connection_closes(tmp
         conn.close()
         return answers
 
-    try:
-        answers = await asyncio.to_thread(two_requests)
-    finally:
-        server.should_exit = True
-        await task
+    async with served_asgi(api, lifespan="off", log_level="critical") as port:
+        answers = await asyncio.to_thread(two_requests, port)
     assert answers == [(500, "close", {"error": "a bug"}), (200, None, {"status": "ok"})]
 
 

@@ -4,20 +4,16 @@ around the app (a user's, when the app is mounted in theirs) still sees every by
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from pathlib import Path
 
 import httpx
-import uvicorn
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from tempo_agents import App
 from tempo_agents.server import create_server
 from tests.conftest import AppFactory, running_worker
 from tests.streams.test_many_readers import journal_wire, talker
-from tests.support.http_api import sse_events
+from tests.support.http_api import served_asgi, sse_events
 
 LONG = 120.0
 
@@ -72,28 +68,12 @@ class BodyTap:
         await self.app(scope, receive, tapped)
 
 
-@asynccontextmanager
-async def served_asgi(asgi: ASGIApp) -> AsyncIterator[str]:
-    """``asgi`` served by uvicorn on 127.0.0.1 (a free port); yields its base URL."""
-    server = uvicorn.Server(uvicorn.Config(asgi, host="127.0.0.1", port=0, log_level="warning", lifespan="on"))
-    task = asyncio.create_task(server.serve())
-    try:
-        while not server.started:
-            assert not task.done(), "the server did not start"
-            await asyncio.sleep(0.01)
-        port = server.servers[0].sockets[0].getsockname()[1]
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        server.should_exit = True
-        await asyncio.wait_for(task, LONG)
-
-
 async def test_a_layer_around_the_api_app_sees_every_byte_of_a_live_stream(make_app: AppFactory) -> None:
     app = make_app([talker(40, "w", 0.02)])
     tap = BodyTap(create_server(app))
-    async with served_asgi(tap) as base_url, running_worker(app):
+    async with served_asgi(tap) as port, running_worker(app):
         started = await app.stream("talker", "talk")
-        async with httpx.AsyncClient(base_url=base_url, timeout=LONG) as http:
+        async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}", timeout=LONG) as http:
             answer = await http.get(f"/api/runs/{started.run_id}/stream")
         await started.aclose()
     assert answer.status_code == 200

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import asynccontextmanager
 from types import ModuleType
-from typing import Any
+from typing import Any, Literal
 
 import httpx
+import uvicorn
+from starlette.types import ASGIApp
 
 from tempo_agents import Agent, App
 from tempo_agents.identity import OidcSettings, Principal
@@ -25,6 +28,7 @@ __all__ = [
     "parity_agent",
     "parity_module",
     "served",
+    "served_asgi",
     "sse_blocks",
     "sse_chunks",
     "sse_events",
@@ -32,6 +36,7 @@ __all__ = [
 ]
 
 EXAMPLE = EXAMPLES / "reference_parity.py"
+SERVER_STOP_SECONDS = 120.0
 
 
 def parity_module() -> ModuleType:
@@ -94,6 +99,24 @@ def sse_chunks(body: bytes) -> list[dict[str, Any]]:
         assert block.startswith("data: ") and "\n" not in block, block
         chunks.append(json.loads(block[len("data: ") :]))
     return chunks
+
+
+@asynccontextmanager
+async def served_asgi(
+    asgi: ASGIApp, *, lifespan: Literal["on", "off"] = "on", log_level: str = "warning"
+) -> AsyncIterator[int]:
+    """Any ASGI app (the API app with a route or a layer of a test's own) served by uvicorn on 127.0.0.1, a free
+    port; yields the port."""
+    server = uvicorn.Server(uvicorn.Config(asgi, host="127.0.0.1", port=0, log_level=log_level, lifespan=lifespan))
+    task = asyncio.create_task(server.serve())
+    try:
+        while not server.started:
+            assert not task.done(), "the server did not start"
+            await asyncio.sleep(0.01)
+        yield int(server.servers[0].sockets[0].getsockname()[1])
+    finally:
+        server.should_exit = True
+        await asyncio.wait_for(task, SERVER_STOP_SECONDS)
 
 
 def sse_events(body: bytes) -> list[tuple[int | None, dict[str, Any]]]:
