@@ -14,7 +14,7 @@ import contextlib
 import functools
 import json
 from collections import OrderedDict, deque
-from collections.abc import AsyncIterator, Awaitable, Callable, Generator
+from collections.abc import AsyncIterator, Awaitable, Callable, Generator, Sequence
 from typing import Any
 
 from starlette.responses import StreamingResponse
@@ -28,6 +28,7 @@ __all__ = [
     "BACKLOG_BYTES",
     "DONE",
     "HEARTBEAT_SECONDS",
+    "SINK_WRITE_BYTES",
     "SSE_HEADERS",
     "SSE_RESPONSES",
     "STALL_SECONDS",
@@ -83,6 +84,10 @@ BACKLOG_BYTES = 1 << 20
 more); when the client leaves that much untaken for ``STALL_SECONDS`` the stream is cut off (``cut_off_event``), so
 a stalled client holds no more than this."""
 STALL_SECONDS = 10.0
+SINK_WRITE_BYTES = 1 << 16
+"""How many bytes of chunks a stream's sink joins into one write, at most (and one chunk more; the transport asks
+its writers to wait at this much unsent): the chunks after them wait for the pump, which holds them within
+``BACKLOG_BYTES``."""
 
 
 def cut_off_event(run_id: str, offset: int | None) -> bytes:
@@ -128,9 +133,10 @@ _ENCODED = EncodedChunks(8192)
 class _Relay:
     """Moves a stream's chunks, encoded, to the response, holding at most ``BACKLOG_BYTES`` for it.
 
-    While the client keeps up, each chunk is written from the run's tail as it is handed over (``sink``): the
-    response's ``send`` is run there and then, and only when it has to wait for the client (its transport is full)
-    does it go on in a task of its own, with every later chunk left to the pump. The pump, the stream's own task,
+    While the client keeps up, the chunks are written from the run's tail as they are handed over (``sink``), those
+    of one read of the store in one write: the response's ``send`` is run there and then, and only when it has to
+    wait for the client (its transport is full) does it go on in a task of its own, with every later chunk left to
+    the pump. The pump, the stream's own task,
     takes what the sink leaves: the chunks before the stream went live, the one that ends it, and everything while a
     write waits; chunks journaled together leave in one write. The response's task writes what the pump holds and
     sends a heartbeat while nothing else is sent. The heartbeat is one timer a stream, armed again once per
@@ -195,35 +201,41 @@ class _Relay:
         elif writing is not None and not writing.cancelled():
             writing.exception()  # the client went away after a write failed: nothing is left to raise it to
 
-    def sink(self, chunk: Chunk) -> bool:
-        """The stream's ``TailFollower.sink``: write the chunk now, on the tail's task, when nothing is ahead of it
-        (nothing held, no write waiting, the response's task idle) and it does not end the stream."""
+    def sink(self, chunks: Sequence[Chunk]) -> int:
+        """The stream's ``TailFollower.sink``: write the chunks now, in one write on the tail's task, when nothing is
+        ahead of them (nothing held, no write waiting, the response's task idle); takes them up to the first that
+        ends the stream, or that cannot be encoded (the pump meets it and ends the stream with the failure, not the
+        run's tail), and no more than ``SINK_WRITE_BYTES`` of them; returns how many it took."""
         writing = self._writing
-        if (
-            not self._idle
-            or self._blocks
-            or self.send is None
-            or (writing is not None and not writing.done())
-            or self._stream.ends_with(chunk)
-        ):
-            return False
-        if chunk.type in self._skip:
-            return True
-        try:
-            block = _ENCODED.block(chunk, self._to_wire, self._with_ids)
-        except Exception:  # the pump meets the same failure and ends the stream with it, not the run's tail
-            return False
+        if not self._idle or self._blocks or self.send is None or (writing is not None and not writing.done()):
+            return 0
+        blocks: list[bytes] = []
+        size = taken = 0
+        for chunk in chunks:
+            if size >= SINK_WRITE_BYTES or self._stream.ends_with(chunk):
+                break
+            if chunk.type not in self._skip:
+                try:
+                    block = _ENCODED.block(chunk, self._to_wire, self._with_ids)
+                except Exception:
+                    break
+                blocks.append(block)
+                size += len(block)
+            taken += 1
+        if not blocks:
+            return taken
+        body = blocks[0] if len(blocks) == 1 else b"".join(blocks)
         self._sent_at = self._loop.time()
         try:
             self._writing = _run_until_it_waits(
-                self.send({"type": "http.response.body", "body": block, "more_body": True})
+                self.send({"type": "http.response.body", "body": body, "more_body": True})
             )
         except Exception as error:  # the response's task raises it; the pump's chunks stop there
             failed: asyncio.Future[None] = self._loop.create_future()
             failed.set_exception(error)
             self._writing = failed
             self._ready.set()
-        return True
+        return taken
 
     async def close_stream(self) -> None:
         """Stop reading the run (the response is over; the run goes on)."""

@@ -7,10 +7,13 @@ follower joining a little behind starts from memory; one further behind reads th
 the window. A follower's buffer is bounded too: one that does not drain it leaves the live hand-out and catches up
 later from the window or the store, never slowing the others. The tail stops when its last follower leaves.
 
-A follower may also have a sink: a consumer that takes each chunk at once, on the tail's task, while nothing waits in
-the follower's buffer (an SSE stream writes it to its client's socket there and then). A thousand streams of a run
-then cost the tail a thousand calls per chunk, not a thousand task wake-ups; a chunk the sink refuses, and every
-chunk after it until the buffer is drained, waits in the buffer for ``take`` as before.
+A follower may also have a sink: a consumer that takes chunks at once, on the tail's task, while nothing waits in
+the follower's buffer (an SSE stream writes them to its client's socket there and then). The tail hands each follower
+all the chunks one read of the store brought, in one call: a thousand streams of a run then cost the tail a thousand
+calls per read, not a thousand task wake-ups, and when the process falls behind, the chunks committed meanwhile
+leave in one write a stream rather than one each, so the cost of catching up falls as the backlog grows. The chunks
+the sink leaves (from the first it refuses on), and every chunk after them until the buffer is drained, wait in the
+buffer for ``take`` as before.
 """
 
 from __future__ import annotations
@@ -18,7 +21,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections import deque
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from weakref import WeakKeyDictionary
 
 from tempo_agents.errors import StoreUnavailableError
@@ -53,8 +56,9 @@ IDLE_TICK_SECONDS = 1.0
 then ask whether the run closed)."""
 
 
-ChunkSink = Callable[[Chunk], bool]
-"""Takes a chunk at once (``True``), or leaves it to the follower's buffer (``False``); never raises."""
+ChunkSink = Callable[[Sequence[Chunk]], int]
+"""Takes the first chunks of a run of them at once and says how many (from none to all); the rest wait in the
+follower's buffer. Never raises."""
 
 
 class TailFollower:
@@ -64,7 +68,7 @@ class TailFollower:
         self.offset = offset
         """The offset of the next chunk this follower is to receive."""
         self.sink: ChunkSink | None = None
-        """Offered each chunk first while the buffer is empty (the module's docstring)."""
+        """Offered the chunks first while the buffer is empty (the module's docstring)."""
         self.sunk = 0
         """How many chunks the sink took: what ``take`` did not return, though they were handed over."""
         self._tail = tail
@@ -73,19 +77,27 @@ class TailFollower:
         self._joined = False
         """Whether it has followed the hand-out once: until then it reads what came before from the store."""
 
-    def receive(self, chunk: Chunk) -> None:
-        """Called by the tail for each new chunk, in offset order."""
-        if chunk.offset is None or chunk.offset < self.offset:
-            return
-        if not self._buffer and self.sink is not None and self.sink(chunk):
-            self.offset = chunk.offset + 1
-            self.sunk += 1
-            return
-        if len(self._buffer) >= FOLLOWER_BUFFER:  # undrained: leave the hand-out, catch up once drained
-            self._tail.detach(self)
-            return
-        self._buffer.append(chunk)
-        self.offset = chunk.offset + 1
+    def receive(self, chunks: Sequence[Chunk]) -> None:
+        """Called by the tail with the new chunks of each read of the store, in offset order (each with its
+        offset)."""
+        if chunks[0].offset != self.offset:  # it joined within this run of chunks: only those from its offset
+            chunks = [chunk for chunk in chunks if chunk.offset is not None and chunk.offset >= self.offset]
+            if not chunks:
+                return
+        if not self._buffer and self.sink is not None:
+            taken = self.sink(chunks)
+            if taken:
+                self.offset = (chunks[taken - 1].offset or 0) + 1
+                self.sunk += taken
+                if taken == len(chunks):
+                    return
+                chunks = chunks[taken:]
+        for chunk in chunks:
+            if len(self._buffer) >= FOLLOWER_BUFFER:  # undrained: leave the hand-out, catch up once drained
+                self._tail.detach(self)
+                break
+            self._buffer.append(chunk)
+            self.offset = (chunk.offset or 0) + 1
         self._arrived.set()
 
     def wake(self) -> None:
@@ -234,13 +246,12 @@ class RunTail:
         for follower in list(self._live):
             follower.wake()
 
-    def _hand_out(self, entries: Iterable[JournalEntry]) -> None:
-        for entry in entries:
-            chunk = chunk_from_wire(entry.chunk, entry.offset)
-            self._window.append(chunk)
-            self.next_offset = entry.offset + 1
-            for follower in list(self._live):
-                follower.receive(chunk)
+    def _hand_out(self, entries: Sequence[JournalEntry]) -> None:
+        chunks = [chunk_from_wire(entry.chunk, entry.offset) for entry in entries]
+        self._window.extend(chunks)
+        self.next_offset = entries[-1].offset + 1
+        for follower in list(self._live):
+            follower.receive(chunks)
 
 
 _tails: WeakKeyDictionary[asyncio.AbstractEventLoop, dict[tuple[int, str], RunTail]] = WeakKeyDictionary()

@@ -121,7 +121,7 @@ class AgentStream:
         read in the caller's own task and kept nowhere: for one consumer that sends them on (an SSE response),
         where ``full_stream`` would add a task and a wake-up per batch. Not to be mixed with ``full_stream``.
 
-        ``sink``: offered each live chunk first, on the tail's task (``TailFollower.sink``); what it takes is not
+        ``sink``: offered the live chunks first, on the tail's task (``TailFollower.sink``); what it takes is not
         yielded. It must leave to the batches every chunk that ends the stream (``ends_with``)."""
         if self._chunks:
             yield list(self._chunks)

@@ -8,7 +8,7 @@ number of reads depends on the chunks and not on how the machine schedules the r
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -128,9 +128,9 @@ async def test_chunks_a_sink_takes_keep_the_stream_from_asking_whether_its_run_c
 
     sunk: list[int | None] = []
 
-    def sink(chunk: Chunk) -> bool:
-        sunk.append(chunk.offset)
-        return True
+    def sink(chunks: Sequence[Chunk]) -> int:
+        sunk.extend(chunk.offset for chunk in chunks)
+        return len(chunks)
 
     stream = AgentStream(store, "sunk", probe=probe)  # the journal is empty: every chunk comes live
     batches: list[list[Chunk]] = []
