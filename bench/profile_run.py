@@ -1,6 +1,6 @@
 """Where a run's CPU goes in tempo-agents' process, under the load of ``vs_reference.py``.
 
-    python bench/profile_run.py [--config activities] [--runs 400] [--concurrency 20] [--rate 200]
+    python bench/profile_run.py [--config activities] [--runs 400] [--concurrency 20] [--rate 200] [--keep PATH]
 
 Starts tempo-agents as ``vs_reference.py`` does (``bench/_tempo_side.py``: the embedded dev server, the worker and
 the HTTP API in one process, serving ``bench/vs_reference_app.py`` with the chosen configuration), warms it up,
@@ -133,6 +133,8 @@ async def profile(args: argparse.Namespace, spy: str, workdir: Path) -> None:
         side.stop()
     out(f"profile_run: config={args.config} {args.runs} runs by {args.concurrency} clients: "
         f"{args.runs / seconds:.1f} runs/s")  # fmt: skip
+    if args.keep is not None:
+        shutil.copyfile(samples, args.keep)
     report(samples, cpu_ms, args.runs, seconds, args.rate)
 
 
@@ -143,6 +145,7 @@ def main() -> int:
     parser.add_argument("--concurrency", type=int, default=20)
     parser.add_argument("--warmup", type=int, default=20)
     parser.add_argument("--rate", type=int, default=200, help="py-spy's samples a second")
+    parser.add_argument("--keep", type=Path, help="also write py-spy's raw samples there (frame;frame;... count)")
     args = parser.parse_args()
     spy = shutil.which("py-spy") or str(Path(sys.executable).parent / "py-spy")
     if not Path(spy).exists():

@@ -28,11 +28,15 @@ process until ``data: [DONE]``:
   script), sequential, against the bare floor.
 
 The **bare floor** is a workflow of no-op activities in the run's shape (``bench/_bare.py``: two-step = model
-step, tool call, model step), on the same dev server, its worker in this process, started as tempo-agents starts
-runs (eagerly while fewer than ``EAGER_STARTS_IN_FLIGHT`` starts overlap), timed from ``start_workflow`` to its
-result, sequential and under the same load.
+step, tool call, model step), on the first configuration's dev server, its worker in this process, started as
+tempo-agents starts runs (eagerly while fewer than ``EAGER_STARTS_IN_FLIGHT`` starts overlap), timed from
+``start_workflow`` to its result, sequential and under the same load. The first configuration and the floor take
+each phase in ``TURNS`` turns, in an order that alternates from round to round, so that neither meets the server's
+database fuller than the other. With a ``local-all`` configuration, the **bare local floor** (the same workflow,
+its activities local) is measured too, for the CPU its process (the SDK alone) takes against the reference's.
 
-**CPU per run** of each process, from ``/proc/<pid>/stat`` before and after each phase: the reference server;
+**CPU per run** of each process, from ``/proc/<pid>/stat`` before and after each phase (and ``SETTLE_SECONDS``
+after its last run, so that what follows a run's answer counts for its side): the reference server;
 tempo-agents' process (worker and API) and its Temporal server; for the floor, this process (its worker and
 client) and the Temporal server. The machine's load average is printed: on a shared machine expect noise, and
 quote medians over ``--repeat`` rounds (every round runs every side).
@@ -43,6 +47,8 @@ from __future__ import annotations
 import argparse
 import asyncio
 import base64
+import functools
+import operator
 import os
 import statistics
 import subprocess
@@ -50,8 +56,8 @@ import sys
 import tempfile
 import time
 import uuid
-from collections.abc import Awaitable, Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -62,7 +68,7 @@ from temporalio.worker import Worker
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench import _reference
-from bench._bare import BareRun, noop
+from bench._bare import BareLocalRun, BareRun, noop
 from bench._common import bench_parser, median, out, process_cpu_seconds, quantile, run_as_module
 from tempo_agents.client.app import EAGER_STARTS_IN_FLIGHT
 from tempo_agents.worker.dev_server import free_port
@@ -103,14 +109,45 @@ class Phase:
         return self.runs / self.seconds if self.seconds else float("nan")
 
 
-@contextmanager
-def measured(phase: Phase, pids: dict[str, int]) -> Iterator[None]:
+SETTLE_SECONDS = 0.3
+"""How long a phase's CPU window stays open after its last run (not in its time): the work that follows a run's
+answer (its workflow's completion) counts for its own side when the sides take turns."""
+
+
+@asynccontextmanager
+async def measured(phase: Phase, pids: dict[str, int]) -> AsyncIterator[None]:
     before = {name: process_cpu_seconds(pid) for name, pid in pids.items()}
     started = time.perf_counter()
     yield
     phase.seconds = time.perf_counter() - started
+    await asyncio.sleep(SETTLE_SECONDS)
     for name, pid in pids.items():
         phase.cpu[name] = (process_cpu_seconds(pid) - before[name]) * 1000 / max(phase.runs, 1)
+
+
+def joined(parts: list[Phase]) -> Phase:
+    """One phase of several measured in turns: their runs, times and latencies together, CPU per run over all."""
+    runs = sum(part.runs for part in parts)
+    cpu = {name: sum(part.cpu[name] * part.runs for part in parts) / max(runs, 1) for name in parts[0].cpu}
+    first = [value for part in parts for value in part.first]
+    done = [value for part in parts for value in part.done]
+    return Phase(runs=runs, seconds=sum(part.seconds for part in parts), first=first, done=done, cpu=cpu)
+
+
+async def in_turns(
+    sides: dict[str, Callable[[int], Awaitable[Phase]]], runs: int, turns: int, first: int
+) -> dict[str, Phase]:
+    """Each side's phase of ``runs`` runs, measured in ``turns`` parts that alternate between the sides (starting
+    with side number ``first``): sides sharing one Temporal server see it alike (its database grows with every run,
+    and its CPU per run with it), not one of them on a fresh server and the other on a fuller one."""
+    names = list(sides)
+    order = names[first % len(names) :] + names[: first % len(names)]
+    parts: dict[str, list[Phase]] = {name: [] for name in names}
+    for turn in range(turns):
+        share = runs // turns + (1 if turn < runs % turns else 0)
+        for name in order:
+            parts[name].append(await sides[name](share))
+    return {name: joined(parts[name]) for name in names}
 
 
 async def http_run(http: httpx.AsyncClient, agent: str) -> tuple[float, float]:
@@ -131,6 +168,11 @@ async def http_run(http: httpx.AsyncClient, agent: str) -> tuple[float, float]:
 Run = Callable[[], Awaitable[tuple[float, float]]]
 
 
+def shaped_run(http: httpx.AsyncClient, shape: str) -> Run:
+    """A run of the shape's agent (``AGENTS``) through the HTTP API."""
+    return agent_run(http, AGENTS[shape])
+
+
 def agent_run(http: httpx.AsyncClient, agent: str) -> Run:
     async def run() -> tuple[float, float]:
         return await http_run(http, agent)
@@ -142,7 +184,7 @@ async def sequential(run: Run, runs: int, warmup: int, pids: dict[str, int]) -> 
     for _ in range(warmup):
         await run()
     phase = Phase(runs=runs)
-    with measured(phase, pids):
+    async with measured(phase, pids):
         for _ in range(runs):
             first, done = await run()
             phase.first.append(first)
@@ -162,13 +204,14 @@ async def load(run: Run, runs: int, concurrency: int, pids: dict[str, int]) -> P
             phase.first.append(first)
             phase.done.append(done)
 
-    with measured(phase, pids):
+    async with measured(phase, pids):
         await asyncio.gather(*(client() for _ in range(concurrency)))
     return phase
 
 
-def bare_run(client: Client, shape: list[int], task_queue: str) -> Run:
-    """The floor's run, started as tempo-agents starts runs: eager while few starts are in flight."""
+def bare_run(client: Client, shape: list[int], task_queue: str, *, local: bool = False) -> Run:
+    """The floor's run, started as tempo-agents starts runs: eager while few starts are in flight; ``local``: its
+    activities local ones (the local configuration's floor)."""
     in_flight = 0
 
     async def run() -> tuple[float, float]:
@@ -178,7 +221,11 @@ def bare_run(client: Client, shape: list[int], task_queue: str) -> Run:
         in_flight += 1
         try:
             handle = await client.start_workflow(
-                BareRun.run, shape, id=f"bare-{uuid.uuid4()}", task_queue=task_queue, request_eager_start=eager
+                BareLocalRun.run if local else BareRun.run,
+                shape,
+                id=f"bare-{uuid.uuid4()}",
+                task_queue=task_queue,
+                request_eager_start=eager,
             )
         finally:
             in_flight -= 1
@@ -231,7 +278,7 @@ class Round:
     bare: dict[str, Phase] = field(default_factory=dict)
 
 
-async def one_round(args: argparse.Namespace, script: Path, workdir: Path) -> Round:
+async def one_round(args: argparse.Namespace, script: Path, workdir: Path, number: int) -> Round:
     result = Round()
     timeout = httpx.Timeout(120)
     limits = httpx.Limits(max_connections=args.concurrency + 5, max_keepalive_connections=args.concurrency + 5)
@@ -252,36 +299,87 @@ async def one_round(args: argparse.Namespace, script: Path, workdir: Path) -> Ro
         side = TempoSide.start(config, workdir, args.in_memory)
         try:
             pids = {"tempo-agents": side.process.pid, "temporal": side.server_pid}
-            phases: dict[str, Phase] = {}
             async with httpx.AsyncClient(base_url=side.url, timeout=timeout, limits=limits) as http:
-                run = agent_run(http, "assistant")
-                phases["sequential"] = await sequential(run, args.runs, args.warmup, pids)
-                phases["load"] = await load(run, args.load_runs, args.concurrency, pids)
-                for shape in ("ten-step", "three-parallel"):
-                    phases[shape] = await sequential(agent_run(http, AGENTS[shape]), args.shape_runs, 2, pids)
-            result.tempo[config] = phases
-            if n == 0:
-                result.bare = await bare_floor(args, side)
+                ours = Side(functools.partial(shaped_run, http), pids)
+                if n == 0:
+                    result.tempo[config], result.bare = await beside_the_floor(args, side, ours, number)
+                else:
+                    result.tempo[config] = await phases_of(args, ours)
         finally:
             side.stop()
     return result
 
 
-async def bare_floor(args: argparse.Namespace, side: TempoSide) -> dict[str, Phase]:
+@dataclass
+class Side:
+    """What one side runs, by shape, and the processes whose CPU is its."""
+
+    run: Callable[[str], Run]
+    pids: dict[str, int]
+
+    def sequential(self, shape: str) -> Callable[[int], Awaitable[Phase]]:
+        return lambda runs: sequential(self.run(shape), runs, 0, self.pids)
+
+    def load(self, concurrency: int) -> Callable[[int], Awaitable[Phase]]:
+        return lambda runs: load(self.run("two-step"), runs, concurrency, self.pids)
+
+    async def warm_up(self, runs: int) -> None:
+        for shape in SHAPES:
+            for _ in range(runs if shape == "two-step" else 2):
+                await self.run(shape)()
+
+
+async def phases_of(args: argparse.Namespace, side: Side) -> dict[str, Phase]:
+    """A side's phases on a server of its own."""
+    await side.warm_up(args.warmup)
+    phases = {
+        "sequential": await side.sequential("two-step")(args.runs),
+        "load": await side.load(args.concurrency)(args.load_runs),
+    }
+    for shape in ("ten-step", "three-parallel"):
+        phases[shape] = await side.sequential(shape)(args.shape_runs)
+    return phases
+
+
+async def beside_the_floor(
+    args: argparse.Namespace, side: TempoSide, ours: Side, number: int
+) -> tuple[dict[str, Phase], dict[str, Phase]]:
+    """The first configuration's phases and the bare floor's, on the same Temporal server, taking turns (``in_turns``;
+    the round's number says which side goes first)."""
     client = await Client.connect(side.address)
     task_queue = f"bench-bare-{uuid.uuid4()}"
-    pids = {"bench (worker, client)": os.getpid(), "temporal": side.server_pid}
-    phases: dict[str, Phase] = {}
-    async with Worker(client, task_queue=task_queue, workflows=[BareRun], activities=[noop]):
-        phases["sequential"] = await sequential(
-            bare_run(client, SHAPES["two-step"], task_queue), args.runs, args.warmup, pids
-        )
-        phases["load"] = await load(
-            bare_run(client, SHAPES["two-step"], task_queue), args.load_runs, args.concurrency, pids
-        )
+    floor = Side(
+        lambda shape: bare_run(client, SHAPES[shape], task_queue),
+        {"bench (worker, client)": os.getpid(), "temporal": side.server_pid},
+    )
+    async with Worker(client, task_queue=task_queue, workflows=[BareRun, BareLocalRun], activities=[noop]):
+        await ours.warm_up(args.warmup)
+        await floor.warm_up(args.warmup)
+        phases: dict[str, dict[str, Phase]] = {"ours": {}, "floor": {}}
+
+        async def together(name: str, pick: Callable[[Side], Callable[[int], Awaitable[Phase]]], runs: int) -> None:
+            measured = await in_turns({"ours": pick(ours), "floor": pick(floor)}, runs, TURNS, number)
+            for who, phase in measured.items():
+                phases[who][name] = phase
+
+        await together("sequential", lambda s: s.sequential("two-step"), args.runs)
+        await together("load", lambda s: s.load(args.concurrency), args.load_runs)
         for shape in ("ten-step", "three-parallel"):
-            phases[shape] = await sequential(bare_run(client, SHAPES[shape], task_queue), args.shape_runs, 2, pids)
-    return phases
+            await together(shape, operator.methodcaller("sequential", shape), args.shape_runs)
+        if any(is_local(config) for config in args.configs):
+            local = bare_run(client, SHAPES["two-step"], task_queue, local=True)
+            phases["floor"]["local-sequential"] = await sequential(local, args.runs, args.warmup, floor.pids)
+            phases["floor"]["local-load"] = await load(local, args.load_runs, args.concurrency, floor.pids)
+    return phases["ours"], phases["floor"]
+
+
+TURNS = 3
+"""How many parts of each phase the first configuration and the floor take in turns."""
+
+
+def is_local(config: str) -> bool:
+    """Whether the configuration's model steps and tools are all local activities (its floor: ``BareLocalRun``)."""
+    return CONFIGS[config.removesuffix(SEALED)][0].get("BENCH_LOCAL_MODEL") == "1"
 
 
 # Output ---------------------------------------------------------------------------------------
@@ -328,6 +426,13 @@ def report(rounds: list[Round], args: argparse.Namespace) -> None:
     )
     out(f"            CPU/run sequential: {cpu_text(phase_cpu(lambda r: r.bare['sequential']))}")
     out(f"            CPU/run load:       {cpu_text(phase_cpu(lambda r: r.bare['load']))}")
+    if "local-sequential" in rounds[0].bare:
+        out(
+            f"bare local  sequential done p50 {ms(across(lambda r: median(r.bare['local-sequential'].done)))}; load "
+            f"{across(lambda r: r.bare['local-load'].rate):.1f} runs/s (the same floor, its activities local)"
+        )
+        out(f"            CPU/run sequential: {cpu_text(phase_cpu(lambda r: r.bare['local-sequential']))}")
+        out(f"            CPU/run load:       {cpu_text(phase_cpu(lambda r: r.bare['local-load']))}")
     out()
     header = (
         "config        seq done p50   (x ref, x bare)  seq first p50  load runs/s (x ref, x bare)  "
@@ -356,6 +461,8 @@ def report(rounds: list[Round], args: argparse.Namespace) -> None:
         )
         out(f"{'':<13} CPU/run sequential: {cpu_text(phase_cpu(pick('sequential')))}")
         out(f"{'':<13} CPU/run load:       {cpu_text(phase_cpu(pick('load')))}")
+        if is_local(config):
+            out(f"{'':<13} {process_cpu_ratios(rounds, config)}")
         quotable.append(
             f"{config}: seq {seq / ref_seq:.2f}x ref, load {rate / ref_rate:.2f}x ref, first p95 {ms(first95)}ms"
         )
@@ -364,6 +471,20 @@ def report(rounds: list[Round], args: argparse.Namespace) -> None:
     for config in args.configs:
         if config.endswith(SEALED):
             report_encryption(rounds, config.removesuffix(SEALED))
+
+
+def process_cpu_ratios(rounds: list[Round], config: str) -> str:
+    """A local configuration's process CPU per run against the reference server's, and the bare local floor's
+    process (the SDK's worker and client alone, for the same shape) against the reference's too."""
+    parts = []
+    for phase in ("sequential", "load"):
+        ours = median([r.tempo[config][phase].cpu["tempo-agents"] for r in rounds])
+        reference = median([r.reference[phase].cpu["reference"] for r in rounds])
+        bare = median([r.bare[f"local-{phase}"].cpu["bench (worker, client)"] for r in rounds])
+        parts.append(
+            f"{phase}: {ours / reference:.2f}x the reference's process (bare local floor's {bare / reference:.2f}x)"
+        )
+    return "process CPU/run " + "; ".join(parts)
 
 
 def report_encryption(rounds: list[Round], config: str) -> None:
@@ -417,7 +538,7 @@ def main() -> int:
             workdir = Path(tmp) / f"round-{n}"
             workdir.mkdir()
             started = time.perf_counter()
-            rounds.append(asyncio.run(one_round(args, script, workdir)))
+            rounds.append(asyncio.run(one_round(args, script, workdir, n)))
             out(f"round {n + 1}/{args.repeat} done in {time.perf_counter() - started:.0f} s (load {loadavg()})")
     report(rounds, args)
     out(f"load average at end: {loadavg()}")
