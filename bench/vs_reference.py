@@ -68,7 +68,7 @@ from temporalio.worker import Worker
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench import _reference
-from bench._bare import BareLocalRun, BareRun, noop
+from bench._bare import BareRun, noop
 from bench._common import bench_parser, median, out, process_cpu_seconds, quantile, run_as_module
 from tempo_agents.client.app import EAGER_STARTS_IN_FLIGHT
 from tempo_agents.worker.dev_server import free_port
@@ -221,8 +221,8 @@ def bare_run(client: Client, shape: list[int], task_queue: str, *, local: bool =
         in_flight += 1
         try:
             handle = await client.start_workflow(
-                BareLocalRun.run if local else BareRun.run,
-                shape,
+                BareRun.run,
+                args=[shape, local],
                 id=f"bare-{uuid.uuid4()}",
                 task_queue=task_queue,
                 request_eager_start=eager,
@@ -352,7 +352,7 @@ async def beside_the_floor(
         lambda shape: bare_run(client, SHAPES[shape], task_queue),
         {"bench (worker, client)": os.getpid(), "temporal": side.server_pid},
     )
-    async with Worker(client, task_queue=task_queue, workflows=[BareRun, BareLocalRun], activities=[noop]):
+    async with Worker(client, task_queue=task_queue, workflows=[BareRun], activities=[noop]):
         await ours.warm_up(args.warmup)
         await floor.warm_up(args.warmup)
         phases: dict[str, dict[str, Phase]] = {"ours": {}, "floor": {}}
@@ -378,7 +378,8 @@ TURNS = 3
 
 
 def is_local(config: str) -> bool:
-    """Whether the configuration's model steps and tools are all local activities (its floor: ``BareLocalRun``)."""
+    """Whether the configuration's model steps and tools are all local activities (its floor: ``BareRun``'s
+    ``local``)."""
     return CONFIGS[config.removesuffix(SEALED)][0].get("BENCH_LOCAL_MODEL") == "1"
 
 
