@@ -25,7 +25,7 @@ from tempo_agents.server.shapes import chunk_wire
 from tempo_agents.server.sse import stream_response
 from tempo_agents.streams.run_tail import followers_of
 from tests.conftest import AppFactory, fresh_store_url, running_worker
-from tests.support.http_api import served, sse_events
+from tests.support.http_api import ServedResponse, served, sse_events
 
 LONG = 120.0
 SSE_READERS = 150
@@ -258,29 +258,13 @@ async def test_a_chunk_one_stream_cannot_encode_ends_that_stream_and_not_the_oth
             raise ValueError("cannot encode this chunk")
         return wire
 
-    async def served_to(response: Any) -> list[bytes]:
-        """What an ASGI server would send for ``response`` to a client that reads everything."""
-        bodies: list[bytes] = []
-        closed = asyncio.Event()
-
-        async def receive() -> dict[str, Any]:
-            await closed.wait()  # the client never goes away
-            return {"type": "http.disconnect"}
-
-        async def send(message: dict[str, Any]) -> None:
-            if message["type"] == "http.response.body":
-                bodies.append(message.get("body", b""))
-
-        scope = {"type": "http", "asgi": {"version": "3.0", "spec_version": "2.3"}, "method": "GET"}
-        await asyncio.wait_for(response(scope, receive, send), LONG)
-        closed.set()
-        return bodies
-
     async with running_worker(app):
         started = await app.stream("talker", "talk")
         failing = stream_response(app.attach(started.run_id, follow="run"), fails_on_the_fifth_word, with_ids=True)
         whole = stream_response(app.attach(started.run_id, follow="run"), chunk_wire, with_ids=True)
-        failed_body, whole_body = await asyncio.gather(served_to(failing), served_to(whole))
+        served = [ServedResponse(failing), ServedResponse(whole)]
+        await asyncio.wait_for(asyncio.gather(*(each.task for each in served)), LONG)
+        failed_body, whole_body = (each.bodies for each in served)
         await started.aclose()
         journal = await journal_wire(app, started.run_id)
 

@@ -8,8 +8,7 @@ number of reads depends on the chunks and not on how the machine schedules the r
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Sequence
-from pathlib import Path
+from collections.abc import Sequence
 from typing import Any
 
 import pytest
@@ -17,9 +16,8 @@ import pytest
 import tempo_agents.streams.run_tail as run_tail_module
 import tempo_agents.streams.stream as stream_module
 from tempo_agents.journal.chunks import Chunk
-from tempo_agents.store import ChunkWrite, JournalEntry, Store, open_store
+from tempo_agents.store import ChunkWrite, JournalEntry, Store
 from tempo_agents.streams import AgentStream
-from tests.conftest import fresh_store_url
 
 CHUNKS = 40
 LONG = 60.0
@@ -42,14 +40,6 @@ class StoreReads:
 
         store.read_chunks = counted_read  # type: ignore[method-assign]
         store.wait_for_chunks = counted_wait  # type: ignore[method-assign]
-
-
-@pytest.fixture
-async def store(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[Store]:
-    store = open_store(fresh_store_url(request, request.config.getoption("--store"), tmp_path))
-    await store.read_chunks("setup")  # the schema exists before anyone counts
-    yield store
-    await store.close()
 
 
 def delta(run_id: str, n: int) -> ChunkWrite:

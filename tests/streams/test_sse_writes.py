@@ -5,31 +5,17 @@ them, whole and in order; a client that reads everything sees the journal as it 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
-from pathlib import Path
-from typing import Any
-
-import pytest
 
 from tempo_agents.server.shapes import chunk_wire
 from tempo_agents.server.sse import SINK_WRITE_BYTES, stream_response
-from tempo_agents.store import ChunkWrite, Store, open_store
+from tempo_agents.store import ChunkWrite, Store
 from tempo_agents.streams import AgentStream
 from tempo_agents.streams.run_tail import followers_of
-from tests.conftest import fresh_store_url
 from tests.streams.test_run_tail import delta, finish
-from tests.support.http_api import sse_events
+from tests.support.http_api import ServedResponse, sse_events
 
 LONG = 60.0
 RUN = "written"
-
-
-@pytest.fixture
-async def store(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[Store]:
-    store = open_store(fresh_store_url(request, request.config.getoption("--store"), tmp_path))
-    await store.read_chunks("setup")  # the schema exists before the stream follows
-    yield store
-    await store.close()
 
 
 def events_in(body: bytes) -> int:
@@ -37,28 +23,7 @@ def events_in(body: bytes) -> int:
     return body.count(b"\ndata: {")
 
 
-class Served:
-    """An SSE response served as an ASGI server serves it to a client that reads everything: each body message
-    is one write to the client's socket."""
-
-    def __init__(self, response: Any) -> None:
-        self.bodies: list[bytes] = []
-        self._closed = asyncio.Event()
-        self.task = asyncio.create_task(self._serve(response))
-
-    async def _serve(self, response: Any) -> None:
-        async def receive() -> dict[str, Any]:
-            await self._closed.wait()  # the client stays
-            return {"type": "http.disconnect"}
-
-        async def send(message: dict[str, Any]) -> None:
-            if message["type"] == "http.response.body" and message.get("body"):
-                self.bodies.append(message["body"])
-
-        scope = {"type": "http", "asgi": {"version": "3.0", "spec_version": "2.3"}, "method": "GET"}
-        await response(scope, receive, send)
-        self._closed.set()
-
+class Served(ServedResponse):
     async def events(self, count: int) -> None:
         """Wait until the client holds ``count`` events."""
         async with asyncio.timeout(LONG):

@@ -24,6 +24,7 @@ from tests.support.examples import EXAMPLES, example_module
 
 __all__ = [
     "EXAMPLE",
+    "ServedResponse",
     "id_events",
     "parity_agent",
     "parity_module",
@@ -117,6 +118,30 @@ async def served_asgi(
     finally:
         server.should_exit = True
         await asyncio.wait_for(task, SERVER_STOP_SECONDS)
+
+
+class ServedResponse:
+    """An ASGI response served in this process as a server serves it to a client that reads everything and stays:
+    each non-empty body message, one write to the client's socket, lands in ``bodies``; ``task`` ends with the
+    response."""
+
+    def __init__(self, response: ASGIApp) -> None:
+        self.bodies: list[bytes] = []
+        self._closed = asyncio.Event()
+        self.task = asyncio.create_task(self._serve(response))
+
+    async def _serve(self, response: ASGIApp) -> None:
+        async def receive() -> dict[str, Any]:
+            await self._closed.wait()  # the client never goes away
+            return {"type": "http.disconnect"}
+
+        async def send(message: Mapping[str, Any]) -> None:
+            if message["type"] == "http.response.body" and message.get("body"):
+                self.bodies.append(message["body"])
+
+        scope = {"type": "http", "asgi": {"version": "3.0", "spec_version": "2.3"}, "method": "GET"}
+        await response(scope, receive, send)
+        self._closed.set()
 
 
 def sse_events(body: bytes) -> list[tuple[int | None, dict[str, Any]]]:
