@@ -136,12 +136,11 @@ class _Relay:
     While the client keeps up, the chunks are written from the run's tail as they are handed over (``sink``), those
     of one read of the store in one write: the response's ``send`` is run there and then, and only when it has to
     wait for the client (its transport is full) does it go on in a task of its own, with every later chunk left to
-    the pump. The pump, the stream's own task,
-    takes what the sink leaves: the chunks before the stream went live, the one that ends it, and everything while a
-    write waits; chunks journaled together leave in one write. The response's task writes what the pump holds and
-    sends a heartbeat while nothing else is sent. The heartbeat is one timer a stream, armed again once per
-    ``heartbeat`` seconds rather than for every write: a server with a thousand streams hands each chunk out without
-    arming and cancelling a thousand timers, and without waking a thousand tasks.
+    the pump. The pump, the stream's own task, takes what the sink leaves: the chunks before the stream went live, the
+    one that ends it, and everything while a write waits; chunks journaled together leave in one write. The
+    response's task writes what the pump holds and sends a heartbeat while nothing else is sent. The heartbeat is one
+    timer a stream, armed again once per ``heartbeat`` seconds rather than for every write: a server with a thousand
+    streams hands each chunk out without arming and cancelling a thousand timers, and without waking a thousand tasks.
     """
 
     def __init__(
