@@ -9,13 +9,22 @@ from __future__ import annotations
 import asyncio
 import re
 import time
+from datetime import timedelta
 from typing import Any
 
 import httpx
 import pytest
 from playwright.async_api import Page, expect
 
-from tempo_agents import Agent, ScriptedModel, ScriptedResponse, ScriptedToolCall, ToolContext, create_tool
+from tempo_agents import (
+    ActivityOptions,
+    Agent,
+    ScriptedModel,
+    ScriptedResponse,
+    ScriptedToolCall,
+    ToolContext,
+    create_tool,
+)
 from tempo_agents.models.model import ModelRequest
 from tests.conftest import AppFactory, running_worker
 from tests.support.browser import RUNS_TABLE_PROBE, chromium, dashboard_server, signed_in_page
@@ -92,7 +101,12 @@ async def test_the_runs_table_stays_responsive_while_fifty_runs_stream(make_app:
     words = " ".join(f"word{n}" for n in range(500))  # 20 s of streaming, then held before the last word until the
     # table has been tried: however loaded the machine, every run is still under way when the filter is
     model = PausingModel([ScriptedResponse(text=words)], pause_after=499, delta_delay=0.04)
-    app = make_app([Agent(id="talker", model=model)])
+    # Fifty steps streaming 25 words a second in this process, beside the dashboard and a browser: on a machine
+    # under `stress-ng --cpu 8` its event loop falls up to ~3 s behind, and a heartbeat crosses it twice, so the
+    # default 5 s heartbeat timeout fires and the steps are retried until they fail (docs/concepts/
+    # how-a-run-executes.md, "Recovery in seconds"). A worker that runs this hot needs a longer one.
+    busy_worker = ActivityOptions(heartbeat_timeout=timedelta(seconds=15))
+    app = make_app([Agent(id="talker", model=model, model_step_activity=busy_worker)])
     async with running_worker(app), dashboard_server(app) as server, chromium() as browser:
         _, page = await signed_in_page(browser, server, None, path="/#/runs")
         streams = await asyncio.gather(*(app.agent("talker").stream("talk") for _ in range(STREAMING)))
