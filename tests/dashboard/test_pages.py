@@ -28,7 +28,7 @@ from tests.support.examples import example_module
 
 
 async def start(app: App, message: str, **options: Any) -> str:
-    """Start a run of ``desk`` and return its id once it has suspended (or finished)."""
+    """Start a run of ``desk`` and return its id (at once: the run goes on)."""
     stream = await app.agent("desk").stream(message, **options)
     return stream.run_id
 
@@ -172,7 +172,8 @@ async def test_the_task_list_changes_while_the_run_works(make_app: AppFactory) -
     async with running_worker(app), dashboard_server(app) as server, chromium() as browser:
         _, page = await signed_in_page(browser, server, None, path="/#/runs")
         await start(app, "hello")
-        greeted = await start(app, "hello", memory={"thread": "reports", "resource": "acme"})
+        greeting = await app.agent("desk").stream("hello", memory={"thread": "reports", "resource": "acme"})
+        greeted = greeting.run_id
         await expect(page.locator("tbody tr")).to_have_count(2, timeout=10_000)  # live: both runs appear
         await page.get_by_label("Search").fill(greeted[:8])
         await expect(page.locator("tbody tr")).to_have_count(1)
@@ -181,6 +182,10 @@ async def test_the_task_list_changes_while_the_run_works(make_app: AppFactory) -
         await expect(page.locator(f'tbody tr[data-run-id="{greeted}"]')).to_have_count(1)
         await expect(page.locator("tbody tr")).to_have_count(1)
 
+        # A run started while its thread's run is still active waits in the thread's queue, with no workflow yet,
+        # and the run page cannot follow it until it starts ("no run ... exists"): this test watches a run that
+        # runs, so the greeting ends first.
+        await greeting.result()
         run_id = await start(app, "plan", memory={"thread": "reports", "resource": "acme"})
         await page.goto(f"{server.url}/#/runs/{run_id}")
         seen: list[tuple[str, ...]] = []
