@@ -33,7 +33,7 @@ from tempo_agents.client.fork_reads import compared_runs, fork_origin, forks_of
 from tempo_agents.client.forking import Reuse, plan_fork
 from tempo_agents.client.run_control import RollbackResult, interrupt_run, rollback_run, steer_run
 from tempo_agents.client.run_options import THREAD_STRATEGY_OPTION, merged_run_options, run_start
-from tempo_agents.client.run_probes import run_closed_probe
+from tempo_agents.client.run_probes import attached_run_probe
 from tempo_agents.client.run_queries import RunQueries
 from tempo_agents.client.run_starts import EAGER_STARTS_IN_FLIGHT, RunStarter
 from tempo_agents.client.schedule_methods import ScheduleMethods
@@ -50,7 +50,7 @@ from tempo_agents.notifications import NotificationSettings
 from tempo_agents.retention import Retention
 from tempo_agents.store.base import Resources, Store
 from tempo_agents.streams import AgentStream, Follow, GenerateResult
-from tempo_agents.threads import ThreadSnapshot, cancel_queued, read_thread
+from tempo_agents.threads import QueuedPlace, ThreadSnapshot, cancel_queued, queued_run, read_thread
 from tempo_agents.tools.tool import Tool
 from tempo_agents.worker.plugin import TempoAgentsPlugin
 from tempo_agents.workflows.payloads import PendingCall, ResumeRequest, RunInput, RunOptions
@@ -382,6 +382,11 @@ class App(ScheduleMethods, EventMethods):
         not queued there."""
         return await cancel_queued(self.client, self.task_queue, thread_id, resource_id, run_id)
 
+    async def queued_run(self, run_id: str) -> QueuedPlace | None:
+        """The thread of a run that was queued on one (and may have started since), ``None`` for a run that never
+        was: how a run that has no workflow yet is found from its id alone."""
+        return await queued_run(self.client, self.store, run_id)
+
     async def generate(self, agent_id: str, messages: MessageInput, **options: Any) -> GenerateResult:
         """Start a run and wait for its result."""
         stream = await self.stream(agent_id, messages, **options)
@@ -579,7 +584,8 @@ class App(ScheduleMethods, EventMethods):
         """Follow any run's journal from ``offset``; works from any process that can read the store.
 
         ``follow="segment"`` ends the stream at the next ``finish`` chunk (the run finished or now waits
-        for a person); ``follow="run"`` follows the run across every suspension and resume until it ends.
+        for a person); ``follow="run"`` follows the run across every suspension and resume until it ends. A run its
+        thread still queues is followed too: the stream waits for its turn.
         """
-        probe = run_closed_probe(self._client, run_id) if self._client is not None else None
+        probe = attached_run_probe(self._client, self.store, run_id) if self._client is not None else None
         return AgentStream(self.store, run_id, offset=offset, probe=probe, follow=follow)

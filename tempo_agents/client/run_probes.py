@@ -7,10 +7,11 @@ from temporalio.client import Client, WorkflowExecutionStatus
 from temporalio.service import RPCError, RPCStatusCode
 
 from tempo_agents.errors import RunNotFoundError
+from tempo_agents.store.base import Store
 from tempo_agents.streams import RunClosedProbe
-from tempo_agents.threads import thread_view
+from tempo_agents.threads import queued_run, thread_view
 
-__all__ = ["NOT_KNOWN_NOW", "run_closed_probe", "thread_run_probe"]
+__all__ = ["NOT_KNOWN_NOW", "attached_run_probe", "run_closed_probe", "thread_run_probe"]
 
 NOT_KNOWN_NOW = frozenset(
     {
@@ -66,5 +67,32 @@ def thread_run_probe(client: Client, task_queue: str, run_id: str, thread_id: st
             if any(entry.run_id == run_id for entry in (*view.active, *view.queued, *view.waiting)):
                 return None  # queued: its workflow starts when its turn comes
             raise  # neither its workflow nor its thread knows it (erased, or never started)
+
+    return probe
+
+
+def attached_run_probe(client: Client, store: Store, run_id: str) -> RunClosedProbe:
+    """As :func:`run_closed_probe`, for a run known by its id alone: one its workflow does not know may be queued on a
+    thread (its sender kept the thread's address, ``threads/queued_runs.py``), and is then followed through it."""
+    closed = run_closed_probe(client, run_id)
+    through_thread: RunClosedProbe | None = None
+
+    async def probe() -> str | None:
+        nonlocal through_thread
+        if through_thread is not None:
+            return await through_thread()
+        try:
+            return await closed()
+        except RunNotFoundError:
+            try:
+                place = await queued_run(client, store, run_id)
+            except RPCError as error:
+                if error.status in NOT_KNOWN_NOW:
+                    return None
+                raise
+            if place is None:
+                raise
+            through_thread = thread_run_probe(client, place.task_queue, run_id, place.thread_id, place.resource_id)
+            return await through_thread()
 
     return probe

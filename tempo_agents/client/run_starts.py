@@ -24,7 +24,7 @@ from tempo_agents.journal.start_chunk import journal_start
 from tempo_agents.models.messages import MessageInput
 from tempo_agents.store.base import Store
 from tempo_agents.streams import AgentStream
-from tempo_agents.threads import send_to_thread
+from tempo_agents.threads import remember_queued, send_to_thread
 from tempo_agents.workflows import search_attributes
 from tempo_agents.workflows.activity_names import AGENT_RUN_WORKFLOW
 from tempo_agents.workflows.agent_run import AgentRunWorkflow
@@ -119,6 +119,7 @@ class RunStarter:
             )
         if outcome.outcome == "duplicate":
             raise WorkflowAlreadyStartedError(run.run_id, AGENT_RUN_WORKFLOW)
+        await remember_queued(app.store, run, outcome)
         known = None
         if outcome.outcome == "started":
             start = await journal_start(app.store, run.run_id, run.run_input.agent_id, fork_of)

@@ -43,7 +43,15 @@ from tempo_agents.workflows import resume_errors, search_attributes
 from tempo_agents.workflows.activity_names import AGENT_RUN_WORKFLOW
 from tempo_agents.workflows.payloads import PendingCall, ResumeAccepted, ResumeRequest
 
-__all__ = ["ResumeAction", "ResumeCommand", "describe_run", "http_command", "idempotency_key", "resume_run"]
+__all__ = [
+    "ResumeAction",
+    "ResumeCommand",
+    "check_followable",
+    "describe_run",
+    "http_command",
+    "idempotency_key",
+    "resume_run",
+]
 
 ResumeAction = Literal["resume", "approve", "decline"]
 
@@ -171,6 +179,16 @@ async def describe_run(
         resume_errors.NO_SNAPSHOT_FOUND, agent_name=agent_name, method=method, run_id=run_id, tool_call_id=None
     )
     raise ApiError(404, text, code=resume_errors.NO_SNAPSHOT_FOUND)
+
+
+async def check_followable(app: App, run_id: str) -> None:
+    """A 404 as :func:`describe_run`'s, unless the run exists or its thread queues it: a queued run has no workflow
+    until its turn comes, and its stream waits for it."""
+    try:
+        await describe_run(app, run_id)
+    except ApiError as error:
+        if error.status != 404 or is_hidden(run_id) or await app.queued_run(run_id) is None:
+            raise
 
 
 def run_agent(app: App, description: WorkflowExecutionDescription) -> Agent:

@@ -9,12 +9,16 @@ from tempo_agents.threads.operations import (
     thread_view,
     thread_workflow_id,
 )
+from tempo_agents.threads.queued_runs import QueuedPlace, queued_run, remember_queued
 
 __all__ = [
+    "QueuedPlace",
     "ThreadSnapshot",
     "cancel_queued",
     "check_thread_ids",
+    "queued_run",
     "read_thread",
+    "remember_queued",
     "send_to_thread",
     "thread_view",
     "thread_workflow_id",

@@ -106,6 +106,8 @@ async def test_an_event_on_a_busy_thread_waits_its_turn_and_runs_once(make_app: 
         assert sorted(bool(a["duplicate"]) for _, a in answers) == [False, True]
         thread = await app.thread("t1", resource_id="u1")
         assert [r.run_id for r in thread.queued] == ["event-chat-evt-1"]
+        async with http.stream("GET", "/runs/event-chat-evt-1/stream") as queued:  # followed by its id while queued
+            assert queued.status_code == 200
         gate.open()
         assert await app.attach("event-chat-evt-1").text == body.decode() + " after 2"
         assert await first.text == "one after 1"

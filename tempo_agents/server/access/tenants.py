@@ -24,16 +24,22 @@ class Found:
 
 
 async def run_tenant(app: App, run_id: str) -> Found:
-    """The tenant of a run: its ``TempoAgentResource`` search attribute."""
+    """The tenant of a run: its ``TempoAgentResource`` search attribute (a queued run's: its thread's resource)."""
     try:
         description = await app.client.get_workflow_handle(run_id).describe()
     except RPCError as error:
         if error.status not in (RPCStatusCode.NOT_FOUND, RPCStatusCode.INVALID_ARGUMENT):
             raise
-        return Found(exists=False)
+        return await _queued_tenant(app, run_id)
     if description.workflow_type != AGENT_RUN_WORKFLOW:
         return Found(exists=False)
     return Found(exists=True, tenant=description.typed_search_attributes.get(search_attributes.RESOURCE_ID))
+
+
+async def _queued_tenant(app: App, run_id: str) -> Found:
+    """A run its thread still queues has no workflow: its tenant is its thread's resource."""
+    place = await app.queued_run(run_id)
+    return Found(exists=False) if place is None else Found(exists=True, tenant=place.resource_id)
 
 
 async def schedule_tenant(app: App, schedule_id: str) -> Found:

@@ -35,7 +35,7 @@ from tempo_agents.server.bodies import (
 )
 from tempo_agents.server.dependencies import PRINTABLE, AppDep
 from tempo_agents.server.errors import ApiError
-from tempo_agents.server.resuming import describe_run, http_command, resume_run
+from tempo_agents.server.resuming import check_followable, describe_run, http_command, resume_run
 from tempo_agents.server.run_start import check_model_settings
 from tempo_agents.server.run_views import list_runs, run_detail
 from tempo_agents.server.shapes import chunk_wire
@@ -164,7 +164,7 @@ async def run_stream(
 ) -> StreamingResponse:
     if last_event_id is not None:
         offset = max(offset, _after_event(last_event_id))
-    await describe_run(app, run_id)
+    await check_followable(app, run_id)
     return stream_response(app.attach(run_id, offset=offset, follow="run"), chunk_wire, with_ids=True)
 
 

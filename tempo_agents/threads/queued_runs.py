@@ -1,0 +1,60 @@
+"""Where a queued run waits, found from its id alone.
+
+A run sent to a memory thread whose active run holds it is queued by the thread's workflow: it has no workflow of
+its own until its turn comes, so Temporal does not know its id. The sender keeps the thread's address in the store
+under the run's id (a saved outcome: deleted and erased with the run's other rows), so that whoever knows only the
+run's id (the HTTP stream route, ``App.attach``, the access guard looking for a run's tenant) can find the thread and
+ask it about the run.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from temporalio.client import Client
+
+from tempo_agents.store.base import SavedOutcome, Store
+from tempo_agents.threads.operations import thread_view
+from tempo_agents.workflows.thread_payloads import ThreadOutcome, ThreadRun
+
+__all__ = ["QUEUED_ON_KEY", "QueuedPlace", "queued_place", "queued_run", "remember_queued"]
+
+QUEUED_ON_KEY = "thread:queued-on"
+"""The saved outcome, under the queued run's id, that holds its thread's address."""
+
+
+@dataclass(frozen=True)
+class QueuedPlace:
+    """The thread a run was queued on: the task queue its workflow runs on, the thread, the resource (its tenant)."""
+
+    task_queue: str
+    thread_id: str
+    resource_id: str
+
+
+async def remember_queued(store: Store, run: ThreadRun, outcome: ThreadOutcome) -> None:
+    """Keep the thread's address under the run's id when the thread queued it (nothing for other outcomes)."""
+    memory = run.run_input.options.memory
+    if outcome.outcome != "queued" or memory is None:
+        return
+    place = {"taskQueue": run.task_queue, "threadId": memory.thread, "resourceId": memory.resource}
+    await store.record(outcome.run_id, (), (), outcome=SavedOutcome(QUEUED_ON_KEY, place))
+
+
+async def queued_place(store: Store, run_id: str) -> QueuedPlace | None:
+    """The thread ``run_id`` was queued on, if a sender kept it (whether or not the run has started since)."""
+    saved = await store.saved_outcome(run_id, QUEUED_ON_KEY)
+    if saved is None:
+        return None
+    return QueuedPlace(task_queue=saved["taskQueue"], thread_id=saved["threadId"], resource_id=saved["resourceId"])
+
+
+async def queued_run(client: Client, store: Store, run_id: str) -> QueuedPlace | None:
+    """The thread of a run its thread knows (queued, or since started, waiting or done), ``None`` for any other id: a
+    kept address is believed only when the thread's workflow confirms it."""
+    place = await queued_place(store, run_id)
+    if place is None:
+        return None
+    view = await thread_view(client, place.task_queue, place.thread_id, place.resource_id)
+    entries = (*view.queued, *view.active, *view.waiting, *view.done)
+    return place if any(entry.run_id == run_id for entry in entries) else None
