@@ -50,7 +50,7 @@ from tempo_agents.notifications import NotificationSettings
 from tempo_agents.retention import Retention
 from tempo_agents.store.base import Resources, Store
 from tempo_agents.streams import AgentStream, Follow, GenerateResult
-from tempo_agents.threads import QueuedPlace, ThreadSnapshot, cancel_queued, queued_run, read_thread
+from tempo_agents.threads import QueuedRun, ThreadSnapshot, cancel_queued, queued_run, read_thread
 from tempo_agents.tools.tool import Tool
 from tempo_agents.worker.plugin import TempoAgentsPlugin
 from tempo_agents.workflows.payloads import PendingCall, ResumeRequest, RunInput, RunOptions
@@ -382,9 +382,9 @@ class App(ScheduleMethods, EventMethods):
         not queued there."""
         return await cancel_queued(self.client, self.task_queue, thread_id, resource_id, run_id)
 
-    async def queued_run(self, run_id: str) -> QueuedPlace | None:
-        """The thread of a run that was queued on one (and may have started since), ``None`` for a run that never
-        was: how a run that has no workflow yet is found from its id alone."""
+    async def queued_run(self, run_id: str) -> QueuedRun | None:
+        """A run that was queued on a thread, as its thread knows it now (it may have started since), ``None`` for a
+        run that never was: how a run that has no workflow yet is found from its id alone."""
         return await queued_run(self.client, self.store, run_id)
 
     async def generate(self, agent_id: str, messages: MessageInput, **options: Any) -> GenerateResult:

@@ -85,13 +85,14 @@ def attached_run_probe(client: Client, store: Store, run_id: str) -> RunClosedPr
             return await closed()
         except RunNotFoundError:
             try:
-                place = await queued_run(client, store, run_id)
+                queued = await queued_run(client, store, run_id)
             except RPCError as error:
                 if error.status in NOT_KNOWN_NOW:
                     return None
                 raise
-            if place is None:
+            if queued is None:
                 raise
+            place = queued.place
             through_thread = thread_run_probe(client, place.task_queue, run_id, place.thread_id, place.resource_id)
             return await through_thread()
 

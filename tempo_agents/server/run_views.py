@@ -23,6 +23,7 @@ from tempo_agents.schedules import SCHEDULE_MEMO, SCHEDULED_BY
 from tempo_agents.server.child_runs import child_runs
 from tempo_agents.server.errors import ApiError
 from tempo_agents.server.pending_view import iso, pending_view
+from tempo_agents.server.queued_run_view import queued_run_detail
 from tempo_agents.server.resuming import describe_run
 from tempo_agents.store.base import Resources
 from tempo_agents.workflows import search_attributes
@@ -177,8 +178,15 @@ async def run_detail(app: App, run_id: str) -> dict[str, Any]:
     """A run's workflow description and its queries (``status``, ``mode``, ``steps``, ``usage``,
     ``pending``, ``tasks``, ``answers``: who answered which call). A closed run is queried too (a worker
     replays it); when no worker answers,
-    ``queryError`` says why and the query fields are ``null``."""
-    description = await describe_run(app, run_id)
+    ``queryError`` says why and the query fields are ``null``. A run its thread still queues is ``queued``
+    (``server/queued_run_view.py``)."""
+    try:
+        description = await describe_run(app, run_id)
+    except ApiError as error:
+        queued = await queued_run_detail(app, run_id) if error.status == 404 else None
+        if queued is None:
+            raise
+        return queued
     attributes = description.typed_search_attributes
     agent_id = attributes.get(search_attributes.AGENT_ID)
     detail: dict[str, Any] = {

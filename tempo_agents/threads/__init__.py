@@ -9,10 +9,11 @@ from tempo_agents.threads.operations import (
     thread_view,
     thread_workflow_id,
 )
-from tempo_agents.threads.queued_runs import QueuedPlace, queued_run, remember_queued
+from tempo_agents.threads.queued_runs import QueuedPlace, QueuedRun, queued_run, remember_queued
 
 __all__ = [
     "QueuedPlace",
+    "QueuedRun",
     "ThreadSnapshot",
     "cancel_queued",
     "check_thread_ids",

@@ -15,9 +15,9 @@ from temporalio.client import Client
 
 from tempo_agents.store.base import SavedOutcome, Store
 from tempo_agents.threads.operations import thread_view
-from tempo_agents.workflows.thread_payloads import ThreadOutcome, ThreadRun
+from tempo_agents.workflows.thread_payloads import ThreadOutcome, ThreadRun, ThreadRunEntry
 
-__all__ = ["QUEUED_ON_KEY", "QueuedPlace", "queued_place", "queued_run", "remember_queued"]
+__all__ = ["QUEUED_ON_KEY", "QueuedPlace", "QueuedRun", "queued_place", "queued_run", "remember_queued"]
 
 QUEUED_ON_KEY = "thread:queued-on"
 """The saved outcome, under the queued run's id, that holds its thread's address."""
@@ -49,12 +49,30 @@ async def queued_place(store: Store, run_id: str) -> QueuedPlace | None:
     return QueuedPlace(task_queue=saved["taskQueue"], thread_id=saved["threadId"], resource_id=saved["resourceId"])
 
 
-async def queued_run(client: Client, store: Store, run_id: str) -> QueuedPlace | None:
-    """The thread of a run its thread knows (queued, or since started, waiting or done), ``None`` for any other id: a
-    kept address is believed only when the thread's workflow confirms it."""
+@dataclass(frozen=True)
+class QueuedRun:
+    """A run a thread was sent, as its thread's workflow knows it now: where (``place``), its entry (its ``state``:
+    ``queued``, ``active``, ``waiting`` or ``done``), its ``position`` while queued (1: next) and the runs that hold
+    the thread (``active_run_ids``)."""
+
+    place: QueuedPlace
+    entry: ThreadRunEntry
+    position: int | None
+    active_run_ids: tuple[str, ...]
+
+
+async def queued_run(client: Client, store: Store, run_id: str) -> QueuedRun | None:
+    """The run as its thread knows it, when its sender kept the thread's address; ``None`` for any other id: a kept
+    address is believed only when the thread's workflow lists the run."""
     place = await queued_place(store, run_id)
     if place is None:
         return None
     view = await thread_view(client, place.task_queue, place.thread_id, place.resource_id)
-    entries = (*view.queued, *view.active, *view.waiting, *view.done)
-    return place if any(entry.run_id == run_id for entry in entries) else None
+    active = tuple(entry.run_id for entry in view.active)
+    for index, entry in enumerate(view.queued):
+        if entry.run_id == run_id:
+            return QueuedRun(place, entry, index + 1, active)
+    for entry in (*view.active, *view.waiting, *view.done):
+        if entry.run_id == run_id:
+            return QueuedRun(place, entry, None, active)
+    return None

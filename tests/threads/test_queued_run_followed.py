@@ -12,6 +12,7 @@ from tempo_agents import App
 from tempo_agents.streams.stream import PROBE_AFTER_IDLE_SECONDS
 from tests.conftest import AppFactory, running_worker
 from tests.support.http_api import id_events, served, sse_events
+from tests.support.polling import until
 from tests.support.tenants import TENANT_ROLES, TENANT_TOKENS
 from tests.support.thread_agents import Gate, gated_agent
 
@@ -42,31 +43,45 @@ async def test_a_queued_runs_stream_and_attach_wait_for_its_turn(make_app: AppFa
     app = make_app([gated_agent(gate)])
     async with running_worker(app), served(app) as http:
         first = await app.stream("chat", "one", memory=MEMORY)
-        await _queued_over_http(http, "second", MEMORY)
+        await _queued_over_http(http, "followed-second", MEMORY)
 
         async def http_watcher() -> bytes:
-            async with http.stream("GET", "/runs/second/stream") as answer:
+            async with http.stream("GET", "/runs/followed-second/stream") as answer:
                 assert answer.status_code == 200, await answer.aread()
                 return await answer.aread()
 
         async def attached_text() -> str:
-            return await app.attach("second", follow="run").text
+            return await app.attach("followed-second", follow="run").text
 
+        detail = (await http.get("/runs/followed-second")).json()
+        assert {key: detail[key] for key in ("runId", "agentId", "status", "threadId", "resourceId", "queue")} == {
+            "runId": "followed-second",
+            "agentId": "chat",
+            "status": "queued",
+            "threadId": "t-queue",
+            "resourceId": "acme",
+            "queue": {"position": 1, "behind": [first.run_id]},
+        }
         watched = asyncio.create_task(http_watcher())
         attached = asyncio.create_task(attached_text())
         # Long enough that both streams, idle, ask whether the run has ended, while it is still queued.
         await asyncio.sleep(PROBE_AFTER_IDLE_SECONDS + 1.5)
-        assert await _still_queued(app, "second", MEMORY)
+        assert await _still_queued(app, "followed-second", MEMORY)
         assert not watched.done() and not attached.done()
 
         gate.open()
         assert await first.text == "one after 1"
-        assert await attached == "second after 2"
+        assert await attached == "followed-second after 2"
         chunks = [data for _, data in id_events(await watched)]
-        assert chunks[0]["type"] == "start" and chunks[0]["runId"] == "second"
+        assert chunks[0]["type"] == "start" and chunks[0]["runId"] == "followed-second"
         assert chunks[-1]["type"] == "finish"
         text = "".join(chunk["payload"]["text"] for chunk in chunks if chunk["type"] == "text-delta")
-        assert text == "second after 2"
+        assert text == "followed-second after 2"
+
+        async def completed() -> bool:  # its workflow closes a moment after the finish chunk
+            return bool((await http.get("/runs/followed-second")).json()["status"] == "completed")
+
+        await until(completed)
 
         unknown = await http.get("/runs/no-such-run/stream")
         assert (unknown.status_code, unknown.json()) == (404, {"error": 'no run "no-such-run" exists'})
@@ -77,15 +92,15 @@ async def test_a_queued_runs_stream_ends_when_it_is_taken_out_of_the_queue(make_
     app = make_app([gated_agent(gate)])
     async with running_worker(app), served(app) as http:
         first = await app.stream("chat", "one", memory=MEMORY)
-        await _queued_over_http(http, "removed-later", MEMORY)
-        async with http.stream("GET", "/runs/removed-later/stream") as answer:
+        await _queued_over_http(http, "followed-removed", MEMORY)
+        async with http.stream("GET", "/runs/followed-removed/stream") as answer:
             assert answer.status_code == 200
-            assert await app.cancel_queued_run("t-queue", "removed-later", resource_id="acme")
+            assert await app.cancel_queued_run("t-queue", "followed-removed", resource_id="acme")
             body = await asyncio.wait_for(answer.aread(), timeout=PROBE_AFTER_IDLE_SECONDS * 5)
         assert [data for _, data in sse_events(body)] == [
             {
                 "type": "error",
-                "runId": "removed-later",
+                "runId": "followed-removed",
                 "from": "AGENT",
                 "payload": {"error": "run ended (removed) without a finish chunk"},
             }

@@ -63,6 +63,37 @@ async def test_the_thread_view_shows_and_edits_the_queue(make_app: AppFactory) -
         await expect(page).to_have_url(f"{server.url}/#/runs/third-run")
 
 
+async def test_a_queued_runs_page_says_where_it_waits_and_follows_it_once_its_turn_comes(
+    make_app: AppFactory,
+) -> None:
+    gate = Gate()  # run ids are the namespace's: these are this test's own
+    app = make_app([gated_agent(gate)])
+    async with running_worker(app), dashboard_server(app) as server, chromium() as browser:
+        first = await app.stream("chat", "My order has not arrived.", memory=MEMORY, run_id="turn-first")
+        await app.stream("chat", "It was order 1187.", memory=MEMORY, run_id="turn-second")
+
+        _, page = await signed_in_page(browser, server, None, path="/#/threads/support-42?resourceId=acme")
+        await page.locator('.queued-runs li[data-run-id="turn-second"] a').click(timeout=15_000)
+        await expect(page).to_have_url(f"{server.url}/#/runs/turn-second")
+        await expect(page.locator(".run[data-status=queued]")).to_be_visible(timeout=10_000)
+        note = page.locator(".queued-note")
+        await expect(note).to_have_text(
+            "Queued on thread support-42: position 1, behind turn-first. It starts when its turn comes."
+        )
+        await expect(page.locator("main p.error[role=alert]")).to_have_count(0)  # no "no run … exists"
+        await note.locator("a", has_text="turn-first").click()
+        await expect(page).to_have_url(f"{server.url}/#/runs/turn-first")
+        await page.go_back()
+        await expect(page.locator(".run[data-status=queued]")).to_be_visible(timeout=10_000)
+
+        gate.open()
+        assert await first.text == "My order has not arrived. after 1"
+        await expect(page.locator(".conversation")).to_contain_text("It was order 1187. after 2", timeout=15_000)
+        await expect(page.locator(".run[data-status=completed]")).to_be_visible(timeout=15_000)
+        await expect(note).to_be_hidden()
+        await expect(page.locator("main p.error[role=alert]")).to_have_count(0)  # no "no run … exists"
+
+
 async def test_the_thread_view_lists_a_run_that_waits_for_a_person_apart(make_app: AppFactory) -> None:
     def script(request: ModelRequest) -> ScriptedResponse:
         last = request.messages[-1]

@@ -38,8 +38,8 @@ async def run_tenant(app: App, run_id: str) -> Found:
 
 async def _queued_tenant(app: App, run_id: str) -> Found:
     """A run its thread still queues has no workflow: its tenant is its thread's resource."""
-    place = await app.queued_run(run_id)
-    return Found(exists=False) if place is None else Found(exists=True, tenant=place.resource_id)
+    queued = await app.queued_run(run_id)
+    return Found(exists=False) if queued is None else Found(exists=True, tenant=queued.place.resource_id)
 
 
 async def schedule_tenant(app: App, schedule_id: str) -> Found:

@@ -144,6 +144,8 @@ export function runView(root, runId, { signal, session }) {
   const parentLink = h("p", { class: "parent-run", hidden: true });
   const lineage = h("p", { class: "lineage", hidden: true });
   const scheduledBy = h("p", { class: "scheduled-by", hidden: true });
+  // A run its thread still queues has no workflow yet: where it waits, until its turn comes (the stream waits too).
+  const queuedNote = h("p", { class: "queued-note", role: "status", hidden: true });
   // A fork asks the model again at `step` with the run's transcript before it; its page opens.
   async function forkAt(step) {
     try {
@@ -255,6 +257,7 @@ export function runView(root, runId, { signal, session }) {
       h("div", { class: "title-row" }, h("h1", { id: "run-title", tabindex: "-1" }, "Run ", h("code", {}, runId)), statusBadge, uiLink, interrupt, rollback, cancel, retry),
       controlNote,
       waiting, // the decision comes first: what waits for the person, before anything about the run
+      queuedNote,
       parentLink,
       lineage,
       scheduledBy,
@@ -276,6 +279,8 @@ export function runView(root, runId, { signal, session }) {
   let shownFacts = ""; // the facts and the lineage are drawn again only when they change: a link being clicked
   let shownLineage = ""; // while the page refreshes would otherwise be replaced between mouse down and up
   let closed = false; // the workflow closed: its status and figures change no more
+  let queued = false; // its thread still queues it: no timeline or steps yet
+  let shownQueue = "";
   let tasksSeen = null;
   async function loadDetail() {
     const run = await get(`/api/runs/${encodeURIComponent(runId)}`);
@@ -288,7 +293,17 @@ export function runView(root, runId, { signal, session }) {
     cancel.hidden = !active;
     interrupt.hidden = !active;
     steerForm.hidden = !active;
-    rollback.hidden = Boolean(run.parentRunId) || !run.threadId || Boolean(run.rolledBack); // a run on a memory thread (a child's messages are its parent's)
+    queued = run.status === "queued";
+    const queue = run.queue;
+    const queueKey = queued ? JSON.stringify(queue) : "";
+    if (queueKey !== shownQueue) queuedNote.replaceChildren(...(queued ? [`Queued on thread `,
+      h("a", { href: threadLink(run.threadId, run.resourceId), class: "thread-link" }, visible(run.threadId)),
+      `: position ${queue.position}`, ...queue.behind.flatMap((id, n) => [n ? ", " : ", behind ",
+        h("a", { href: `#/runs/${encodeURIComponent(id)}` }, visible(id))]),
+      ". It starts when its turn comes."] : []));
+    shownQueue = queueKey;
+    queuedNote.hidden = !queued;
+    rollback.hidden = queued || Boolean(run.parentRunId) || !run.threadId || Boolean(run.rolledBack); // a run on a memory thread (a child's messages are its parent's)
     if (run.rolledBack && controlNote.hidden) { // the journal's last chunk, after the finish a stream ends at
       const r = run.rolledBack;
       note(`Rolled back: ${r.removedMessages} message${r.removedMessages === 1 ? "" : "s"} removed from thread ${r.threadId}.`);
@@ -452,5 +467,9 @@ export function runView(root, runId, { signal, session }) {
     if (!closed && !document.hidden) { detailSoon(); timelineSoon(); }
   }, 3000);
   signal.addEventListener("abort", () => clearInterval(refresh));
-  return Promise.all([loadDetail(), loadTimeline(), loadSteps()]);
+  // A queued run has no timeline or steps yet: their 404s wait for its turn (the refresh above loads them then).
+  return Promise.allSettled([loadDetail(), loadTimeline(), loadSteps()]).then(([detail, ...others]) => {
+    const failed = [detail, ...others].find((result) => result.status === "rejected");
+    if (failed && !(queued && detail.status === "fulfilled")) throw failed.reason;
+  });
 }

@@ -63,7 +63,7 @@ export async function threadView(root, threadId, resourceId, { signal }) {
     waiting.replaceChildren(...(data.runs.waiting || []).map((run) => h("li", { dataset: { runId: run.runId } },
       runLink(run.runId), " ", h("span", { class: "status suspended" }, "waiting"), h("span", { class: "muted" }, " ", visible(run.agentId)))));
     queued.replaceChildren(...data.runs.queued.map((run, n) => h("li", { dataset: { runId: run.runId } },
-      run.continues ? runLink(run.runId) : h("code", {}, visible(run.runId)),
+      runLink(run.runId), // its page says where it waits, and follows it once its turn comes
       h("span", { class: "muted" }, " ", visible(run.agentId), ` · position ${n + 1} `),
       run.continues
         ? h("span", { class: "status continues" }, "answered, goes on in its turn")
