@@ -6,6 +6,7 @@ began."""
 from __future__ import annotations
 
 import asyncio
+import random
 import sqlite3
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -240,3 +241,45 @@ async def test_a_write_that_begins_while_an_erasure_works_finds_the_run_erased(p
         assert "ACME-LATE-6639" not in store_contents(store) and await store.read_chunks("run-b1") == []
     finally:
         await store.close()
+
+
+async def _busy_runs(store: Store, runs: list[str], secret_runs: set[str], seed: int) -> None:
+    """Runs writing at once as runs do: transcript entries, a durable chunk rewritten in place, step outcomes saved
+    and forgotten, every record of ``secret_runs`` holding ``SECRET-3391`` and of the others ``OTHER-8820``; records
+    of many sizes, so that the file's pages fill, split and are rebuilt around them."""
+    sizes = random.Random(seed)
+
+    async def run(run_id: str) -> None:
+        said = "SECRET-3391" if run_id in secret_runs else "OTHER-8820"
+        for step in range(10):
+            pad = "x" * sizes.randint(20, 1500)
+            chunk = {"type": "text-delta", "payload": {"text": said + pad[: sizes.randint(1, 300)]}}
+            await store.record(
+                run_id,
+                [TranscriptEntry(step, "text-0000", 0, {"role": "assistant", "content": [{"text": said + pad}]})],
+                [ChunkWrite(chunk, key=f"draft-{step % 2}")],
+                outcome=SavedOutcome(f"model-step:{step}", {"text": said + pad[: sizes.randint(1, 900)]}),
+            )
+            if step > 1:
+                await store.forget_outcomes_before(run_id, f"model-step:{step - 1}")
+            await asyncio.sleep(0)
+
+    await asyncio.gather(*(run(run_id) for run_id in runs))
+
+
+async def test_an_erased_run_leaves_no_old_copy_in_the_sqlite_files_pages(tmp_path: Path) -> None:
+    """Deleting with ``secure_delete`` zeroes the rows a deletion frees, but a page rebuilt around a row earlier may
+    keep an old copy of it in its unused space: in these runs, three of the sixteen files kept one after the deletions
+    alone. The erasure rewrites the file from its live rows, so none keeps anything of the erased runs."""
+    for seed in range(16):
+        store = open_store(f"sqlite:///{tmp_path}/store-{seed}.db")
+        try:
+            runs = [f"run-{seed}-{n:02d}" for n in range(60)]
+            secret_runs = set(runs[::3])
+            await _busy_runs(store, runs, secret_runs, seed)
+            await store.erase(sorted(secret_runs))
+            left = store_contents(store)
+            assert "SECRET-3391" not in left, f"seed {seed}: an erased run's record is still in the file"
+            assert left.count("OTHER-8820") >= 40 * 10  # the other runs' transcripts, at least
+        finally:
+            await store.close()
