@@ -5,10 +5,13 @@ such run exists, end when it is taken out of the queue, and keep another tenant'
 from __future__ import annotations
 
 import asyncio
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 
 import httpx
 
 from tempo_agents import App
+from tempo_agents.streams import AgentStream
 from tempo_agents.streams.stream import PROBE_AFTER_IDLE_SECONDS
 from tests.conftest import AppFactory, running_worker
 from tests.support.http_api import id_events, served, sse_events
@@ -38,12 +41,22 @@ async def _still_queued(app: App, run_id: str, memory: dict[str, str]) -> bool:
     return [entry.run_id for entry in thread.queued] == [run_id]
 
 
-async def test_a_queued_runs_stream_and_attach_wait_for_its_turn(make_app: AppFactory) -> None:
+@asynccontextmanager
+async def _busy_thread(
+    make_app: AppFactory, queued: str
+) -> AsyncIterator[tuple[App, httpx.AsyncClient, Gate, AgentStream]]:
+    """The app served over HTTP, with a run holding ``MEMORY``'s thread until the gate opens and ``queued`` queued
+    behind it over HTTP; yields the app, the HTTP client, the gate and the first run's stream."""
     gate = Gate()
     app = make_app([gated_agent(gate)])
     async with running_worker(app), served(app) as http:
         first = await app.stream("chat", "one", memory=MEMORY)
-        await _queued_over_http(http, "followed-second", MEMORY)
+        await _queued_over_http(http, queued, MEMORY)
+        yield app, http, gate, first
+
+
+async def test_a_queued_runs_stream_and_attach_wait_for_its_turn(make_app: AppFactory) -> None:
+    async with _busy_thread(make_app, "followed-second") as (app, http, gate, first):
 
         async def http_watcher() -> bytes:
             async with http.stream("GET", "/runs/followed-second/stream") as answer:
@@ -88,11 +101,7 @@ async def test_a_queued_runs_stream_and_attach_wait_for_its_turn(make_app: AppFa
 
 
 async def test_a_queued_runs_stream_ends_when_it_is_taken_out_of_the_queue(make_app: AppFactory) -> None:
-    gate = Gate()
-    app = make_app([gated_agent(gate)])
-    async with running_worker(app), served(app) as http:
-        first = await app.stream("chat", "one", memory=MEMORY)
-        await _queued_over_http(http, "followed-removed", MEMORY)
+    async with _busy_thread(make_app, "followed-removed") as (app, http, gate, first):
         async with http.stream("GET", "/runs/followed-removed/stream") as answer:
             assert answer.status_code == 200
             assert await app.cancel_queued_run("t-queue", "followed-removed", resource_id="acme")
