@@ -51,6 +51,7 @@ __all__ = [
     "http_command",
     "idempotency_key",
     "resume_run",
+    "run_owner",
 ]
 
 ResumeAction = Literal["resume", "approve", "decline"]
@@ -184,11 +185,20 @@ async def describe_run(
 async def check_followable(app: App, run_id: str) -> None:
     """A 404 as :func:`describe_run`'s, unless the run exists or its thread queues it: a queued run has no workflow
     until its turn comes, and its stream waits for it."""
+    await run_owner(app, run_id)
+
+
+async def run_owner(app: App, run_id: str) -> str:
+    """The id of the agent a run belongs to, for a run that exists or that its thread queues (its entry's agent); a
+    404 as :func:`describe_run`'s for any other."""
     try:
-        await describe_run(app, run_id)
+        description = await describe_run(app, run_id)
     except ApiError as error:
-        if error.status != 404 or is_hidden(run_id) or await app.queued_run(run_id) is None:
+        queued = None if error.status != 404 or is_hidden(run_id) else await app.queued_run(run_id)
+        if queued is None:
             raise
+        return queued.entry.agent_id
+    return run_agent(app, description).id
 
 
 def run_agent(app: App, description: WorkflowExecutionDescription) -> Agent:

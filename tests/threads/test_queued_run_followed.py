@@ -75,12 +75,19 @@ async def test_a_queued_runs_stream_and_attach_wait_for_its_turn(make_app: AppFa
             "resourceId": "acme",
             "queue": {"position": 1, "behind": [first.run_id]},
         }
+
+        async def observer() -> bytes:  # the official client's reconnect: POST /agents/:agentId/observe
+            async with http.stream("POST", "/agents/chat/observe", json={"runId": "followed-second"}) as answer:
+                assert answer.status_code == 200, await answer.aread()
+                return await answer.aread()
+
         watched = asyncio.create_task(http_watcher())
         attached = asyncio.create_task(attached_text())
+        observed = asyncio.create_task(observer())
         # Long enough that both streams, idle, ask whether the run has ended, while it is still queued.
         await asyncio.sleep(PROBE_AFTER_IDLE_SECONDS + 1.5)
         assert await _still_queued(app, "followed-second", MEMORY)
-        assert not watched.done() and not attached.done()
+        assert not watched.done() and not attached.done() and not observed.done()
 
         gate.open()
         assert await first.text == "one after 1"
@@ -90,6 +97,8 @@ async def test_a_queued_runs_stream_and_attach_wait_for_its_turn(make_app: AppFa
         assert chunks[-1]["type"] == "finish"
         text = "".join(chunk["payload"]["text"] for chunk in chunks if chunk["type"] == "text-delta")
         assert text == "followed-second after 2"
+        observed_chunks = [data for _, data in sse_events(await observed)]
+        assert [chunk["type"] for chunk in observed_chunks] == [chunk["type"] for chunk in chunks]
 
         async def completed() -> bool:  # its workflow closes a moment after the finish chunk
             return bool((await http.get("/runs/followed-second")).json()["status"] == "completed")

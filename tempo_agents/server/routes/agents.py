@@ -23,7 +23,12 @@ from tempo_agents.server.bodies import ApproveBody, DeclineBody, ObserveBody, Re
 from tempo_agents.server.dependencies import PRINTABLE, AppDep, RequestContextDep, find_agent
 from tempo_agents.server.errors import ApiError
 from tempo_agents.server.pending_view import iso, shown_call
-from tempo_agents.server.resuming import ResumeCommand, describe_run, http_command, resume_run, run_agent
+from tempo_agents.server.resuming import (
+    ResumeCommand,
+    http_command,
+    resume_run,
+    run_owner,
+)
 from tempo_agents.server.run_start import start_request, start_run, thread_headers
 from tempo_agents.server.shapes import agent_details, chunk_wire, full_output
 from tempo_agents.server.sse import SSE_RESPONSES, EventStream, stream_response
@@ -207,7 +212,6 @@ def _within(moment: datetime | None, since: datetime | None, until: datetime | N
 )
 async def observe(app: AppDep, agent_id: str, body: ObserveBody) -> StreamingResponse:
     agent: Agent = find_agent(app, agent_id)
-    description = await describe_run(app, body.run_id)
-    if run_agent(app, description).id != agent.id:
+    if await run_owner(app, body.run_id) != agent.id:  # a run its thread still queues is followed too
         raise ApiError(404, f'run "{body.run_id}" does not belong to agent {agent.id}')
     return stream_response(app.attach(body.run_id, offset=body.offset), chunk_wire)
