@@ -119,11 +119,15 @@ class RunStarter:
             )
         if outcome.outcome == "duplicate":
             raise WorkflowAlreadyStartedError(run.run_id, AGENT_RUN_WORKFLOW)
-        await remember_queued(app.store, run, outcome)
         known = None
         if outcome.outcome == "started":
-            start = await journal_start(app.store, run.run_id, run.run_input.agent_id, fork_of)
+            start, _ = await asyncio.gather(
+                journal_start(app.store, run.run_id, run.run_input.agent_id, fork_of),
+                remember_queued(app.store, run, outcome),
+            )
             known = start if start is not None and start.offset == 0 else None
+        else:
+            await remember_queued(app.store, run, outcome)
         offset = 0
         if outcome.outcome == "steered":
             offset = await self._journal_end(outcome.run_id)

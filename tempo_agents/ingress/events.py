@@ -10,6 +10,7 @@ ids is needed, and the uniqueness holds across every API process. A delivery fro
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 from collections.abc import Callable, Mapping
@@ -305,7 +306,8 @@ async def _send_event_to_thread(
             "reject)",
             active_run_id=outcome.active_run_id,
         )
-    await remember_queued(app.store, run, outcome)
     if outcome.outcome == "started":
-        await journal_start(app.store, run_id, agent.id)
+        await asyncio.gather(journal_start(app.store, run_id, agent.id), remember_queued(app.store, run, outcome))
+    else:
+        await remember_queued(app.store, run, outcome)
     return EventRun(run_id=run_id, duplicate=False, thread_outcome=outcome)

@@ -1,10 +1,12 @@
-"""Where a queued run waits, found from its id alone.
+"""Where a run sent to a thread waits, found from its id alone.
 
 A run sent to a memory thread whose active run holds it is queued by the thread's workflow: it has no workflow of
-its own until its turn comes, so Temporal does not know its id. The sender keeps the thread's address in the store
-under the run's id (a saved outcome: deleted and erased with the run's other rows), so that whoever knows only the
-run's id (the HTTP stream route, ``App.attach``, the access guard looking for a run's tenant) can find the thread and
-ask it about the run.
+its own until its turn comes, so Temporal does not know its id. A run the thread starts at once is no different for
+a moment: the thread answers ``started`` when it decides to, and its run's workflow exists once Temporal has carried
+out the thread's start (seconds, on a loaded server). The sender keeps the thread's address in the store under the
+run's id (a saved outcome: deleted and erased with the run's other rows), so that whoever knows only the run's id
+(the HTTP stream routes, ``App.attach``, the access guard looking for a run's tenant) can find the thread and ask it
+about the run.
 """
 
 from __future__ import annotations
@@ -33,9 +35,10 @@ class QueuedPlace:
 
 
 async def remember_queued(store: Store, run: ThreadRun, outcome: ThreadOutcome) -> None:
-    """Keep the thread's address under the run's id when the thread queued it (nothing for other outcomes)."""
+    """Keep the thread's address under the run's id when the thread queued it or started it (nothing for a steered,
+    refused or duplicate message: no run of its own)."""
     memory = run.run_input.options.memory
-    if outcome.outcome != "queued" or memory is None:
+    if outcome.outcome not in ("queued", "started") or memory is None:
         return
     place = {"taskQueue": run.task_queue, "threadId": memory.thread, "resourceId": memory.resource}
     await store.record(outcome.run_id, (), (), outcome=SavedOutcome(QUEUED_ON_KEY, place))

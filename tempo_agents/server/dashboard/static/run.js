@@ -293,16 +293,16 @@ export function runView(root, runId, { signal, session }) {
     cancel.hidden = !active;
     interrupt.hidden = !active;
     steerForm.hidden = !active;
-    queued = run.status === "queued";
+    queued = run.status === "queued" || run.status === "starting"; // no workflow yet
     const queue = run.queue;
-    const queueKey = queued ? JSON.stringify(queue) : "";
-    if (queueKey !== shownQueue) queuedNote.replaceChildren(...(queued ? [`Queued on thread `,
+    const queueKey = queue ? JSON.stringify(queue) : "";
+    if (queueKey !== shownQueue) queuedNote.replaceChildren(...(queue ? [`Queued on thread `,
       h("a", { href: threadLink(run.threadId, run.resourceId), class: "thread-link" }, visible(run.threadId)),
       `: position ${queue.position}`, ...queue.behind.flatMap((id, n) => [n ? ", " : ", behind ",
         h("a", { href: `#/runs/${encodeURIComponent(id)}` }, visible(id))]),
       ". It starts when its turn comes."] : []));
     shownQueue = queueKey;
-    queuedNote.hidden = !queued;
+    queuedNote.hidden = !queue;
     rollback.hidden = queued || Boolean(run.parentRunId) || !run.threadId || Boolean(run.rolledBack); // a run on a memory thread (a child's messages are its parent's)
     if (run.rolledBack && controlNote.hidden) { // the journal's last chunk, after the finish a stream ends at
       const r = run.rolledBack;
