@@ -24,7 +24,7 @@ from tempo_agents.journal.start_chunk import journal_start
 from tempo_agents.models.messages import MessageInput
 from tempo_agents.store.base import Store
 from tempo_agents.streams import AgentStream
-from tempo_agents.threads import remember_queued, send_to_thread
+from tempo_agents.threads import remember_thread, send_to_thread
 from tempo_agents.workflows import search_attributes
 from tempo_agents.workflows.activity_names import AGENT_RUN_WORKFLOW
 from tempo_agents.workflows.agent_run import AgentRunWorkflow
@@ -123,11 +123,11 @@ class RunStarter:
         if outcome.outcome == "started":
             start, _ = await asyncio.gather(
                 journal_start(app.store, run.run_id, run.run_input.agent_id, fork_of),
-                remember_queued(app.store, run, outcome),
+                remember_thread(app.store, run, outcome),
             )
             known = start if start is not None and start.offset == 0 else None
         else:
-            await remember_queued(app.store, run, outcome)
+            await remember_thread(app.store, run, outcome)
         offset = 0
         if outcome.outcome == "steered":
             offset = await self._journal_end(outcome.run_id)

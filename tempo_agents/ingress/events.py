@@ -37,7 +37,7 @@ from tempo_agents.ingress.webhooks import DEFAULT_TOLERANCE, WebhookRefusedError
 from tempo_agents.journal.start_chunk import journal_start
 from tempo_agents.models.messages import MessageInput
 from tempo_agents.store.base import Store
-from tempo_agents.threads import remember_queued, send_to_thread
+from tempo_agents.threads import remember_thread, send_to_thread
 from tempo_agents.workflows.agent_run import AgentRunWorkflow
 from tempo_agents.workflows.payloads import RunInput
 from tempo_agents.workflows.thread_payloads import DEFAULT_THREAD_STRATEGY, ThreadOutcome, ThreadRun, ThreadStrategy
@@ -307,7 +307,7 @@ async def _send_event_to_thread(
             active_run_id=outcome.active_run_id,
         )
     if outcome.outcome == "started":
-        await asyncio.gather(journal_start(app.store, run_id, agent.id), remember_queued(app.store, run, outcome))
+        await asyncio.gather(journal_start(app.store, run_id, agent.id), remember_thread(app.store, run, outcome))
     else:
-        await remember_queued(app.store, run, outcome)
+        await remember_thread(app.store, run, outcome)
     return EventRun(run_id=run_id, duplicate=False, thread_outcome=outcome)

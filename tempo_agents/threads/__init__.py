@@ -9,7 +9,7 @@ from tempo_agents.threads.operations import (
     thread_view,
     thread_workflow_id,
 )
-from tempo_agents.threads.queued_runs import QueuedPlace, QueuedRun, queued_run, remember_queued
+from tempo_agents.threads.queued_runs import QueuedPlace, QueuedRun, queued_run, remember_thread
 
 __all__ = [
     "QueuedPlace",
@@ -19,7 +19,7 @@ __all__ = [
     "check_thread_ids",
     "queued_run",
     "read_thread",
-    "remember_queued",
+    "remember_thread",
     "send_to_thread",
     "thread_view",
     "thread_workflow_id",

@@ -19,7 +19,7 @@ from tempo_agents.store.base import SavedOutcome, Store
 from tempo_agents.threads.operations import thread_view
 from tempo_agents.workflows.thread_payloads import ThreadOutcome, ThreadRun, ThreadRunEntry
 
-__all__ = ["QUEUED_ON_KEY", "QueuedPlace", "QueuedRun", "queued_place", "queued_run", "remember_queued"]
+__all__ = ["QUEUED_ON_KEY", "QueuedPlace", "QueuedRun", "queued_place", "queued_run", "remember_thread"]
 
 QUEUED_ON_KEY = "thread:queued-on"
 """The saved outcome, under the queued run's id, that holds its thread's address."""
@@ -34,7 +34,7 @@ class QueuedPlace:
     resource_id: str
 
 
-async def remember_queued(store: Store, run: ThreadRun, outcome: ThreadOutcome) -> None:
+async def remember_thread(store: Store, run: ThreadRun, outcome: ThreadOutcome) -> None:
     """Keep the thread's address under the run's id when the thread queued it or started it (nothing for a steered,
     refused or duplicate message: no run of its own)."""
     memory = run.run_input.options.memory
