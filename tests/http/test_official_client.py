@@ -9,30 +9,22 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
-import shutil
 import signal
 from pathlib import Path
 
 from tests.support.cli_processes import CLI, read_dev_banner
+from tests.support.clients import start_node_client
 from tests.support.http_api import EXAMPLE
-
-CLIENTS = Path(__file__).resolve().parents[1] / "support" / "clients"
 
 
 async def test_official_client_against_dev(tmp_path: Path) -> None:
-    assert shutil.which("node") is not None, "this test needs Node.js (Debian: apt-get install nodejs npm)"
-    assert (CLIENTS / "node_modules" / "@mastra" / "client-js").is_dir(), "run `npm ci` in tests/support/clients"
     dev = await asyncio.create_subprocess_exec(
         *CLI, "dev", "--port", "0", "--ui-port", "0", "--api-port", "0",
         "--app", f"{EXAMPLE}:app", cwd=tmp_path, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
     )  # fmt: skip
     try:
         url = (await read_dev_banner(dev)).get("HTTP API", "").removesuffix("/api")
-        node = await asyncio.create_subprocess_exec(
-            "node", str(CLIENTS / "official_client.mjs"), cwd=CLIENTS,
-            env={**os.environ, "TEMPO_URL": url}, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
-        )  # fmt: skip
+        node = await start_node_client("official_client.mjs", {"TEMPO_URL": url})
         out, err = await asyncio.wait_for(node.communicate(), 120)
     finally:
         dev.send_signal(signal.SIGTERM)

@@ -6,10 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
-import shutil
 from collections.abc import AsyncIterator
-from pathlib import Path
 from typing import Any
 
 import httpx
@@ -19,11 +16,11 @@ from tempo_agents.identity import Principal
 from tempo_agents.server.access import AccessTarget, Decision, Filter, Verdict
 from tests.conftest import AppFactory, running_worker
 from tests.support.cli_processes import api_data, cli
+from tests.support.clients import start_node_client
 from tests.support.http_api import parity_agent, served
 from tests.support.polling import until
 from tests.support.tenants import TENANT_ROLES, TENANT_TOKENS, TenantWorld, paused_schedule, tenant_world
 
-CLIENTS = Path(__file__).resolve().parents[1] / "support" / "clients"
 ROOT = {"Authorization": "Bearer tok-root"}
 VIEWER = {"Authorization": "Bearer tok-viewer"}
 OPERATOR = {"Authorization": "Bearer tok-operator"}
@@ -240,20 +237,15 @@ async def test_a_chosen_id_taken_by_another_tenant_is_answered_as_one_taken_by_o
 
 
 async def test_the_official_client_sees_only_its_tenant(world: tuple[httpx.AsyncClient, TenantWorld]) -> None:
-    assert shutil.which("node") is not None, "this test needs Node.js (Debian: apt-get install nodejs npm)"
     http, things = world
     url = str(http.base_url).removesuffix("/").removesuffix("/api")
     env = {
-        **os.environ,
         "TEMPO_URL": url,
         "TEMPO_TOKEN": "tok-operator",
         "MINE": things.things["acme"].run_id,
         "THEIRS": things.things["globex"].run_id,
     }
-    node = await asyncio.create_subprocess_exec(
-        "node", str(CLIENTS / "tenant_client.mjs"), cwd=CLIENTS, env=env,
-        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
-    )  # fmt: skip
+    node = await start_node_client("tenant_client.mjs", env)
     out, err = await asyncio.wait_for(node.communicate(), 120)
     assert node.returncode == 0, err.decode()
     report = json.loads(out.decode().strip().splitlines()[-1])

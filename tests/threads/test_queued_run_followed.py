@@ -5,6 +5,7 @@ such run exists, end when it is taken out of the queue, and keep another tenant'
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
@@ -14,6 +15,7 @@ from tempo_agents import App
 from tempo_agents.streams import AgentStream
 from tempo_agents.streams.stream import PROBE_AFTER_IDLE_SECONDS
 from tests.conftest import AppFactory, running_worker
+from tests.support.clients import start_node_client
 from tests.support.http_api import id_events, served, sse_events
 from tests.support.polling import until
 from tests.support.tenants import TENANT_ROLES, TENANT_TOKENS
@@ -146,3 +148,39 @@ async def test_another_tenants_queued_run_is_answered_as_none(make_app: AppFacto
         gate.open()
         for first in firsts:
             assert await first.text == "one after 1"
+
+
+async def test_the_official_client_sends_to_a_busy_thread_and_reconnects_by_the_run_id(make_app: AppFactory) -> None:
+    """``@mastra/client-js`` as a browser app would use it: ``stream`` on the busy thread (queued), then ``observe``
+    with the run's id alone while it is still queued; both read the run's whole stream once its turn comes."""
+    gate = Gate()
+    app = make_app([gated_agent(gate)])
+    async with running_worker(app), served(app) as http:
+        first = await app.stream("chat", "one", memory=MEMORY)
+        run_id = "official-queued"
+        env = {"TEMPO_URL": str(http.base_url).removesuffix("/").removesuffix("/api"), "AGENT_ID": "chat"}
+        env |= {"RUN_ID": run_id, "THREAD_ID": MEMORY["thread"], "RESOURCE_ID": MEMORY["resource"]}
+        node = await start_node_client("queued_client.mjs", env)
+        try:
+            assert node.stdout is not None
+            said = await asyncio.wait_for(node.stdout.readline(), 60)
+            assert json.loads(said) == {"threadOutcome": "queued"}
+            # Both of the client's streams held open while the run waits its turn, long enough to ask whether it ended.
+            await asyncio.sleep(PROBE_AFTER_IDLE_SECONDS + 1.5)
+            assert await _still_queued(app, run_id, MEMORY)
+            assert node.returncode is None
+            gate.open()
+            out, err = await asyncio.wait_for(node.communicate(), 60)
+        finally:
+            if node.returncode is None:
+                node.kill()
+                await node.wait()
+        assert node.returncode == 0, err.decode()
+        assert await first.text == "one after 1"
+    streams = json.loads(out.decode().strip().splitlines()[-1])
+    for chunks in streams.values():
+        assert chunks[0]["type"] == "start" and chunks[0]["runId"] == run_id
+        assert chunks[-1]["type"] == "finish"
+        text = "".join(chunk["payload"]["text"] for chunk in chunks if chunk["type"] == "text-delta")
+        assert text == f"{run_id} after 2"
+    assert streams["observed"] == streams["sent"]
