@@ -7,7 +7,16 @@ model-step activity reads the counters from the store, compares them with :func:
 :func:`budget_wait_id`, which :func:`is_budget_wait` tells from a tool call (ARCHITECTURE.md, "Budgets").
 """
 
-from tempo_agents.budgets.counters import Counter, charges, period_keys, step_counters
+from tempo_agents.budgets.counters import (
+    Counter,
+    charges,
+    period_keys,
+    resource_scope_key,
+    resource_threads_prefix,
+    run_scope_key,
+    step_counters,
+    thread_scope_key,
+)
 from tempo_agents.budgets.limits import (
     NANOS_PER_USD,
     Budget,
@@ -46,5 +55,9 @@ __all__ = [
     "merge_budgets",
     "period_keys",
     "reached",
+    "resource_scope_key",
+    "resource_threads_prefix",
+    "run_scope_key",
     "step_counters",
+    "thread_scope_key",
 ]

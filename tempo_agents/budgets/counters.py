@@ -15,7 +15,17 @@ from typing import Any
 from tempo_agents.budgets.limits import Period, Scope
 from tempo_agents.deprecations import moved_name
 
-__all__ = ["Counter", "charges", "period_keys", "scope_keys", "step_counters"]
+__all__ = [
+    "Counter",
+    "charges",
+    "period_keys",
+    "resource_scope_key",
+    "resource_threads_prefix",
+    "run_scope_key",
+    "scope_keys",
+    "step_counters",
+    "thread_scope_key",
+]
 
 
 @dataclass(frozen=True)
@@ -38,12 +48,30 @@ def period_keys(now: datetime) -> dict[Period, str]:
 
 
 def scope_keys(run_id: str, thread: str | None, resource: str | None) -> dict[Scope, str]:
-    keys: dict[Scope, str] = {"run": f"run:{run_id}"}
+    keys: dict[Scope, str] = {"run": run_scope_key(run_id)}
     if resource is not None:
-        keys["resource"] = f"resource:{resource}"
+        keys["resource"] = resource_scope_key(resource)
         if thread is not None:
-            keys["thread"] = f"thread:{len(resource)}:{resource}:{thread}"
+            keys["thread"] = thread_scope_key(thread, resource)
     return keys
+
+
+def run_scope_key(run_id: str) -> str:
+    return f"run:{run_id}"
+
+
+def resource_scope_key(resource: str) -> str:
+    return f"resource:{resource}"
+
+
+def thread_scope_key(thread: str, resource: str) -> str:
+    return resource_threads_prefix(resource) + thread
+
+
+def resource_threads_prefix(resource: str) -> str:
+    """What the scope key of every thread of ``resource`` begins with, and no other's (the resource's length comes
+    first, so a resource whose id holds a colon cannot pass for another's thread)."""
+    return f"thread:{len(resource)}:{resource}:"
 
 
 def step_counters(run_id: str, thread: str | None, resource: str | None, now: datetime) -> list[Counter]:

@@ -115,14 +115,20 @@ async def _erase_executions(
 
     Running threads go first, once their histories are read: a deleted thread starts no run more, and every run it
     could have started since the listing (its queue) is then known by id, found in Temporal by id and erased from
-    the store, its later writes refused, whether it started or not."""
-    running_threads = [execution for execution in listed if _is_thread(execution) and execution.running]
+    the store, its later writes refused, whether it started or not. The histories of the threads' earlier
+    executions (before each continued as new) are read too: a run taken out of a queue there never ran, and only
+    they say it was sent (the store keeps where it was queued under its id)."""
+    thread_executions = [execution for execution in listed if _is_thread(execution)]
+    running_threads = [thread for thread in thread_executions if thread.running]
     held = [
         run_id
         for thread in running_threads
         for run_id in await thread_run_ids(client, thread.workflow_id, thread.run_id)
     ]
     deleted = {thread: await delete_execution(client, thread.workflow_id, thread.run_id) for thread in running_threads}
+    for thread in thread_executions:
+        if not thread.running:
+            held += await thread_run_ids(client, thread.workflow_id, thread.run_id)
     executions = [*listed, *await _started_since(client, held, listed)]
     for execution in _leaves_first(executions):  # False: gone already
         if execution not in deleted:

@@ -9,11 +9,13 @@ import asyncio
 import random
 import sqlite3
 from collections.abc import Awaitable, Callable
+from datetime import UTC, datetime
 from pathlib import Path
 
 import psycopg
 import pytest
 
+from tempo_agents.budgets import step_counters
 from tempo_agents.errors import ErasedRunError
 from tempo_agents.store import Store, open_store
 from tempo_agents.store.base import (
@@ -48,9 +50,21 @@ async def _write_run(store: Store, run_id: str, thread: str, resource: str, secr
         [ChunkWrite({"type": "tool-call", "runId": run_id, "from": "AGENT", "payload": {"args": {"c": secret}}})],
         outcome=SavedOutcome(f"{run_id}-step", {"text": secret}),
         waiting=WaitingChange(waits=[call]),
+        charges=[UsageCharge(key, "total", 100, 7) for key in _usage_keys(run_id, thread, resource)],
     )
     await store.append_thread_messages(thread, resource, run_id, [{"role": "user", "content": [{"text": secret}]}])
     await store.set_thread_state(thread, "working-memory", {"note": secret})
+
+
+def _usage_keys(run_id: str, thread: str, resource: str) -> list[str]:
+    """The usage counters a model step of the run adds to: the run's, its thread's, its resource's."""
+    return sorted({counter.scope_key for counter in step_counters(run_id, thread, resource, datetime.now(UTC))})
+
+
+async def _counted(store: Store, run_id: str, thread: str, resource: str) -> list[str]:
+    """Which of the run's, its thread's and its resource's usage counters the store still holds."""
+    keys = _usage_keys(run_id, thread, resource)
+    return sorted(scope for scope, _ in await store.usage_counters([(key, "total") for key in keys]))
 
 
 async def test_erasing_runs_threads_and_a_resource_leaves_none_of_them_underneath(store: Store) -> None:
@@ -58,26 +72,34 @@ async def test_erasing_runs_threads_and_a_resource_leaves_none_of_them_underneat
     await _write_run(store, "run-a2", "t2", "acme", "ACME-TWO-5522")
     await _write_run(store, "run-a3", "t3", "acme", "ACME-THREE-5523")
     await _write_run(store, "run-g1", "t1", "globex", "GLOBEX-ONE-8841")
+    await _write_run(store, "run-x1", "t9", "acme:x", "ACMEX-ONE-7001")  # a resource whose id begins like acme's
     assert "ACME-ONE-5521" in store_contents(store)
+    assert await _counted(store, "run-a1", "t1", "acme") == _usage_keys("run-a1", "t1", "acme")
 
     assert await store.erase(["run-a1"]) > 0  # a run: its rows, its thread's other runs untouched
     left = store_contents(store)
     assert "ACME-ONE-5521" not in left and "ACME-TWO-5522" in left
     assert await store.read_chunks("run-a1") == [] and await store.get_transcript("run-a1") == []
+    assert await _counted(store, "run-a1", "t1", "acme") == ["resource:acme", "thread:4:acme:t1"]
 
     await store.erase([], threads=[("t2", "acme")])  # a thread: its messages and state, whichever run wrote them
     assert await store.get_thread_messages("t2", "acme") == []
     assert await store.get_thread_state("t2", "working-memory") is None
+    assert await _counted(store, "run-a2", "t2", "acme") == ["resource:acme", "run:run-a2"]
 
     await store.erase(["run-a2", "run-a3"], resources=["acme"])  # a resource: every thread and call of it
     left = store_contents(store)
     assert not any(secret in left for secret in ("ACME-ONE-5521", "ACME-TWO-5522", "ACME-THREE-5523"))
-    assert "GLOBEX-ONE-8841" in left
+    assert "GLOBEX-ONE-8841" in left and "ACMEX-ONE-7001" in left
+    assert await _counted(store, "run-a3", "t3", "acme") == []
+    assert await _counted(store, "run-a1", "t1", "acme") == []  # its thread's counter, though no message names t1
+    for run_id, thread, resource in (("run-g1", "t1", "globex"), ("run-x1", "t9", "acme:x")):
+        assert await _counted(store, run_id, thread, resource) == _usage_keys(run_id, thread, resource)
     assert await store.get_thread_messages("t3", "acme") == []
     assert len(await store.get_thread_messages("t1", "globex")) == 1
     assert await store.get_thread_state("t1", "working-memory") == {"note": "GLOBEX-ONE-8841"}  # shared thread id
     waiting = await store.waiting_runs("tq")
-    assert [calls[0].run_id for calls in waiting.runs] == ["run-g1"]
+    assert [calls[0].run_id for calls in waiting.runs] == ["run-g1", "run-x1"]
 
     assert await store.erase(["run-a1", "run-a2", "run-a3"], resources=["acme"]) == 0  # again: nothing left to go
 
@@ -135,6 +157,7 @@ async def test_nothing_more_is_written_under_an_erased_runs_id(store: Store) -> 
     left = store_contents(store)
     assert "ACME-LATE-5529" not in left and "ACME-ONE-5521" not in left
     assert await store.read_chunks("run-a1") == [] and await store.get_transcript("run-a1") == []
+    assert await _counted(store, "run-a1", "t1", "acme") == ["resource:acme", "thread:4:acme:t1"]
     assert await store.get_thread_messages("t1", "acme") == []
 
     for write in _late_writes(store, "run-g1", "GLOBEX-LATE-8849"):  # the other runs write as before

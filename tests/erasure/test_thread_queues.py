@@ -4,23 +4,30 @@ as well, however late Temporal's list filter shows it."""
 from __future__ import annotations
 
 import asyncio
+import uuid
+from pathlib import Path
+from typing import Any
 
 import pytest
-from temporalio.client import Client
+from temporalio.client import Client, WorkflowHandle
 from temporalio.service import RPCError, RPCStatusCode
 
-from tempo_agents import Agent, ScriptedModel, ScriptedResponse, ScriptedToolCall, create_tool
+from tempo_agents import Agent, App, ScriptedModel, ScriptedResponse, ScriptedToolCall, create_tool
 from tempo_agents.erasure import ErasureScope
 from tempo_agents.erasure.executions import Execution, scope_executions
 from tempo_agents.errors import ErasedRunError
 from tempo_agents.models.model import ModelRequest
-from tests.conftest import AppFactory, running_worker
+from tempo_agents.threads import thread_workflow_id
+from tempo_agents.threads.queued_runs import QUEUED_ON_KEY
+from tests.conftest import AppFactory, continue_as_new_server, running_worker
+from tests.support.polling import until
 from tests.support.store_contents import store_contents
-from tests.support.thread_agents import Gate
+from tests.support.thread_agents import Gate, gated_agent
 
 pytestmark = pytest.mark.timeout(300)
 
 FIRST, QUEUED = "ACME-FIRST-1902", "ACME-QUEUED-4410"
+REMOVED_RESOURCE = "INITECH-7731"
 
 
 class _Desk:
@@ -92,3 +99,42 @@ async def test_a_run_the_thread_starts_after_the_listing_is_erased_too(
         desk.hold.open()
         await first.aclose()
         await queued.aclose()
+
+
+async def test_a_run_taken_out_of_the_queue_before_the_thread_continued_as_new_is_erased(tmp_path: Path) -> None:
+    """A run taken out of its thread's queue never ran: the one row of it the store holds is where it was queued (its
+    thread and resource), under its id. The thread has since continued as new, so the history of its running
+    workflow does not say the run was ever sent, its earlier one does: erasing the resource reads it and deletes the
+    row."""
+    gate = Gate()
+    async with continue_as_new_server(20) as env:
+        app = App(
+            agents=[gated_agent(gate)],
+            store=f"sqlite:///{tmp_path / 'store.db'}",
+            task_queue=f"tq-{uuid.uuid4()}",
+            client=env.client,
+        )
+        memory = {"thread": "t-removed", "resource": REMOVED_RESOURCE}
+        async with running_worker(app):
+            first = await app.stream("chat", "one", memory=memory)
+            queued = await app.stream("chat", "two", memory=memory, run_id="removed-before-its-turn")
+            assert queued.thread_outcome is not None and queued.thread_outcome.outcome == "queued"
+            assert await app.cancel_queued_run("t-removed", queued.run_id, resource_id=REMOVED_RESOURCE)
+            handle = env.client.get_workflow_handle(thread_workflow_id(app.task_queue, REMOVED_RESOURCE, "t-removed"))
+            removed_in = (await handle.describe()).run_id
+            gate.open()
+            assert await first.text == "one after 1"
+            for n in range(4):  # enough events for the thread to continue as new
+                assert await (await app.stream("chat", f"m{n}", memory=memory)).text == f"m{n} after {n + 2}"
+            await until(lambda: _continued(handle, removed_in))
+            assert await app.store.saved_outcome(queued.run_id, QUEUED_ON_KEY) is not None
+
+            report = await app.erase(resource=REMOVED_RESOURCE)
+            assert queued.run_id not in report.deleted_runs  # it never had an execution
+            assert await app.store.saved_outcome(queued.run_id, QUEUED_ON_KEY) is None
+            assert REMOVED_RESOURCE not in store_contents(app.store)
+        await app.store.close()
+
+
+async def _continued(handle: WorkflowHandle[Any, Any], run_id: str) -> bool:
+    return (await handle.describe()).run_id != run_id

@@ -14,7 +14,7 @@ import time
 from collections.abc import Sequence
 
 from tempo_agents.errors import ErasedRunError
-from tempo_agents.store.erasure_tables import RESOURCE_TABLES, RUN_TABLES
+from tempo_agents.store.erasure_tables import RESOURCE_TABLES, RUN_TABLES, usage_scopes
 from tempo_agents.store.postgres.connections import Conn, PostgresConnections
 from tempo_agents.store.postgres.failures import Attempt
 
@@ -53,7 +53,7 @@ async def erase(
         deleted += await _erase_runs(db, list(run_ids[start : start + _BATCH]), refuse_later_writes)
     if every_thread or resources:
         deleted += await _erase_threads(db, threads, resources, every_thread)
-    return deleted
+    return deleted + await _erase_usage(db, run_ids, threads, resources)
 
 
 async def is_erased(db: PostgresConnections, run_id: str) -> bool:
@@ -85,6 +85,26 @@ async def _erase_runs(db: PostgresConnections, run_ids: list[str], refuse_later_
             deleted = 0
             for table in (*RUN_TABLES, "journal_head"):
                 deleted += await _count(conn, f"DELETE FROM tempo_agents.{table} WHERE run_id = ANY(%s)", (run_ids,))
+        return deleted
+
+    return await db.run(op)
+
+
+async def _erase_usage(
+    db: PostgresConnections, run_ids: Sequence[str], threads: Sequence[tuple[str, str]], resources: Sequence[str]
+) -> int:
+    """Delete the usage counters of the runs, the threads and the resources (every thread of theirs included)."""
+    keys, prefixes = usage_scopes(run_ids, threads, resources)
+    if not keys:
+        return 0
+
+    async def op(conn: Conn, attempt: Attempt) -> int:
+        async with conn.transaction():
+            deleted = await _count(conn, "DELETE FROM tempo_agents.usage_counters WHERE scope = ANY(%s)", (keys,))
+            for prefix in prefixes:
+                deleted += await _count(
+                    conn, "DELETE FROM tempo_agents.usage_counters WHERE left(scope, %s) = %s", (len(prefix), prefix)
+                )
         return deleted
 
     return await db.run(op)

@@ -21,7 +21,7 @@ import time
 from collections.abc import Sequence
 
 from tempo_agents.errors import ErasedRunError
-from tempo_agents.store.erasure_tables import RESOURCE_TABLES, RUN_TABLES
+from tempo_agents.store.erasure_tables import RESOURCE_TABLES, RUN_TABLES, usage_scopes
 from tempo_agents.store.sqlite.connections import SQLiteConnections
 from tempo_agents.store.sqlite.schema import WRITER_BUSY_SECONDS
 from tempo_agents.store.sqlite.transactions import immediate
@@ -57,7 +57,7 @@ async def erase(
             for resource in resources:
                 for table in RESOURCE_TABLES:
                     deleted += db.execute(f"DELETE FROM {table} WHERE resource_id = ?", (resource,)).rowcount
-            deleted += _delete_thread_states(db, every_thread)
+            deleted += _delete_thread_states(db, every_thread) + _delete_usage(db, run_ids, threads, resources)
         return deleted
 
     deleted = await connections.run(work)
@@ -134,6 +134,18 @@ def _delete_threads(db: sqlite3.Connection, threads: Sequence[tuple[str, str]]) 
             deleted += db.execute(
                 f"DELETE FROM {table} WHERE thread_id = ? AND resource_id = ?", (thread_id, resource_id)
             ).rowcount
+    return deleted
+
+
+def _delete_usage(
+    db: sqlite3.Connection, run_ids: Sequence[str], threads: Sequence[tuple[str, str]], resources: Sequence[str]
+) -> int:
+    keys, prefixes = usage_scopes(run_ids, threads, resources)
+    deleted = db.executemany("DELETE FROM usage_counters WHERE scope = ?", [(key,) for key in keys]).rowcount
+    for prefix in prefixes:
+        deleted += db.execute(
+            "DELETE FROM usage_counters WHERE substr(scope, 1, ?) = ?", (len(prefix), prefix)
+        ).rowcount
     return deleted
 
 
