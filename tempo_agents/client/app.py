@@ -50,7 +50,14 @@ from tempo_agents.notifications import NotificationSettings
 from tempo_agents.retention import Retention
 from tempo_agents.store.base import Resources, Store
 from tempo_agents.streams import AgentStream, Follow, GenerateResult
-from tempo_agents.threads import QueuedRun, ThreadSnapshot, cancel_queued, queued_run, read_thread
+from tempo_agents.threads import (
+    QueuedRun,
+    ThreadSnapshot,
+    cancel_queued,
+    expire_removed_run,
+    queued_run,
+    read_thread,
+)
 from tempo_agents.tools.tool import Tool
 from tempo_agents.worker.plugin import TempoAgentsPlugin
 from tempo_agents.workflows.payloads import PendingCall, ResumeRequest, RunInput, RunOptions
@@ -379,8 +386,12 @@ class App(ScheduleMethods, EventMethods):
 
     async def cancel_queued_run(self, thread_id: str, run_id: str, *, resource_id: str) -> bool:
         """Take a queued run out of its thread's queue before it starts (its stream then ends); ``False`` when it is
-        not queued there."""
-        return await cancel_queued(self.client, self.task_queue, thread_id, resource_id, run_id)
+        not queued there. Under a :class:`Retention`, what the store keeps of it expires from now
+        (:func:`expire_removed_run`)."""
+        removed = await cancel_queued(self.client, self.task_queue, thread_id, resource_id, run_id)
+        if removed and self.retention is not None:
+            await expire_removed_run(self.client, self.store, self.retention, run_id, resource_id)
+        return removed
 
     async def queued_run(self, run_id: str) -> QueuedRun | None:
         """A run that was queued on a thread, as its thread knows it now (it may have started since), ``None`` for a

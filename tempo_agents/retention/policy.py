@@ -46,6 +46,12 @@ class Retention:
             return self.agents[agent_id]
         return self.keep
 
+    def expires_at(self, agent_id: str | None, resource_id: str | None, closed_at: float) -> float | None:
+        """When the records of a run of ``agent_id`` for ``resource_id`` that closed at ``closed_at`` expire (seconds
+        since the epoch; ``None``: never)."""
+        keep = self.keep_for(agent_id, resource_id)
+        return None if keep is None else closed_at + keep.total_seconds()
+
     @property
     def applies(self) -> bool:
         """Whether any run can expire (a sweeper is needed)."""

@@ -86,12 +86,16 @@ class RetentionSweeper:
         query = runs_query(self.task_queue, clauses=clauses)
         expiries: list[tuple[str, float]] = []
         async for run in self.client.list_workflows(query):
+            if run.close_time is None:
+                continue
             attributes = run.typed_search_attributes
-            keep = self.retention.keep_for(
-                attributes.get(search_attributes.AGENT_ID), attributes.get(search_attributes.RESOURCE_ID)
+            expiry = self.retention.expires_at(
+                attributes.get(search_attributes.AGENT_ID),
+                attributes.get(search_attributes.RESOURCE_ID),
+                run.close_time.timestamp(),
             )
-            if keep is not None and run.close_time is not None:
-                expiries.append((run.id, run.close_time.timestamp() + keep.total_seconds()))
+            if expiry is not None:
+                expiries.append((run.id, expiry))
         await self.store.set_expiries(expiries)
         await self.store.set_retention_mark(self.task_queue, now - VISIBILITY_LAG_SECONDS)
         return len(expiries)

@@ -9,7 +9,7 @@ from tempo_agents.threads.operations import (
     thread_view,
     thread_workflow_id,
 )
-from tempo_agents.threads.queued_runs import QueuedPlace, QueuedRun, queued_run, remember_thread
+from tempo_agents.threads.queued_runs import QueuedPlace, QueuedRun, expire_removed_run, queued_run, remember_thread
 
 __all__ = [
     "QueuedPlace",
@@ -17,6 +17,7 @@ __all__ = [
     "ThreadSnapshot",
     "cancel_queued",
     "check_thread_ids",
+    "expire_removed_run",
     "queued_run",
     "read_thread",
     "remember_thread",

@@ -11,15 +11,25 @@ about the run.
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 
 from temporalio.client import Client
 
+from tempo_agents.retention import Retention
 from tempo_agents.store.base import SavedOutcome, Store
 from tempo_agents.threads.operations import thread_view
 from tempo_agents.workflows.thread_payloads import ThreadOutcome, ThreadRun, ThreadRunEntry
 
-__all__ = ["QUEUED_ON_KEY", "QueuedPlace", "QueuedRun", "queued_place", "queued_run", "remember_thread"]
+__all__ = [
+    "QUEUED_ON_KEY",
+    "QueuedPlace",
+    "QueuedRun",
+    "expire_removed_run",
+    "queued_place",
+    "queued_run",
+    "remember_thread",
+]
 
 QUEUED_ON_KEY = "thread:queued-on"
 """The saved outcome, under the queued run's id, that holds its thread's address."""
@@ -79,3 +89,13 @@ async def queued_run(client: Client, store: Store, run_id: str) -> QueuedRun | N
         if entry.run_id == run_id:
             return QueuedRun(place, entry, None, active)
     return None
+
+
+async def expire_removed_run(client: Client, store: Store, retention: Retention, run_id: str, resource_id: str) -> None:
+    """A run taken out of its thread's queue never runs, so it never closes and retention's sweeper never notes it:
+    what the store keeps of it (where it was queued) expires from its removal, as a closed run's records would."""
+    queued = await queued_run(client, store, run_id)
+    agent_id = queued.entry.agent_id if queued is not None else None
+    expiry = retention.expires_at(agent_id, resource_id, time.time())
+    if expiry is not None:
+        await store.set_expiries([(run_id, expiry)])

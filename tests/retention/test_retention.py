@@ -12,10 +12,12 @@ import pytest
 from tempo_agents import Agent, ScriptedModel, ScriptedResponse
 from tempo_agents.errors import ConfigurationError
 from tempo_agents.retention import Retention, RetentionSweeper, SweepResult
+from tempo_agents.threads.queued_runs import QUEUED_ON_KEY
 from tests.conftest import AppFactory, running_worker
 from tests.support.http_api import served
 from tests.support.polling import until
 from tests.support.store_contents import store_contents
+from tests.support.thread_agents import Gate, gated_agent
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -106,3 +108,28 @@ async def test_a_sweep_notes_expiries_ahead_and_deletes_only_what_expired(make_a
     assert (await sweeper.sweep()).deleted == [run.run_id]  # two days after it closed: gone
     assert await app.store.read_chunks(run.run_id) == []
     assert (await sweeper.sweep()).deleted == []  # and only once
+
+
+async def test_a_run_taken_out_of_its_threads_queue_expires_from_its_removal(make_app: AppFactory) -> None:
+    """A queued run that is taken out never runs and never closes, so no sweep would note it; what the store keeps of
+    it (where it was queued) expires from the removal under its agent's retention."""
+    gate = Gate()
+    retention = Retention(keep=timedelta(days=30), agents={"chat": timedelta(days=1)})
+    app = make_app([gated_agent(gate)], retention=retention)
+    memory = {"thread": "t-expiring", "resource": "acme"}
+    now = [time.time()]
+    sweeper = RetentionSweeper(app.client, app.store, app.task_queue, retention, clock=lambda: now[0])
+    async with running_worker(app):
+        first = await app.stream("chat", "one", memory=memory)
+        queued = await app.stream("chat", "two", memory=memory, run_id="taken-out-to-expire")
+        assert queued.thread_outcome is not None and queued.thread_outcome.outcome == "queued"
+        assert await app.cancel_queued_run("t-expiring", queued.run_id, resource_id="acme")
+        assert await app.store.saved_outcome(queued.run_id, QUEUED_ON_KEY) is not None
+        assert queued.run_id not in (await sweeper.sweep()).deleted
+        now[0] += timedelta(hours=23).total_seconds()
+        assert queued.run_id not in (await sweeper.sweep()).deleted  # within the agent's day: kept
+        now[0] += timedelta(hours=1, minutes=1).total_seconds()
+        assert queued.run_id in (await sweeper.sweep()).deleted
+        assert await app.store.saved_outcome(queued.run_id, QUEUED_ON_KEY) is None
+        gate.open()
+        assert await first.text == "one after 1"
