@@ -23,6 +23,7 @@ from temporalio.client import Client, WorkflowExecutionDescription, WorkflowExec
 from temporalio.service import RPCError, RPCStatusCode
 
 from tempo_agents.erasure.executions import Execution, scope_executions
+from tempo_agents.erasure.notification_deliveries import delivery_executions
 from tempo_agents.erasure.scope import ErasureReport, ErasureScope
 from tempo_agents.erasure.thread_histories import thread_run_ids
 from tempo_agents.retention import delete_execution
@@ -142,9 +143,17 @@ async def _erase_executions(
             erased.stopped[execution.workflow_id] = None
     run_ids, threads, resources = _store_keys(scope, executions)
     run_ids = list(dict.fromkeys([*run_ids, *held]))
+    deliveries = [
+        delivery
+        for delivery in await delivery_executions(client, run_ids)
+        if (delivery.workflow_id, delivery.run_id) not in erased.executions
+    ]
+    for delivery in deliveries:
+        await delete_execution(client, delivery.workflow_id, delivery.run_id)
+        erased.executions.add((delivery.workflow_id, delivery.run_id))
     erased.threads.update(dict.fromkeys(threads))
     erased.rows += await store.erase(run_ids, threads, resources)
-    await asyncio.gather(*(_gone(client, execution) for execution in executions))
+    await asyncio.gather(*(_gone(client, execution) for execution in [*executions, *deliveries]))
     erased.rows += await store.erase(run_ids, threads, resources)
 
 

@@ -20,6 +20,7 @@ from datetime import UTC, datetime
 
 from temporalio.client import Client
 
+from tempo_agents.notifications import delivery_workflow_id
 from tempo_agents.retention.executions import delete_execution
 from tempo_agents.retention.policy import Retention
 from tempo_agents.store.base import Store
@@ -73,6 +74,7 @@ class RetentionSweeper:
             await self.store.erase(batch, refuse_later_writes=False)  # closed runs: nothing of theirs writes later
             for run_id in batch:
                 await delete_execution(self.client, run_id)
+                await delete_execution(self.client, delivery_workflow_id(run_id))  # its notifications' workflow
             await self.store.forget_expiries(batch)
             deleted += batch
             await asyncio.sleep(self.retention.pause.total_seconds())
