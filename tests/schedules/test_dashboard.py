@@ -11,16 +11,16 @@ from tempo_agents import Agent, ScriptedModel, ScriptedResponse
 from tests.conftest import AppFactory, running_worker
 from tests.support.browser import chromium, dashboard_server, shoot, signed_in_page
 from tests.support.contrast import low_contrast
-from tests.support.scheduled_runs import view_with_recent_runs
+from tests.support.scheduled_runs import QUIET_EVERY, QUIET_EVERY_SECONDS, view_with_recent_runs
 
 
 async def test_the_schedules_page_shows_and_acts_on_the_apps_schedules(make_app: AppFactory) -> None:
     reporter = Agent(id="reporter", model=ScriptedModel([ScriptedResponse(text="all quiet")]))
     app = make_app([reporter])
-    hourly_id = f"hourly-{app.task_queue[-8:]}"
+    weekly_id = f"weekly-{app.task_queue[-8:]}"
     weekdays_id = f"weekdays-{app.task_queue[-8:]}"
     async with running_worker(app), dashboard_server(app) as server, chromium() as browser:
-        hourly = await app.schedule("reporter", "Anything new?", every="1h", schedule_id=hourly_id, jitter="2m")
+        weekly = await app.schedule("reporter", "Anything new?", every=QUIET_EVERY, schedule_id=weekly_id, jitter="2m")
         weekdays = await app.schedule(
             "reporter",
             "Summarise the week",
@@ -31,18 +31,18 @@ async def test_the_schedules_page_shows_and_acts_on_the_apps_schedules(make_app:
             note="holidays\u202efdp.exe",
         )
         try:
-            await hourly.trigger()
-            first_run = (await view_with_recent_runs(hourly, 1)).recent_runs[0].run_id
+            await weekly.trigger()
+            first_run = (await view_with_recent_runs(weekly, 1)).recent_runs[0].run_id
             assert await app.attach(first_run).text == "all quiet"
 
             _, page = await signed_in_page(browser, server, None, path="/#/schedules")
             cards = page.locator("article.schedule")
             await expect(cards).to_have_count(2, timeout=15_000)
-            first = page.locator(f'article.schedule[data-schedule-id="{hourly_id}"]')
+            first = page.locator(f'article.schedule[data-schedule-id="{weekly_id}"]')
             second = page.locator(f'article.schedule[data-schedule-id="{weekdays_id}"]')
             await expect(first.locator(".schedule-head")).to_contain_text("active")
             await expect(first.locator(".schedule-head")).to_contain_text("agent reporter")
-            await expect(first.locator(".spec")).to_contain_text("every 1h · jitter 2m · overlap skip · 1 run started")
+            await expect(first.locator(".spec")).to_contain_text("every 7d · jitter 2m · overlap skip · 1 run started")
             await expect(first.locator(".next-runs li")).to_have_count(3)
             await expect(first.locator(".recent-runs li a")).to_have_text([first_run])
             await expect(second.locator(".spec")).to_contain_text("cron 0 9 * * 1-5 (Europe/Paris)")
@@ -66,18 +66,18 @@ async def test_the_schedules_page_shows_and_acts_on_the_apps_schedules(make_app:
             # Pause and unpause act on the server, and the page shows it.
             await first.get_by_role("button", name="Pause").click()
             await expect(first).to_have_attribute("data-state", "paused")
-            await expect(page.locator(".done")).to_have_text(f"Paused {hourly_id}.")
-            assert (await hourly.describe()).paused
+            await expect(page.locator(".done")).to_have_text(f"Paused {weekly_id}.")
+            assert (await weekly.describe()).paused
             await expect(first.locator(".next-none")).to_have_text("None while paused.")
             await first.get_by_role("button", name="Unpause").click()
             await expect(first).to_have_attribute("data-state", "active")
-            assert not (await hourly.describe()).paused
+            assert not (await weekly.describe()).paused
             # The same button keeps the keyboard focus across the refresh.
             await expect(first.get_by_role("button", name="Pause")).to_be_focused()
 
             # Run now: a second run, listed newest first.
             await first.get_by_role("button", name="Run now").click()
-            view = await view_with_recent_runs(hourly, 2)
+            view = await view_with_recent_runs(weekly, 2)
             second_run = view.recent_runs[1].run_id
             await page.wait_for_timeout(5_500)  # the page refreshes every 5 s
             await expect(first.locator(".recent-runs li a")).to_have_text([second_run, first_run], timeout=10_000)
@@ -94,20 +94,20 @@ async def test_the_schedules_page_shows_and_acts_on_the_apps_schedules(make_app:
             await page.locator("dialog.confirm[open]").get_by_role("button", name="Delete schedule").click()
             await expect(cards).to_have_count(1)
             await expect(page.locator(".done")).to_have_text(f"Deleted {weekdays_id}.")
-            assert [s.id for s in await app.list_schedules()] == [hourly_id]
+            assert [s.id for s in await app.list_schedules()] == [weekly_id]
 
             # A scheduled run is shown as such: its page names the schedule, and so does the runs table.
             await first.locator(".recent-runs a", has_text=first_run).click()
             await expect(page.locator(".scheduled-by")).to_have_text(
-                f"Started by the schedule {hourly_id}", timeout=15_000
+                f"Started by the schedule {weekly_id}", timeout=15_000
             )
             await page.goto(f"{server.url}/#/runs")
             row = page.locator(f'.runs tr[data-run-id="{first_run}"]')
-            await expect(row.locator(".scheduled-by")).to_have_text(f" scheduled by {hourly_id}", timeout=15_000)
+            await expect(row.locator(".scheduled-by")).to_have_text(f" scheduled by {weekly_id}", timeout=15_000)
             await row.locator(".scheduled-by a").click()
             await expect(page.locator("article.schedule")).to_have_count(1)
         finally:
-            for schedule in (hourly, weekdays):
+            for schedule in (weekly, weekdays):
                 if schedule.id in [s.id for s in await app.list_schedules()]:
                     await schedule.delete()
 
@@ -119,7 +119,9 @@ async def test_the_edit_form_changes_a_schedule_in_place(make_app: AppFactory) -
     app = make_app([reporter])
     schedule_id = f"daily-{app.task_queue[-8:]}"
     async with running_worker(app), dashboard_server(app) as server, chromium() as browser:
-        schedule = await app.schedule("reporter", "Anything new?", every="1h", schedule_id=schedule_id, max_steps=4)
+        schedule = await app.schedule(
+            "reporter", "Anything new?", every=QUIET_EVERY, schedule_id=schedule_id, max_steps=4
+        )
         try:
             await schedule.trigger()
             first_run = (await view_with_recent_runs(schedule, 1)).recent_runs[0].run_id
@@ -132,7 +134,7 @@ async def test_the_edit_form_changes_a_schedule_in_place(make_app: AppFactory) -
             dialog = page.locator("dialog.edit-schedule[open]")
             await expect(dialog.locator("h2")).to_have_text(f"Edit schedule {schedule_id}")
             await expect(dialog.get_by_label("Repeats")).to_have_value("every")
-            await expect(dialog.get_by_label("Interval or cron expression")).to_have_value("1h")
+            await expect(dialog.get_by_label("Interval or cron expression")).to_have_value(QUIET_EVERY)
             await expect(dialog.get_by_label("Message of each run")).to_have_value("Anything new?")
             await expect(dialog.get_by_label("Model steps per run at most")).to_have_value("4")
             await expect(dialog.get_by_label("When runs overlap")).to_have_value("skip")
@@ -144,7 +146,7 @@ async def test_the_edit_form_changes_a_schedule_in_place(make_app: AppFactory) -
             await expect(dialog.locator(".form-error")).to_have_text(
                 '"soon" is not a duration: write it as 30s, 15m, 1h30m or 7d'
             )
-            assert (await schedule.describe()).every_seconds == [3600.0]
+            assert (await schedule.describe()).every_seconds == [QUIET_EVERY_SECONDS]
 
             await dialog.get_by_label("Repeats").select_option("cron")
             await dialog.get_by_label("Interval or cron expression").fill("0 9 * * 1-5")

@@ -16,7 +16,7 @@ from tempo_agents import Agent, ScriptedModel, ScriptedResponse
 from tests.conftest import AppFactory, running_worker
 from tests.support.cli_processes import run_cli
 from tests.support.http_api import served
-from tests.support.scheduled_runs import closed_scheduled_runs
+from tests.support.scheduled_runs import QUIET_EVERY, closed_scheduled_runs
 
 
 async def test_the_api_schedule_commands(make_app: AppFactory, client: Client, tmp_path: Path) -> None:
@@ -32,7 +32,8 @@ async def test_the_api_schedule_commands(make_app: AppFactory, client: Client, t
             return data
 
         created = await api(
-            "create", "reporter", "Anything new?", "--every", "1h", "--id", schedule_id, "--overlap", "allow_all",
+            "create", "reporter", "Anything new?", "--every", QUIET_EVERY, "--id", schedule_id,
+            "--overlap", "allow_all",
             "--with", '{"maxSteps": 4, "budget": {"run": {"tokens": 20000}}, "thread": "ops", "resource": "team-a"}',
         )  # fmt: skip
         options = created["options"]

@@ -20,7 +20,7 @@ from tempo_agents.models.messages import TextPart
 from tempo_agents.models.model import ModelRequest
 from tests.conftest import AppFactory, running_worker
 from tests.support.cli_processes import cli, cli_output, run_cli
-from tests.support.scheduled_runs import closed_scheduled_runs
+from tests.support.scheduled_runs import QUIET_EVERY, closed_scheduled_runs
 
 APP_MODULE = """
 from tempo_agents import Agent, App, ScriptedModel, ScriptedResponse
@@ -37,7 +37,9 @@ def heard(request: ModelRequest) -> ScriptedResponse:
 async def test_python_update_keeps_the_schedule_and_its_runs(make_app: AppFactory, client: Client) -> None:
     app: App = make_app([Agent(id="reporter", model=ScriptedModel(heard))])
     async with running_worker(app):
-        schedule = await app.schedule("reporter", "Anything new?", every="1h", schedule_id=f"py-{app.task_queue}")
+        schedule = await app.schedule(
+            "reporter", "Anything new?", every=QUIET_EVERY, schedule_id=f"py-{app.task_queue}"
+        )
         try:
             await schedule.trigger()
             [first] = await closed_scheduled_runs(client, schedule.id, 1)
@@ -119,7 +121,7 @@ async def test_the_schedule_command_sets_run_options_updates_and_backfills(
     try:
         async with running_worker(app):
             created = await cli_output(
-                "schedule", "create", "reporter", "Anything new?", "--every", "1h", "--id", schedule_id,
+                "schedule", "create", "reporter", "Anything new?", "--every", QUIET_EVERY, "--id", schedule_id,
                 "--overlap", "allow_all", "--thread", "ops", "--resource", "team-a", "--max-steps", "6",
                 "--budget", '{"run": {"tokens": 20000}}', "--request-context", '{"tenant": "acme"}',
                 "--instructions", "Be brief.", "--escalate-to", "alice", "--escalate-after", "3600", *common,
@@ -188,7 +190,7 @@ async def test_the_schedule_command_refuses_bad_changes_before_anything_changes(
         task_queue=task_queue,
         client=temporal_env.client,
     )
-    schedule = await app.schedule("reporter", "Anything new?", every="1h", schedule_id=f"cli-{task_queue}")
+    schedule = await app.schedule("reporter", "Anything new?", every=QUIET_EVERY, schedule_id=f"cli-{task_queue}")
 
     async def refused(*args: str) -> str:
         result = await asyncio.to_thread(run_cli, [*args, *common], tmp_path)

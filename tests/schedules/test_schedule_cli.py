@@ -13,7 +13,7 @@ from temporalio.testing import WorkflowEnvironment
 from tempo_agents import Agent, App, ScriptedModel, ScriptedResponse
 from tests.conftest import running_worker
 from tests.support.cli_processes import cli_output, run_cli
-from tests.support.scheduled_runs import view_with_recent_runs
+from tests.support.scheduled_runs import QUIET_EVERY, QUIET_EVERY_SECONDS, view_with_recent_runs
 
 APP_MODULE = """
 from tempo_agents import Agent, App, ScriptedModel, ScriptedResponse
@@ -41,12 +41,12 @@ async def test_the_schedule_command(temporal_env: WorkflowEnvironment, tmp_path:
     try:
         async with running_worker(app):
             created = await cli_output(
-                "schedule", "create", "reporter", "Anything new?", "--every", "1h", "--id", schedule_id, *common,
+                "schedule", "create", "reporter", "Anything new?", "--every", QUIET_EVERY, "--id", schedule_id, *common,
                 cwd=tmp_path,
             )  # fmt: skip
             assert created.splitlines()[0] == f"schedule {schedule_id} created"
             listed = await cli_output("schedule", "list", *common, cwd=tmp_path)
-            assert listed.startswith(f"{schedule_id}  agent=reporter  every 3600s  active  runs=0")
+            assert listed.startswith(f"{schedule_id}  agent=reporter  every {QUIET_EVERY_SECONDS:g}s  active  runs=0")
 
             assert (await cli_output("schedule", "trigger", schedule_id, *common, cwd=tmp_path)).strip() == (
                 f"schedule {schedule_id} triggered (overlap skip: its policy decides)"

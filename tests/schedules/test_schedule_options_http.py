@@ -19,7 +19,7 @@ from tempo_agents.worker.dev_server import find_temporal_binary
 from tempo_agents.workflows.payloads import RunResult
 from tests.conftest import AppFactory, running_worker
 from tests.support.http_api import served
-from tests.support.scheduled_runs import closed_scheduled_runs
+from tests.support.scheduled_runs import QUIET_EVERY, closed_scheduled_runs
 
 STEP = Usage(input_tokens=60, output_tokens=40, total_tokens=100)
 
@@ -55,7 +55,7 @@ async def test_every_run_option_over_http_and_the_runs_keep_to_it(make_app: AppF
     body = {
         "agentId": "spender",
         "message": "spend",
-        "every": "1h",
+        "every": QUIET_EVERY,
         "overlap": "allow_all",
         "scheduleId": schedule_id,
         "thread": "ops",
@@ -139,7 +139,7 @@ async def test_update_in_place_keeps_the_runs_and_the_temporal_cli_sees_it(
     async with running_worker(app), served(app) as http:
         created = await http.post(
             "/schedules",
-            json={"agentId": "reporter", "message": "Anything new?", "every": "1h", "scheduleId": schedule_id},
+            json={"agentId": "reporter", "message": "Anything new?", "every": QUIET_EVERY, "scheduleId": schedule_id},
         )
         assert created.status_code == 201, created.text
         await http.post(f"/schedules/{schedule_id}/trigger")

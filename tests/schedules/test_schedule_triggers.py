@@ -21,7 +21,7 @@ from tempo_agents.schedules.handles import AgentSchedule, trigger_run_id
 from tempo_agents.workflows.payloads import RunResult
 from tests.conftest import AppFactory, running_worker
 from tests.support.http_api import served
-from tests.support.scheduled_runs import closed_scheduled_runs
+from tests.support.scheduled_runs import QUIET_EVERY, closed_scheduled_runs
 
 APP_MODULE = """
 from tempo_agents import Agent, App, ScriptedModel, ScriptedResponse
@@ -56,7 +56,7 @@ async def test_python_triggers_in_one_second_are_runs_of_their_own(make_app: App
     app = make_app([reporter()])
     async with running_worker(app):
         schedule = await app.schedule(
-            "reporter", "Anything new?", every="1h", overlap="allow_all", schedule_id=f"burst-{app.task_queue}"
+            "reporter", "Anything new?", every=QUIET_EVERY, overlap="allow_all", schedule_id=f"burst-{app.task_queue}"
         )
         try:
             barrier = asyncio.Barrier(5)
@@ -87,7 +87,7 @@ async def test_two_http_clients_trigger_in_one_second(make_app: AppFactory, clie
     async with running_worker(app), served(app) as http:
         created = await http.post(
             "/schedules",
-            json={"agentId": "reporter", "message": "Anything new?", "every": "1h", "overlap": "allow_all",
+            json={"agentId": "reporter", "message": "Anything new?", "every": QUIET_EVERY, "overlap": "allow_all",
                   "scheduleId": schedule_id},
         )  # fmt: skip
         assert created.status_code == 201, created.text
@@ -147,7 +147,9 @@ async def test_two_cli_processes_trigger_at_once(temporal_env: WorkflowEnvironme
     ]  # fmt: skip
     try:
         async with running_worker(app):
-            await app.schedule("reporter", "Anything new?", every="1h", overlap="allow_all", schedule_id=schedule_id)
+            await app.schedule(
+                "reporter", "Anything new?", every=QUIET_EVERY, overlap="allow_all", schedule_id=schedule_id
+            )
             processes = [
                 await asyncio.create_subprocess_exec(
                     sys.executable,

@@ -21,7 +21,7 @@ from tempo_agents.workflows import search_attributes
 from tempo_agents.workflows.payloads import RunResult
 from tests.conftest import AppFactory, running_worker
 from tests.support.http_api import served
-from tests.support.scheduled_runs import view_with_recent_runs
+from tests.support.scheduled_runs import QUIET_EVERY, QUIET_EVERY_SECONDS, view_with_recent_runs
 
 
 def reporter() -> Agent:
@@ -48,7 +48,7 @@ async def test_a_triggered_run_is_an_ordinary_run_that_finishes(make_app: AppFac
         schedule = await app.schedule(
             "reporter",
             "Anything new?",
-            every="1h",
+            every=QUIET_EVERY,
             schedule_id=f"report-{app.task_queue}",
             memory={"thread": "ops", "resource": "team-a"},
         )
@@ -83,7 +83,7 @@ async def test_a_triggered_run_is_an_ordinary_run_that_finishes(make_app: AppFac
 
             view = await schedule.describe()
             assert view.agent_id == "reporter"
-            assert view.every_seconds == [3600.0]
+            assert view.every_seconds == [QUIET_EVERY_SECONDS]
             assert len(view.next_runs) > 0 and view.next_runs[0] > datetime.now(UTC)
             assert [s.id for s in await app.list_schedules()] == [schedule.id]
         finally:
@@ -191,7 +191,7 @@ async def test_after_a_restart_a_schedule_lists_its_next_and_recent_runs(tmp_pat
         async with DevServer(db_filename=db) as server:
             await app.connect(server.address)
             async with running_worker(app):
-                schedule = await app.schedule("reporter", "Anything new?", every="1h", schedule_id="hourly")
+                schedule = await app.schedule("reporter", "Anything new?", every=QUIET_EVERY, schedule_id="weekly")
                 await schedule.trigger()
                 before = await view_with_recent_runs(schedule, 1)
                 first_run = before.recent_runs[0].run_id
@@ -202,27 +202,33 @@ async def test_after_a_restart_a_schedule_lists_its_next_and_recent_runs(tmp_pat
             await app.connect(server.address)
             [view] = await app.list_schedules()
             now = datetime.now(UTC)
-            assert (view.id, view.agent_id, view.every_seconds, view.paused) == ("hourly", "reporter", [3600.0], False)
+            assert (view.id, view.agent_id, view.every_seconds, view.paused) == (
+                "weekly",
+                "reporter",
+                [QUIET_EVERY_SECONDS],
+                False,
+            )
             assert [run.run_id for run in view.recent_runs] == [first_run]
-            assert view.next_runs and all(now < due <= now + timedelta(hours=10, seconds=5) for due in view.next_runs)
-            assert view.next_runs[0] - now <= timedelta(hours=1, seconds=5)  # every hour: the next within the hour
-            assert [b - a for a, b in zip(view.next_runs, view.next_runs[1:], strict=False)] == [timedelta(hours=1)] * (
+            week = timedelta(seconds=QUIET_EVERY_SECONDS)
+            assert view.next_runs and all(now < due <= now + 10 * week for due in view.next_runs)
+            assert view.next_runs[0] - now <= week  # every week: the next within the week
+            assert [b - a for a, b in zip(view.next_runs, view.next_runs[1:], strict=False)] == [week] * (
                 len(view.next_runs) - 1
             )
             async with served(app) as http:
                 listed = (await http.get("/schedules")).json()
                 assert [(s["id"], [r["runId"] for r in s["recentRuns"]], len(s["nextRuns"])) for s in listed] == [
-                    ("hourly", [first_run], len(view.next_runs))
+                    ("weekly", [first_run], len(view.next_runs))
                 ]
             async with running_worker(app):
-                schedule = app.get_schedule("hourly")
+                schedule = app.get_schedule("weekly")
                 await schedule.trigger()
                 after = await view_with_recent_runs(schedule, 2)
                 assert after.recent_runs[0].run_id == first_run
                 second_run = after.recent_runs[1].run_id
                 assert second_run != first_run
                 assert await app.attach(second_run).text == "all quiet"
-                assert sorted(await started_runs(app.client, "hourly")) == sorted([first_run, second_run])
+                assert sorted(await started_runs(app.client, "weekly")) == sorted([first_run, second_run])
                 await schedule.delete()
     finally:
         await app.store.close()

@@ -9,7 +9,14 @@ from temporalio.client import Client
 
 from tempo_agents.schedules.handles import AgentSchedule, ScheduleView
 
-__all__ = ["closed_scheduled_runs", "view_with_recent_runs"]
+__all__ = ["QUIET_EVERY", "QUIET_EVERY_SECONDS", "closed_scheduled_runs", "view_with_recent_runs"]
+
+QUIET_EVERY = "7d"
+"""The interval of a schedule that a test runs by triggering it and counts the runs of. Temporal runs an interval
+schedule at the multiples of its interval since the epoch: an hourly one at every full hour, so a test that met one
+counted a run it did not trigger (seen in CI). A week's multiples fall on Thursdays at 00:00 UTC."""
+
+QUIET_EVERY_SECONDS = 7 * 86400.0
 
 
 async def closed_scheduled_runs(client: Client, schedule_id: str, count: int) -> list[str]:
