@@ -27,7 +27,9 @@ def add_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
     )
     erase.add_argument("--resource", metavar="ID", help="the resource (tenant, customer) to erase")
     erase.add_argument("--thread", metavar="ID", help="one thread of --resource to erase")
-    erase.add_argument("--run", metavar="ID", help="one run to erase (with the sub-agent runs it started)")
+    erase.add_argument(
+        "--run", metavar="ID", help="one run to erase (with the sub-agent runs it started and its forks)"
+    )
     add_server_options(erase)
     add_app_options(erase, required=True)
     erase.set_defaults(handler=cmd_erase)

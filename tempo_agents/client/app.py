@@ -371,9 +371,9 @@ class App(ScheduleMethods, EventMethods):
         self, *, resource: str | None = None, thread: str | None = None, run: str | None = None
     ) -> ErasureReport:
         """Erase everything of a ``resource``, of one ``thread`` (with its ``resource``) or of one ``run`` (with the
-        sub-agent runs it started): its schedules are deleted, what still runs is terminated (the report names it),
-        its rows leave the store and its executions leave Temporal. The report names what was done by id only;
-        erasing again is harmless."""
+        sub-agent runs it started and its forks): its schedules are deleted, what still runs is terminated (the
+        report names it), its rows leave the store and its executions leave Temporal. The report names what was done
+        by id only; erasing again is harmless."""
         scope = ErasureScope(resource=resource, thread=thread, run=run)
         schedules = [] if run is not None else await self.list_schedules()
 

@@ -171,7 +171,8 @@ async def _started_since(client: Client, run_ids: Sequence[str], listed: Sequenc
 
 
 def _leaves_first(executions: Sequence[Execution]) -> list[Execution]:
-    """The order to delete in: runs found later (sub-agent runs, found from their parents) first, threads last."""
+    """The order to delete in: runs found later (sub-agent runs and forks, found from their origins) first, threads
+    last."""
     runs = [execution for execution in reversed(executions) if not _is_thread(execution)]
     return runs + [execution for execution in executions if _is_thread(execution)]
 

@@ -1,5 +1,5 @@
-"""Finding the Temporal executions of an erasure's scope: its runs, the sub-agent runs they started, and its threads'
-workflows (every status, every run of each workflow id)."""
+"""Finding the Temporal executions of an erasure's scope: its runs, the sub-agent runs they started and their forks,
+and its threads' workflows (every status, every run of each workflow id)."""
 
 from __future__ import annotations
 
@@ -15,6 +15,8 @@ from tempo_agents.workflows.visibility_queries import quote
 
 __all__ = ["Execution", "scope_executions", "scope_query"]
 
+_ORIGINS_PER_QUERY = 100
+
 
 @dataclass(frozen=True)
 class Execution:
@@ -27,7 +29,8 @@ class Execution:
 
 
 def scope_query(scope: ErasureScope, task_queue: str) -> str:
-    """The visibility query of the scope's own executions on ``task_queue`` (sub-agent runs are found from them)."""
+    """The visibility query of the scope's own executions on ``task_queue`` (sub-agent runs and forks are found from
+    them)."""
     if scope.run is not None:
         return f"WorkflowId = {quote(scope.run)}"
     assert scope.resource is not None
@@ -42,13 +45,27 @@ def scope_query(scope: ErasureScope, task_queue: str) -> str:
 
 
 async def scope_executions(client: Client, scope: ErasureScope, task_queue: str) -> list[Execution]:
-    """Every execution of the scope, parents before the sub-agent runs they started."""
+    """Every execution of the scope, each before the runs that came from it: the sub-agent runs it started and its
+    forks (a fork copies its origin's conversation and, without a memory thread of its own, names no resource)."""
     found: dict[tuple[str, str], Execution] = {}
-    query = scope_query(scope, task_queue)
-    while query:
-        parents = [listed.id async for listed in _listed(client, query, found)]
-        query = " OR ".join(f"ParentWorkflowId = {quote(parent)}" for parent in dict.fromkeys(parents))
+    queries = [scope_query(scope, task_queue)]
+    while queries:
+        origins = list(
+            dict.fromkeys([listed.id for query in queries async for listed in _listed(client, query, found)])
+        )
+        queries = [
+            _descendants_query(origins[start : start + _ORIGINS_PER_QUERY])
+            for start in range(0, len(origins), _ORIGINS_PER_QUERY)
+        ]
     return list(found.values())
+
+
+def _descendants_query(origins: list[str]) -> str:
+    """The runs that came from ``origins``: the sub-agent runs they started and their forks."""
+    return " OR ".join(
+        f"ParentWorkflowId = {quote(origin)} OR {search_attributes.FORK_OF.name} = {quote(origin)}"
+        for origin in origins
+    )
 
 
 async def _listed(

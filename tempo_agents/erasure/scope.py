@@ -13,7 +13,7 @@ __all__ = ["ErasureReport", "ErasureScope"]
 @dataclass(frozen=True)
 class ErasureScope:
     """One of: every run and thread of a ``resource`` (a tenant or a customer); one thread (``thread`` with its
-    ``resource``); one ``run`` (with the sub-agent runs it started)."""
+    ``resource``); one ``run`` (with the sub-agent runs it started and its forks)."""
 
     resource: str | None = None
     thread: str | None = None
@@ -38,9 +38,9 @@ class ErasureReport:
     """What an erasure did, by id only (never any of the erased content).
 
     ``stopped``: runs that were still running (waiting for a person, queued, working) and were terminated;
-    ``deleted_runs``: runs (sub-agent runs included) whose executions were deleted from Temporal; ``deleted_threads``:
-    the threads (thread id, resource id) erased, their workflows included; ``deleted_schedules``: schedules whose
-    runs belonged to the scope; ``store_rows``: rows deleted from the store."""
+    ``deleted_runs``: runs (sub-agent runs and forks included) whose executions were deleted from Temporal;
+    ``deleted_threads``: the threads (thread id, resource id) erased, their workflows included;
+    ``deleted_schedules``: schedules whose runs belonged to the scope; ``store_rows``: rows deleted from the store."""
 
     scope: ErasureScope
     stopped: list[str] = field(default_factory=list)
