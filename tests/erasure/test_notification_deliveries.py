@@ -6,12 +6,15 @@ shows it."""
 from __future__ import annotations
 
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import timedelta
 from typing import Any
 
 import pytest
 from temporalio.testing import WorkflowEnvironment
 
+from tempo_agents import App
 from tempo_agents.notifications import NotificationSettings, WebhookChannel, delivery_workflow_id
 from tempo_agents.retention import Retention, RetentionSweeper
 from tests.conftest import AppFactory, running_worker
@@ -25,6 +28,19 @@ pytestmark = pytest.mark.timeout(600)  # an erasure may wait a minute for Tempor
 SECRET_ARGS = {"amount": 4410, "to": "INITECH-PAYEE-5512"}
 
 
+@contextmanager
+def _notifying_app(
+    make_app: AppFactory, ran: list[dict[str, Any]], **options: Any
+) -> Iterator[tuple[App, WebhookReceiver]]:
+    """An App whose payments agent asks to approve a transfer of ``SECRET_ARGS`` (``ran``: the transfers made), its
+    events delivered to a webhook receiver on 127.0.0.1."""
+    receiver = WebhookReceiver()
+    with webhook_receiver(receiver):
+        settings = NotificationSettings(channels=[WebhookChannel(name="ops", url=receiver.url)])
+        agent, _ = payments_agent(ran, calls=[SECRET_ARGS])
+        yield make_app([agent], notifications=settings, **options), receiver
+
+
 async def _shown(env: WorkflowEnvironment, workflow_id: str) -> bool:
     code, _ = await show_history(env.client, workflow_id)
     return code == 0
@@ -34,11 +50,7 @@ async def test_erasing_a_resource_deletes_its_runs_notification_deliveries(
     make_app: AppFactory, temporal_env: WorkflowEnvironment
 ) -> None:
     ran: list[dict[str, Any]] = []
-    receiver = WebhookReceiver()
-    with webhook_receiver(receiver):
-        settings = NotificationSettings(channels=[WebhookChannel(name="ops", url=receiver.url)])
-        agent, _ = payments_agent(ran, calls=[SECRET_ARGS])
-        app = make_app([agent], notifications=settings)
+    with _notifying_app(make_app, ran) as (app, receiver):
         async with running_worker(app):
             waiting = await app.generate("payments", "pay", memory={"thread": "t1", "resource": "initech-notified"})
             assert waiting.finish_reason == "suspended"
@@ -59,12 +71,8 @@ async def test_retention_deletes_an_expired_runs_notification_deliveries(
     make_app: AppFactory, temporal_env: WorkflowEnvironment
 ) -> None:
     ran: list[dict[str, Any]] = []
-    receiver = WebhookReceiver()
-    with webhook_receiver(receiver):
-        settings = NotificationSettings(channels=[WebhookChannel(name="ops", url=receiver.url)])
-        agent, _ = payments_agent(ran, calls=[SECRET_ARGS])
-        retention = Retention(keep=timedelta(days=1))
-        app = make_app([agent], notifications=settings, retention=retention)
+    retention = Retention(keep=timedelta(days=1))
+    with _notifying_app(make_app, ran, retention=retention) as (app, receiver):
         now = [time.time()]
         sweeper = RetentionSweeper(app.client, app.store, app.task_queue, retention, clock=lambda: now[0])
         async with running_worker(app):
