@@ -50,14 +50,7 @@ from tempo_agents.notifications import NotificationSettings
 from tempo_agents.retention import Retention
 from tempo_agents.store.base import Resources, Store
 from tempo_agents.streams import AgentStream, Follow, GenerateResult
-from tempo_agents.threads import (
-    QueuedRun,
-    ThreadSnapshot,
-    cancel_queued,
-    expire_removed_run,
-    queued_run,
-    read_thread,
-)
+from tempo_agents.threads import QueuedRun, ThreadSnapshot, cancel_queued, expire_removed_run, queued_run, read_thread
 from tempo_agents.tools.tool import Tool
 from tempo_agents.worker.plugin import TempoAgentsPlugin
 from tempo_agents.workflows.payloads import PendingCall, ResumeRequest, RunInput, RunOptions
