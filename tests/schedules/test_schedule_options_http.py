@@ -218,10 +218,11 @@ async def test_backfill_over_http_is_one_run_per_due_time(make_app: AppFactory, 
     app = make_app([reporter()])
     schedule_id = f"fill-{app.task_queue}"
     async with running_worker(app), served(app) as http:
+        # Paused: a backfill runs all the same, and no full hour's own run joins the runs counted.
         await http.post(
             "/schedules",
             json={"agentId": "reporter", "message": "Hourly", "cron": "0 * * * *", "overlap": "allow_all",
-                  "scheduleId": schedule_id},
+                  "scheduleId": schedule_id, "paused": True},
         )  # fmt: skip
         start = datetime(2026, 11, 2, 8, tzinfo=UTC)
         body = {"startAt": start.isoformat(), "endAt": (start + timedelta(hours=2)).isoformat()}
