@@ -19,10 +19,9 @@ import asyncio
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 
-from temporalio.client import Client, WorkflowExecutionDescription, WorkflowExecutionStatus
-from temporalio.service import RPCError, RPCStatusCode
+from temporalio.client import Client, WorkflowExecutionStatus
 
-from tempo_agents.erasure.executions import Execution, scope_executions
+from tempo_agents.erasure.executions import Execution, describe_execution, scope_executions
 from tempo_agents.erasure.notification_deliveries import delivery_executions
 from tempo_agents.erasure.scope import ErasureReport, ErasureScope
 from tempo_agents.erasure.thread_histories import thread_run_ids
@@ -163,7 +162,7 @@ async def _started_since(client: Client, run_ids: Sequence[str], listed: Sequenc
     known = {execution.workflow_id for execution in listed}
     found = []
     for run_id in dict.fromkeys(run_ids):
-        described = None if run_id in known else await _described(client, run_id)
+        described = None if run_id in known else await describe_execution(client, run_id)
         if described is not None:
             running = described.status == WorkflowExecutionStatus.RUNNING
             found.append(Execution(run_id, described.run_id, running, None))
@@ -198,21 +197,10 @@ async def _gone(client: Client, execution: Execution) -> None:
     """Return once Temporal no longer describes the execution (it deletes in the background: a running one at once, a
     closed one once its close is acknowledged)."""
     for _ in range(round(_GONE_SECONDS / _GONE_INTERVAL)):
-        if await _described(client, execution.workflow_id, execution.run_id) is None:
+        if await describe_execution(client, execution.workflow_id, execution.run_id) is None:
             return
         await asyncio.sleep(_GONE_INTERVAL)
     raise TimeoutError(
         f"Temporal still holds the execution {execution.workflow_id!r} {_GONE_SECONDS:.0f} s after "
         "it was deleted; erase again to finish"
     )
-
-
-async def _described(client: Client, workflow_id: str, run_id: str = "") -> WorkflowExecutionDescription | None:
-    """What Temporal says of the execution (the workflow id's latest when ``run_id`` is empty); ``None`` when it holds
-    none."""
-    try:
-        return await client.get_workflow_handle(workflow_id, run_id=run_id or None).describe()
-    except RPCError as error:
-        if error.status == RPCStatusCode.NOT_FOUND:
-            return None
-        raise

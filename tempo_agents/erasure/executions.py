@@ -6,14 +6,15 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 
-from temporalio.client import Client, WorkflowExecution, WorkflowExecutionStatus
+from temporalio.client import Client, WorkflowExecution, WorkflowExecutionDescription, WorkflowExecutionStatus
+from temporalio.service import RPCError, RPCStatusCode
 
 from tempo_agents.erasure.scope import ErasureScope
 from tempo_agents.threads import thread_workflow_id
 from tempo_agents.workflows import search_attributes
 from tempo_agents.workflows.visibility_queries import quote
 
-__all__ = ["Execution", "scope_executions", "scope_query"]
+__all__ = ["Execution", "describe_execution", "scope_executions", "scope_query"]
 
 _ORIGINS_PER_QUERY = 100
 
@@ -85,3 +86,14 @@ def _thread(listed: WorkflowExecution) -> tuple[str, str] | None:
     attributes = listed.typed_search_attributes
     thread, resource = attributes.get(search_attributes.THREAD_ID), attributes.get(search_attributes.RESOURCE_ID)
     return (thread, resource) if thread is not None and resource is not None else None
+
+
+async def describe_execution(client: Client, workflow_id: str, run_id: str = "") -> WorkflowExecutionDescription | None:
+    """What Temporal says of the execution (the workflow id's latest when ``run_id`` is empty); ``None`` when it holds
+    none."""
+    try:
+        return await client.get_workflow_handle(workflow_id, run_id=run_id or None).describe()
+    except RPCError as error:
+        if error.status == RPCStatusCode.NOT_FOUND:
+            return None
+        raise

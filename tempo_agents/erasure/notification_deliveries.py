@@ -10,9 +10,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from temporalio.client import Client, WorkflowExecutionStatus
-from temporalio.service import RPCError, RPCStatusCode
 
-from tempo_agents.erasure.executions import Execution
+from tempo_agents.erasure.executions import Execution, describe_execution
 from tempo_agents.notifications import delivery_workflow_id
 from tempo_agents.workflows.visibility_queries import quote
 
@@ -33,12 +32,8 @@ async def delivery_executions(client: Client, run_ids: Sequence[str]) -> list[Ex
             running = listed.status == WorkflowExecutionStatus.RUNNING
             found[(listed.id, listed.run_id)] = Execution(listed.id, listed.run_id, running, None)
     for workflow_id in ids:
-        try:
-            described = await client.get_workflow_handle(workflow_id).describe()
-        except RPCError as error:
-            if error.status != RPCStatusCode.NOT_FOUND:
-                raise
-            continue
-        running = described.status == WorkflowExecutionStatus.RUNNING
-        found.setdefault((workflow_id, described.run_id), Execution(workflow_id, described.run_id, running, None))
+        latest = await describe_execution(client, workflow_id)
+        if latest is not None:
+            running = latest.status == WorkflowExecutionStatus.RUNNING
+            found.setdefault((workflow_id, latest.run_id), Execution(workflow_id, latest.run_id, running, None))
     return list(found.values())
