@@ -22,8 +22,9 @@ Two phases, each on ``--runs`` new runs held at the gate until every stream has 
    every stream open and idle; the difference from before the streams connected, divided by the streams, is the
    memory per idle stream. The API server's CPU time is read across the streaming.
 
-Each phase also reports its length (gate to the last ``[DONE]``) and the CPU of the API server, the worker and the
-clients' process while it streamed (``/proc``), to tell a saturated machine from a slow fan-out.
+Each phase also reports its length (gate to the last ``[DONE]``), the CPU of the API server, the worker and the
+clients' process while it streamed (``/proc``), to tell a saturated machine from a slow fan-out, and the API server's
+garbage collections meanwhile (a full one stops its event loop, and every stream with it).
 
 Lag = arrival at the client's socket − commit for each stream and each chunk committed after the gate opened (the
 ``start`` chunk and the step's first chunks, committed while the streams connected, are left out). Every stream must
@@ -343,6 +344,39 @@ class PhaseResult:
     """From opening the gate to the last stream's end."""
     worker_cpu_percent: float = 0.0
     clients_cpu_percent: float = 0.0
+    collections: Collections | None = None
+    """The API process's garbage collections while it streamed."""
+
+
+class Collections:
+    """The garbage collections of this process (the API server's) between :meth:`start` and :meth:`stop`, timed
+    with ``gc.callbacks``: a full collection stops the event loop, every stream's chunks waiting meanwhile."""
+
+    def __init__(self) -> None:
+        self.full_ms: list[float] = []
+        self.young = 0
+        self._began = 0.0
+
+    def start(self) -> None:
+        gc.callbacks.append(self._timed)
+
+    def stop(self) -> None:
+        gc.callbacks.remove(self._timed)
+
+    def _timed(self, phase: str, info: dict[str, int]) -> None:
+        if phase == "start":
+            self._began = time.perf_counter()
+        elif info["generation"] == 2:
+            self.full_ms.append(1000 * (time.perf_counter() - self._began))
+        else:
+            self.young += 1
+
+    def describe(self) -> str:
+        longest = max(self.full_ms, default=0.0)
+        return (
+            f"collections while streaming: {len(self.full_ms)} full ({sum(self.full_ms):.0f} ms, longest "
+            f"{longest:.0f} ms), {self.young} young"
+        )
 
 
 class Stages:
@@ -463,10 +497,13 @@ class Bench:
         idle_kb = (rss_kb() - before_kb) / streams
         cpu_before, wall_before = cpu_seconds(), time.monotonic()
         others_before = others_cpu((self.worker, self.clients))
+        collections = Collections()
+        collections.start()
         opened = time.time()
         (self.gate_dir / gate).touch()
         await self.answer(self.clients, "SEEN")
         seconds = time.monotonic() - wall_before
+        collections.stop()
         cpu_percent = 100 * (cpu_seconds() - cpu_before) / seconds
         worker_percent, clients_percent = (
             100 * (now - then) / seconds
@@ -485,6 +522,7 @@ class Bench:
             self.stages.report(name, seen, since_gate)
         result = await self.judge(seen, since_gate, idle_kb, cpu_percent)
         result.seconds, result.worker_cpu_percent, result.clients_cpu_percent = seconds, worker_percent, clients_percent
+        result.collections = collections
         return result
 
     async def judge(
@@ -535,6 +573,7 @@ def cpu(result: PhaseResult) -> str:
         f"{result.seconds:.1f} s from the gate to the last [DONE], CPU while streaming (% of a core): "
         f"API server {result.cpu_percent:.0f}, worker {result.worker_cpu_percent:.0f}, "
         f"clients {result.clients_cpu_percent:.0f}"
+        + ("" if result.collections is None else f"; API server's {result.collections.describe()}")
     )
 
 
