@@ -1,5 +1,6 @@
 """Many readers of one live run, over HTTP and in another process: each sees every chunk once, in order, whole;
-a client that stops reading is cut off with an error event while the others go on to the end."""
+a client that stops reading is cut off with an error event while the others go on to the end; a client that goes
+away leaves the run's tail, whether a write waits for it or nothing is due."""
 
 from __future__ import annotations
 
@@ -25,6 +26,7 @@ from tempo_agents.server.shapes import chunk_wire
 from tempo_agents.server.sse import stream_response
 from tempo_agents.streams.run_tail import followers_of
 from tests.conftest import AppFactory, fresh_store_url, running_worker
+from tests.support.gated_models import PausingModel
 from tests.support.http_api import ServedResponse, served, sse_events
 
 LONG = 120.0
@@ -273,3 +275,26 @@ async def test_a_chunk_one_stream_cannot_encode_ends_that_stream_and_not_the_oth
     assert sent == journal[: len(sent)] and len(sent) < len(journal)
     assert ending["type"] == "error" and ending["payload"]["error"] == "cannot encode this chunk"
     assert b"".join(failed_body).endswith(sse_module.DONE)
+
+
+async def test_a_client_that_leaves_an_idle_stream_leaves_the_runs_tail_without_a_write(make_app: AppFactory) -> None:
+    """The run pauses mid-answer: no chunk and no heartbeat is due when the client goes away. The server hears the
+    connection close by itself and the stream stops following the run (one that learnt of it only from a failed write
+    would follow the paused run for as long as it pauses); the run goes on to its end."""
+    model = PausingModel([ScriptedResponse(text="one two three")], pause_after=1)
+    app = make_app([Agent(id="pauser", model=model)])
+    async with narrow_server(app) as server, running_worker(app):
+        started = await app.stream("pauser", "talk")
+        client = stalled_request(server.port, f"/api/runs/{started.run_id}/stream")
+        client.settimeout(LONG)
+        received = b""
+        while b'"one' not in received:  # the stream is live, and has sent what the run wrote before its pause
+            received += await asyncio.to_thread(client.recv, 1 << 16)
+        assert followers_of(app.store, started.run_id) == 1
+        client.close()
+        async with asyncio.timeout(LONG):
+            while followers_of(app.store, started.run_id) > 0:
+                await asyncio.sleep(0.01)
+        model.gate.set()
+        assert (await started.result()).text == "one two three"
+        await started.aclose()
