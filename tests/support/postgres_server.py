@@ -8,13 +8,13 @@ and ``synchronous_commit`` on, as in production: for outage tests that kill the 
 may answer by losing acknowledged commits). :meth:`PostgresServer.halt` and :meth:`PostgresServer.start_again`
 stop it (a fast shutdown, or SIGKILL of the postmaster) and start it again on the same data directory and port.
 PostgreSQL refuses to run as root, so as root it runs as the ``postgres`` user. The server is a direct child of
-this process that dies with it (``PR_SET_PDEATHSIG``), so a killed test session leaves no server behind.
+this process that dies with it (a parent-death signal, set by ``setpriv``: ``child_processes.py``), so a killed test
+session leaves no server behind.
 """
 
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import os
 import pwd
 import re
@@ -25,13 +25,13 @@ import subprocess
 import tempfile
 import time
 import uuid
-from collections.abc import Callable
 from pathlib import Path
 
 import psycopg
 
+from tests.support.child_processes import dying_with_this_process
+
 USER = "tempo"
-_PR_SET_PDEATHSIG = 1
 
 
 def find_bindir() -> Path | None:
@@ -54,17 +54,6 @@ def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return int(s.getsockname()[1])
-
-
-def _as_user(uid: int | None, gid: int | None) -> Callable[[], None]:
-    def preexec() -> None:
-        if gid is not None and uid is not None:
-            os.setgid(gid)
-            os.setuid(uid)
-        # After the change of user, which clears it: the server dies with the process that started it.
-        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGQUIT)
-
-    return preexec
 
 
 def _children(pid: int) -> list[int]:
@@ -96,26 +85,23 @@ class PostgresServer:
         self.durable = durable
         self.root = Path(tempfile.mkdtemp(prefix="tempo-agents-pg-"))
         self.port = _free_port()
-        uid = gid = None
+        self._user: tuple[int, int] | None = None
         if os.geteuid() == 0:
             account = pwd.getpwnam("postgres")
-            uid, gid = account.pw_uid, account.pw_gid
-            os.chown(self.root, uid, gid)
-        self._preexec = _as_user(uid, gid)
+            self._user = (account.pw_uid, account.pw_gid)
+            os.chown(self.root, *self._user)
         try:
-            self._start(bindir, self._preexec)
+            self._start(bindir)
         except BaseException:
             self.stop()
             raise
 
-    def _start(self, bindir: Path, preexec: Callable[[], None]) -> None:
+    def _start(self, bindir: Path) -> None:
         data = self.root / "data"
-        subprocess.run(
-            [str(bindir / "initdb"), "-D", str(data), "-U", USER, "--auth=trust", "-E", "UTF8", "--no-sync"],
-            check=True,
-            capture_output=True,
-            preexec_fn=preexec,
-        )
+        initdb = [str(bindir / "initdb"), "-D", str(data), "-U", USER, "--auth=trust", "-E", "UTF8", "--no-sync"]
+        done = subprocess.run(self._as_server(initdb), capture_output=True)
+        if done.returncode != 0:
+            raise RuntimeError(f"initdb failed ({done.returncode}): {(done.stdout + done.stderr).decode()[-2000:]}")
         self._log = (self.root / "server.log").open("ab")
         self._launch()
         self._wait_ready()
@@ -134,11 +120,14 @@ class PostgresServer:
         }
         args = [f"--{name.replace('_', '-')}={value}" for name, value in settings.items()]
         self.process = subprocess.Popen(
-            [str(self.bindir / "postgres"), "-D", str(self.root / "data"), *args],
+            self._as_server([str(self.bindir / "postgres"), "-D", str(self.root / "data"), *args]),
             stdout=self._log,
             stderr=subprocess.STDOUT,
-            preexec_fn=self._preexec,
         )
+
+    def _as_server(self, command: list[str]) -> list[str]:
+        """``command`` as the server's user, dying with this process (SIGQUIT: PostgreSQL's immediate shutdown)."""
+        return dying_with_this_process(command, signal="QUIT", user=self._user)
 
     def halt(self, how: str = "fast") -> None:
         """Stop the server, keeping its data: ``"fast"`` (a fast shutdown: sessions are ended, then a

@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import ctypes
-import ctypes.util
 import os
 import signal
 import subprocess
@@ -17,6 +15,7 @@ from pathlib import Path
 
 from tests.support.chaos.app import EXEC_LOG_ENV, WORKER_ENV
 from tests.support.chaos.progress import say
+from tests.support.child_processes import dying_with_this_process
 
 __all__ = [
     "API_READY_MARK",
@@ -34,14 +33,9 @@ WORKER_READY_TIMEOUT = 90.0
 """How long a worker subprocess may take to import and connect (generous: 2 shared cores)."""
 
 
-def die_with_parent() -> None:
-    """In the child before exec: SIGKILL it when the harness dies, so no worker outlives a killed test."""
-    if sys.platform == "linux":
-        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
-        libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
-
-
-_PR_SET_PDEATHSIG = 1
+def die_with_parent(command: list[str]) -> list[str]:
+    """``command``, SIGKILLed when the harness dies, so no worker outlives a killed test."""
+    return dying_with_this_process(command, signal="KILL")
 
 
 @dataclass
@@ -97,13 +91,12 @@ class WorkerPool:
         command += ["--store", self.store_url, "--task-queue", self.task_queue]
         with log_path.open("wb") as log:
             process = subprocess.Popen(
-                command,
+                die_with_parent(command),  # the harness spawns from its one event-loop thread
                 cwd=REPO_ROOT,
                 env=env,
                 stdin=subprocess.DEVNULL,
                 stdout=log,
                 stderr=subprocess.STDOUT,
-                preexec_fn=die_with_parent,  # the harness spawns from its one event-loop thread
             )
         worker = WorkerProcess(name, process, log_path)
         self.slots[slot] = worker
@@ -187,13 +180,12 @@ class ApiProcess:
         command += ["--api-host", "127.0.0.1", "--api-port", "0"]
         with log_path.open("wb") as log:
             self.process = subprocess.Popen(
-                command,
+                die_with_parent(command),
                 cwd=REPO_ROOT,
                 env=env,
                 stdin=subprocess.DEVNULL,
                 stdout=log,
                 stderr=subprocess.STDOUT,
-                preexec_fn=die_with_parent,
             )
         self.url = ""
 
