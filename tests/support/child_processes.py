@@ -4,9 +4,9 @@ A test process runs many threads (the Temporal SDK's, the stores' writer threads
 ``preexec_fn`` runs Python in the forked child of such a process before exec, which Python's documentation calls
 unsafe: a lock another thread held at the fork stays held in the child. The suite's PostgreSQL server, started
 lazily in the middle of the suite, loaded the C library there with ``ctypes`` to ask for a parent-death signal, and
-once its ``initdb`` "died with SIGABRT" without a word of output: most likely in that window, before exec. util-linux's ``setpriv`` (always installed on Debian) sets the
-parent-death signal, and the user to run as, in its own process, then executes the command in place: the child's pid
-is the command's.
+once its ``initdb`` "died with SIGABRT" without a word of output: most likely in that window, before exec.
+util-linux's ``setpriv`` (always installed on Debian) sets the parent-death signal, and the user to run as, in its
+own process, then executes the command in place: the child's pid is the command's.
 """
 
 from __future__ import annotations
