@@ -289,7 +289,9 @@ async def test_a_client_that_leaves_an_idle_stream_leaves_the_runs_tail_without_
         client.settimeout(LONG)
         received = b""
         while b'"one' not in received:  # the stream is live, and has sent what the run wrote before its pause
-            received += await asyncio.to_thread(client.recv, 1 << 16)
+            part = await asyncio.to_thread(client.recv, 1 << 16)
+            assert part, f"the server ended the stream before the run's first word: {received!r}"
+            received += part
         assert followers_of(app.store, started.run_id) == 1
         client.close()
         async with asyncio.timeout(LONG):

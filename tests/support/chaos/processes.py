@@ -24,18 +24,12 @@ __all__ = [
     "ApiProcess",
     "WorkerPool",
     "WorkerProcess",
-    "die_with_parent",
 ]
 
 
 REPO_ROOT = Path(__file__).resolve().parents[3]
 WORKER_READY_TIMEOUT = 90.0
 """How long a worker subprocess may take to import and connect (generous: 2 shared cores)."""
-
-
-def die_with_parent(command: list[str]) -> list[str]:
-    """``command``, SIGKILLed when the harness dies, so no worker outlives a killed test."""
-    return dying_with_this_process(command, signal="KILL")
 
 
 @dataclass
@@ -91,7 +85,7 @@ class WorkerPool:
         command += ["--store", self.store_url, "--task-queue", self.task_queue]
         with log_path.open("wb") as log:
             process = subprocess.Popen(
-                die_with_parent(command),  # the harness spawns from its one event-loop thread
+                dying_with_this_process(command),  # SIGKILLed with the harness, which spawns from one thread
                 cwd=REPO_ROOT,
                 env=env,
                 stdin=subprocess.DEVNULL,
@@ -180,7 +174,7 @@ class ApiProcess:
         command += ["--api-host", "127.0.0.1", "--api-port", "0"]
         with log_path.open("wb") as log:
             self.process = subprocess.Popen(
-                die_with_parent(command),
+                dying_with_this_process(command),  # SIGKILLed with the harness
                 cwd=REPO_ROOT,
                 env=env,
                 stdin=subprocess.DEVNULL,
