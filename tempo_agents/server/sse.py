@@ -22,7 +22,7 @@ from starlette.types import Receive, Scope, Send
 
 from tempo_agents.journal.chunks import Chunk
 from tempo_agents.server.transport_send import transport_send
-from tempo_agents.streams import AgentStream
+from tempo_agents.streams import READ_BATCH, AgentStream
 
 __all__ = [
     "BACKLOG_BYTES",
@@ -127,7 +127,10 @@ class EncodedChunks:
         return block
 
 
-_ENCODED = EncodedChunks(8192)
+_ENCODED = EncodedChunks(READ_BATCH)
+"""The streams of a run encode its chunks in the hand-out that brought them (a stream whose client is slow encodes
+them later, or again), so the cache holds one read of the store and no more: each entry keeps its chunk alive, some
+six objects the garbage collector walks in every full collection, with the event loop stopped."""
 
 
 class _Relay:

@@ -3,9 +3,12 @@
 However many streams follow a run on one event loop, its tail asks the store for the run's new chunks once (woken
 by the store: ``NOTIFY`` on PostgreSQL, the process's own commits or the file watcher on SQLite), parses each chunk
 once and appends it to each follower's buffer. It keeps the most recent chunks in a bounded window, so that a
-follower joining a little behind starts from memory; one further behind reads the store for itself until it reaches
-the window. A follower's buffer is bounded too: one that does not drain it leaves the live hand-out and catches up
-later from the window or the store, never slowing the others. The tail stops when its last follower leaves.
+follower that fell a little behind starts again from memory; one further behind reads the store for itself until it
+reaches the window. The window holds each chunk as its JSON text, which the garbage collector does not walk: parsed,
+a chunk is some five objects it walks, with the event loop stopped, in each of the process's full collections (a
+hundred long answers followed at once would keep a million of them). A follower's buffer is bounded too: one that
+does not drain it leaves the live hand-out and catches up later from the window or the store, never slowing the
+others. The tail stops when its last follower leaves.
 
 A follower may also have a sink: a consumer that takes chunks at once, on the tail's task, while nothing waits in
 the follower's buffer (an SSE stream writes them to its client's socket there and then). The tail hands each follower
@@ -19,6 +22,7 @@ buffer for ``take`` as before.
 from __future__ import annotations
 
 import asyncio
+import json
 import time
 from collections import deque
 from collections.abc import Awaitable, Callable, Iterable, Sequence
@@ -44,7 +48,7 @@ __all__ = [
 
 READ_BATCH = 1000
 TAIL_WINDOW = 2048
-"""How many of a run's latest chunks its tail keeps for followers that join a little behind."""
+"""How many of a run's latest chunks its tail keeps for followers that fell a little behind (the module's docstring)."""
 FOLLOWER_BUFFER = 4096
 """How many chunks a follower may hold undrained before it leaves the live hand-out and catches up by itself."""
 PROBE_SHARED_SECONDS = 1.0
@@ -55,6 +59,8 @@ IDLE_TICK_SECONDS = 1.0
 """How long a tail waits on the store for a new chunk before it wakes its waiting followers empty-handed (they may
 then ask whether the run closed)."""
 
+_compact = json.JSONEncoder(separators=(",", ":")).encode
+"""A chunk's wire form as the window keeps it."""
 
 ChunkSink = Callable[[Sequence[Chunk]], int]
 """Takes the first chunks of a run of them at once and says how many (from none to all); the rest wait in the
@@ -161,7 +167,8 @@ class RunTail:
         self.next_offset = offset
         """The offset of the next chunk the tail will read."""
         self.error: BaseException | None = None
-        self._window: deque[Chunk] = deque(maxlen=TAIL_WINDOW)
+        self._window: deque[tuple[int, str]] = deque(maxlen=TAIL_WINDOW)
+        """The latest chunks as (offset, JSON text of the wire form): see the module's docstring."""
         self._live: set[TailFollower] = set()
         self._members = 0
         self._on_stop = on_stop
@@ -172,12 +179,11 @@ class RunTail:
     @property
     def window_start(self) -> int:
         """The lowest offset the window holds (``next_offset`` when it holds nothing)."""
-        first = self._window[0].offset if self._window else None
-        return self.next_offset if first is None else first
+        return self._window[0][0] if self._window else self.next_offset
 
     def window_from(self, offset: int) -> Iterable[Chunk]:
         """The window's chunks at ``offset`` and after."""
-        return [chunk for chunk in self._window if chunk.offset is not None and chunk.offset >= offset]
+        return [chunk_from_wire(json.loads(text), at) for at, text in self._window if at >= offset]
 
     async def run_closed(self, probe: Callable[[], Awaitable[str | None]]) -> str | None:
         """See ``TailFollower.run_closed``."""
@@ -248,7 +254,7 @@ class RunTail:
 
     def _hand_out(self, entries: Sequence[JournalEntry]) -> None:
         chunks = [chunk_from_wire(entry.chunk, entry.offset) for entry in entries]
-        self._window.extend(chunks)
+        self._window.extend((entry.offset, _compact(entry.chunk)) for entry in entries)
         self.next_offset = entries[-1].offset + 1
         for follower in list(self._live):
             follower.receive(chunks)

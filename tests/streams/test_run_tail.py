@@ -8,6 +8,7 @@ number of reads depends on the chunks and not on how the machine schedules the r
 from __future__ import annotations
 
 import asyncio
+import gc
 from collections.abc import Sequence
 from typing import Any
 
@@ -140,3 +141,89 @@ async def test_chunks_a_sink_takes_keep_the_stream_from_asking_whether_its_run_c
     assert probes and set(probes) == {7}, f"asked whether the run closed while it streamed (after chunk {probes[0]})"
     [[ending]] = batches
     assert ending.type == "error" and ending.payload.error == "run ended (TERMINATED) without a finish chunk"  # type: ignore[union-attr]
+
+
+class CatchUpReads:
+    """Counts a real store's reads of chunks before ``offset`` (a run's tail reads from the run's end)."""
+
+    def __init__(self, store: Store, before: int) -> None:
+        self.count = 0
+        read_chunks = store.read_chunks
+
+        async def counted(run_id: str, offset: int = 0, limit: int = 1000) -> list[JournalEntry]:
+            self.count += offset < before
+            return await read_chunks(run_id, offset, limit)
+
+        store.read_chunks = counted  # type: ignore[method-assign]
+
+
+async def next_chunks(follower: run_tail_module.TailFollower) -> list[Chunk]:
+    """The follower's next chunks (past the idle ticks ``take`` answers with nothing)."""
+    while not (chunks := await follower.take()):
+        pass
+    return chunks
+
+
+async def append_taken(store: Store, run_id: str, follower: run_tail_module.TailFollower, n: int) -> list[Chunk]:
+    """Append chunk ``n`` and wait for ``follower`` (following live) to be handed it."""
+    taking = asyncio.create_task(next_chunks(follower))
+    await store.append_chunks(run_id, [delta(run_id, n)])
+    return await asyncio.wait_for(taking, LONG)
+
+
+@pytest.mark.parametrize(("window", "store_reads"), [(2048, 0), (3, 1)])
+async def test_a_follower_that_fell_behind_catches_up_from_the_window_or_else_the_store(
+    store: Store, monkeypatch: pytest.MonkeyPatch, window: int, store_reads: int
+) -> None:
+    """A follower that stops draining leaves the live hand-out once it holds ``FOLLOWER_BUFFER`` chunks; drained, it
+    takes what came meanwhile from the tail's window, and from the store only what the window no longer holds: every
+    chunk once, in order, as it was journaled."""
+    monkeypatch.setattr(run_tail_module, "FOLLOWER_BUFFER", 4)
+    monkeypatch.setattr(run_tail_module, "TAIL_WINDOW", window)
+    keeping_up = run_tail_module.follow_run(store, "behind", 0)
+    falling_behind = run_tail_module.follow_run(store, "behind", 0)
+    joined = asyncio.create_task(next_chunks(falling_behind))
+    await asyncio.sleep(0)  # its first step joins the live hand-out (nothing to read before it): it takes chunk 0
+    kept = await append_taken(store, "behind", keeping_up, 0)
+    taken = await asyncio.wait_for(joined, LONG)
+    for n in range(1, 10):  # it takes none of these: from chunk 5 on it no longer follows the hand-out
+        kept += await append_taken(store, "behind", keeping_up, n)
+
+    reads = CatchUpReads(store, 10)
+    while len(taken) < 10:
+        taken += await asyncio.wait_for(next_chunks(falling_behind), LONG)
+    keeping_up.close()
+    falling_behind.close()
+
+    for chunks in (kept, taken):
+        assert [chunk.offset for chunk in chunks] == list(range(10))
+        assert [chunk.payload.text for chunk in chunks] == [f"{n} " for n in range(10)]  # type: ignore[union-attr]
+    assert reads.count == store_reads
+
+
+async def test_a_tails_window_keeps_no_objects_the_garbage_collector_walks(store: Store) -> None:
+    """A full collection stops the event loop, and every stream with it, for as long as it takes to walk the objects
+    the process keeps: the chunks a run's tail keeps for its followers are not among them, however many it has
+    handed out. (Parsed, they would be some five objects a chunk, 10,000 here; the store's connections come and go
+    with a few hundred, such as the rows of the last read and the weak references of a connection's cursors.)"""
+    follower = run_tail_module.follow_run(store, "long", 0)
+    taken = 0
+
+    async def stream(batches: range) -> None:  # a hundred chunks an append
+        nonlocal taken
+        for batch in batches:
+            await store.append_chunks("long", [delta("long", n) for n in range(100 * batch, 100 * batch + 100)])
+            while taken < 100 * batch + 100:
+                chunks = await follower.take()
+                assert [chunk.offset for chunk in chunks] == list(range(taken, taken + len(chunks)))
+                taken += len(chunks)
+
+    async with asyncio.timeout(LONG):
+        await stream(range(1))
+        gc.collect()
+        before = len(gc.get_objects())
+        await stream(range(1, 21))
+        gc.collect()
+        kept = len(gc.get_objects()) - before
+    follower.close()
+    assert kept < 1500, f"{kept} more objects for the collector to walk after 2,000 more chunks"
