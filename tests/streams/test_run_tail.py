@@ -144,7 +144,7 @@ async def test_chunks_a_sink_takes_keep_the_stream_from_asking_whether_its_run_c
 
 
 class CatchUpReads:
-    """Counts a real store's reads of chunks before ``offset`` (a run's tail reads from the run's end)."""
+    """Counts a real store's reads of chunks from an offset below ``before`` (a run's tail reads from the run's end)."""
 
     def __init__(self, store: Store, before: int) -> None:
         self.count = 0
