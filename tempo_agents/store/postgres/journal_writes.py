@@ -15,6 +15,8 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
+from psycopg import AsyncCursor
+
 from tempo_agents.audit import AuditEntry
 from tempo_agents.store.base import (
     ChunkWrite,
@@ -27,14 +29,17 @@ from tempo_agents.store.base import (
 )
 from tempo_agents.store.postgres.audit_trail import append_in
 from tempo_agents.store.postgres.connections import Conn, PostgresConnections
-from tempo_agents.store.postgres.erasure import refuse_if_erased
+from tempo_agents.store.postgres.erasure import refuse_erased, refuse_if_erased, send_erased_check
 from tempo_agents.store.postgres.failures import Attempt
 from tempo_agents.store.postgres.journal_reads import OUTCOME
 from tempo_agents.store.postgres.listener import CHANNEL
+from tempo_agents.store.postgres.pipelined import pipelined_transaction
 from tempo_agents.store.postgres.waiting_calls import change_waiting
 from tempo_agents.store.sealed_columns import JOURNAL, SealedColumns
 
-__all__ = ["forget_outcomes_before", "record", "record_in", "saved_or_counted"]
+__all__ = ["RecordReads", "forget_outcomes_before", "record", "record_in", "saved_or_counted"]
+
+Cursor = AsyncCursor[tuple[Any, ...]]
 
 _FENCE = OUTCOME + " FOR SHARE"
 """A start's count read by the writes it fences (``StartFence``), locked until they commit."""
@@ -60,6 +65,8 @@ _PUT_CHUNK = """
 INSERT INTO tempo_agents.journal (run_id, seq, key, body) VALUES (%s, %s, %s, %s)
 ON CONFLICT (run_id, seq) DO UPDATE SET key = excluded.key, body = excluded.body
 """
+
+_KEYED = "SELECT key, seq FROM tempo_agents.journal WHERE run_id = %s AND key = ANY(%s)"
 
 _ADVANCE_AND_NOTIFY = """
 WITH advanced AS (UPDATE tempo_agents.journal_head SET next_seq = %s WHERE run_id = %s)
@@ -95,25 +102,34 @@ async def record(
 ) -> tuple[list[int], int]:
     """:meth:`~tempo_agents.store.base.Store.record` in one transaction; returns the chunks' offsets and the run's
     last offset (-1 without chunks). Tried again in place only when repeating it is harmless: no usage charges,
-    every chunk keyed."""
+    every chunk keyed.
+
+    Two round trips (``pipelined_transaction``): every lock and read first (the run's erasure lock, a fenced
+    start's count, the run's offset row, the keys' offsets, the transcript's revision), then every write with the
+    commit. A write that must not be repeated waits for its writes before it sends the commit, so that a connection
+    lost before then is known not to have committed."""
+    repeatable = not charges and not audit and all(w.key is not None for w in writes)
 
     async def op(conn: Conn, attempt: Attempt) -> tuple[list[int], int]:
-        async with conn.transaction():
-            await refuse_if_erased(conn, run_id)
-            if fence is not None:
-                # FOR SHARE: a start being counted (it updates this row) and these writes take turns, and
-                # the count read is the newest committed one.
-                cursor = await conn.execute(_FENCE, (run_id, fence.counter_key))
-                counted = await cursor.fetchone()
-                fence.check(run_id, None if counted is None else json.loads(counted[0]))  # a count: in clear
+        async with pipelined_transaction(conn) as pipeline:
+            erased = await send_erased_check(conn, run_id)
+            # FOR SHARE: a start being counted (it updates this row) and these writes take turns, and
+            # the count read is the newest committed one.
+            counted = None if fence is None else await conn.execute(_FENCE, (run_id, fence.counter_key))
+            reads = await RecordReads.send(conn, run_id, entries, writes)
+            await refuse_erased(erased, run_id)  # the first round trip: everything above
+            if fence is not None and counted is not None:
+                row = await counted.fetchone()
+                fence.check(run_id, None if row is None else json.loads(row[0]))  # a count: in clear
             columns = db.columns.now()  # a key source asked once for the whole record
-            done = await record_in(conn, columns, run_id, entries, writes, outcome, charges)
+            done = await record_in(conn, columns, run_id, reads, entries, writes, outcome, charges)
             await change_waiting(conn, columns, run_id, writes, waiting)
             await append_in(conn, audit)  # the chain's head last: every writer takes its locks in one order
+            if not repeatable:
+                await pipeline.sync()
             attempt.committing = True
         return done
 
-    repeatable = not charges and not audit and all(w.key is not None for w in writes)
     return await db.run(op, idempotent=repeatable)
 
 
@@ -147,66 +163,70 @@ async def forget_outcomes_before(db: PostgresConnections, run_id: str, key: str)
     await db.run(op)
 
 
+class RecordReads:
+    """The reads of a record, sent before its writes (the run's offset row locked first, then the transcript's
+    revision row: the same order in every write, so two writers never wait for each other in a cycle) and read
+    once the first round trip brought them."""
+
+    __slots__ = ("found", "head", "revision")
+
+    def __init__(self, head: Cursor | None, found: Cursor | None, revision: Cursor | None) -> None:
+        self.head, self.found, self.revision = head, found, revision
+
+    @classmethod
+    async def send(
+        cls, conn: Conn, run_id: str, entries: Sequence[TranscriptEntry], writes: Sequence[ChunkWrite]
+    ) -> RecordReads:
+        keys = [w.key for w in writes if w.key is not None]
+        head = await conn.execute(_LOCK_HEAD, (run_id,)) if writes else None
+        # after the lock is held: no other writer of this run can add one of these keys meanwhile
+        found = await conn.execute(_KEYED, (run_id, keys)) if keys else None
+        revision = await conn.execute(_NEXT_REVISION, (run_id,)) if entries else None
+        return cls(head, found, revision)
+
+
 async def record_in(
     conn: Conn,
     columns: SealedColumns,
     run_id: str,
+    reads: RecordReads,
     entries: Sequence[TranscriptEntry],
     writes: Sequence[ChunkWrite],
     outcome: SavedOutcome | None,
     charges: Sequence[UsageCharge] = (),
 ) -> tuple[list[int], int]:
-    """The writes of :func:`record` inside the caller's transaction; returns the chunks' offsets
-    and the run's last offset (-1 without chunks).
-
-    The run's offset row is locked first (appends to one run take turns until commit); the transcript's
-    revision row after it, the same order in every write, so two writers never wait for each other in a cycle.
-    """
-    keys = [w.key for w in writes if w.key is not None]
-    async with conn.cursor() as head, conn.cursor() as found, conn.cursor() as rev, conn.cursor() as cursor:
-        if writes:
-            await head.execute(_LOCK_HEAD, (run_id,))
-        if keys:  # runs after the lock is held: no other writer of this run can add one of these keys meanwhile
-            await found.execute(
-                "SELECT key, seq FROM tempo_agents.journal WHERE run_id = %s AND key = ANY(%s)", (run_id, keys)
-            )
-        if entries:
-            await rev.execute(_NEXT_REVISION, (run_id,))
-            row = await rev.fetchone()
-            assert row is not None
-            revision = int(row[0])
-            await cursor.executemany(
-                _PUT_TRANSCRIPT,
-                columns.transcript_rows(run_id, entries, revision),
-            )
-        if outcome is not None:
-            await cursor.execute(
-                "INSERT INTO tempo_agents.outcomes (run_id, key, body) VALUES (%s, %s, %s) "
-                "ON CONFLICT (run_id, key) DO UPDATE SET body = excluded.body",
-                (run_id, outcome.key, columns.seal_outcome(run_id, outcome.key, to_json(outcome.value))),
-            )
-        if charges:  # after the run's offset row: every writer locks its run first, then counters in key order
-            await cursor.executemany(_CHARGE, sorted((c.scope, c.period, c.tokens, c.cost_nanos) for c in charges))
-        if not writes:
-            return [], -1
-        row = await head.fetchone()
+    """The writes of :func:`record` inside the caller's transaction, after ``reads``; returns the chunks' offsets
+    and the run's last offset (-1 without chunks)."""
+    cursor = conn.cursor()
+    if reads.revision is not None:
+        row = await reads.revision.fetchone()
         assert row is not None
-        next_seq = int(row[0])
-        seq_of: dict[str, int] = {key: int(seq) for key, seq in await found.fetchall()} if keys else {}
-        offsets: list[int] = []
-        rows: list[tuple[str, int, str | None, str]] = []
-        for write in writes:
-            seq = seq_of.get(write.key) if write.key is not None else None
-            if seq is None:
-                seq, next_seq = next_seq, next_seq + 1
-                if write.key is not None:
-                    seq_of[write.key] = seq
-            offsets.append(seq)
-            rows.append((run_id, seq, write.key, columns.seal(JOURNAL, "body", (run_id, seq), to_json(write.chunk))))
-        if len(rows) == 1:
-            await cursor.execute(_PUT_CHUNK, rows[0])  # executemany would set up a pipeline for one row
-        else:
-            await cursor.executemany(_PUT_CHUNK, rows)
-        last = next_seq - 1
-        await cursor.execute(_ADVANCE_AND_NOTIFY, (next_seq, run_id, CHANNEL, f"{last} {run_id}"))
-        return offsets, last
+        await cursor.executemany(_PUT_TRANSCRIPT, columns.transcript_rows(run_id, entries, int(row[0])))
+    if outcome is not None:
+        await cursor.execute(
+            "INSERT INTO tempo_agents.outcomes (run_id, key, body) VALUES (%s, %s, %s) "
+            "ON CONFLICT (run_id, key) DO UPDATE SET body = excluded.body",
+            (run_id, outcome.key, columns.seal_outcome(run_id, outcome.key, to_json(outcome.value))),
+        )
+    if charges:  # after the run's offset row: every writer locks its run first, then counters in key order
+        await cursor.executemany(_CHARGE, sorted((c.scope, c.period, c.tokens, c.cost_nanos) for c in charges))
+    if reads.head is None:
+        return [], -1
+    row = await reads.head.fetchone()
+    assert row is not None
+    next_seq = int(row[0])
+    seq_of: dict[str, int] = {} if reads.found is None else {k: int(q) for k, q in await reads.found.fetchall()}
+    offsets: list[int] = []
+    rows: list[tuple[str, int, str | None, str]] = []
+    for write in writes:
+        seq = seq_of.get(write.key) if write.key is not None else None
+        if seq is None:
+            seq, next_seq = next_seq, next_seq + 1
+            if write.key is not None:
+                seq_of[write.key] = seq
+        offsets.append(seq)
+        rows.append((run_id, seq, write.key, columns.seal(JOURNAL, "body", (run_id, seq), to_json(write.chunk))))
+    await cursor.executemany(_PUT_CHUNK, rows)
+    last = next_seq - 1
+    await cursor.execute(_ADVANCE_AND_NOTIFY, (next_seq, run_id, CHANNEL, f"{last} {run_id}"))
+    return offsets, last
