@@ -21,7 +21,13 @@ TEXT_FLUSH_SECONDS = 0.008
 
 
 class RunJournal:
-    """Appends chunks to one run's journal; text deltas are batched into few writes.
+    """Appends chunks to one run's journal; text deltas are batched into few writes, in the background.
+
+    Deltas never wait for the store: :meth:`streamed` buffers them and one background write at a time takes the
+    buffer (at most once every ``TEXT_FLUSH_SECONDS``), so a store slower than the model makes the batches larger,
+    not the model's stream slower. Every other write waits for the background write under way and writes what is
+    still buffered first, so the journal keeps the order the chunks were made in. A background write that fails is
+    raised by the next call (a superseded start, the store gone for good).
 
     A journal of one start of a local activity carries its ``fence``: once a later start of the same call is
     counted, every write through it is refused (``SupersededStartError``) and the superseded start stops.
@@ -34,7 +40,8 @@ class RunJournal:
         self._text: list[ChunkWrite] = []
         self._last_flush = 0.0
         self._timer: asyncio.TimerHandle | None = None
-        self._pending_flush: asyncio.Task[None] | None = None
+        self._writing: asyncio.Task[None] | None = None
+        self._failure: BaseException | None = None
 
     def chunk(self, chunk_type: str, payload: Any, *, source: ChunkSource = "AGENT") -> dict[str, Any]:
         return constructors.chunk(self.run_id, chunk_type, payload, source=source)
@@ -48,48 +55,75 @@ class RunJournal:
         ``step-start`` and the model's first tokens share one write)."""
         self._text.extend(writes)
         self._last_flush = time.monotonic()
-        if self._timer is None:
-            self._timer = asyncio.get_running_loop().call_later(TEXT_FLUSH_SECONDS, self._flush_soon)
+        self._schedule()
 
     async def text_delta(self, step: int, text: str) -> None:
         await self.streamed(self.chunk("text-delta", {"id": f"text-{step}", "text": text}))
 
     async def streamed(self, chunk: dict[str, Any]) -> None:
-        """Append a chunk that only matters while the step streams (deltas): batched, never keyed.
-
-        A delta is written at once when none was written in the last ``TEXT_FLUSH_SECONDS``; otherwise a
-        timer writes the batch when that window ends, so a provider that pauses never holds text back.
-        """
+        """Append a chunk that only matters while the step streams (deltas): batched, never keyed, written in the
+        background. A delta goes at once when nothing was written in the last ``TEXT_FLUSH_SECONDS`` and nothing is
+        being written; otherwise when that window ends, or the write under way does; so a provider that pauses
+        never holds text back."""
+        self._raise_failure()
         self._text.append(ChunkWrite(chunk))
-        wait = self._last_flush + TEXT_FLUSH_SECONDS - time.monotonic()
-        if wait <= 0:
-            await self.flush_text()
-        elif self._timer is None:
-            self._timer = asyncio.get_running_loop().call_later(wait, self._flush_soon)
-
-    def _flush_soon(self) -> None:
-        self._timer = None
-        if self._text and (self._pending_flush is None or self._pending_flush.done()):
-            self._pending_flush = asyncio.get_running_loop().create_task(self._write_batch())
+        self._schedule()
 
     async def flush_text(self) -> None:
-        """Write every buffered delta now (after a timed write still under way, to keep the order)."""
-        if self._timer is not None:
-            self._timer.cancel()
-            self._timer = None
-        if self._pending_flush is not None and not self._pending_flush.done():
-            await self._pending_flush
-        await self._write_batch()
+        """Write every buffered delta now, after the background write under way (to keep the order)."""
+        while True:
+            self._raise_failure()
+            self._cancel_timer()
+            if self._writing is None:
+                if not self._text:
+                    return
+                self._start_writing()
+            assert self._writing is not None
+            await self._writing
 
     async def take_buffered(self) -> list[ChunkWrite]:
         """The chunks not written yet, handed to the caller to write with its own last write."""
+        while self._writing is not None:
+            self._cancel_timer()
+            await self._writing
+        self._cancel_timer()
+        self._raise_failure()
+        buffered, self._text = self._text, []
+        return buffered
+
+    def _schedule(self) -> None:
+        """Start the background write of the buffer unless one is under way or due: at once when the last began
+        ``TEXT_FLUSH_SECONDS`` ago or more, else when it will have."""
+        if self._writing is not None or self._timer is not None or not self._text:
+            return
+        wait = self._last_flush + TEXT_FLUSH_SECONDS - time.monotonic()
+        if wait > 0:
+            self._timer = asyncio.get_running_loop().call_later(wait, self._start_writing)
+        else:
+            self._start_writing()
+
+    def _start_writing(self) -> None:
+        self._timer = None
+        self._writing = asyncio.get_running_loop().create_task(self._write_in_background())
+
+    async def _write_in_background(self) -> None:
+        try:
+            await self._write_batch()
+        except Exception as error:  # kept for the next call to raise: the step goes no further
+            self._failure = error
+            return
+        finally:
+            self._writing = None
+        self._schedule()  # what streamed meanwhile
+
+    def _cancel_timer(self) -> None:
         if self._timer is not None:
             self._timer.cancel()
             self._timer = None
-        if self._pending_flush is not None and not self._pending_flush.done():
-            await self._pending_flush
-        buffered, self._text = self._text, []
-        return buffered
+
+    def _raise_failure(self) -> None:
+        if self._failure is not None:
+            raise self._failure
 
     async def _write_batch(self) -> None:
         self._last_flush = time.monotonic()
