@@ -106,8 +106,8 @@ async def record(
 
     Two round trips (``pipelined_transaction``): every lock and read first (the run's erasure lock, a fenced
     start's count, the run's offset row, the keys' offsets, the transcript's revision), then every write with the
-    commit. A write that must not be repeated waits for its writes before it sends the commit, so that a connection
-    lost before then is known not to have committed."""
+    commit. A write that must not be repeated takes three: it waits for its writes before it sends the commit, so
+    that a connection lost before then is known not to have committed."""
     repeatable = not charges and not audit and all(w.key is not None for w in writes)
 
     async def op(conn: Conn, attempt: Attempt) -> tuple[list[int], int]:
