@@ -27,6 +27,7 @@ from tempo_agents.store.base import (
     WaitingChange,
     to_json,
 )
+from tempo_agents.store.chunk_rows import chunk_rows
 from tempo_agents.store.postgres.audit_trail import append_in
 from tempo_agents.store.postgres.connections import Conn, PostgresConnections
 from tempo_agents.store.postgres.erasure import refuse_erased, refuse_if_erased, send_erased_check
@@ -35,7 +36,7 @@ from tempo_agents.store.postgres.journal_reads import OUTCOME
 from tempo_agents.store.postgres.listener import CHANNEL
 from tempo_agents.store.postgres.pipelined import pipelined_transaction
 from tempo_agents.store.postgres.waiting_calls import change_waiting
-from tempo_agents.store.sealed_columns import JOURNAL, SealedColumns
+from tempo_agents.store.sealed_columns import SealedColumns
 
 __all__ = ["RecordReads", "forget_outcomes_before", "record", "record_in", "saved_or_counted"]
 
@@ -214,19 +215,9 @@ async def record_in(
         return [], -1
     row = await reads.head.fetchone()
     assert row is not None
-    next_seq = int(row[0])
-    seq_of: dict[str, int] = {} if reads.found is None else {k: int(q) for k, q in await reads.found.fetchall()}
-    offsets: list[int] = []
-    rows: list[tuple[str, int, str | None, str]] = []
-    for write in writes:
-        seq = seq_of.get(write.key) if write.key is not None else None
-        if seq is None:
-            seq, next_seq = next_seq, next_seq + 1
-            if write.key is not None:
-                seq_of[write.key] = seq
-        offsets.append(seq)
-        rows.append((run_id, seq, write.key, columns.seal(JOURNAL, "body", (run_id, seq), to_json(write.chunk))))
-    await cursor.executemany(_PUT_CHUNK, rows)
-    last = next_seq - 1
-    await cursor.execute(_ADVANCE_AND_NOTIFY, (next_seq, run_id, CHANNEL, f"{last} {run_id}"))
-    return offsets, last
+    keyed: dict[str, int] = {} if reads.found is None else {k: int(q) for k, q in await reads.found.fetchall()}
+    placed = chunk_rows(columns, run_id, writes, int(row[0]), keyed)
+    await cursor.executemany(_PUT_CHUNK, placed.rows)
+    last = placed.next_offset - 1
+    await cursor.execute(_ADVANCE_AND_NOTIFY, (placed.next_offset, run_id, CHANNEL, f"{last} {run_id}"))
+    return placed.offsets, last

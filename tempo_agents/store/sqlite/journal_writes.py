@@ -10,7 +10,8 @@ from typing import Any
 from tempo_agents.audit import AuditEntry
 from tempo_agents.store import base
 from tempo_agents.store.base import ChunkWrite, SavedOutcome, TranscriptEntry, to_json
-from tempo_agents.store.sealed_columns import JOURNAL, SealedColumns
+from tempo_agents.store.chunk_rows import chunk_rows
+from tempo_agents.store.sealed_columns import SealedColumns
 from tempo_agents.store.sqlite.audit_trail import append_in
 from tempo_agents.store.sqlite.connections import SQLiteConnections
 from tempo_agents.store.sqlite.erasure import refuse_if_erased
@@ -136,19 +137,10 @@ def _append_in(db: sqlite3.Connection, columns: SealedColumns, run_id: str, writ
         return []
     next_seq = int(db.execute(_NEXT_SEQ, (run_id,)).fetchone()[0])
     keys = [w.key for w in writes if w.key is not None]
-    seq_of: dict[str, int] = dict(db.execute(_KEYED_SEQS, (run_id, to_json(keys))).fetchall()) if keys else {}
-    offsets: list[int] = []
-    rows: list[tuple[str, int, str | None, str]] = []
-    for write in writes:
-        seq = seq_of.get(write.key) if write.key is not None else None
-        if seq is None:
-            seq, next_seq = next_seq, next_seq + 1
-            if write.key is not None:
-                seq_of[write.key] = seq
-        offsets.append(seq)
-        rows.append((run_id, seq, write.key, columns.seal(JOURNAL, "body", (run_id, seq), to_json(write.chunk))))
-    db.executemany(_PUT_CHUNK, rows)
-    return offsets
+    keyed: dict[str, int] = dict(db.execute(_KEYED_SEQS, (run_id, to_json(keys))).fetchall()) if keys else {}
+    placed = chunk_rows(columns, run_id, writes, next_seq, keyed)
+    db.executemany(_PUT_CHUNK, placed.rows)
+    return placed.offsets
 
 
 def put_transcript_in(
