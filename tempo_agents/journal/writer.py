@@ -41,7 +41,7 @@ class RunJournal:
         self._last_flush = 0.0
         self._timer: asyncio.TimerHandle | None = None
         self._writing: asyncio.Task[None] | None = None
-        self._failure: BaseException | None = None
+        self._failure: Exception | None = None
 
     def chunk(self, chunk_type: str, payload: Any, *, source: ChunkSource = "AGENT") -> dict[str, Any]:
         return constructors.chunk(self.run_id, chunk_type, payload, source=source)

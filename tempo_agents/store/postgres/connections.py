@@ -32,11 +32,13 @@ from tempo_agents.store.postgres.schema import migrate_schema
 from tempo_agents.store.redaction import redact
 from tempo_agents.store.sealed_columns import SealedColumns
 
-__all__ = ["PROBE_SECONDS", "Conn", "PostgresConnections"]
+__all__ = ["PROBE_SECONDS", "Conn", "Cursor", "PostgresConnections"]
 
 _T = TypeVar("_T")
 Conn = psycopg.AsyncConnection[Any]
 """A connection of the store: autocommit, so each operation opens the transactions it needs."""
+Cursor = psycopg.AsyncCursor[Any]
+"""A cursor of one of its connections: a statement sent, its answer read when needed (in a pipeline, later)."""
 
 _log = logging.getLogger("tempo_agents.store.postgres")
 

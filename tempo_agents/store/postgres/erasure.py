@@ -12,13 +12,10 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
-from typing import Any
-
-from psycopg import AsyncCursor
 
 from tempo_agents.errors import ErasedRunError
 from tempo_agents.store.erasure_tables import RESOURCE_TABLES, RUN_TABLES, usage_scopes
-from tempo_agents.store.postgres.connections import Conn, PostgresConnections
+from tempo_agents.store.postgres.connections import Conn, Cursor, PostgresConnections
 from tempo_agents.store.postgres.failures import Attempt
 
 __all__ = ["erase", "is_erased", "refuse_erased", "refuse_if_erased", "send_erased_check"]
@@ -77,14 +74,14 @@ async def refuse_if_erased(conn: Conn, run_id: str) -> None:
     await refuse_erased(check, run_id)
 
 
-async def send_erased_check(conn: Conn, run_id: str) -> AsyncCursor[tuple[Any, ...]]:
+async def send_erased_check(conn: Conn, run_id: str) -> Cursor:
     """The statements of :func:`refuse_if_erased`, sent without waiting for their answer: a caller in pipeline mode
     reads it with :func:`refuse_erased` in the round trip that brings its own first reads."""
     await conn.execute(_LOCK_SHARED, (_RUN_LOCKS, run_id))
     return await conn.execute(_ERASED, (run_id,))
 
 
-async def refuse_erased(check: AsyncCursor[tuple[Any, ...]], run_id: str) -> None:
+async def refuse_erased(check: Cursor, run_id: str) -> None:
     """Raise ``ErasedRunError`` when the answer of :func:`send_erased_check` found ``run_id`` erased."""
     if await check.fetchone() is not None:
         raise ErasedRunError(run_id)

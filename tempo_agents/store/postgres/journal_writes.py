@@ -15,8 +15,6 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from psycopg import AsyncCursor
-
 from tempo_agents.audit import AuditEntry
 from tempo_agents.store.base import (
     ChunkWrite,
@@ -29,7 +27,7 @@ from tempo_agents.store.base import (
 )
 from tempo_agents.store.chunk_rows import chunk_rows
 from tempo_agents.store.postgres.audit_trail import append_in
-from tempo_agents.store.postgres.connections import Conn, PostgresConnections
+from tempo_agents.store.postgres.connections import Conn, Cursor, PostgresConnections
 from tempo_agents.store.postgres.erasure import refuse_erased, refuse_if_erased, send_erased_check
 from tempo_agents.store.postgres.failures import Attempt
 from tempo_agents.store.postgres.journal_reads import OUTCOME
@@ -39,8 +37,6 @@ from tempo_agents.store.postgres.waiting_calls import change_waiting
 from tempo_agents.store.sealed_columns import SealedColumns
 
 __all__ = ["RecordReads", "forget_outcomes_before", "record", "record_in", "saved_or_counted"]
-
-Cursor = AsyncCursor[tuple[Any, ...]]
 
 _FENCE = OUTCOME + " FOR SHARE"
 """A start's count read by the writes it fences (``StartFence``), locked until they commit."""
