@@ -1,13 +1,16 @@
 """The two stores side by side: how fast chunks are appended, and how late readers in another process see them.
 
-    python bench/store.py [--chunks 2000] [--writers 4] [--readers 100] [--tail-chunks 300] [--interval-ms 10]
-                          [--stores sqlite,postgresql]
+    python bench/store.py [--chunks 2000] [--runs 100] [--writers 4] [--readers 100] [--tail-chunks 300]
+                          [--interval-ms 10] [--stores sqlite,postgresql]
 
 For each store (SQLite in a temporary file; PostgreSQL on a throwaway server this script starts in a temporary
 directory, tests/support/postgres_server.py, with ``fsync=off`` like the tests' server):
 
 - append, 1 writer: this process appends ``--chunks`` chunks to one run, one ``append_chunks`` call each
   (a text delta at a time: the worst case; the model step batches deltas), and reports chunks per second;
+- append, R runs at once: this process appends ``--chunks`` chunks spread over ``--runs`` runs, each run's one at a
+  time (as many streaming runs of one worker do), all runs at once; chunks per second and this process's CPU time
+  a chunk (SQLite's writer thread included: a group commit takes the appends queued meanwhile in one transaction);
 - append, N processes: ``--writers`` processes append ``--chunks`` / N chunks each to the same run at once
   (offsets stay contiguous: the per-run lock of PostgreSQL, SQLite's write lock); chunks per second from the
   first process's first append to the last one's last;
@@ -19,7 +22,10 @@ directory, tests/support/postgres_server.py, with ``fsync=off`` like the tests' 
 
 The last lines are quotable, one per store::
 
-    store: sqlite append=..chunks/s (4 processes ..chunks/s) lag p50=..ms p95=..ms (100 readers)
+    store: sqlite append=..chunks/s (100 runs ..chunks/s ..us CPU a chunk; 4 processes ..chunks/s)
+    lag p50=..ms p95=..ms (100 readers)
+
+(one line each; shown here on two).
 """
 
 from __future__ import annotations
@@ -136,6 +142,8 @@ class Figures:
     store: str
     append_rate: float
     parallel_rate: float
+    runs_rate: float
+    runs_cpu_us: float
     lags_ms: list[float]
     reader_cpu: float
     tail_seconds: float
@@ -151,6 +159,17 @@ async def measure(name: str, url: str, args: argparse.Namespace) -> Figures:
     for i in range(args.chunks):
         await store.append_chunks("one-writer", [ChunkWrite({"type": "text-delta", "payload": {"i": i}})])
     append_rate = args.chunks / (now() - started)
+
+    per_run = max(1, args.chunks // args.runs)
+
+    async def one_run(run: int) -> None:
+        for i in range(per_run):
+            await store.append_chunks(f"run-{run}", [ChunkWrite({"type": "text-delta", "payload": {"i": i}})])
+
+    started, cpu = now(), time.process_time()
+    await asyncio.gather(*(one_run(run) for run in range(args.runs)))
+    runs_rate = per_run * args.runs / (now() - started)
+    runs_cpu_us = (time.process_time() - cpu) / (per_run * args.runs) * 1e6
 
     each = max(1, args.chunks // args.writers)
     writers = [await spawn(_APPENDER, url, "many-writers", str(each)) for _ in range(args.writers)]
@@ -181,26 +200,29 @@ async def measure(name: str, url: str, args: argparse.Namespace) -> Figures:
     assert isinstance(result, dict)
     lags = [(at - committed[offset]) * 1000 for mine in result["arrivals"] for offset, at in mine]
     await store.close()
-    return Figures(name, append_rate, parallel_rate, lags, float(result["cpu"]), tail_seconds)
+    return Figures(name, append_rate, parallel_rate, runs_rate, runs_cpu_us, lags, float(result["cpu"]), tail_seconds)
 
 
 def report(figures: Sequence[Figures], args: argparse.Namespace) -> None:
     out("")
     out(
-        f"{'store':<11} {'append 1 writer':>16} {f'append {args.writers} procs':>16} "
+        f"{'store':<11} {'append 1 writer':>16} {f'append {args.runs} runs':>16} {'CPU a chunk':>12} "
+        f"{f'append {args.writers} procs':>16} "
         f"{'lag p50':>9} {'lag p95':>9} {'lag max':>9} {'reader CPU':>11}"
     )
     for f in figures:
         cpu = 100 * f.reader_cpu / f.tail_seconds
         out(
-            f"{f.store:<11} {f.append_rate:>10.0f} chk/s {f.parallel_rate:>10.0f} chk/s "
+            f"{f.store:<11} {f.append_rate:>10.0f} chk/s {f.runs_rate:>10.0f} chk/s {f.runs_cpu_us:>10.0f}us "
+            f"{f.parallel_rate:>10.0f} chk/s "
             f"{quantile(f.lags_ms, 0.5):>7.1f}ms {quantile(f.lags_ms, 0.95):>7.1f}ms {max(f.lags_ms):>7.1f}ms "
             f"{cpu:>10.1f}%"
         )
     out("")
     for f in figures:
         out(
-            f"store: {f.store} append={f.append_rate:.0f}chunks/s ({args.writers} processes "
+            f"store: {f.store} append={f.append_rate:.0f}chunks/s ({args.runs} runs {f.runs_rate:.0f}chunks/s "
+            f"{f.runs_cpu_us:.0f}us CPU a chunk; {args.writers} processes "
             f"{f.parallel_rate:.0f}chunks/s) lag p50={quantile(f.lags_ms, 0.5):.1f}ms "
             f"p95={quantile(f.lags_ms, 0.95):.1f}ms ({args.readers} readers, median {median(f.lags_ms):.1f}ms)"
         )
@@ -232,6 +254,7 @@ async def bench(args: argparse.Namespace) -> int:
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser = bench_parser(__doc__)
     parser.add_argument("--chunks", type=int, default=2000, help="chunks appended for the rates (default 2000)")
+    parser.add_argument("--runs", type=int, default=100, help="runs appending at once in this process (default 100)")
     parser.add_argument("--writers", type=int, default=4, help="writer processes appending at once (default 4)")
     parser.add_argument("--readers", type=int, default=100, help="tailing readers in the other process (default 100)")
     parser.add_argument("--tail-chunks", type=int, default=300, help="chunks appended while tailed (default 300)")
@@ -243,8 +266,9 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         help="which stores, in order (default sqlite,postgresql)",
     )
     args = parser.parse_args(argv)
-    if args.chunks < 1 or args.writers < 1 or args.readers < 1 or args.tail_chunks < 1 or args.interval_ms < 0:
-        parser.error("need positive --chunks, --writers, --readers and --tail-chunks")
+    counts = (args.chunks, args.runs, args.writers, args.readers, args.tail_chunks)
+    if min(counts) < 1 or args.interval_ms < 0:
+        parser.error("need positive --chunks, --runs, --writers, --readers and --tail-chunks")
     if not set(args.stores) <= {"sqlite", "postgresql"}:
         parser.error("--stores takes sqlite and postgresql")
     return args

@@ -30,14 +30,15 @@ def append_in(db: sqlite3.Connection, entries: Sequence[AuditEntry]) -> list[Aud
 
 
 async def append_audit(connections: SQLiteConnections, entries: Sequence[AuditEntry]) -> list[AuditRecord]:
-    """:meth:`~tempo_agents.store.base.Store.append_audit` on the writer thread."""
+    """:meth:`~tempo_agents.store.base.Store.append_audit` on the writer thread, in a group commit with the journal's
+    writes (``group_commit.py``): a group's entries are chained in the order they joined it."""
 
     def work(db: sqlite3.Connection) -> list[AuditRecord]:
         with immediate(db):
             records = append_in(db, entries)
         return records
 
-    return await connections.run(work) if entries else []
+    return await connections.run_grouped(work) if entries else []
 
 
 async def audit_actions(connections: SQLiteConnections, query: AuditQuery) -> list[AuditAction]:

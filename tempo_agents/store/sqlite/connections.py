@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import TypeVar
 
 from tempo_agents.store.sealed_columns import SealedColumns
+from tempo_agents.store.sqlite.group_commit import GroupCommit
 from tempo_agents.store.sqlite.schema import open_writer
 
 __all__ = ["SQLiteConnections"]
@@ -44,6 +45,7 @@ class SQLiteConnections:
         self._here_lock = threading.Lock()
         self.after_write: Callable[[sqlite3.Connection], None] | None = None
         """Called on the writer thread with its connection after each job (the watcher marks its own commits)."""
+        self._groups = GroupCommit(self._executor, self._connect, self._after_job)
 
     def _connect(self) -> sqlite3.Connection:
         if self._connection is None:
@@ -62,13 +64,21 @@ class SQLiteConnections:
         loop = asyncio.get_running_loop()
         return await loop.run_in_executor(self._executor, self._job, work)
 
+    async def run_grouped(self, work: Callable[[sqlite3.Connection], _T]) -> _T:
+        """Run on the writer thread, in one transaction with the other grouped writes queued meanwhile
+        (``group_commit.py``): ``work`` keeps its writes in one ``immediate`` block."""
+        return await self._groups.run(work)
+
     def _job(self, work: Callable[[sqlite3.Connection], _T]) -> _T:
         db = self._connect()
         try:
             return work(db)
         finally:
-            if self.after_write is not None:
-                self.after_write(db)
+            self._after_job(db)
+
+    def _after_job(self, db: sqlite3.Connection) -> None:
+        if self.after_write is not None:
+            self.after_write(db)
 
     async def ready(self) -> None:
         """Have the writer open the file (and create its tables) unless it did already."""

@@ -1,5 +1,6 @@
 """Writes of the SQLite store's journal and what is written with it: :func:`record` in one transaction (``BEGIN
-IMMEDIATE``: writers take turns), transcripts, and a start counted. They run on the writer thread."""
+IMMEDIATE``: writers take turns), transcripts, and a start counted. They run on the writer thread, each in the
+transaction of a group commit (``group_commit.py``) with the writes queued beside it."""
 
 from __future__ import annotations
 
@@ -74,7 +75,7 @@ async def record(
             append_in(db, audit)
         return offsets
 
-    return await connections.run(work)
+    return await connections.run_grouped(work)
 
 
 async def saved_or_counted(
@@ -91,7 +92,7 @@ async def saved_or_counted(
             record_in(db, connections.columns, run_id, (), (), SavedOutcome(counter_key, {"starts": count}))
         return None, count
 
-    return await connections.run(work)
+    return await connections.run_grouped(work)
 
 
 async def forget_outcomes_before(connections: SQLiteConnections, run_id: str, key: str) -> None:
@@ -108,7 +109,7 @@ async def put_transcript(connections: SQLiteConnections, run_id: str, entries: S
             put_transcript_in(db, connections.columns, run_id, entries)
 
     if entries:
-        await connections.run(work)
+        await connections.run_grouped(work)
 
 
 def record_in(
