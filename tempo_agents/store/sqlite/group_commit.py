@@ -8,7 +8,7 @@ savepoint of its own, so a write that raises (a run erased, a superseded start) 
 commit. Every caller learns its outcome only after the ``COMMIT``, each event loop in one hand-back; if the ``COMMIT``
 (or the ``BEGIN``) fails, every write of the group fails with its error, none of them written. A hundred runs of
 one process appending at once: 2,400 chunks a second at 430 us of CPU each before, 11,000-15,000 at 70-90 us with
-groups (bench/README.md, ``store.py``). A lone write is a group of one, as fast as before.
+groups (bench/README.md, ``store.py``). A lone write is a group of one: two statements more (its savepoint).
 
 A grouped write's work must keep its writes in one :func:`~tempo_agents.store.sqlite.transactions.immediate` block,
 which in a group is the group's transaction. The order of the writes is the order they joined; a write joins after
