@@ -26,6 +26,8 @@ from concurrent.futures import Executor
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
+from tempo_agents.store.sqlite.transactions import immediate
+
 __all__ = ["GroupCommit"]
 
 _T = TypeVar("_T")
@@ -65,7 +67,8 @@ class GroupCommit:
             try:
                 self._executor.submit(self._commit_group)
             except RuntimeError as error:  # the store is closed: no group will take the queued writes
-                self._hand_back(self._take(), error)
+                taken = self._take()
+                self._hand_back(taken, [(False, error)] * len(taken))
         return await write.future
 
     def _take(self) -> list[_Write[Any]]:
@@ -77,17 +80,14 @@ class GroupCommit:
         writes = self._take()
         if not writes:
             return
-        outcomes: list[tuple[bool, Any]] | BaseException
         try:
             outcomes = self._commit(writes)
         except BaseException as error:  # the group is not written: every write fails with why
-            outcomes = error
+            outcomes = [(False, error)] * len(writes)
         self._hand_back(writes, outcomes)
 
-    def _hand_back(self, writes: list[_Write[Any]], outcomes: list[tuple[bool, Any]] | BaseException) -> None:
+    def _hand_back(self, writes: list[_Write[Any]], outcomes: list[tuple[bool, Any]]) -> None:
         """Settle each write's future on its event loop, one call for each loop."""
-        if isinstance(outcomes, BaseException):
-            outcomes = [(False, outcomes)] * len(writes)
         by_loop: dict[asyncio.AbstractEventLoop, list[tuple[asyncio.Future[Any], bool, Any]]] = {}
         for write, (done, value) in zip(writes, outcomes, strict=True):
             by_loop.setdefault(write.loop, []).append((write.future, done, value))
@@ -98,15 +98,8 @@ class GroupCommit:
     def _commit(self, writes: list[_Write[Any]]) -> list[tuple[bool, Any]]:
         db = self._connect()
         try:
-            db.execute("BEGIN IMMEDIATE")
-            try:
-                outcomes = [_in_savepoint(db, write.work) for write in writes]
-                db.execute("COMMIT")
-            except BaseException:
-                if db.in_transaction:
-                    db.execute("ROLLBACK")
-                raise
-            return outcomes
+            with immediate(db):  # the group's transaction: each write's own ``immediate`` is part of it
+                return [_in_savepoint(db, write.work) for write in writes]
         finally:
             self._after_write(db)
 

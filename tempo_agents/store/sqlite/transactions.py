@@ -22,7 +22,8 @@ def immediate(db: sqlite3.Connection) -> Iterator[None]:
     db.execute("BEGIN IMMEDIATE")
     try:
         yield
+        db.execute("COMMIT")
     except BaseException:
-        db.execute("ROLLBACK")
+        if db.in_transaction:  # a COMMIT that failed may leave it open: the next write must not join it
+            db.execute("ROLLBACK")
         raise
-    db.execute("COMMIT")
